@@ -1,0 +1,32 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { AccountsApi } from "./accounts/AccountsApi.js"
+import { AnalyticsApi } from "./analytics/AnalyticsApi.js"
+import { BacktestsApi } from "./backtests/BacktestsApi.js"
+import { ApiError } from "./http/Errors.js"
+import { ProgramsApi } from "./programs/ProgramsApi.js"
+import { HealthApi } from "./system/HealthApi.js"
+import { UsersApi } from "./users/UsersApi.js"
+import { MarketApi } from "./market/MarketApi.js"
+import { VenueAccountsApi } from "./venues/VenueAccountsApi.js"
+import { TraderApi } from "./trader/TraderApi.js"
+
+/** The whole HTTP contract: every feature's group, under `/api`, with the errors any endpoint may answer. */
+export class TradingApi extends HttpApi.make("trading-platform")
+  .add(UsersApi)
+  .add(HealthApi)
+  .add(AccountsApi)
+  .add(MarketApi)
+  .add(VenueAccountsApi)
+  .add(TraderApi)
+  .add(ProgramsApi)
+  .add(BacktestsApi)
+  .add(AnalyticsApi)
+  .addError(ApiError.InvalidInput)
+  .addError(ApiError.NotFound)
+  .addError(ApiError.PayloadTooLarge)
+  .addError(ApiError.RateLimited)
+  .addError(ApiError.InternalError)
+  .addError(ApiError.Unavailable)
+  .prefix("/api")
+  .annotate(OpenApi.Title, "Trading Platform API")
+{}

@@ -1,0 +1,46 @@
+import { Layer } from "effect"
+import { Analytics } from "./analytics/Analytics.js"
+import { Backtests } from "./backtests/Backtests.js"
+import { BacktestSignal } from "./backtests/BacktestSignal.js"
+import { BacktestsRepo } from "./backtests/BacktestsRepo.js"
+import { BacktestWorkersLive } from "./backtests/BacktestWorkers.js"
+import { Accounts } from "./accounts/Accounts.js"
+import { AccountsRepo } from "./accounts/AccountsRepo.js"
+import { MarketData } from "./market/MarketData.js"
+import { Secrets } from "./secrets/Secrets.js"
+import { Programs } from "./programs/Programs.js"
+import { QuickJsProgramRuntime } from "./sandbox/QuickJsRuntime.js"
+import { DatabaseLive } from "./sql/Database.js"
+import { Users } from "./users/Users.js"
+import { VenueAccounts } from "./venues/VenueAccounts.js"
+import { VenuesLive } from "./venues/VenuesLive.js"
+import { Trader } from "./trader/Trader.js"
+
+// One Secrets for everyone: without SECRET_KEY in memory mode, each instance would have its own key.
+const AccountsLive = Accounts.DefaultWithoutDependencies.pipe(
+  Layer.provideMerge(Layer.mergeAll(AccountsRepo.Default, Secrets.Default))
+)
+
+// The service that queues jobs and the workers that run them share one wake-up signal.
+const BacktestsLive = Layer.mergeAll(Backtests.Default, BacktestWorkersLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(BacktestsRepo.Default, BacktestSignal.Default))
+)
+
+/**
+ * The platform's services on the configured storage, with this instance's backtest workers
+ * running for as long as the layer lives; needs `PlatformConfig`.
+ */
+export const PlatformLive = Layer.mergeAll(
+  Users.Default,
+  MarketData.Default,
+  VenueAccounts.Default,
+  Trader.Default,
+  Analytics.Default,
+  BacktestsLive
+).pipe(
+  Layer.provideMerge(Programs.Default),
+  Layer.provideMerge(AccountsLive),
+  Layer.provideMerge(VenuesLive),
+  Layer.provideMerge(QuickJsProgramRuntime()),
+  Layer.provideMerge(DatabaseLive)
+)

@@ -1,0 +1,91 @@
+import { Schema } from "effect"
+import { UserId } from "../users/User.js"
+import { idParam } from "../http/IdParam.js"
+
+export const AccountId = Schema.Int.pipe(Schema.positive(), Schema.brand("AccountId"))
+export type AccountId = typeof AccountId.Type
+
+/** `{account_id}` in a path. */
+export const AccountPath = Schema.Struct({ account_id: idParam(AccountId) })
+
+export const AccountType = Schema.Literal("AI", "MANUAL")
+export const Venue1Environment = Schema.Literal("paper", "testnet", "mainnet")
+
+// Leverage is only checked for being a whole number here; its bounds are a rule (422), not a shape (400).
+const Leverage = Schema.Int
+const Name = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(100))
+const Text = Schema.String.pipe(Schema.maxLength(2048))
+// One message for every way it can be wrong, so an answer never quotes the secret back.
+const apiKeyMessage = { message: () => "must be a string of at most 2048 characters, or null" }
+const ApiKey = Schema.optionalWith(
+  Schema.Union(Schema.String.pipe(Schema.maxLength(2048, apiKeyMessage)), Schema.Null.annotations(apiKeyMessage))
+    .annotations(apiKeyMessage),
+  { exact: true }
+)
+const Money = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
+
+/** What a user may change on an account. */
+export const AccountSettings = {
+  name: Schema.String,
+  is_active: Schema.Boolean,
+  show_on_dashboard: Schema.Boolean,
+  venue1_enabled: Schema.Boolean,
+  avatar_preset_id: Schema.NullOr(Schema.Int),
+  base_url: Schema.NullOr(Schema.String),
+  model: Schema.NullOr(Schema.String),
+  default_leverage: Schema.NullOr(Schema.Int),
+  max_leverage: Schema.NullOr(Schema.Int),
+  venue1_environment: Schema.NullOr(Venue1Environment)
+}
+
+export class Account extends Schema.Class<Account>("Account")({
+  ...AccountSettings,
+  id: AccountId,
+  user_id: UserId,
+  account_type: AccountType,
+  initial_capital: Schema.Number,
+  current_cash: Schema.Number,
+  frozen_cash: Schema.Number,
+  /** Whether an `api_key` is stored; the key itself is never returned. */
+  has_api_key: Schema.Boolean,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}) {}
+
+const allErrors = { parseOptions: { errors: "all" } } as const
+
+export const AccountCreate = Schema.Struct({
+  name: Name,
+  account_type: Schema.optional(AccountType),
+  initial_capital: Schema.optional(Money),
+  model: Schema.optional(Schema.NullOr(Text)),
+  base_url: Schema.optional(Schema.NullOr(Text)),
+  api_key: ApiKey,
+  default_leverage: Schema.optional(Schema.NullOr(Leverage)),
+  max_leverage: Schema.optional(Schema.NullOr(Leverage)),
+  venue1_enabled: Schema.optional(Schema.Boolean),
+  venue1_environment: Schema.optional(Schema.NullOr(Venue1Environment))
+}).annotations(allErrors)
+export type AccountCreate = typeof AccountCreate.Type
+
+/**
+ * The spec's update body plus DESIGN's optional fields. An absent field is left as it is; `null`
+ * clears a nullable field (and leaves `name` and the flags as they are).
+ */
+export const AccountUpdate = Schema.Struct({
+  api_key: ApiKey,
+  base_url: Schema.optional(Schema.NullOr(Text)),
+  model: Schema.optional(Schema.NullOr(Text)),
+  name: Schema.optional(Schema.NullOr(Name)),
+  default_leverage: Schema.optional(Schema.NullOr(Leverage)),
+  max_leverage: Schema.optional(Schema.NullOr(Leverage)),
+  is_active: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  show_on_dashboard: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  venue1_enabled: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  venue1_environment: Schema.optional(Schema.NullOr(Venue1Environment)),
+  avatar_preset_id: Schema.optional(Schema.NullOr(Schema.Int))
+}).annotations(allErrors)
+export type AccountUpdate = typeof AccountUpdate.Type
+
+/** Highest leverage each venue allows; an account's venue is venue1 when `venue1_enabled`. */
+export const leverageCap = { venue1: 50, venue2: 125 } as const

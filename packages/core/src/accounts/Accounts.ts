@@ -1,0 +1,111 @@
+import { Clock, Effect } from "effect"
+import type { CurrentUserShape } from "../http/Authentication.js"
+import { LeverageTooHigh } from "../http/Errors.js"
+import type { Pagination } from "../http/Pagination.js"
+import { Secrets } from "../secrets/Secrets.js"
+import { ownedBy } from "../http/Ownership.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { Account, type AccountCreate, type AccountId, type AccountUpdate, leverageCap } from "./Account.js"
+import { type AccountEdit, AccountsRepo, type AccountRow } from "./AccountsRepo.js"
+
+export const toAccount = ({ api_key_sealed, ...row }: AccountRow) => new Account({ ...row, has_api_key: api_key_sealed !== null })
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+/** DESIGN §4: `1 <= default_leverage <= max_leverage <= cap` of the account's venue (venue1 when enabled). */
+export const checkLeverage = (edit: Pick<AccountEdit, "default_leverage" | "max_leverage" | "venue1_enabled">) => {
+  const venue = edit.venue1_enabled ? "venue1" : "venue2"
+  const cap = leverageCap[venue]
+  const { default_leverage: low, max_leverage: high } = edit
+  const ok = (low === null || low >= 1) && (high === null || (high >= 1 && high <= cap)) &&
+    (low === null || low <= (high ?? cap))
+  return ok ? Effect.void : Effect.fail(
+    new LeverageTooHigh({
+      error: `Leverage must satisfy 1 <= default_leverage <= max_leverage <= ${cap} on ${venue}`
+    })
+  )
+}
+
+// Absent keeps the current value; null clears a nullable field, and keeps a required one.
+const pick = <A>(next: A | null | undefined, current: A): A => next ?? current
+const pickNullable = <A>(next: A | null | undefined, current: A | null): A | null => next === undefined ? current : next
+
+/** Trading accounts: ownership, the leverage rule, and the api key sealed at rest. */
+export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core/Accounts", {
+  effect: Effect.gen(function*() {
+    const repo = yield* AccountsRepo
+    const secrets = yield* Secrets
+
+    const seal = (key: string | null) => key === null ? null : secrets.seal(key)
+
+    /** The caller's account: 404 when it does not exist, 403 when it is another user's. */
+    const owned = (caller: CurrentUserShape, id: AccountId) =>
+      repo.findById(id).pipe(ownedBy(caller, `Account ${id}`), dieOnStorageFailure)
+
+    const create = (caller: CurrentUserShape, input: AccountCreate) =>
+      Effect.gen(function*() {
+        const edit: AccountEdit = {
+          name: input.name,
+          is_active: true,
+          show_on_dashboard: true,
+          venue1_enabled: input.venue1_enabled ?? false,
+          avatar_preset_id: null,
+          base_url: input.base_url ?? null,
+          model: input.model ?? null,
+          default_leverage: input.default_leverage ?? null,
+          max_leverage: input.max_leverage ?? null,
+          venue1_environment: input.venue1_environment ?? null,
+          api_key_sealed: seal(input.api_key ?? null)
+        }
+        yield* checkLeverage(edit)
+        const row = yield* repo.insert({
+          ...edit,
+          user_id: caller.id,
+          account_type: input.account_type ?? "AI",
+          initial_capital: input.initial_capital ?? 10_000,
+          now: yield* now
+        })
+        return toAccount(row)
+      }).pipe(dieOnStorageFailure, Effect.withSpan("Accounts.create", { attributes: { userId: caller.id } }))
+
+    const list = (caller: CurrentUserShape, page: Pagination) =>
+      repo.listByUser({ user_id: caller.id, limit: page.limit, offset: page.offset }).pipe(
+        Effect.map((rows) => rows.map(toAccount)),
+        dieOnStorageFailure,
+        Effect.withSpan("Accounts.list", { attributes: { userId: caller.id } })
+      )
+
+    const get = (caller: CurrentUserShape, id: AccountId) =>
+      owned(caller, id).pipe(Effect.map(toAccount), Effect.withSpan("Accounts.get", { attributes: { id } }))
+
+    const update = (caller: CurrentUserShape, id: AccountId, input: AccountUpdate) =>
+      Effect.gen(function*() {
+        const current = yield* owned(caller, id)
+        const edit: AccountEdit = {
+          name: pick(input.name, current.name),
+          is_active: pick(input.is_active, current.is_active),
+          show_on_dashboard: pick(input.show_on_dashboard, current.show_on_dashboard),
+          venue1_enabled: pick(input.venue1_enabled, current.venue1_enabled),
+          avatar_preset_id: pickNullable(input.avatar_preset_id, current.avatar_preset_id),
+          base_url: pickNullable(input.base_url, current.base_url),
+          model: pickNullable(input.model, current.model),
+          default_leverage: pickNullable(input.default_leverage, current.default_leverage),
+          max_leverage: pickNullable(input.max_leverage, current.max_leverage),
+          venue1_environment: pickNullable(input.venue1_environment, current.venue1_environment),
+          api_key_sealed: input.api_key === undefined ? current.api_key_sealed : seal(input.api_key)
+        }
+        yield* checkLeverage(edit)
+        return toAccount(yield* repo.update({ id, edit, now: yield* now }))
+      }).pipe(dieOnStorageFailure, Effect.withSpan("Accounts.update", { attributes: { id } }))
+
+    const remove = (caller: CurrentUserShape, id: AccountId) =>
+      owned(caller, id).pipe(
+        Effect.zipRight(repo.remove(id)),
+        dieOnStorageFailure,
+        Effect.withSpan("Accounts.remove", { attributes: { id } })
+      )
+
+    return { owned, create, list, get, update, remove } as const
+  }),
+  dependencies: [AccountsRepo.Default, Secrets.Default]
+}) {}

@@ -1,0 +1,58 @@
+import { Effect } from "effect"
+import { Accounts } from "../accounts/Accounts.js"
+import type { CurrentUserShape } from "../http/Authentication.js"
+import { InvalidInput } from "../http/Errors.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { AnalyticsRepo } from "./AnalyticsRepo.js"
+import { ProgramPerformance, ProgramPerformanceItem, type ProgramPerformanceParams } from "./ProgramPerformance.js"
+
+const date = (iso: string | undefined) => iso === undefined ? undefined : new Date(iso)
+
+/** Aggregates over the caller's own data. */
+export class Analytics extends Effect.Service<Analytics>()("@trading-platform/core/Analytics", {
+  effect: Effect.gen(function*() {
+    const repo = yield* AnalyticsRepo
+    const accounts = yield* Accounts
+
+    const programSummary = (caller: CurrentUserShape, params: ProgramPerformanceParams) =>
+      Effect.gen(function*() {
+        const from = date(params.from)
+        const to = date(params.to)
+        if (from !== undefined && to !== undefined && !(from < to)) {
+          return yield* new InvalidInput({ error: "to must be after from", issues: [{ path: "to", message: "must be after from" }] })
+        }
+        // A filter naming another user's account is refused like any other use of it.
+        if (params.account_id !== undefined) yield* accounts.owned(caller, params.account_id)
+        const rows = yield* repo.programSummary({
+          user_id: caller.id,
+          ...(from === undefined ? {} : { from }),
+          ...(to === undefined ? {} : { to }),
+          ...(params.account_id === undefined ? {} : { account_id: params.account_id })
+        })
+        return new ProgramPerformance({
+          dimension: params.dimension,
+          filters: {
+            from: from?.toISOString() ?? null,
+            to: to?.toISOString() ?? null,
+            account_id: params.account_id ?? null
+          },
+          items: rows.map((row) =>
+            new ProgramPerformanceItem({
+              program_id: row.program_id,
+              program_name: row.program_name,
+              total_trades: row.total_trades,
+              symbols_traded: row.symbols_traded,
+              total_pnl: row.total_pnl,
+              win_rate: row.total_trades === 0 ? 0 : row.winning_trades / row.total_trades
+            })
+          )
+        })
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Analytics.programSummary", { attributes: { userId: caller.id } })
+      )
+
+    return { programSummary } as const
+  }),
+  dependencies: [AnalyticsRepo.Default]
+}) {}

@@ -1,0 +1,17 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Authentication } from "../http/Authentication.js"
+import { ApiError } from "../http/Errors.js"
+import { ProgramPerformance, ProgramPerformanceParams } from "./ProgramPerformance.js"
+
+/** Aggregates over the caller's data: `/api/analytics/...`. */
+export class AnalyticsApi extends HttpApiGroup.make("analytics")
+  .add(
+    HttpApiEndpoint.get("programSummary", "/analytics/program-summary")
+      .setUrlParams(ProgramPerformanceParams)
+      .addSuccess(ProgramPerformance)
+      .addError(ApiError.Forbidden)
+      .annotate(OpenApi.Summary, "Each program's completed backtests: trades, symbols traded, PnL and win rate (a fraction)")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Analytics")
+{}

@@ -1,0 +1,124 @@
+import { Schema } from "effect"
+import { AccountId } from "../accounts/Account.js"
+import { Pagination } from "../http/Pagination.js"
+import { ProgramId } from "../programs/Program.js"
+import { Exchange, Timeframe } from "../venues/Venue.js"
+import { idParam } from "../http/IdParam.js"
+
+/** A backtest's id. */
+export const BacktestId = Schema.Int.pipe(Schema.positive(), Schema.brand("BacktestId"))
+export type BacktestId = typeof BacktestId.Type
+
+/** Where a backtest job is: `queued` until a worker claims it, then `running`, then one of the final three. */
+export const BacktestStatus = Schema.Literal("queued", "running", "completed", "failed", "cancelled")
+export type BacktestStatus = typeof BacktestStatus.Type
+
+/** An ISO-8601 date and time on the wire. */
+export const Instant = Schema.String.pipe(
+  Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "must be an ISO-8601 date and time" })
+)
+
+const Fraction = Schema.Number.pipe(Schema.finite(), Schema.between(0, 0.1))
+
+/** `POST /api/programs/{id}/backtest`. */
+export const BacktestRequest = Schema.Struct({
+  symbol: Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(40)),
+  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const, nullable: true }),
+  timeframe: Timeframe,
+  start: Instant,
+  end: Instant,
+  initial_balance: Schema.optionalWith(Schema.Number.pipe(Schema.finite(), Schema.positive(), Schema.lessThanOrEqualTo(1e12)), {
+    default: () => 10_000,
+    nullable: true
+  }),
+  fee_rate: Schema.optionalWith(Fraction, { default: () => 0.00035, nullable: true }),
+  slippage: Schema.optionalWith(Fraction, { default: () => 0.0005, nullable: true }),
+  leverage: Schema.optionalWith(Schema.Number.pipe(Schema.between(1, 125)), { default: () => 1, nullable: true }),
+  account_id: Schema.optionalWith(AccountId, { nullable: true })
+}).annotations({ parseOptions: { errors: "all" } })
+export type BacktestRequest = typeof BacktestRequest.Type
+
+/** DESIGN's metrics; `win_rate` is a fraction, `profit_factor` null without a losing trade. */
+export const BacktestMetricsSchema = Schema.Struct({
+  total_pnl: Schema.Number,
+  total_pnl_percent: Schema.Number,
+  total_trades: Schema.Int,
+  win_rate: Schema.Number,
+  max_drawdown_percent: Schema.Number,
+  sharpe: Schema.Number,
+  profit_factor: Schema.NullOr(Schema.Number)
+})
+
+export const EquityPointSchema = Schema.Struct({ time: Schema.Number, equity: Schema.Number })
+
+export const BacktestTradeSchema = Schema.Struct({
+  side: Schema.Literal("long", "short"),
+  size: Schema.Number,
+  entry_time: Schema.Number,
+  entry_price: Schema.Number,
+  exit_time: Schema.Number,
+  exit_price: Schema.Number,
+  fee: Schema.Number,
+  pnl: Schema.Number,
+  exit_reason: Schema.Literal("signal", "reversal", "take_profit", "stop_loss", "liquidation", "end_of_data")
+})
+
+/** What a completed run stores: the engine's result with the curve downsampled. */
+export const BacktestOutcome = Schema.Struct({
+  metrics: BacktestMetricsSchema,
+  final_balance: Schema.Number,
+  equity_curve: Schema.Array(EquityPointSchema),
+  trades: Schema.Array(BacktestTradeSchema)
+})
+export type BacktestOutcome = typeof BacktestOutcome.Type
+
+const entryFields = {
+  id: BacktestId,
+  status: BacktestStatus,
+  account_id: Schema.NullOr(AccountId),
+  program_id: Schema.NullOr(ProgramId),
+  symbol: Schema.String,
+  exchange: Exchange,
+  timeframe: Timeframe,
+  created_at: Schema.String,
+  started_at: Schema.NullOr(Schema.String),
+  finished_at: Schema.NullOr(Schema.String),
+  total_pnl: Schema.NullOr(Schema.Number),
+  total_trades: Schema.NullOr(Schema.Int),
+  win_rate: Schema.NullOr(Schema.Number)
+}
+
+/** The spec's "Backtest (history entry)", with the market it ran on. */
+export class BacktestEntry extends Schema.Class<BacktestEntry>("BacktestEntry")(entryFields) {}
+
+/** One backtest: its request, where the job is (`progress` 0..1, `error` when failed) and, once completed, its result. */
+export class Backtest extends Schema.Class<Backtest>("Backtest")({
+  ...entryFields,
+  start: Schema.String,
+  end: Schema.String,
+  initial_balance: Schema.Number,
+  fee_rate: Schema.Number,
+  slippage: Schema.Number,
+  leverage: Schema.Number,
+  progress: Schema.Number,
+  attempts: Schema.Int,
+  error: Schema.NullOr(Schema.String),
+  metrics: Schema.NullOr(BacktestMetricsSchema),
+  final_balance: Schema.NullOr(Schema.Number),
+  equity_curve: Schema.Array(EquityPointSchema),
+  trades: Schema.Array(BacktestTradeSchema)
+}) {}
+
+/** `GET /api/programs/backtest/history` filters, with pagination. */
+export const BacktestHistoryParams = Schema.Struct({
+  program_id: Schema.optional(idParam(ProgramId)),
+  account_id: Schema.optional(idParam(AccountId)),
+  status: Schema.optional(BacktestStatus),
+  ...Pagination.fields
+})
+export type BacktestHistoryParams = typeof BacktestHistoryParams.Type
+
+/** `GET /api/programs/backtest/history`: the caller's backtests, newest first. */
+export class BacktestHistory extends Schema.Class<BacktestHistory>("BacktestHistory")({
+  backtests: Schema.Array(BacktestEntry)
+}) {}

@@ -1,0 +1,256 @@
+import { Chunk, Effect, Stream } from "effect"
+import { type AccountView, type Decision, ProgramRunError } from "../sandbox/Decision.js"
+import { type Candle, timeframeMillis, type Timeframe } from "../venues/Venue.js"
+import { type BacktestMetrics, computeMetrics } from "./BacktestMetrics.js"
+
+/** How a backtest fills and measures; `defaultSettings` gives DESIGN's defaults. */
+export interface BacktestSettings {
+  readonly initialBalance: number
+  /** Fee per fill, a fraction of the fill's notional. */
+  readonly feeRate: number
+  /** Adverse price move on market and stop fills, a fraction of the price. */
+  readonly slippage: number
+  /** Leverage of an entry whose decision names none. */
+  readonly leverage: number
+  /** Bars per year of the timeframe, to annualise the Sharpe ratio. */
+  readonly barsPerYear: number
+}
+
+const millisPerYear = 365 * 24 * 3600 * 1000
+
+/** DESIGN's defaults: balance 10000, fee 0.00035, slippage 0.0005, leverage 1. */
+export const defaultSettings = (timeframe: Timeframe): BacktestSettings => ({
+  initialBalance: 10_000,
+  feeRate: 0.00035,
+  slippage: 0.0005,
+  leverage: 1,
+  barsPerYear: millisPerYear / timeframeMillis[timeframe]
+})
+
+/** Why a position closed. */
+export type ExitReason = "signal" | "reversal" | "take_profit" | "stop_loss" | "liquidation" | "end_of_data"
+
+/** A closed position; `pnl` is net of the entry and exit fees. */
+export interface BacktestTrade {
+  readonly side: "long" | "short"
+  readonly size: number
+  readonly entry_time: number
+  readonly entry_price: number
+  readonly exit_time: number
+  readonly exit_price: number
+  readonly fee: number
+  readonly pnl: number
+  readonly exit_reason: ExitReason
+}
+
+/** The equity at a bar's close, after that bar's fills. */
+export interface EquityPoint {
+  readonly time: number
+  readonly equity: number
+}
+
+/** What a finished backtest answers. */
+export interface BacktestResult {
+  readonly metrics: BacktestMetrics
+  readonly final_balance: number
+  readonly equity_curve: ReadonlyArray<EquityPoint>
+  readonly trades: ReadonlyArray<BacktestTrade>
+}
+
+/** Called once per bar, oldest first; may throw `ProgramRunError`. */
+export type Decide = (bar: Candle, account: AccountView) => Decision
+
+interface Position {
+  /** +1 long, -1 short: signs every price comparison so one code path serves both sides. */
+  readonly dir: 1 | -1
+  size: number
+  entry: number
+  margin: number
+  /** Entry fees paid so far, charged to the trade's pnl when it closes. */
+  fees: number
+  entryTime: number
+  takeProfit: number | undefined
+  stopLoss: number | undefined
+}
+
+/**
+ * The backtest as a state machine over bars, so any candle source can drive it: each `step`
+ * settles take-profit, stop-loss and liquidation inside the bar, asks `decide` at the bar's close
+ * and fills the decision at that close. Deterministic: no clock, no randomness.
+ */
+export class BacktestEngine {
+  private balance: number
+  private position: Position | undefined
+  private lastBar: Candle | undefined
+  private readonly trades: Array<BacktestTrade> = []
+  private readonly times: Array<number> = []
+  private readonly equities: Array<number> = []
+
+  constructor(readonly settings: BacktestSettings) {
+    this.balance = settings.initialBalance
+  }
+
+  step(bar: Candle, decide: Decide): void {
+    this.lastBar = bar
+    this.settleInsideBar(bar)
+    const decision = decide(bar, this.account(bar.close))
+    this.apply(decision, bar)
+    this.times.push(bar.time)
+    this.equities.push(this.equity(bar.close))
+  }
+
+  /** Closes what is still open at the last close and answers the metrics, curve and trades. */
+  finish(): BacktestResult {
+    const bar = this.lastBar
+    if (bar !== undefined && this.position !== undefined) {
+      this.close(this.marketPrice(bar.close, -this.position.dir), bar.time, "end_of_data")
+      this.equities[this.equities.length - 1] = this.balance
+    }
+    return {
+      metrics: computeMetrics(this.settings, this.equities, this.trades),
+      final_balance: this.balance,
+      equity_curve: this.times.map((time, i) => ({ time, equity: this.equities[i]! })),
+      trades: this.trades
+    }
+  }
+
+  private account(price: number): AccountView {
+    const p = this.position
+    return {
+      position: p === undefined ? null : {
+        side: p.dir === 1 ? "long" : "short",
+        size: p.size,
+        entry_price: p.entry,
+        leverage: (p.size * p.entry) / p.margin
+      },
+      balance: this.balance,
+      equity: this.equity(price)
+    }
+  }
+
+  private equity(price: number): number {
+    const p = this.position
+    return p === undefined ? this.balance : this.balance + p.dir * p.size * (price - p.entry)
+  }
+
+  /** A market fill moves the price against the taker by the slippage. */
+  private marketPrice(price: number, dir: number): number {
+    return price * (1 + dir * this.settings.slippage)
+  }
+
+  /**
+   * The protective exits, checked against the bar's range. When the adverse and the favourable
+   * level both lie inside one bar, the adverse one is assumed first (the pessimistic reading).
+   */
+  private settleInsideBar(bar: Candle): void {
+    const p = this.position
+    if (p === undefined) return
+    const { dir } = p
+    // Isolated margin: the position is liquidated when its loss reaches its margin.
+    const liquidation = p.entry - (dir * p.margin) / p.size
+    const stopFirst = p.stopLoss !== undefined && dir * (p.stopLoss - liquidation) >= 0
+    const adverse = stopFirst ? p.stopLoss! : liquidation
+    const worst = dir === 1 ? bar.low : bar.high
+    const best = dir === 1 ? bar.high : bar.low
+    if (dir * (worst - adverse) <= 0) {
+      if (!stopFirst) return this.close(liquidation, bar.time, "liquidation")
+      // A stop is a market order once touched; a gap through it fills at the open.
+      const touched = dir * (bar.open - adverse) <= 0 ? bar.open : adverse
+      return this.close(this.marketPrice(touched, -dir), bar.time, "stop_loss")
+    }
+    if (p.takeProfit !== undefined && dir * (best - p.takeProfit) >= 0) {
+      // A take-profit is a resting limit order: it fills at its price, or better on a gap.
+      this.close(dir * (bar.open - p.takeProfit) >= 0 ? bar.open : p.takeProfit, bar.time, "take_profit")
+    }
+  }
+
+  private apply(decision: Decision, bar: Candle): void {
+    if (decision.operation === "hold") return
+    const p = this.position
+    if (decision.operation === "close") {
+      if (p !== undefined) this.close(this.marketPrice(bar.close, -p.dir), bar.time, "signal")
+      return
+    }
+    const dir = decision.operation === "buy" ? 1 : -1
+    if (p !== undefined && p.dir !== dir) this.close(this.marketPrice(bar.close, dir), bar.time, "reversal")
+    this.open(dir, decision, bar)
+  }
+
+  /** Opens, or averages into, a position with the decision's share of the free balance as margin and fee. */
+  private open(dir: 1 | -1, decision: Decision, bar: Candle): void {
+    const { feeRate } = this.settings
+    const leverage = decision.leverage ?? this.settings.leverage
+    const free = this.balance - (this.position?.margin ?? 0)
+    const spend = (decision.target_portion_of_balance ?? 1) * free
+    if (spend <= 0) return
+    const price = this.marketPrice(bar.close, dir)
+    // margin + fee = spend, with fee = margin * leverage * feeRate.
+    const margin = spend / (1 + leverage * feeRate)
+    const size = (margin * leverage) / price
+    const fee = margin * leverage * feeRate
+    this.balance -= fee
+    const p = this.position ?? (this.position = {
+      dir,
+      size: 0,
+      entry: price,
+      margin: 0,
+      fees: 0,
+      entryTime: bar.time,
+      takeProfit: undefined,
+      stopLoss: undefined
+    })
+    p.entry = (p.size * p.entry + size * price) / (p.size + size)
+    p.size += size
+    p.margin += margin
+    p.fees += fee
+    p.takeProfit = decision.take_profit_price ?? p.takeProfit
+    p.stopLoss = decision.stop_loss_price ?? p.stopLoss
+  }
+
+  private close(price: number, time: number, reason: ExitReason): void {
+    const p = this.position!
+    const gross = p.dir * p.size * (price - p.entry)
+    // A liquidation takes the margin and nothing more.
+    const exitFee = reason === "liquidation" ? 0 : p.size * price * this.settings.feeRate
+    this.balance += gross - exitFee
+    this.trades.push({
+      side: p.dir === 1 ? "long" : "short",
+      size: p.size,
+      entry_time: p.entryTime,
+      entry_price: p.entry,
+      exit_time: time,
+      exit_price: price,
+      fee: p.fees + exitFee,
+      pnl: gross - p.fees - exitFee,
+      exit_reason: reason
+    })
+    this.position = undefined
+  }
+}
+
+/**
+ * Runs a backtest over candles from any source (oldest first). The engine steps through each chunk
+ * synchronously; between chunks the fiber yields, so a long run neither blocks the server nor
+ * ignores interruption.
+ */
+export const runBacktest = <E, R>(
+  settings: BacktestSettings,
+  candles: Stream.Stream<Candle, E, R>,
+  decide: Decide
+): Effect.Effect<BacktestResult, E | ProgramRunError, R> =>
+  Effect.suspend(() => {
+    const engine = new BacktestEngine(settings)
+    return candles.pipe(
+      Stream.runForEachChunk((chunk) =>
+        Effect.suspend(() => {
+          try {
+            Chunk.forEach(chunk, (bar) => engine.step(bar, decide))
+            return Effect.void
+          } catch (e) {
+            return e instanceof ProgramRunError ? Effect.fail(e) : Effect.die(e)
+          }
+        })
+      ),
+      Effect.map(() => engine.finish())
+    )
+  }).pipe(Effect.withSpan("BacktestEngine.run"))

@@ -1,0 +1,163 @@
+import { Clock, Effect, Option } from "effect"
+import { Accounts } from "../accounts/Accounts.js"
+import type { CurrentUserShape } from "../http/Authentication.js"
+import { Conflict, InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
+import type { ProgramId } from "../programs/Program.js"
+import { Programs } from "../programs/Programs.js"
+import { compileProgram } from "../sandbox/ProgramSource.js"
+import { ownedBy } from "../http/Ownership.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { timeframeMillis, Venues } from "../venues/Venue.js"
+import {
+  Backtest,
+  BacktestEntry,
+  BacktestHistory,
+  type BacktestHistoryParams,
+  type BacktestId,
+  type BacktestRequest
+} from "./Backtest.js"
+import { BacktestSignal } from "./BacktestSignal.js"
+import { type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
+
+/** The longest backtest, in bars of its timeframe. */
+export const maxBacktestBars = 500_000
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+const toEntry = (row: BacktestRow) =>
+  new BacktestEntry({
+    id: row.id,
+    status: row.status,
+    account_id: row.account_id,
+    program_id: row.program_id,
+    symbol: row.symbol,
+    exchange: row.exchange,
+    timeframe: row.timeframe,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    total_pnl: row.total_pnl,
+    total_trades: row.total_trades,
+    win_rate: row.result?.metrics.win_rate ?? null
+  })
+
+const toBacktest = (row: BacktestRow) =>
+  new Backtest({
+    ...toEntry(row),
+    start: row.start_at,
+    end: row.end_at,
+    initial_balance: row.initial_balance,
+    fee_rate: row.fee_rate,
+    slippage: row.slippage,
+    leverage: row.leverage,
+    progress: row.progress,
+    attempts: row.attempts,
+    error: row.error,
+    metrics: row.result?.metrics ?? null,
+    final_balance: row.result?.final_balance ?? null,
+    equity_curve: row.result?.equity_curve ?? [],
+    trades: row.result?.trades ?? []
+  })
+
+const invalid = (path: string, message: string) =>
+  new InvalidInput({ error: `${path} ${message}`, issues: [{ path, message }] })
+
+/** Backtests as durable jobs: the rules of a request, ownership, history and cancellation. */
+export class Backtests extends Effect.Service<Backtests>()("@trading-platform/core/Backtests", {
+  effect: Effect.gen(function*() {
+    const repo = yield* BacktestsRepo
+    const programs = yield* Programs
+    const accounts = yield* Accounts
+    const venues = yield* Venues
+    const signal = yield* BacktestSignal
+
+    /** The caller's backtest, or 404 when it does not exist and 403 when it is another user's. */
+    const owned = (caller: CurrentUserShape, id: BacktestId) =>
+      repo.findById(id).pipe(ownedBy(caller, `Backtest ${id}`))
+
+    /** The range as epoch milliseconds, once it is ordered and at most `maxBacktestBars` long. */
+    const range = (input: BacktestRequest) =>
+      Effect.gen(function*() {
+        const start = Date.parse(input.start)
+        const end = Date.parse(input.end)
+        if (!(start < end)) return yield* invalid("end", "must be after start")
+        if ((end - start) / timeframeMillis[input.timeframe] > maxBacktestBars) {
+          return yield* invalid("end", `the range must span at most ${maxBacktestBars} bars of the timeframe`)
+        }
+        return { start, end }
+      })
+
+    const submit = (caller: CurrentUserShape, programId: ProgramId, input: BacktestRequest) =>
+      Effect.gen(function*() {
+        const { start, end } = yield* range(input)
+        const program = yield* programs.owned(caller, programId)
+        if (input.account_id !== undefined) {
+          const account = yield* accounts.owned(caller, input.account_id)
+          if (account.max_leverage !== null && input.leverage > account.max_leverage) {
+            return yield* new LeverageTooHigh({
+              error: `Leverage ${input.leverage} is above the account's max_leverage ${account.max_leverage}`
+            })
+          }
+        }
+        const listed = yield* venues[input.exchange].tickers
+        if (!listed.has(input.symbol)) return yield* new NotFound({ error: `Unknown symbol on ${input.exchange}: ${input.symbol}` })
+        // The job keeps the code as it is now: editing or deleting the program later does not change the run.
+        const code = yield* compileProgram(program.code, program.language)
+        const row = yield* repo.insert({
+          user_id: caller.id,
+          program_id: programId,
+          account_id: input.account_id ?? null,
+          symbol: input.symbol,
+          exchange: input.exchange,
+          timeframe: input.timeframe,
+          start_at: new Date(start),
+          end_at: new Date(end),
+          initial_balance: input.initial_balance,
+          fee_rate: input.fee_rate,
+          slippage: input.slippage,
+          leverage: input.leverage,
+          code,
+          now: yield* now
+        })
+        yield* signal.wake
+        return toBacktest(row)
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Backtests.submit", { attributes: { userId: caller.id, programId, symbol: input.symbol } })
+      )
+
+    const get = (caller: CurrentUserShape, id: BacktestId) =>
+      owned(caller, id).pipe(
+        Effect.map(toBacktest),
+        dieOnStorageFailure,
+        Effect.withSpan("Backtests.get", { attributes: { userId: caller.id, backtestId: id } })
+      )
+
+    const cancel = (caller: CurrentUserShape, id: BacktestId) =>
+      Effect.gen(function*() {
+        yield* owned(caller, id)
+        const cancelled = yield* repo.cancel({ id, now: yield* now })
+        if (Option.isNone(cancelled)) {
+          return yield* new Conflict({ error: `Backtest ${id} has already finished` })
+        }
+        return toBacktest(cancelled.value)
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Backtests.cancel", { attributes: { userId: caller.id, backtestId: id } })
+      )
+
+    const history = (caller: CurrentUserShape, params: BacktestHistoryParams) =>
+      Effect.gen(function*() {
+        // A filter naming another user's program or account is refused like any other use of it.
+        if (params.program_id !== undefined) yield* programs.owned(caller, params.program_id)
+        if (params.account_id !== undefined) yield* accounts.owned(caller, params.account_id)
+        return yield* repo.history({ ...params, user_id: caller.id })
+      }).pipe(
+        Effect.map((rows) => new BacktestHistory({ backtests: rows.map(toEntry) })),
+        dieOnStorageFailure,
+        Effect.withSpan("Backtests.history", { attributes: { userId: caller.id } })
+      )
+
+    return { submit, get, cancel, history } as const
+  })
+}) {}

@@ -1,0 +1,53 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../http/Authentication.js"
+import { ApiError } from "../http/Errors.js"
+import { ProgramPath } from "../programs/ProgramsApi.js"
+import { Backtest, BacktestHistory, BacktestHistoryParams, BacktestId, BacktestRequest } from "./Backtest.js"
+import { idParam } from "../http/IdParam.js"
+
+const BacktestPath = Schema.Struct({ id: idParam(BacktestId) })
+
+/** Backtests of the caller's programs, run as durable jobs: `/api/programs/.../backtest...`. */
+export class BacktestsApi extends HttpApiGroup.make("backtests")
+  .add(
+    HttpApiEndpoint.post("submit", "/programs/:id/backtest")
+      .setPath(ProgramPath)
+      .setPayload(BacktestRequest)
+      .addSuccess(Backtest, { status: 202 })
+      .addError(ApiError.Forbidden)
+      .addError(ApiError.NotFound)
+      .addError(ApiError.LeverageTooHigh)
+      .addError(ApiError.ProgramInvalid)
+      .addError(ApiError.UnsupportedLanguage)
+      .addError(ApiError.UpstreamError)
+      .addError(ApiError.UpstreamTimeout)
+      .annotate(OpenApi.Summary, "Queue a backtest of the program over a symbol's candles; poll it with GET /programs/backtest/{id}")
+  )
+  .add(
+    HttpApiEndpoint.get("history", "/programs/backtest/history")
+      .setUrlParams(BacktestHistoryParams)
+      .addSuccess(BacktestHistory)
+      .addError(ApiError.Forbidden)
+      .annotate(OpenApi.Summary, "The caller's backtests, newest first, filtered by program, account and status")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/programs/backtest/:id")
+      .setPath(BacktestPath)
+      .addSuccess(Backtest)
+      .addError(ApiError.Forbidden)
+      .addError(ApiError.NotFound)
+      .annotate(OpenApi.Summary, "One backtest: status, progress and, once completed, metrics, equity curve and trades")
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/programs/backtest/:id/cancel")
+      .setPath(BacktestPath)
+      .addSuccess(Backtest)
+      .addError(ApiError.Forbidden)
+      .addError(ApiError.NotFound)
+      .addError(ApiError.Conflict)
+      .annotate(OpenApi.Summary, "Cancel a queued or running backtest; a finished one answers 409")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Backtests")
+{}

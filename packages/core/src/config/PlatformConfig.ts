@@ -1,0 +1,141 @@
+import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { rateLimitPolicyPerMinute, type RateLimitPolicy } from "../http/RateLimitPolicy.js"
+
+/** Where the platform keeps its data. */
+export type StorageConfig =
+  | { readonly kind: "pglite"; readonly dataDir: string }
+  | { readonly kind: "postgres"; readonly url: Redacted.Redacted }
+
+export interface PlatformOptions {
+  readonly storage: StorageConfig
+  /** Redis for rate-limit counts shared by replicas; in-process memory when none. */
+  readonly redisUrl: Option.Option<Redacted.Redacted>
+  readonly tokenTtl: Duration.Duration
+  readonly rateLimits: RateLimitPolicy
+  /** Take the client IP from `X-Forwarded-For` (only behind a proxy you run). */
+  readonly trustProxy: boolean
+  /** Key for secrets at rest; none means generated once into the data directory (embedded mode only). */
+  readonly secretKey: Option.Option<Redacted.Redacted>
+  readonly venues: VenuesOptions
+  readonly backtests: BacktestJobOptions
+}
+
+/** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
+export interface BacktestJobOptions {
+  /** Jobs this instance runs at once; 0 runs none (an API-only replica). */
+  readonly concurrency: number
+  /** How often an idle worker looks for jobs queued by other instances or left by a dead one. */
+  readonly pollInterval: Duration.Duration
+  /** How long a claim holds without renewal before another worker may take the job over. */
+  readonly lease: Duration.Duration
+  /** Claims of one job before it fails for good. */
+  readonly maxAttempts: number
+}
+
+/** How the platform reaches one venue: the deterministic simulation, or the real HTTP API. */
+export interface VenueConnection {
+  readonly mode: "simulated" | "http"
+  readonly baseUrl: string
+  readonly timeout: Duration.Duration
+  /** Extra attempts after a failed request (transport errors and 5xx only). */
+  readonly retries: number
+}
+
+export interface VenuesOptions {
+  readonly venue1: VenueConnection
+  readonly venue2: VenueConnection
+  /** Seed of the simulated market. */
+  readonly simulationSeed: number
+  /** How long market data from a venue is served from the cache. */
+  readonly marketDataTtl: Duration.Duration
+}
+
+/** An integer setting checked by `valid`; nesting after validating keeps the variable's name in the error. */
+export const integerSetting = (name: string, fallback: number, message: string, valid: (n: number) => boolean) =>
+  Config.integer().pipe(Config.validate({ message, validation: valid }), Config.nested(name), Config.withDefault(fallback))
+
+const positiveInt = (name: string, fallback: number) =>
+  integerSetting(name, fallback, "must be a whole number of at least 1", (n) => n >= 1)
+
+const venueConnection = (prefix: "VENUE1" | "VENUE2", defaultUrl: string) =>
+  Config.all({
+    mode: Config.literal("simulated", "http")(`${prefix}_MODE`).pipe(Config.withDefault("simulated" as const)),
+    baseUrl: Config.url(`${prefix}_BASE_URL`).pipe(Config.withDefault(new URL(defaultUrl)), Config.map((url) => url.href.replace(/\/$/, ""))),
+    timeout: positiveInt(`${prefix}_TIMEOUT_MS`, 10_000).pipe(Config.map(Duration.millis)),
+    retries: integerSetting(`${prefix}_RETRIES`, 2, "must be a whole number from 0 to 10", (n) => n >= 0 && n <= 10)
+  })
+
+// AES keys are derived from SECRET_KEY; a short one would be guessable.
+const secretKey = Config.option(
+  Config.string("SECRET_KEY").pipe(
+    Config.validate({ message: "must be at least 32 characters", validation: (key) => key.length >= 32 }),
+    Config.map(Redacted.make)
+  )
+)
+
+/** DESIGN §8, read through Effect's Config (environment variables by default). */
+export const platformConfig: Config.Config<PlatformOptions> = Config.all({
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.trading-data")),
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  redisUrl: Config.option(Config.redacted("REDIS_URL")),
+  tokenTtlDays: positiveInt("TOKEN_TTL_DAYS", 180),
+  auth: positiveInt("RATE_LIMIT_AUTH_PER_MIN", 10),
+  read: positiveInt("RATE_LIMIT_READ_PER_MIN", 120),
+  write: positiveInt("RATE_LIMIT_WRITE_PER_MIN", 60),
+  trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+  secretKey,
+  venue1: venueConnection("VENUE1", "https://api.hyperliquid.xyz"),
+  venue2: venueConnection("VENUE2", "https://fapi.binance.com"),
+  simulationSeed: Config.integer("SIMULATION_SEED").pipe(Config.withDefault(42)),
+  marketDataTtlMs: positiveInt("MARKET_DATA_TTL_MS", 2_000),
+  backtestConcurrency: integerSetting("BACKTEST_CONCURRENCY", 2, "must be a whole number from 0 to 64", (n) => n >= 0 && n <= 64),
+  backtestPollMs: positiveInt("BACKTEST_POLL_INTERVAL_MS", 1_000),
+  backtestLeaseMs: integerSetting("BACKTEST_LEASE_MS", 30_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3)
+}).pipe(
+  // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
+  Config.mapOrFail((c) =>
+    Option.isSome(c.databaseUrl) && Option.isNone(c.secretKey)
+      ? Either.left(ConfigError.MissingData(["SECRET_KEY"], "SECRET_KEY is required when DATABASE_URL is set"))
+      : Either.right(c)
+  ),
+  Config.map((c): PlatformOptions => ({
+    storage: Option.match(c.databaseUrl, {
+      onNone: () => ({ kind: "pglite", dataDir: c.dataDir }),
+      onSome: (url) => ({ kind: "postgres", url })
+    }),
+    redisUrl: c.redisUrl,
+    tokenTtl: Duration.days(c.tokenTtlDays),
+    rateLimits: rateLimitPolicyPerMinute(c),
+    trustProxy: c.trustProxy,
+    secretKey: c.secretKey,
+    venues: {
+      venue1: c.venue1,
+      venue2: c.venue2,
+      simulationSeed: c.simulationSeed,
+      marketDataTtl: Duration.millis(c.marketDataTtlMs)
+    },
+    backtests: {
+      concurrency: c.backtestConcurrency,
+      pollInterval: Duration.millis(c.backtestPollMs),
+      lease: Duration.millis(c.backtestLeaseMs),
+      maxAttempts: c.backtestMaxAttempts
+    }
+  }))
+)
+
+/**
+ * Settings for a host that embeds the platform: every default of the configuration (as with an
+ * empty environment), then `overrides`.
+ */
+export const platformOptions = (overrides: Partial<PlatformOptions> = {}): PlatformOptions => ({
+  ...Effect.runSync(Effect.withConfigProvider(platformConfig, ConfigProvider.fromMap(new Map()))),
+  ...overrides
+})
+
+export class PlatformConfig extends Context.Tag("@trading-platform/core/PlatformConfig")<PlatformConfig, PlatformOptions>() {
+  /** From the environment (or whatever ConfigProvider is installed). */
+  static readonly fromEnv = Layer.effect(PlatformConfig, platformConfig)
+  /** Given directly, e.g. by a host that embeds the platform. */
+  static readonly layer = (options: PlatformOptions) => Layer.succeed(PlatformConfig, options)
+}

@@ -1,0 +1,87 @@
+import { Schema } from "effect"
+import { Candle, Exchange, Timeframe } from "../venues/Venue.js"
+
+/** A bare coin name such as `BTC`; lower case is accepted. */
+export const MarketSymbol = Schema.Uppercase.pipe(
+  Schema.pattern(/^[A-Z0-9]{1,20}$/, { message: () => "must be 1 to 20 letters or digits, such as BTC" })
+)
+
+export const Indicator = Schema.Literal("sma", "ema", "rsi")
+export type Indicator = typeof Indicator.Type
+
+/** At most this many symbols per request. */
+export const maxSymbols = 50
+
+const Symbols = Schema.Array(MarketSymbol).pipe(
+  Schema.minItems(1),
+  Schema.maxItems(maxSymbols, { message: () => `must list at most ${maxSymbols} symbols` })
+)
+
+const allErrors = { parseOptions: { errors: "all" } } as const
+
+export const PricesRequest = Schema.Struct({
+  symbols: Symbols,
+  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const, nullable: true })
+}).annotations(allErrors)
+export type PricesRequest = typeof PricesRequest.Type
+
+export const MarketDataQuery = Schema.Struct({
+  ...PricesRequest.fields,
+  timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const }),
+  limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 500)), { default: () => 100 }),
+  indicators: Schema.optionalWith(Schema.Array(Indicator), { default: () => [] })
+}).annotations(allErrors)
+export type MarketDataQuery = typeof MarketDataQuery.Type
+
+export const PriceSnapshot = Schema.Struct({
+  price: Schema.Number,
+  /** Percent change over 24 hours. */
+  change_24h: Schema.Number,
+  /** Quote (USD) volume over 24 hours. */
+  volume_24h: Schema.Number,
+  funding_rate: Schema.Number,
+  /** In coins. */
+  open_interest: Schema.Number
+})
+export type PriceSnapshot = typeof PriceSnapshot.Type
+
+/** Symbols the venue does not list, each with a message; the others are served. */
+const SymbolErrors = Schema.Record({ key: Schema.String, value: Schema.String })
+
+export class PricesResponse extends Schema.Class<PricesResponse>("PricesResponse")({
+  exchange: Exchange,
+  timestamp: Schema.String,
+  prices: Schema.Record({ key: Schema.String, value: PriceSnapshot }),
+  errors: SymbolErrors
+}) {}
+
+export const SymbolMarketData = Schema.Struct({
+  ...PriceSnapshot.fields,
+  klines: Schema.Array(Candle),
+  /** The latest value of each requested indicator on the closes (null with too few candles). */
+  indicators: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.Number) })
+})
+export type SymbolMarketData = typeof SymbolMarketData.Type
+
+export class MarketDataResponse extends Schema.Class<MarketDataResponse>("MarketDataResponse")({
+  exchange: Exchange,
+  timeframe: Timeframe,
+  timestamp: Schema.String,
+  symbols: Schema.Record({ key: Schema.String, value: SymbolMarketData }),
+  errors: SymbolErrors
+}) {}
+
+export const KlinesParams = Schema.Struct({
+  symbol: MarketSymbol,
+  timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const }),
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)), { default: () => 100 }),
+  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const })
+})
+export type KlinesParams = typeof KlinesParams.Type
+
+export class KlinesResponse extends Schema.Class<KlinesResponse>("KlinesResponse")({
+  exchange: Exchange,
+  symbol: Schema.String,
+  timeframe: Timeframe,
+  klines: Schema.Array(Candle)
+}) {}

@@ -1,0 +1,81 @@
+import { Clock, Effect } from "effect"
+import type { CurrentUserShape } from "../http/Authentication.js"
+import type { Pagination } from "../http/Pagination.js"
+import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
+import { compileProgram } from "../sandbox/ProgramSource.js"
+import { ownedBy } from "../http/Ownership.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { Program, type ProgramId, ProgramList, type ProgramRequest, ProgramSummary } from "./Program.js"
+import { type ProgramRow, ProgramsRepo } from "./ProgramsRepo.js"
+
+const toSummary = (row: ProgramRow) =>
+  new ProgramSummary({
+    id: row.id,
+    language: row.language,
+    name: row.name,
+    created_at: row.created_at,
+    description: row.description,
+    updated_at: row.updated_at
+  })
+
+const toProgram = (row: ProgramRow) => new Program({ ...toSummary(row), code: row.code })
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+/** Trading programs: ownership, and the rule that a stored program loads in the sandbox. */
+export class Programs extends Effect.Service<Programs>()("@trading-platform/core/Programs", {
+  effect: Effect.gen(function*() {
+    const repo = yield* ProgramsRepo
+    const runtime = yield* ProgramRuntime
+
+    /** The request as a row to write, once its code compiles, loads and exports `decide`. */
+    const validated = (input: ProgramRequest) =>
+      Effect.gen(function*() {
+        const language = input.language ?? "javascript"
+        yield* runtime.check(yield* compileProgram(input.code, language))
+        return { name: input.name, description: input.description ?? null, language, code: input.code, now: yield* now }
+      })
+
+    /** The caller's program, or 404 when it does not exist and 403 when it is another user's. */
+    const owned = (caller: CurrentUserShape, id: ProgramId) =>
+      repo.findById(id).pipe(ownedBy(caller, `Program ${id}`))
+
+    const create = (caller: CurrentUserShape, input: ProgramRequest) =>
+      Effect.flatMap(validated(input), (write) => repo.insert({ ...write, user_id: caller.id })).pipe(
+        Effect.map(toProgram),
+        dieOnStorageFailure,
+        Effect.withSpan("Programs.create", { attributes: { userId: caller.id } })
+      )
+
+    const list = (caller: CurrentUserShape, page: Pagination) =>
+      repo.listByUser({ user_id: caller.id, limit: page.limit, offset: page.offset }).pipe(
+        Effect.map((rows) => new ProgramList({ programs: rows.map(toSummary) })),
+        dieOnStorageFailure,
+        Effect.withSpan("Programs.list", { attributes: { userId: caller.id } })
+      )
+
+    const get = (caller: CurrentUserShape, id: ProgramId) =>
+      owned(caller, id).pipe(
+        Effect.map(toProgram),
+        dieOnStorageFailure,
+        Effect.withSpan("Programs.get", { attributes: { userId: caller.id, programId: id } })
+      )
+
+    const update = (caller: CurrentUserShape, id: ProgramId, input: ProgramRequest) =>
+      Effect.zipRight(owned(caller, id), validated(input)).pipe(
+        Effect.flatMap((write) => repo.update({ ...write, id })),
+        Effect.map(toSummary),
+        dieOnStorageFailure,
+        Effect.withSpan("Programs.update", { attributes: { userId: caller.id, programId: id } })
+      )
+
+    const remove = (caller: CurrentUserShape, id: ProgramId) =>
+      Effect.zipRight(owned(caller, id), repo.remove(id)).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Programs.remove", { attributes: { userId: caller.id, programId: id } })
+      )
+
+    return { owned, create, list, get, update, remove } as const
+  }),
+  dependencies: [ProgramsRepo.Default]
+}) {}

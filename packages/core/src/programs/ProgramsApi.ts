@@ -1,0 +1,57 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../http/Authentication.js"
+import { ApiError } from "../http/Errors.js"
+import { Pagination } from "../http/Pagination.js"
+import { Program, ProgramId, ProgramList, ProgramRequest, ProgramSummary } from "./Program.js"
+import { idParam } from "../http/IdParam.js"
+
+/** `/programs/:id` */
+export const ProgramPath = Schema.Struct({ id: idParam(ProgramId) })
+
+/** Trading programs of the caller: `/api/programs...`. */
+export class ProgramsApi extends HttpApiGroup.make("programs")
+  .add(
+    HttpApiEndpoint.post("create", "/programs")
+      .setPayload(ProgramRequest)
+      .addSuccess(Program, { status: 201 })
+      .addError(ApiError.ProgramInvalid)
+      .addError(ApiError.UnsupportedLanguage)
+      .annotate(OpenApi.Summary, "Create a program; it must load in the sandbox and export decide(data)")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/programs")
+      .setUrlParams(Pagination)
+      .addSuccess(ProgramList)
+      .annotate(OpenApi.Summary, "The caller's programs without their code, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/programs/:id")
+      .setPath(ProgramPath)
+      .addSuccess(Program)
+      .addError(ApiError.Forbidden)
+      .addError(ApiError.NotFound)
+      .annotate(OpenApi.Summary, "One program with its code")
+  )
+  .add(
+    HttpApiEndpoint.put("update", "/programs/:id")
+      .setPath(ProgramPath)
+      .setPayload(ProgramRequest)
+      .addSuccess(ProgramSummary)
+      .addError(ApiError.Forbidden)
+      .addError(ApiError.NotFound)
+      .addError(ApiError.ProgramInvalid)
+      .addError(ApiError.UnsupportedLanguage)
+      .annotate(OpenApi.Summary, "Replace a program's code, name, description and language")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/programs/:id")
+      .setPath(ProgramPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(ApiError.Forbidden)
+      .addError(ApiError.NotFound)
+      .annotate(OpenApi.Summary, "Delete a program")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Programs")
+{}

@@ -1,0 +1,66 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { Effect, Schema } from "effect"
+import { IsoTimestamp } from "../sql/Columns.js"
+import { UserId } from "../users/User.js"
+import { ProgramId } from "./Program.js"
+
+export const ProgramRow = Schema.Struct({
+  id: ProgramId,
+  user_id: UserId,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  language: Schema.String,
+  code: Schema.String,
+  created_at: IsoTimestamp,
+  updated_at: IsoTimestamp
+})
+export type ProgramRow = typeof ProgramRow.Type
+
+const ProgramWrite = Schema.Struct({
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  language: Schema.String,
+  code: Schema.String,
+  now: Schema.DateFromSelf
+})
+
+/** SQL for programs; no rules here. */
+export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platform/core/ProgramsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({ ...ProgramWrite.fields, user_id: UserId }),
+      Result: ProgramRow,
+      execute: (p) => sql`
+        INSERT INTO programs (user_id, name, description, language, code, created_at, updated_at)
+        VALUES (${p.user_id}, ${p.name}, ${p.description}, ${p.language}, ${p.code}, ${p.now}, ${p.now})
+        RETURNING *`
+    })
+    const findById = SqlSchema.findOne({
+      Request: ProgramId,
+      Result: ProgramRow,
+      execute: (id) => sql`SELECT * FROM programs WHERE id = ${id}`
+    })
+    const listByUser = SqlSchema.findAll({
+      Request: Schema.Struct({ user_id: UserId, limit: Schema.Int, offset: Schema.Int }),
+      Result: ProgramRow,
+      execute: (q) => sql`
+        SELECT * FROM programs WHERE user_id = ${q.user_id}
+        ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
+    })
+    const update = SqlSchema.single({
+      Request: Schema.Struct({ ...ProgramWrite.fields, id: ProgramId }),
+      Result: ProgramRow,
+      execute: (p) => sql`
+        UPDATE programs SET name = ${p.name}, description = ${p.description}, language = ${p.language},
+          code = ${p.code}, updated_at = ${p.now}
+        WHERE id = ${p.id}
+        RETURNING *`
+    })
+    const remove = (id: ProgramId) => sql`DELETE FROM programs WHERE id = ${id}`.pipe(Effect.asVoid)
+
+    return { insert, findById, listByUser, update, remove } as const
+  })
+}) {}

@@ -1,0 +1,45 @@
+import { Schema } from "effect"
+
+
+/** The open position as a program sees it (`data.position`); null when flat. */
+export interface PositionView {
+  readonly side: "long" | "short"
+  readonly size: number
+  readonly entry_price: number
+  readonly leverage: number
+}
+
+/** What the engine tells a program about the account before each decision. */
+export interface AccountView {
+  readonly position: PositionView | null
+  readonly balance: number
+  readonly equity: number
+}
+
+const Price = Schema.Number.pipe(Schema.finite(), Schema.positive())
+
+// Programs often spell "not set" as null; it reads as absent.
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true, exact: true })
+
+/** What `decide(data)` must return; anything else fails the run with `invalid_decision`. */
+export const Decision = Schema.Struct({
+  operation: Schema.Literal("buy", "sell", "hold", "close"),
+  symbol: optional(Schema.String),
+  target_portion_of_balance: optional(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))),
+  leverage: optional(Schema.Number.pipe(Schema.between(1, 125))),
+  take_profit_price: optional(Price),
+  stop_loss_price: optional(Price),
+  reason: optional(Schema.String.pipe(Schema.maxLength(1000)))
+})
+export type Decision = typeof Decision.Type
+
+/** The decision that does nothing. */
+export const hold: Decision = { operation: "hold" }
+
+/** Why a program run stopped: the program threw, ran out of CPU or memory, or returned garbage. */
+export class ProgramRunError extends Schema.TaggedError<ProgramRunError>()("ProgramRunError", {
+  reason: Schema.Literal("threw", "cpu_budget_exceeded", "memory_exceeded", "invalid_decision"),
+  message: Schema.String,
+  /** The bar's time when it happened. */
+  time: Schema.optional(Schema.Number)
+}) {}

@@ -1,0 +1,26 @@
+import { Context, type Effect, type Scope } from "effect"
+import type { Decide } from "../backtests/BacktestEngine.js"
+import type { ProgramInvalid } from "../http/Errors.js"
+
+/** What one run of a program sees besides the bars. */
+export interface ProgramRun {
+  /** The program as JavaScript (TypeScript is compiled first, see `compileProgram`). */
+  readonly code: string
+  readonly symbol: string
+  readonly timeframe: string
+  /** Passed to the program as `data.params`; must be JSON. */
+  readonly params: unknown
+  /** Seeds the program's `Math.random`, so a run can be repeated exactly. */
+  readonly seed: number
+}
+
+/**
+ * Where programs run. `check` loads a program and requires an exported `decide`; `load` readies
+ * one run and answers its `Decide`, which keeps the candle history and may throw
+ * `ProgramRunError`. The run's resources are released with the scope. `data.equity` is marked to
+ * each bar's close inside the runtime, as `BacktestEngine` marks it.
+ */
+export class ProgramRuntime extends Context.Tag("@trading-platform/core/ProgramRuntime")<ProgramRuntime, {
+  readonly check: (code: string) => Effect.Effect<void, ProgramInvalid>
+  readonly load: (run: ProgramRun) => Effect.Effect<Decide, ProgramInvalid, Scope.Scope>
+}>() {}

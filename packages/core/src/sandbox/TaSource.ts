@@ -1,0 +1,81 @@
+/**
+ * The `ta` global inside the sandbox, as JavaScript source. Every helper takes an array of numbers
+ * or of candles (their `close` is used; `atr` needs candles) and answers the value at the last
+ * element, or null while there is not enough data. `sma` and `bollinger` read only the last
+ * `period` elements; the smoothed ones (`ema`, `rsi`, `macd`, `atr`) walk the whole array.
+ */
+export const taSource = `
+const ta = (() => {
+  const value = (x) => (typeof x === "number" ? x : x.close)
+  // The hot path of most programs, so the element type is tested once, not per element.
+  const sma = (values, period) => {
+    const n = values.length
+    if (!(period >= 1) || n < period) return null
+    let sum = 0
+    if (typeof values[0] === "number") for (let i = n - period; i < n; i++) sum += values[i]
+    else for (let i = n - period; i < n; i++) sum += values[i].close
+    return sum / period
+  }
+  const emaSeries = (values, period) => {
+    const k = 2 / (period + 1)
+    const out = []
+    let e = null
+    for (let i = 0; i < values.length; i++) {
+      const v = value(values[i])
+      e = e === null ? v : v * k + e * (1 - k)
+      out.push(e)
+    }
+    return out
+  }
+  const ema = (values, period) => {
+    if (!(period >= 1) || values.length < period) return null
+    const series = emaSeries(values, period)
+    return series[series.length - 1]
+  }
+  // Wilder's smoothing, seeded with the plain average of the first period.
+  const rsi = (values, period = 14) => {
+    if (!(period >= 1) || values.length <= period) return null
+    let gain = 0, loss = 0
+    for (let i = 1; i <= period; i++) {
+      const d = value(values[i]) - value(values[i - 1])
+      if (d > 0) gain += d; else loss -= d
+    }
+    gain /= period; loss /= period
+    for (let i = period + 1; i < values.length; i++) {
+      const d = value(values[i]) - value(values[i - 1])
+      gain = (gain * (period - 1) + Math.max(d, 0)) / period
+      loss = (loss * (period - 1) + Math.max(-d, 0)) / period
+    }
+    return loss === 0 ? 100 : 100 - 100 / (1 + gain / loss)
+  }
+  const macd = (values, fast = 12, slow = 26, signal = 9) => {
+    if (values.length < slow + signal - 1) return null
+    const f = emaSeries(values, fast), s = emaSeries(values, slow)
+    const line = f.map((x, i) => x - s[i]).slice(slow - 1)
+    const sig = emaSeries(line, signal)
+    const m = line[line.length - 1], g = sig[sig.length - 1]
+    return { macd: m, signal: g, histogram: m - g }
+  }
+  const atr = (candles, period = 14) => {
+    if (!(period >= 1) || candles.length <= period) return null
+    const tr = (i) => {
+      const c = candles[i], prev = candles[i - 1].close
+      return Math.max(c.high - c.low, Math.abs(c.high - prev), Math.abs(c.low - prev))
+    }
+    let a = 0
+    for (let i = 1; i <= period; i++) a += tr(i)
+    a /= period
+    for (let i = period + 1; i < candles.length; i++) a = (a * (period - 1) + tr(i)) / period
+    return a
+  }
+  const bollinger = (values, period = 20, k = 2) => {
+    const middle = sma(values, period)
+    if (middle === null) return null
+    let sq = 0
+    for (let i = values.length - period; i < values.length; i++) sq += (value(values[i]) - middle) ** 2
+    const d = k * Math.sqrt(sq / period)
+    return { upper: middle + d, middle, lower: middle - d }
+  }
+  return Object.freeze({ sma, ema, rsi, macd, atr, bollinger })
+})()
+`

@@ -1,0 +1,53 @@
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { PGlite } from "@electric-sql/pglite"
+import { Effect, Layer, Stream } from "effect"
+
+/**
+ * An `@effect/sql` client over PGlite (PostgreSQL compiled to WASM, in process).
+ * `dataDir` persists to a folder; `undefined` keeps everything in memory.
+ */
+export const make = (dataDir: string | undefined) =>
+  Effect.gen(function*() {
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => PGlite.create(dataDir),
+        catch: (cause) => new SqlError({ cause, message: `PGlite failed to start${dataDir ? ` in ${dataDir}` : ""}` })
+      }),
+      (db) => Effect.promise(() => db.close()).pipe(Effect.zipRight(Effect.logDebug("Embedded database closed")))
+    )
+    const fail = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
+    const query = (sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array" = "object") =>
+      Effect.tryPromise({ try: () => db.query<any>(sql, params as Array<unknown>, { rowMode }), catch: fail })
+    // Like node-postgres: without parameters use the simple protocol, which allows multi-statement scripts.
+    const execute: Connection["execute"] = (sql, params, transform) =>
+      Effect.map(
+        params.length === 0
+          ? Effect.tryPromise({ try: () => db.exec(sql), catch: fail }).pipe(Effect.map((rs) => rs.at(-1)?.rows ?? []))
+          : Effect.map(query(sql, params), (r) => r.rows),
+        (rows) => (transform ? transform(rows) : rows)
+      )
+    const connection: Connection = {
+      execute,
+      executeUnprepared: execute,
+      executeRaw: (sql, params) => query(sql, params),
+      executeValues: (sql, params) => Effect.map(query(sql, params, "array"), (r) => r.rows),
+      executeStream: (sql, params, transform) => Stream.fromIterableEffect(execute(sql, params, transform))
+    }
+    // PGlite is one connection: a transaction must own it, or other fibers' statements would land
+    // inside its BEGIN..COMMIT. Statements inside withTransaction reuse the held connection.
+    const lock = yield* Effect.makeSemaphore(1)
+    const acquirer = Effect.as(Effect.acquireRelease(lock.take(1), () => lock.release(1)), connection)
+    return yield* SqlClient.make({
+      acquirer,
+      transactionAcquirer: acquirer,
+      compiler: PgClient.makeCompiler(),
+      spanAttributes: [["db.system.name", "postgresql"], ["db.namespace", "pglite"]]
+    })
+  })
+
+export const layer = (dataDir: string | undefined): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  Layer.scoped(SqlClient.SqlClient, make(dataDir)).pipe(Layer.provide(Reactivity.layer))

@@ -1,0 +1,13 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { ApiError } from "../http/Errors.js"
+import { Health } from "./Health.js"
+
+/** `GET /api/health`: no token needed; 503 when storage does not answer. */
+export class HealthApi extends HttpApiGroup.make("health", { topLevel: true })
+  .add(
+    HttpApiEndpoint.get("health", "/health")
+      .addSuccess(Health)
+      .addError(ApiError.Unavailable)
+      .annotate(OpenApi.Summary, "Liveness and storage check")
+  )
+{}

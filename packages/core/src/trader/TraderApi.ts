@@ -1,0 +1,32 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { AccountPath } from "../accounts/Account.js"
+import { Authentication } from "../http/Authentication.js"
+import { ApiError } from "../http/Errors.js"
+import { ImportPreview, ImportResult, TraderDocument, TraderExport } from "./TraderData.js"
+
+/** An account's decision logs and trades, moved between accounts: `/api/trader/{id}/...`. */
+export class TraderApi extends HttpApiGroup.make("trader")
+  .add(
+    HttpApiEndpoint.get("export", "/trader/:account_id/export")
+      .setPath(AccountPath)
+      .addSuccess(TraderExport)
+      .annotate(OpenApi.Summary, "The account with its decision logs and trades, version 1.0")
+  )
+  .add(
+    HttpApiEndpoint.post("preview", "/trader/:account_id/import/preview")
+      .setPath(AccountPath)
+      .setPayload(TraderDocument)
+      .addSuccess(ImportPreview)
+      .annotate(OpenApi.Summary, "What an import would add and skip, without changing anything")
+  )
+  .add(
+    HttpApiEndpoint.post("import", "/trader/:account_id/import")
+      .setPath(AccountPath)
+      .setPayload(TraderDocument)
+      .addSuccess(ImportResult)
+      .annotate(OpenApi.Summary, "Import an exported document; duplicates are skipped")
+  )
+  .addError(ApiError.Forbidden)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Trader history")
+{}

@@ -1,0 +1,155 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { ownedBy } from "../http/Ownership.js"
+import { Clock, Duration, Effect, Option } from "effect"
+import { PlatformConfig } from "../config/PlatformConfig.js"
+import type { CurrentUserShape } from "../http/Authentication.js"
+import { Conflict, NotFound, Unauthorized } from "../http/Errors.js"
+import type { Pagination } from "../http/Pagination.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { hashPassword, verifyPassword } from "./Passwords.js"
+import { hashSessionToken, newSessionToken } from "./SessionTokens.js"
+import { LoginResponse, Session, SessionList, User, type LoginRequest, type PasswordChangeRequest, type RegisterRequest, type SessionId } from "./User.js"
+import { UsersRepo, type SessionRow, type UserRow } from "./UsersRepo.js"
+
+const toUser = (row: UserRow) => new User({ id: row.id, email: row.email, username: row.username, created_at: row.created_at })
+
+const toSession = (row: SessionRow, current: SessionId) =>
+  new Session({
+    id: row.id,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    expires_at: row.expires_at,
+    user_agent: row.user_agent,
+    current: row.id === current
+  })
+
+const invalidCredentials = new Unauthorized({ error: "Email or password is incorrect", reason: "invalid_credentials" })
+
+// last_used_at is refreshed at most this often, so authentication is not a write per request.
+const touchInterval = Duration.toMillis("1 minute")
+
+const isUniqueViolation = (e: SqlError) => (e.cause as { code?: unknown } | undefined)?.code === "23505"
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+/** Users, passwords and session tokens. */
+export class Users extends Effect.Service<Users>()("@trading-platform/core/Users", {
+  effect: Effect.gen(function*() {
+    const repo = yield* UsersRepo
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* PlatformConfig
+    // Checked when the email is unknown, so a login takes as long either way.
+    const decoyHash = yield* hashPassword("decoy password that never matches")
+
+    const register = (input: RegisterRequest) =>
+      Effect.gen(function*() {
+        const password_hash = yield* hashPassword(input.password)
+        const row = yield* repo.insertUser({ email: input.email, username: input.username, password_hash, now: yield* now })
+        return toUser(row)
+      }).pipe(
+        Effect.catchTag("SqlError", (e) =>
+          isUniqueViolation(e)
+            ? Effect.gen(function*() {
+              const taken = yield* repo.findUserByEmail(input.email)
+              return yield* new Conflict({
+                error: Option.isSome(taken) ? "Email is already registered" : "Username is already taken"
+              })
+            })
+            : Effect.fail(e)),
+        dieOnStorageFailure,
+        Effect.withSpan("Users.register")
+      )
+
+    const login = (input: LoginRequest, userAgent: string | undefined) =>
+      Effect.gen(function*() {
+        const user = yield* repo.findUserByEmail(input.email)
+        const ok = yield* verifyPassword(input.password, Option.match(user, { onNone: () => decoyHash, onSome: (u) => u.password_hash }))
+        if (Option.isNone(user) || !ok) return yield* invalidCredentials
+        const token = newSessionToken()
+        const at = yield* now
+        const session = yield* repo.insertSession({
+          user_id: user.value.id,
+          token_hash: hashSessionToken(token),
+          user_agent: userAgent?.slice(0, 512) ?? null,
+          now: at,
+          expires_at: new Date(at.getTime() + Duration.toMillis(config.tokenTtl))
+        })
+        return new LoginResponse({ session_token: token, token_type: "bearer", expires_at: session.expires_at, user: toUser(user.value) })
+      }).pipe(dieOnStorageFailure, Effect.withSpan("Users.login"))
+
+    const authenticate = (token: string) =>
+      Effect.gen(function*() {
+        if (token === "") return yield* new Unauthorized({ error: "A session token is required", reason: "token_missing" })
+        const found = yield* repo.findSessionByTokenHash(hashSessionToken(token))
+        if (Option.isNone(found)) return yield* new Unauthorized({ error: "The session token is not valid", reason: "token_invalid" })
+        const session = found.value
+        if (session.revoked_at !== null) {
+          return yield* new Unauthorized({ error: "The session token was revoked; log in again", reason: "token_revoked" })
+        }
+        const at = yield* now
+        if (Date.parse(session.expires_at) <= at.getTime()) {
+          return yield* new Unauthorized({ error: "The session token has expired; log in again", reason: "token_expired" })
+        }
+        if (session.last_used_at === null || at.getTime() - Date.parse(session.last_used_at) >= touchInterval) {
+          yield* repo.touchSession(session.id, at)
+        }
+        return { id: session.user_id, email: session.email, username: session.username, sessionId: session.id } satisfies CurrentUserShape
+      }).pipe(dieOnStorageFailure, Effect.withSpan("Users.authenticate"))
+
+    const logout = (caller: CurrentUserShape) =>
+      Effect.flatMap(now, (at) => repo.revokeSession(caller.sessionId, at)).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Users.logout", { attributes: { userId: caller.id } })
+      )
+
+    const changePassword = (caller: CurrentUserShape, input: PasswordChangeRequest) =>
+      Effect.gen(function*() {
+        const user = yield* repo.findUserById(caller.id)
+        if (Option.isNone(user)) return yield* invalidCredentials
+        if (!(yield* verifyPassword(input.current_password, user.value.password_hash))) {
+          return yield* new Unauthorized({ error: "The current password is incorrect", reason: "invalid_credentials" })
+        }
+        const password_hash = yield* hashPassword(input.new_password)
+        const at = yield* now
+        yield* sql.withTransaction(
+          Effect.zipRight(repo.updatePassword(caller.id, password_hash, at), repo.revokeAllSessions(caller.id, at))
+        )
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Users.changePassword", { attributes: { userId: caller.id } })
+      )
+
+    const me = (caller: CurrentUserShape) =>
+      repo.findUserById(caller.id).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new NotFound({ error: "User not found" })),
+          onSome: (row) => Effect.succeed(toUser(row))
+        })),
+        dieOnStorageFailure,
+        Effect.withSpan("Users.me", { attributes: { userId: caller.id } })
+      )
+
+    const sessions = (caller: CurrentUserShape, page: Pagination) =>
+      Effect.gen(function*() {
+        const rows = yield* repo.listActiveSessions({ user_id: caller.id, now: yield* now, limit: page.limit, offset: page.offset })
+        return new SessionList({ sessions: rows.map((row) => toSession(row, caller.sessionId)) })
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Users.sessions", { attributes: { userId: caller.id } })
+      )
+
+    const revokeSession = (caller: CurrentUserShape, id: SessionId) =>
+      Effect.gen(function*() {
+        yield* repo.findSessionById(id).pipe(ownedBy(caller, `Session ${id}`))
+        yield* repo.revokeSession(id, yield* now)
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Users.revokeSession", { attributes: { userId: caller.id, sessionId: id } })
+      )
+
+    return { register, login, authenticate, logout, changePassword, me, sessions, revokeSession } as const
+  }),
+  dependencies: [UsersRepo.Default]
+}) {}
+

@@ -1,0 +1,143 @@
+import { Clock, Effect, Ref } from "effect"
+import { VenueRejected } from "../http/Errors.js"
+import { simulatedSymbol, type SimulatedSymbol, universe } from "./SimulatedMarket.js"
+import { type Exchange, type OrderResult, type Position, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+
+/** Paper trading costs, as fractions of notional (DESIGN's backtest defaults). */
+export const paperFeeRate = 0.00035
+export const paperSlippage = 0.0005
+export const paperStartingCash = 10_000
+
+interface PaperAccount {
+  readonly cash: number
+  /** Signed size (negative is short) and average entry price per symbol. */
+  readonly positions: ReadonlyMap<string, { readonly size: number; readonly entry: number }>
+  readonly openOrders: ReadonlyMap<string, { readonly symbol: string }>
+  readonly nextOrder: number
+}
+
+const emptyAccount: PaperAccount = { cash: paperStartingCash, positions: new Map(), openOrders: new Map(), nextOrder: 1 }
+
+const wellFormed = (c: VenueCredentials) =>
+  c.kind === "wallet"
+    ? /^0x[0-9a-fA-F]{40}$/.test(c.address) && /^0x[0-9a-fA-F]{64}$/.test(c.privateKey)
+    : /^[A-Za-z0-9]{16,128}$/.test(c.apiKey) && /^[A-Za-z0-9]{16,128}$/.test(c.secretKey)
+
+const identity = (c: VenueCredentials) => c.kind === "wallet" ? c.address.toLowerCase() : c.apiKey
+
+/** Applies a fill to a paper account: fee from cash, realized PnL into cash, average entry kept. */
+const applyFill = (account: PaperAccount, symbol: string, signedSize: number, price: number, fee: number): PaperAccount => {
+  const held = account.positions.get(symbol) ?? { size: 0, entry: 0 }
+  const size = held.size + signedSize
+  let entry: number
+  let realized = 0
+  if (held.size === 0 || Math.sign(signedSize) === Math.sign(held.size)) {
+    entry = (held.entry * Math.abs(held.size) + price * Math.abs(signedSize)) / Math.abs(size)
+  } else {
+    realized = Math.min(Math.abs(signedSize), Math.abs(held.size)) * (price - held.entry) * Math.sign(held.size)
+    // A reduced position keeps its entry; a flipped one starts at this fill.
+    entry = Math.sign(size) === Math.sign(held.size) ? held.entry : price
+  }
+  const positions = new Map(account.positions)
+  if (size === 0) positions.delete(symbol)
+  else positions.set(symbol, { size, entry })
+  return { ...account, cash: account.cash + realized - fee, positions }
+}
+
+/**
+ * The deterministic venue: the market is a pure function of seed, symbol and time (see
+ * `SimulatedMarket`), and orders fill on paper against it with fees and slippage. Paper accounts
+ * live in memory and start with 10 000 USD.
+ */
+export const makeSimulatedVenue = (exchange: Exchange, seed: number) =>
+  Effect.gen(function*() {
+    const markets = new Map(Object.keys(universe).map((s) => [s, simulatedSymbol(seed, s, exchange)!] as const))
+    const paper = yield* Ref.make(new Map<string, PaperAccount>())
+
+    const market = (symbol: string) => {
+      const found = markets.get(symbol)
+      return found ? Effect.succeed(found) : Effect.fail(new UnknownSymbol({ symbol }))
+    }
+    const withMarket = <A>(symbol: string, f: (m: SimulatedSymbol, now: number) => A) =>
+      Effect.zipWith(market(symbol), Clock.currentTimeMillis, f)
+
+    const authorized = (credentials: VenueCredentials) =>
+      wellFormed(credentials) ? Effect.void : Effect.fail(new VenueRejected({ error: `${exchange} rejected the credentials` }))
+
+    const account = (credentials: VenueCredentials) =>
+      Effect.zipRight(authorized(credentials), Effect.map(Ref.get(paper), (all) => all.get(identity(credentials)) ?? emptyAccount))
+
+    const tickers = Effect.map(Clock.currentTimeMillis, (now) =>
+      new Map(Array.from(markets.values(), (m): [string, Ticker] => [m.symbol, { symbol: m.symbol, ...m.day(now), funding_rate: m.funding(now).rate }])))
+
+    const placeOrder = (credentials: VenueCredentials, order: Parameters<Venue["placeOrder"]>[1]) =>
+      Effect.gen(function*() {
+        yield* authorized(credentials)
+        const m = yield* market(order.symbol)
+        const mark = m.price(yield* Clock.currentTimeMillis)
+        const direction = order.side === "buy" ? 1 : -1
+        const fillPrice = mark * (1 + direction * paperSlippage)
+        const marketable = order.price === undefined || direction * (order.price - fillPrice) >= 0
+        const key = identity(credentials)
+        return yield* Ref.modify(paper, (all): [OrderResult, Map<string, PaperAccount>] => {
+          const before = all.get(key) ?? emptyAccount
+          const order_id = `${exchange}-${before.nextOrder}`
+          const numbered = { ...before, nextOrder: before.nextOrder + 1 }
+          if (!marketable) {
+            const resting = { ...numbered, openOrders: new Map(numbered.openOrders).set(order_id, { symbol: order.symbol }) }
+            return [{ order_id, status: "open", filled_quantity: 0, average_price: null, fee: 0 }, new Map(all).set(key, resting)]
+          }
+          const fee = Math.abs(order.quantity) * fillPrice * paperFeeRate
+          const after = applyFill(numbered, order.symbol, direction * order.quantity, fillPrice, fee)
+          return [
+            { order_id, status: "filled", filled_quantity: order.quantity, average_price: fillPrice, fee },
+            new Map(all).set(key, after)
+          ]
+        })
+      })
+
+    const cancelOrder = (credentials: VenueCredentials, order: { readonly symbol: string; readonly order_id: string }) =>
+      Effect.gen(function*() {
+        const current = yield* account(credentials)
+        if (!current.openOrders.has(order.order_id)) {
+          return yield* new VenueRejected({ error: `${exchange} has no open order ${order.order_id}` })
+        }
+        const openOrders = new Map(current.openOrders)
+        openOrders.delete(order.order_id)
+        yield* Ref.update(paper, (all) => new Map(all).set(identity(credentials), { ...current, openOrders }))
+      })
+
+    const positions = (credentials: VenueCredentials) =>
+      Effect.map(account(credentials), (a) =>
+        Array.from(a.positions, ([symbol, p]): Position => ({
+          symbol,
+          side: p.size > 0 ? "long" : "short",
+          size: Math.abs(p.size),
+          entry_price: p.entry,
+          leverage: 1
+        })))
+
+    const balances = (credentials: VenueCredentials) =>
+      Effect.gen(function*() {
+        const a = yield* account(credentials)
+        const now = yield* Clock.currentTimeMillis
+        let unrealized = 0
+        for (const [symbol, p] of a.positions) unrealized += p.size * (markets.get(symbol)!.price(now) - p.entry)
+        return [{ asset: "USD", total: a.cash + unrealized, available: a.cash }]
+      })
+
+    return {
+      exchange,
+      tickers,
+      candles: (q) => withMarket(q.symbol, (m, now) => m.candles(q.timeframe, q.start, q.end, now)),
+      funding: (symbol) => withMarket(symbol, (m, now) => m.funding(now)),
+      openInterest: (symbol) => withMarket(symbol, (m, now) => m.openInterest(now)),
+      depth: (symbol, levels) => withMarket(symbol, (m, now) => m.depth(now, levels)),
+      trades: (symbol, limit) => withMarket(symbol, (m, now) => m.trades(now, limit)),
+      checkCredentials: authorized,
+      balances,
+      positions,
+      placeOrder,
+      cancelOrder
+    } satisfies Venue
+  })

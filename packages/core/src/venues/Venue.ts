@@ -1,0 +1,133 @@
+import { Context, type Effect, Schema } from "effect"
+import type { UpstreamError, UpstreamTimeout, Unavailable, VenueRejected } from "../http/Errors.js"
+
+export const Exchange = Schema.Literal("venue1", "venue2")
+export type Exchange = typeof Exchange.Type
+
+export const Timeframe = Schema.Literal("1m", "5m", "15m", "30m", "1h", "4h", "1d")
+export type Timeframe = typeof Timeframe.Type
+
+export const timeframeMillis: Record<Timeframe, number> = {
+  "1m": 60_000,
+  "5m": 300_000,
+  "15m": 900_000,
+  "30m": 1_800_000,
+  "1h": 3_600_000,
+  "4h": 14_400_000,
+  "1d": 86_400_000
+}
+
+/** A closed bar; `time` is its open time in epoch milliseconds (as both venues send it). */
+export const Candle = Schema.Struct({
+  time: Schema.Number,
+  open: Schema.Number,
+  high: Schema.Number,
+  low: Schema.Number,
+  close: Schema.Number,
+  volume: Schema.Number
+})
+export type Candle = typeof Candle.Type
+
+/** The 24-hour view of one symbol. */
+export interface Ticker {
+  readonly symbol: string
+  readonly price: number
+  readonly change_24h: number
+  readonly volume_24h: number
+  readonly funding_rate: number
+}
+
+export interface Funding {
+  readonly rate: number
+  readonly next_funding_time: number
+}
+
+/** Price levels as `[price, size]`, best first. */
+export interface OrderBook {
+  readonly bids: ReadonlyArray<readonly [number, number]>
+  readonly asks: ReadonlyArray<readonly [number, number]>
+}
+
+export interface Trade {
+  readonly time: number
+  readonly price: number
+  readonly size: number
+  readonly side: "buy" | "sell"
+}
+
+export interface Balance {
+  readonly asset: string
+  readonly total: number
+  readonly available: number
+}
+
+export interface Position {
+  readonly symbol: string
+  readonly side: "long" | "short"
+  readonly size: number
+  readonly entry_price: number
+  readonly leverage: number
+}
+
+export interface OrderRequest {
+  readonly symbol: string
+  readonly side: "buy" | "sell"
+  readonly quantity: number
+  /** A limit price; a market order when absent. */
+  readonly price?: number
+}
+
+export interface OrderResult {
+  readonly order_id: string
+  readonly status: "filled" | "open"
+  readonly filled_quantity: number
+  readonly average_price: number | null
+  /** Fee paid, in quote currency; null when the venue does not say. */
+  readonly fee: number | null
+}
+
+/** What a venue needs to act for an account: a wallet (venue1) or an API key pair (venue2). */
+export type VenueCredentials =
+  | { readonly kind: "wallet"; readonly environment: string; readonly address: string; readonly privateKey: string }
+  | { readonly kind: "apiKey"; readonly environment: string; readonly apiKey: string; readonly secretKey: string }
+
+/** The symbol is not listed on the venue. */
+export class UnknownSymbol extends Schema.TaggedError<UnknownSymbol>()("UnknownSymbol", { symbol: Schema.String }) {}
+
+/** The venue did not answer (503), answered a failure (502), or too late (504). */
+export type VenueFailure = UpstreamError | Unavailable | UpstreamTimeout
+
+/**
+ * What the platform needs from an exchange. Symbols are bare coin names (`BTC`); each venue maps
+ * them to its own. Implemented by the simulation and by each venue's HTTP API.
+ */
+export interface Venue {
+  readonly exchange: Exchange
+  /** Every listed symbol's ticker, in one answer. */
+  readonly tickers: Effect.Effect<ReadonlyMap<string, Ticker>, VenueFailure>
+  /** Closed candles whose open time lies in `[start, end)`, oldest first. */
+  readonly candles: (
+    query: { readonly symbol: string; readonly timeframe: Timeframe; readonly start: number; readonly end: number }
+  ) => Effect.Effect<ReadonlyArray<Candle>, VenueFailure | UnknownSymbol>
+  readonly funding: (symbol: string) => Effect.Effect<Funding, VenueFailure | UnknownSymbol>
+  /** Open interest in coins. */
+  readonly openInterest: (symbol: string) => Effect.Effect<number, VenueFailure | UnknownSymbol>
+  readonly depth: (symbol: string, levels: number) => Effect.Effect<OrderBook, VenueFailure | UnknownSymbol>
+  /** The most recent trades, newest first. */
+  readonly trades: (symbol: string, limit: number) => Effect.Effect<ReadonlyArray<Trade>, VenueFailure | UnknownSymbol>
+  /** Succeeds when the venue accepts the credentials. */
+  readonly checkCredentials: (credentials: VenueCredentials) => Effect.Effect<void, VenueFailure | VenueRejected>
+  readonly balances: (credentials: VenueCredentials) => Effect.Effect<ReadonlyArray<Balance>, VenueFailure | VenueRejected>
+  readonly positions: (credentials: VenueCredentials) => Effect.Effect<ReadonlyArray<Position>, VenueFailure | VenueRejected>
+  readonly placeOrder: (
+    credentials: VenueCredentials,
+    order: OrderRequest
+  ) => Effect.Effect<OrderResult, VenueFailure | VenueRejected | UnknownSymbol>
+  readonly cancelOrder: (
+    credentials: VenueCredentials,
+    order: { readonly symbol: string; readonly order_id: string }
+  ) => Effect.Effect<void, VenueFailure | VenueRejected>
+}
+
+/** Both venues, each the simulation or its HTTP API as configured. */
+export class Venues extends Context.Tag("@trading-platform/core/Venues")<Venues, Readonly<Record<Exchange, Venue>>>() {}

@@ -1,0 +1,234 @@
+import { HttpClientRequest } from "@effect/platform"
+import { Clock, Effect, Schema } from "effect"
+import type { VenueConnection } from "../config/PlatformConfig.js"
+import { UpstreamError, VenueRejected } from "../http/Errors.js"
+import { type Candle, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+import { signL1Action, toWire } from "./Venue1Signing.js"
+import { makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
+
+const AllMids = Schema.Record({ key: Schema.String, value: Num })
+const MetaAndAssetCtxs = Schema.Tuple(
+  Schema.Struct({ universe: Schema.Array(Schema.Struct({ name: Schema.String, szDecimals: Schema.Number })) }),
+  Schema.Array(Schema.Struct({
+    funding: Num,
+    openInterest: Num,
+    prevDayPx: Num,
+    dayNtlVlm: Num,
+    markPx: Num,
+    midPx: Schema.NullOr(Num)
+  }))
+)
+const CandleSnapshot = Schema.Array(Schema.Struct({ t: Schema.Number, o: Num, h: Num, l: Num, c: Num, v: Num }))
+const Level = Schema.Struct({ px: Num, sz: Num })
+const L2Book = Schema.NullOr(Schema.Struct({ levels: Schema.Tuple(Schema.Array(Level), Schema.Array(Level)) }))
+const RecentTrades = Schema.Array(Schema.Struct({ side: Schema.Literal("B", "A"), px: Num, sz: Num, time: Schema.Number }))
+const ClearinghouseState = Schema.Struct({
+  marginSummary: Schema.Struct({ accountValue: Num }),
+  withdrawable: Num,
+  assetPositions: Schema.Array(Schema.Struct({
+    position: Schema.Struct({
+      coin: Schema.String,
+      szi: Num,
+      entryPx: Schema.NullOr(Num),
+      leverage: Schema.Struct({ value: Schema.Number })
+    })
+  }))
+})
+
+// venue1 settles funding every hour.
+const fundingInterval = 3_600_000
+// A market order is an immediate-or-cancel limit this far through the mid, as venue1's SDK does.
+const marketSlippage = 0.05
+
+const OrderStatus = Schema.Union(
+  Schema.Struct({ filled: Schema.Struct({ totalSz: Num, avgPx: Num, oid: Schema.Number }) }),
+  Schema.Struct({ resting: Schema.Struct({ oid: Schema.Number }) }),
+  Schema.Struct({ error: Schema.String })
+)
+const ExchangeAnswer = Schema.Union(
+  Schema.Struct({
+    status: Schema.Literal("ok"),
+    response: Schema.Struct({
+      data: Schema.Struct({ statuses: Schema.Array(Schema.Union(OrderStatus, Schema.Literal("success"))) })
+    })
+  }),
+  Schema.Struct({ status: Schema.Literal("err"), response: Schema.String })
+)
+
+/** A price as venue1 accepts it: five significant figures, at most `6 - szDecimals` decimals. */
+const venuePrice = (px: number, szDecimals: number) => Number(Number(px.toPrecision(5)).toFixed(Math.max(0, 6 - szDecimals)))
+
+/**
+ * venue1's Hyperliquid-style API: market data and account state through `POST /info`, orders
+ * through `/exchange` actions signed (EIP-712, secp256k1) with the wallet's private key.
+ */
+export const makeVenue1Http = (connection: VenueConnection) =>
+  Effect.gen(function*() {
+    const http = yield* makeVenueClient("venue1", connection)
+    const ask = (body: Record<string, unknown>) =>
+      http.send(HttpClientRequest.post(`${http.baseUrl}/info`).pipe(HttpClientRequest.bodyUnsafeJson(body)))
+    const info = <A, I>(body: Record<string, unknown>, schema: Schema.Schema<A, I>) =>
+      Effect.flatMap(ask(body), (reply) => http.decode(reply, schema))
+
+    // The asset index (an order's `a`) is the position in the universe.
+    const contexts = Effect.map(info({ type: "metaAndAssetCtxs" }, MetaAndAssetCtxs), ([meta, ctxs]) =>
+      new Map(meta.universe.flatMap(({ name, szDecimals }, asset) => {
+        const ctx = ctxs[asset]
+        return ctx ? [[name, { ...ctx, asset, szDecimals }] as const] : []
+      })))
+
+    const context = (symbol: string) =>
+      Effect.flatMap(contexts, (all) => {
+        const ctx = all.get(symbol)
+        return ctx ? Effect.succeed(ctx) : Effect.fail(new UnknownSymbol({ symbol }))
+      })
+
+    /** An empty answer means an unlisted coin only when `allMids` does not know it either. */
+    const listedOr = <A>(symbol: string, empty: A) =>
+      Effect.flatMap(info({ type: "allMids" }, AllMids), (mids) =>
+        symbol in mids ? Effect.succeed(empty) : Effect.fail(new UnknownSymbol({ symbol })))
+
+    const rejected = (reply: VenueReply): Effect.Effect<never, VenueRejected> =>
+      Effect.fail(new VenueRejected({ error: `venue1 refused the wallet (HTTP ${reply.status})` }))
+
+    const wallet = (credentials: VenueCredentials) =>
+      credentials.kind === "wallet" && /^0x[0-9a-fA-F]{40}$/.test(credentials.address) &&
+        /^0x[0-9a-fA-F]{64}$/.test(credentials.privateKey)
+        ? Effect.succeed(credentials)
+        : Effect.fail(new VenueRejected({ error: "venue1 needs a wallet address (0x + 40 hex) and private key (0x + 64 hex)" }))
+
+    const state = (credentials: VenueCredentials) =>
+      Effect.flatMap(wallet(credentials), (w) =>
+        Effect.flatMap(ask({ type: "clearinghouseState", user: w.address }), (reply) =>
+          http.decode(reply, ClearinghouseState, rejected)))
+
+    /** Signs and sends an action; answers the status of its one order or cancel. */
+    const act = (credentials: VenueCredentials, action: Record<string, unknown>) =>
+      Effect.gen(function*() {
+        const w = yield* wallet(credentials)
+        // The nonce is a wall-clock timestamp: venue1 refuses ones far from its own time.
+        const nonce = wallClock.unsafeCurrentTimeMillis()
+        const signature = signL1Action(action, nonce, w.privateKey, w.environment === "mainnet")
+        const reply = yield* http.send(
+          HttpClientRequest.post(`${http.baseUrl}/exchange`).pipe(
+            HttpClientRequest.bodyUnsafeJson({ action, nonce, signature, vaultAddress: null })
+          )
+        )
+        const answer = yield* http.decode(reply, ExchangeAnswer, rejected)
+        if (answer.status === "err") return yield* new VenueRejected({ error: `venue1 refused the action: ${answer.response}` })
+        const status = answer.response.data.statuses[0]
+        if (status === undefined) return yield* new UpstreamError({ error: "venue1 answered no status" })
+        if (status !== "success" && "error" in status) {
+          return yield* new VenueRejected({ error: `venue1 refused the order: ${status.error}` })
+        }
+        return status
+      })
+
+    const venue: Venue = {
+      exchange: "venue1",
+      tickers: Effect.map(contexts, (all) =>
+        new Map(Array.from(all, ([symbol, c]): [string, Ticker] => {
+          const price = c.midPx ?? c.markPx
+          return [symbol, {
+            symbol,
+            price,
+            change_24h: c.prevDayPx > 0 ? (price / c.prevDayPx - 1) * 100 : 0,
+            volume_24h: c.dayNtlVlm,
+            funding_rate: c.funding
+          }]
+        }))),
+      candles: (q) =>
+        info(
+          { type: "candleSnapshot", req: { coin: q.symbol, interval: q.timeframe, startTime: q.start, endTime: q.end - 1 } },
+          CandleSnapshot
+        ).pipe(
+          Effect.map((rows) =>
+            rows.filter((r) => r.t >= q.start && r.t < q.end).map((r): Candle => ({
+              time: r.t,
+              open: r.o,
+              high: r.h,
+              low: r.l,
+              close: r.c,
+              volume: r.v
+            }))
+          ),
+          Effect.flatMap((bars) => bars.length > 0 ? Effect.succeed(bars) : listedOr(q.symbol, bars))
+        ),
+      funding: (symbol) =>
+        Effect.zipWith(context(symbol), Clock.currentTimeMillis, (c, now) => ({
+          rate: c.funding,
+          next_funding_time: (Math.floor(now / fundingInterval) + 1) * fundingInterval
+        })),
+      openInterest: (symbol) => Effect.map(context(symbol), (c) => c.openInterest),
+      depth: (symbol, levels) =>
+        Effect.flatMap(info({ type: "l2Book", coin: symbol }, L2Book), (book) =>
+          book === null
+            ? Effect.fail(new UnknownSymbol({ symbol }))
+            : Effect.succeed({
+              bids: book.levels[0].slice(0, levels).map((l) => [l.px, l.sz] as const),
+              asks: book.levels[1].slice(0, levels).map((l) => [l.px, l.sz] as const)
+            })),
+      trades: (symbol, limit) =>
+        info({ type: "recentTrades", coin: symbol }, RecentTrades).pipe(
+          Effect.map((rows) =>
+            [...rows].sort((a, b) => b.time - a.time).slice(0, limit).map((t) => ({
+              time: t.time,
+              price: t.px,
+              size: t.sz,
+              side: t.side === "B" ? "buy" as const : "sell" as const
+            }))
+          ),
+          Effect.flatMap((trades) => trades.length > 0 ? Effect.succeed(trades) : listedOr(symbol, trades))
+        ),
+      checkCredentials: (credentials) => Effect.asVoid(state(credentials)),
+      balances: (credentials) =>
+        Effect.map(state(credentials), (s) => [{ asset: "USDC", total: s.marginSummary.accountValue, available: s.withdrawable }]),
+      positions: (credentials) =>
+        Effect.map(state(credentials), (s) =>
+          s.assetPositions.filter(({ position }) => position.szi !== 0).map(({ position }) => ({
+            symbol: position.coin,
+            side: position.szi > 0 ? "long" as const : "short" as const,
+            size: Math.abs(position.szi),
+            entry_price: position.entryPx ?? 0,
+            leverage: position.leverage.value
+          }))),
+      placeOrder: (credentials, order) =>
+        Effect.gen(function*() {
+          const market = yield* context(order.symbol)
+          const buy = order.side === "buy"
+          const price = order.price ?? (market.midPx ?? market.markPx) * (1 + (buy ? marketSlippage : -marketSlippage))
+          const status = yield* act(credentials, {
+            type: "order",
+            orders: [{
+              a: market.asset,
+              b: buy,
+              p: toWire(venuePrice(price, market.szDecimals)),
+              s: toWire(Number(order.quantity.toFixed(market.szDecimals))),
+              r: false,
+              t: { limit: { tif: order.price === undefined ? "Ioc" : "Gtc" } }
+            }],
+            grouping: "na"
+          })
+          if (status !== "success" && "filled" in status) {
+            return {
+              order_id: String(status.filled.oid),
+              status: "filled" as const,
+              filled_quantity: status.filled.totalSz,
+              average_price: status.filled.avgPx,
+              fee: null
+            }
+          }
+          if (status !== "success" && "resting" in status) {
+            return { order_id: String(status.resting.oid), status: "open" as const, filled_quantity: 0, average_price: null, fee: null }
+          }
+          return yield* new UpstreamError({ error: "venue1 answered an order without its status" })
+        }),
+      cancelOrder: (credentials, order) =>
+        Effect.flatMap(context(order.symbol), (market) =>
+          act(credentials, { type: "cancel", cancels: [{ a: market.asset, o: Number(order.order_id) }] })).pipe(
+            Effect.catchTag("UnknownSymbol", (e) => Effect.fail(new VenueRejected({ error: `venue1 does not list ${e.symbol}` }))),
+            Effect.asVoid
+          )
+    }
+    return venue
+  })

@@ -1,0 +1,178 @@
+import { HttpClientRequest } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import { createHmac } from "node:crypto"
+import type { VenueConnection } from "../config/PlatformConfig.js"
+import { type UpstreamError, VenueRejected } from "../http/Errors.js"
+import { type Candle, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+import { makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
+
+const quote = "USDT"
+const pair = (symbol: string) => `${symbol}${quote}`
+const coin = (pairName: string) => pairName.endsWith(quote) ? pairName.slice(0, -quote.length) : undefined
+
+const Ticker24h = Schema.Array(Schema.Struct({
+  symbol: Schema.String,
+  lastPrice: Num,
+  priceChangePercent: Num,
+  quoteVolume: Num
+}))
+const PremiumIndex = Schema.Struct({ symbol: Schema.String, lastFundingRate: Num, nextFundingTime: Schema.Number })
+const OpenInterest = Schema.Struct({ openInterest: Num })
+// [openTime, open, high, low, close, volume, closeTime, ...]
+const Klines = Schema.Array(
+  Schema.Tuple([Schema.Number, Num, Num, Num, Num, Num], Schema.Unknown)
+)
+const Depth = Schema.Struct({ bids: Schema.Array(Schema.Tuple(Num, Num)), asks: Schema.Array(Schema.Tuple(Num, Num)) })
+const Trades = Schema.Array(Schema.Struct({ price: Num, qty: Num, time: Schema.Number, isBuyerMaker: Schema.Boolean }))
+const BalanceRows = Schema.Array(Schema.Struct({ asset: Schema.String, balance: Num, availableBalance: Num }))
+const PositionRisk = Schema.Array(Schema.Struct({ symbol: Schema.String, positionAmt: Num, entryPrice: Num, leverage: Num }))
+const OrderAnswer = Schema.Struct({ orderId: Schema.Number, status: Schema.String, executedQty: Num, avgPrice: Num })
+const ErrorBody = Schema.parseJson(Schema.Struct({ code: Schema.Number, msg: Schema.String }))
+
+// Binance-style error codes: unknown symbol; and key, permission or signature refused.
+const invalidSymbol = -1121
+const refusedKey = new Set([-2014, -2015, -1022, -2008])
+const pageSize = 1500
+
+/**
+ * venue2's Binance-futures-style REST API. Account calls are signed with HMAC-SHA256 over the query
+ * string and carry the key in `X-MBX-APIKEY`; their `timestamp` is wall-clock time, as the venue
+ * compares it with its own clock.
+ */
+export const makeVenue2Http = (connection: VenueConnection) =>
+  Effect.gen(function*() {
+    const http = yield* makeVenueClient("venue2", connection)
+
+    const errorOf = (reply: VenueReply) => Option.getOrUndefined(Schema.decodeUnknownOption(ErrorBody)(reply.text))
+
+    /** A refused public call: -1121 is a symbol the venue does not list. */
+    const unlisted = (symbol: string) => (reply: VenueReply): Effect.Effect<never, UnknownSymbol | UpstreamError> =>
+      errorOf(reply)?.code === invalidSymbol ? Effect.fail(new UnknownSymbol({ symbol })) : http.unexpected(reply)
+
+    /** A refused account call: the key, its permissions or the signature, or the request itself. */
+    const refused = (reply: VenueReply): Effect.Effect<never, VenueRejected> => {
+      const body = errorOf(reply)
+      const what = reply.status === 401 || (body !== undefined && refusedKey.has(body.code)) ? "the API key" : "the request"
+      return Effect.fail(new VenueRejected({ error: `venue2 refused ${what}${body ? `: ${body.msg}` : ` (HTTP ${reply.status})`}` }))
+    }
+
+    const get = (path: string, params: Record<string, string | number>) =>
+      http.send(HttpClientRequest.get(`${http.baseUrl}${path}`, { urlParams: params }))
+
+    const signed = <A, I>(
+      method: "GET" | "POST" | "DELETE",
+      path: string,
+      credentials: VenueCredentials,
+      params: Record<string, string | number>,
+      schema: Schema.Schema<A, I>
+    ) =>
+      credentials.kind !== "apiKey"
+        ? Effect.fail(new VenueRejected({ error: "venue2 needs an API key and secret" }))
+        : Effect.gen(function*() {
+          const query = new URLSearchParams({ ...params, timestamp: String(wallClock.unsafeCurrentTimeMillis()) }).toString()
+          const signature = createHmac("sha256", credentials.secretKey).update(query).digest("hex")
+          const request = HttpClientRequest.make(method)(`${http.baseUrl}${path}?${query}&signature=${signature}`).pipe(
+            HttpClientRequest.setHeader("X-MBX-APIKEY", credentials.apiKey)
+          )
+          return yield* http.decode(yield* http.send(request), schema, refused)
+        })
+
+    /** A symbol-level call: the venue answers -1121 for a symbol it does not list. */
+    const bySymbol = <A, I>(path: string, symbol: string, params: Record<string, string | number>, schema: Schema.Schema<A, I>) =>
+      Effect.flatMap(get(path, { symbol: pair(symbol), ...params }), (reply) => http.decode(reply, schema, unlisted(symbol)))
+
+    const candles: Venue["candles"] = (q) =>
+      Effect.gen(function*() {
+        const out: Array<Candle> = []
+        for (let from = q.start; from < q.end;) {
+          const page = yield* bySymbol("/fapi/v1/klines", q.symbol, {
+            interval: q.timeframe,
+            startTime: from,
+            endTime: q.end - 1,
+            limit: pageSize
+          }, Klines)
+          for (const [time, open, high, low, close, volume] of page) {
+            if (time >= q.start && time < q.end) out.push({ time, open, high, low, close, volume })
+          }
+          if (page.length < pageSize) break
+          from = page.at(-1)![0] + 1
+        }
+        return out
+      })
+
+    return {
+      exchange: "venue2",
+      tickers: Effect.zipWith(
+        Effect.flatMap(get("/fapi/v1/ticker/24hr", {}), (reply) => http.decode(reply, Ticker24h)),
+        Effect.flatMap(get("/fapi/v1/premiumIndex", {}), (reply) => http.decode(reply, Schema.Array(PremiumIndex))),
+        (tickers, premiums) => {
+          const funding = new Map(premiums.map((p) => [p.symbol, p.lastFundingRate]))
+          return new Map(tickers.flatMap((t): Array<[string, Ticker]> => {
+            const symbol = coin(t.symbol)
+            return symbol === undefined ? [] : [[symbol, {
+              symbol,
+              price: t.lastPrice,
+              change_24h: t.priceChangePercent,
+              volume_24h: t.quoteVolume,
+              funding_rate: funding.get(t.symbol) ?? 0
+            }]]
+          }))
+        },
+        { concurrent: true }
+      ),
+      candles,
+      funding: (symbol) =>
+        Effect.map(bySymbol("/fapi/v1/premiumIndex", symbol, {}, PremiumIndex), (p) => ({
+          rate: p.lastFundingRate,
+          next_funding_time: p.nextFundingTime
+        })),
+      openInterest: (symbol) => Effect.map(bySymbol("/fapi/v1/openInterest", symbol, {}, OpenInterest), (o) => o.openInterest),
+      depth: (symbol, levels) =>
+        Effect.map(bySymbol("/fapi/v1/depth", symbol, { limit: levels }, Depth), (book) => ({
+          bids: book.bids.slice(0, levels),
+          asks: book.asks.slice(0, levels)
+        })),
+      trades: (symbol, limit) =>
+        Effect.map(bySymbol("/fapi/v1/trades", symbol, { limit }, Trades), (rows) =>
+          [...rows].sort((a, b) => b.time - a.time).slice(0, limit).map((t) => ({
+            time: t.time,
+            price: t.price,
+            size: t.qty,
+            // The taker sold into a resting buy when the buyer was the maker.
+            side: t.isBuyerMaker ? "sell" as const : "buy" as const
+          }))),
+      checkCredentials: (credentials) => Effect.asVoid(signed("GET", "/fapi/v2/account", credentials, {}, Schema.Unknown)),
+      balances: (credentials) =>
+        Effect.map(signed("GET", "/fapi/v2/balance", credentials, {}, BalanceRows), (rows) =>
+          rows.map((b) => ({ asset: b.asset, total: b.balance, available: b.availableBalance }))),
+      positions: (credentials) =>
+        Effect.map(signed("GET", "/fapi/v2/positionRisk", credentials, {}, PositionRisk), (rows) =>
+          rows.filter((p) => p.positionAmt !== 0).flatMap((p) => {
+            const symbol = coin(p.symbol)
+            return symbol === undefined ? [] : [{
+              symbol,
+              side: p.positionAmt > 0 ? "long" as const : "short" as const,
+              size: Math.abs(p.positionAmt),
+              entry_price: p.entryPrice,
+              leverage: p.leverage
+            }]
+          })),
+      placeOrder: (credentials, order) =>
+        signed("POST", "/fapi/v1/order", credentials, {
+          symbol: pair(order.symbol),
+          side: order.side.toUpperCase(),
+          quantity: order.quantity,
+          ...(order.price === undefined ? { type: "MARKET" } : { type: "LIMIT", price: order.price, timeInForce: "GTC" })
+        }, OrderAnswer).pipe(
+          Effect.map((a) => ({
+            order_id: String(a.orderId),
+            status: a.status === "FILLED" ? "filled" as const : "open" as const,
+            filled_quantity: a.executedQty,
+            average_price: a.executedQty > 0 ? a.avgPrice : null,
+            fee: null
+          }))
+        ),
+      cancelOrder: (credentials, order) =>
+        Effect.asVoid(signed("DELETE", "/fapi/v1/order", credentials, { symbol: pair(order.symbol), orderId: order.order_id }, Schema.Unknown))
+    } satisfies Venue
+  })

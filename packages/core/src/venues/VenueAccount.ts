@@ -1,0 +1,41 @@
+import { Schema } from "effect"
+import { Venue1Environment } from "../accounts/Account.js"
+
+const allErrors = { parseOptions: { errors: "all" } } as const
+
+export const WalletRequest = Schema.Struct({
+  environment: Venue1Environment,
+  wallet_address: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{40}$/, { message: () => "must be 0x and 40 hex digits" })),
+  private_key: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{64}$/, { message: () => "must be 0x and 64 hex digits" }))
+}).annotations(allErrors)
+export type WalletRequest = typeof WalletRequest.Type
+
+// Messages never quote the value: these are secrets.
+const Key = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "must not be empty" }),
+  Schema.maxLength(256, { message: () => "must be at most 256 characters" })
+)
+
+export const Venue2SetupRequest = Schema.Struct({
+  environment: Schema.Literal("testnet", "mainnet"),
+  api_key: Key,
+  secret_key: Key,
+  max_leverage: Schema.optional(Schema.Int),
+  default_leverage: Schema.optional(Schema.Int)
+}).annotations(allErrors)
+export type Venue2SetupRequest = typeof Venue2SetupRequest.Type
+
+/** The spec's wallet connectivity test result. */
+export class WalletTestResult extends Schema.Class<WalletTestResult>("WalletTestResult")({
+  success: Schema.Boolean,
+  latency_ms: Schema.NullOr(Schema.Number),
+  message: Schema.NullOr(Schema.String),
+  /** The account's AI model. */
+  model: Schema.NullOr(Schema.String)
+}) {}
+
+/** The spec's generic acknowledgement. */
+export class Acknowledgement extends Schema.Class<Acknowledgement>("Acknowledgement")({
+  status: Schema.Literal("success"),
+  message: Schema.NullOr(Schema.String)
+}) {}

@@ -1,0 +1,103 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Clock, Effect, Option } from "effect"
+import { Accounts, checkLeverage } from "../accounts/Accounts.js"
+import type { AccountId } from "../accounts/Account.js"
+import { AccountsRepo, editOf } from "../accounts/AccountsRepo.js"
+import type { CurrentUserShape } from "../http/Authentication.js"
+import { NotFound } from "../http/Errors.js"
+import { Secrets } from "../secrets/Secrets.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { Venues } from "./Venue.js"
+import { Acknowledgement, type Venue2SetupRequest, type WalletRequest, WalletTestResult } from "./VenueAccount.js"
+import { VenueCredentialsRepo } from "./VenueCredentialsRepo.js"
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+/** Connects accounts to the venues: venue1 wallets and venue2 API keys, sealed at rest. */
+export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-platform/core/VenueAccounts", {
+  effect: Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const accountsRepo = yield* AccountsRepo
+    const repo = yield* VenueCredentialsRepo
+    const secrets = yield* Secrets
+    const venues = yield* Venues
+    const sql = yield* SqlClient.SqlClient
+
+    const storeWallet = (caller: CurrentUserShape, id: AccountId, input: WalletRequest) =>
+      Effect.gen(function*() {
+        yield* accounts.owned(caller, id)
+        yield* repo.upsert({
+          account_id: id,
+          venue: "venue1",
+          environment: input.environment,
+          public_id: input.wallet_address,
+          secret_sealed: secrets.seal(input.private_key),
+          now: yield* now
+        })
+        return new Acknowledgement({ status: "success", message: `venue1 wallet stored for account ${id}` })
+      }).pipe(dieOnStorageFailure, Effect.withSpan("VenueAccounts.storeWallet", { attributes: { id } }))
+
+    /** Asks venue1 about the stored wallet; a refusal is a failed test, an unreachable venue an error. */
+    const testWallet = (caller: CurrentUserShape, id: AccountId) =>
+      Effect.gen(function*() {
+        const account = yield* accounts.owned(caller, id)
+        const stored = yield* repo.find({ account_id: id, venue: "venue1" })
+        if (Option.isNone(stored) || stored.value.public_id === null) {
+          return yield* new NotFound({ error: `Account ${id} has no venue1 wallet; store one first` })
+        }
+        const credentials = {
+          kind: "wallet",
+          environment: stored.value.environment,
+          address: stored.value.public_id,
+          privateKey: secrets.open(stored.value.secret_sealed)
+        } as const
+        // Latency is real elapsed time, whatever clock the platform runs on.
+        const started = performance.now()
+        const outcome = yield* Effect.either(venues.venue1.checkCredentials(credentials))
+        const latency_ms = Math.round((performance.now() - started) * 100) / 100
+        if (outcome._tag === "Left" && outcome.left._tag !== "VenueRejected") return yield* outcome.left
+        return new WalletTestResult({
+          success: outcome._tag === "Right",
+          latency_ms,
+          message: outcome._tag === "Right" ? "venue1 accepted the wallet" : outcome.left.error,
+          model: account.model
+        })
+      }).pipe(dieOnStorageFailure, Effect.withSpan("VenueAccounts.testWallet", { attributes: { id } }))
+
+    /** Checks the keys against venue2 before storing them, and applies the leverage given. */
+    const setupVenue2 = (caller: CurrentUserShape, id: AccountId, input: Venue2SetupRequest) =>
+      Effect.gen(function*() {
+        const edit = editOf(yield* accounts.owned(caller, id))
+        const next = {
+          ...edit,
+          max_leverage: input.max_leverage ?? edit.max_leverage,
+          default_leverage: input.default_leverage ?? edit.default_leverage
+        }
+        yield* checkLeverage(next)
+        yield* venues.venue2.checkCredentials({
+          kind: "apiKey",
+          environment: input.environment,
+          apiKey: input.api_key,
+          secretKey: input.secret_key
+        })
+        const at = yield* now
+        yield* sql.withTransaction(
+          Effect.zipRight(
+            repo.upsert({
+              account_id: id,
+              venue: "venue2",
+              environment: input.environment,
+              public_id: null,
+              secret_sealed: secrets.seal(JSON.stringify({ api_key: input.api_key, secret_key: input.secret_key })),
+              now: at
+            }),
+            accountsRepo.update({ id, edit: next, now: at })
+          )
+        )
+        return new Acknowledgement({ status: "success", message: `venue2 keys accepted and stored for account ${id}` })
+      }).pipe(dieOnStorageFailure, Effect.withSpan("VenueAccounts.setupVenue2", { attributes: { id } }))
+
+    return { storeWallet, testWallet, setupVenue2 } as const
+  }),
+  dependencies: [VenueCredentialsRepo.Default]
+}) {}

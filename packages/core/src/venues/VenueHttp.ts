@@ -1,0 +1,67 @@
+import { FetchHttpClient, HttpClient, type HttpClientRequest } from "@effect/platform"
+import { Clock, Duration, Effect, Schema } from "effect"
+import type { VenueConnection } from "../config/PlatformConfig.js"
+import { UpstreamError, UpstreamTimeout, Unavailable } from "../http/Errors.js"
+import type { Exchange } from "./Venue.js"
+
+/** A venue's answer below 500: its status and body text, for the caller to judge. */
+export interface VenueReply {
+  readonly status: number
+  readonly text: string
+}
+
+/** Real time, for what a venue compares with its own clock (deadlines, nonces), also under a test clock. */
+export const wallClock = Clock.make()
+
+/**
+ * Requests to one venue's HTTP API with the configured timeout and retries. A venue that cannot be
+ * reached or answers 429/503 is `unavailable`, one that answers another 5xx or an unexpected body
+ * is `upstream_error`, one too slow is `upstream_timeout`. Only transport errors and 5xx are
+ * retried, at once: a slow venue is not asked again.
+ */
+export const makeVenueClient = (exchange: Exchange, connection: VenueConnection) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const timeoutMs = Duration.toMillis(connection.timeout)
+
+    const send = (request: HttpClientRequest.HttpClientRequest) =>
+      client.execute(request).pipe(
+        Effect.flatMap((response) => Effect.map(response.text, (text): VenueReply => ({ status: response.status, text }))),
+        Effect.timeoutFail({
+          duration: connection.timeout,
+          onTimeout: () => new UpstreamTimeout({ error: `${exchange} did not answer within ${timeoutMs} ms` })
+        }),
+        Effect.catchTags({
+          RequestError: () => Effect.fail(new Unavailable({ error: `${exchange} cannot be reached` })),
+          ResponseError: () => Effect.fail(new UpstreamError({ error: `${exchange} broke off its answer` }))
+        }),
+        Effect.filterOrElse((reply) => reply.status < 500 && reply.status !== 429, (reply) =>
+          Effect.fail(
+            reply.status === 503 || reply.status === 429
+              ? new Unavailable({ error: `${exchange} is unavailable (HTTP ${reply.status})` })
+              : new UpstreamError({ error: `${exchange} answered HTTP ${reply.status}` })
+          )),
+        Effect.retry({ times: connection.retries, while: (e) => e._tag !== "UpstreamTimeout" }),
+        Effect.withClock(wallClock)
+      )
+
+    const unexpected = (reply: VenueReply): Effect.Effect<never, UpstreamError> =>
+      Effect.fail(new UpstreamError({ error: `${exchange} refused the request (HTTP ${reply.status})` }))
+
+    /** The body of a 2xx reply decoded with the schema; any other reply goes to `otherwise`. */
+    const decode = <A, I, E = never>(
+      reply: VenueReply,
+      schema: Schema.Schema<A, I>,
+      otherwise: (reply: VenueReply) => Effect.Effect<A, E | UpstreamError> = unexpected
+    ): Effect.Effect<A, E | UpstreamError> =>
+      reply.status >= 200 && reply.status < 300
+        ? Schema.decodeUnknown(Schema.parseJson(schema))(reply.text).pipe(
+          Effect.mapError(() => new UpstreamError({ error: `${exchange} answered in an unexpected shape` }))
+        )
+        : otherwise(reply)
+
+    return { send, decode, unexpected, baseUrl: connection.baseUrl } as const
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+/** Venues send numbers as strings. */
+export const Num = Schema.NumberFromString

@@ -1,0 +1,239 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Stream } from "effect"
+import { defaultSettings, runBacktest } from "../../src/backtests/BacktestEngine.js"
+import { ProgramInvalid } from "../../src/http/Errors.js"
+import { type AccountView, ProgramRunError } from "../../src/sandbox/Decision.js"
+import { type Candle } from "../../src/venues/Venue.js"
+import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
+import { compileProgram } from "../../src/sandbox/ProgramSource.js"
+import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
+
+const bars = (count: number): Array<Candle> =>
+  Array.from({ length: count }, (_, i) => {
+    const close = 100 + 10 * Math.sin(i / 5)
+    return { time: 1_700_000_000_000 + i * 3_600_000, open: close - 1, high: close + 2, low: close - 2, close, volume: 10 + i }
+  })
+
+const flat: AccountView = { position: null, balance: 10_000, equity: 10_000 }
+
+/** Loads a program and answers its `Decide`, released with the test's scope. */
+const load = (code: string, seed = 7) =>
+  Effect.flatMap(ProgramRuntime, (runtime) => runtime.load({ code, symbol: "BTC", timeframe: "1h", params: { fast: 3 }, seed }))
+
+/** A program that reports `expression` (evaluated inside decide) through `reason`. */
+const reporting = (expression: string) =>
+  `export function decide(data) { return { operation: "close", reason: JSON.stringify(${expression}) } }`
+
+/** Feeds the bars to a reporting program and answers what it reported at the last one. */
+const report = (expression: string, count = 1, account = flat) =>
+  Effect.gen(function*() {
+    const decide = yield* load(reporting(expression))
+    const decisions = bars(count).map((bar) => decide(bar, account))
+    return JSON.parse(decisions[decisions.length - 1]!.reason!)
+  })
+
+/** The typed error a call of decide throws. */
+const failure = (code: string) =>
+  Effect.gen(function*() {
+    const decide = yield* load(code)
+    try {
+      decide(bars(1)[0]!, flat)
+    } catch (e) {
+      if (e instanceof ProgramRunError) return e
+      throw e
+    }
+    throw new Error("decide did not fail")
+  })
+
+const checkFailure = (code: string) => Effect.flip(Effect.flatMap(ProgramRuntime, (runtime) => runtime.check(code)))
+
+describe("QuickJS program runtime", () => {
+  it.layer(QuickJsProgramRuntime())((it) => {
+    it.scoped("decide sees DESIGN's data: symbol, timeframe, bar, candles ending with bar, position, balance, equity, params", () =>
+      Effect.gen(function*() {
+        const account: AccountView = {
+          position: { side: "short", size: 2, entry_price: 101, leverage: 3 },
+          balance: 9_000,
+          equity: 0
+        }
+        const data = yield* report("data", 3, account)
+        const [, , third] = bars(3)
+        expect(data).toEqual({
+          symbol: "BTC",
+          timeframe: "1h",
+          bar: third,
+          candles: bars(3),
+          position: { side: "short", size: 2, entry_price: 101, leverage: 3 },
+          balance: 9_000,
+          // Marked to the bar's close inside the sandbox, as the engine does.
+          equity: 9_000 - 2 * (third!.close - 101),
+          params: { fast: 3 }
+        })
+      }))
+
+    it.scoped("candles keep the last 500 bars, oldest first", () =>
+      Effect.gen(function*() {
+        const seen = yield* report("data.candles.length < 500 ? null : [data.candles.length, data.candles[0].time, data.candles[499].time === data.bar.time]", 503)
+        expect(seen).toEqual([500, bars(4)[3]!.time, true])
+      }))
+
+    it.scoped("the program reaches no host: no process, require, fetch, timers or modules, even through the Function constructor", () =>
+      Effect.gen(function*() {
+        const globals = yield* report(
+          `["process", "require", "fetch", "setTimeout", "setInterval", "queueMicrotask", "XMLHttpRequest", "WebAssembly", "std", "os", "console"]
+            .map((name) => typeof globalThis[name])
+            .concat([ (function () {}).constructor.constructor("return typeof process")(), ({}).constructor.constructor("return typeof require")() ])`
+        )
+        expect(globals.every((t: string) => t === "undefined")).toBe(true)
+        const imported = yield* checkFailure(`import fs from "fs"\nexport function decide() { return { operation: "hold" } }`)
+        expect(imported).toBeInstanceOf(ProgramInvalid)
+      }))
+
+    it.scoped("prototype tricks inside the sandbox do not leak into the host", () =>
+      Effect.gen(function*() {
+        const decide = yield* load(`
+          Object.prototype.polluted = "yes"
+          Array.prototype.map = () => { throw new Error("hijacked") }
+          JSON.parse = () => ({ operation: "buy" })
+          export function decide() { return { operation: "hold" } }`)
+        expect(decide(bars(1)[0]!, flat)).toEqual({ operation: "hold" })
+        expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
+        expect([1, 2].map((x) => x * 2)).toEqual([2, 4])
+      }))
+
+    it.scoped("the clock is the bar's time and Math.random is seeded, so runs repeat exactly", () =>
+      Effect.gen(function*() {
+        const clock = yield* report("[Date.now(), new Date().getTime(), new Date(0).getTime(), new Date() instanceof Date]", 2)
+        expect(clock).toEqual([bars(2)[1]!.time, bars(2)[1]!.time, 0, true])
+        const random = `export function decide() { return { operation: "close", reason: String(Math.random()) } }`
+        const draws = (seed: number) =>
+          Effect.map(load(random, seed), (decide) => bars(3).map((bar) => decide(bar, flat).reason))
+        const first = yield* draws(1)
+        expect(yield* draws(1)).toEqual(first)
+        expect(yield* draws(2)).not.toEqual(first)
+      }))
+
+    it.scoped("an endless loop in decide stops with cpu_budget_exceeded, and the next run still works", () =>
+      Effect.gen(function*() {
+        const error = yield* failure(`export function decide() { for (;;) {} }`)
+        expect(error.reason).toBe("cpu_budget_exceeded")
+        expect(error.time).toBe(bars(1)[0]!.time)
+        const again = yield* load(`export function decide() { return { operation: "buy" } }`)
+        expect(again(bars(1)[0]!, flat)).toEqual({ operation: "buy" })
+      }))
+
+    it.scoped("an endless loop, even one that catches, cannot escape the budget", () =>
+      Effect.gen(function*() {
+        const error = yield* failure(`export function decide() { for (;;) { try { for (;;) {} } catch (e) {} } }`)
+        expect(error.reason).toBe("cpu_budget_exceeded")
+      }))
+
+    it.scoped("loops of large built-in calls are charged for their size, so the CPU budget stops them too", () =>
+      Effect.gen(function*() {
+        for (const body of ["new Array(1e6).fill(1)", "big.join(\",\")", "big.slice().reverse()", "\"x\".repeat(3e6)", "JSON.stringify(big)"]) {
+          const error = yield* failure(`const big = new Array(1e6).fill(1)\nexport function decide() { for (;;) ${body} }`)
+          expect(error.reason, body).toBe("cpu_budget_exceeded")
+        }
+      }))
+
+    it.scoped("exhausting memory or the stack stops with memory_exceeded", () =>
+      Effect.gen(function*() {
+        const heap = yield* failure(`export function decide() { const a = []; for (;;) a.push(new Float64Array(1 << 20)) }`)
+        expect(heap.reason).toBe("memory_exceeded")
+        const stack = yield* failure(`const f = (n) => f(n + 1) + 1\nexport function decide() { return f(0) }`)
+        expect(stack.reason).toBe("memory_exceeded")
+      }))
+
+    it.scoped("a throw stops with threw and the program's message", () =>
+      Effect.gen(function*() {
+        const error = yield* failure(`export function decide() { throw new RangeError("no data") }`)
+        expect(error.reason).toBe("threw")
+        expect(error.message).toContain("RangeError: no data")
+        const odd = yield* failure(`export function decide() { throw { get message() { throw 1 } } }`)
+        expect(odd.reason).toBe("threw")
+      }))
+
+    it.scoped("garbage answers stop with invalid_decision", () =>
+      Effect.gen(function*() {
+        for (const answer of ["undefined", `"buy"`, `{ operation: "fly" }`, `{ operation: "buy", leverage: 1000 }`, `{ operation: "sell", target_portion_of_balance: 2 }`, `[1, 2]`]) {
+          const error = yield* failure(`export function decide() { return ${answer} }`)
+          expect(error.reason, answer).toBe("invalid_decision")
+        }
+        const cyclic = yield* failure(`export function decide() { const d = { operation: "buy" }; d.self = d; return d }`)
+        expect(cyclic.reason).toBe("threw")
+      }))
+
+    it.scoped("null optional fields read as absent", () =>
+      Effect.gen(function*() {
+        const decide = yield* load(`export function decide() { return { operation: "buy", leverage: null, reason: "x" } }`)
+        expect(decide(bars(1)[0]!, flat)).toEqual({ operation: "buy", reason: "x" })
+      }))
+
+    it.effect("check names the line and column of a syntax error, and requires an exported decide", () =>
+      Effect.gen(function*() {
+        const syntax = yield* checkFailure(`export function decide(data) {\n  return {(\n}`)
+        expect(syntax).toMatchObject({ _tag: "ProgramInvalid", line: 2, column: 11 })
+        const thrown = yield* checkFailure(`const x = 1\nnull.x\nexport function decide() {}`)
+        expect(thrown).toMatchObject({ line: 2 })
+        expect((yield* checkFailure(`export function choose() {}`)).error).toMatch(/decide/)
+        expect((yield* checkFailure(`export const decide = 3`)).error).toMatch(/decide/)
+        expect((yield* checkFailure(`for (;;) {}\nexport function decide() {}`)).error).toMatch(/CPU/)
+        yield* Effect.flatMap(ProgramRuntime, (runtime) => runtime.check(`export function decide() { return { operation: "hold" } }`))
+      }))
+
+    it.scoped("ta offers sma, ema, rsi, macd, atr and bollinger", () =>
+      Effect.gen(function*() {
+        const values = yield* report(`(() => {
+          const up = Array.from({ length: 40 }, (_, i) => i + 1)
+          const same = Array.from({ length: 40 }, () => 5)
+          const candles = same.map((c) => ({ open: c, high: c + 1, low: c - 1, close: c }))
+          return [ta.sma(up, 5), ta.sma(up, 50), ta.ema(same, 10), ta.rsi(up, 14), ta.macd(same), ta.atr(candles, 14),
+            ta.bollinger(same, 20), ta.sma(data.candles, 2)]
+        })()`, 2)
+        const [first, second] = bars(2)
+        expect(values).toEqual([
+          38, null, 5, 100, { macd: 0, signal: 0, histogram: 0 }, 2, { upper: 5, middle: 5, lower: 5 }, (first!.close + second!.close) / 2
+        ])
+      }))
+
+    it.scoped("a backtest of a sandboxed program is deterministic", () =>
+      Effect.gen(function*() {
+        const code = `export function decide(data) {
+          const fast = ta.sma(data.candles, data.params.fast), slow = ta.sma(data.candles, 10)
+          if (slow === null) return { operation: "hold" }
+          return { operation: fast > slow ? "buy" : "sell", target_portion_of_balance: 0.5 + Math.random() / 2 }
+        }`
+        const once = Effect.flatMap(load(code), (decide) => runBacktest(defaultSettings("1h"), Stream.fromIterable(bars(300)), decide))
+        const first = yield* once
+        expect(first.metrics.total_trades).toBeGreaterThan(5)
+        expect(yield* once).toEqual(first)
+      }))
+
+    it.scoped("a failing program fails the backtest with its typed error", () =>
+      Effect.gen(function*() {
+        const decide = yield* load(`export function decide(data) { if (data.candles.length === 3) throw new Error("third"); return { operation: "hold" } }`)
+        const exit = yield* Effect.exit(runBacktest(defaultSettings("1h"), Stream.fromIterable(bars(10)), decide))
+        expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error).toMatchObject({ reason: "threw", time: bars(3)[2]!.time })
+      }))
+  })
+})
+
+describe("compileProgram", () => {
+  it.effect("compiles TypeScript to JavaScript that keeps its lines", () =>
+    Effect.gen(function*() {
+      const js = yield* compileProgram(`type D = { candles: Array<unknown> }\nexport function decide(data: D): { operation: string } {\n  return { operation: "hold" }\n}`, "typescript")
+      expect(js).not.toContain(": D")
+      expect(js.split("\n")[1]).toContain("export function decide(data)")
+    }))
+
+  it.effect("answers program_invalid with the position of a TypeScript syntax error, and unsupported_language otherwise", () =>
+    Effect.gen(function*() {
+      expect(yield* Effect.flip(compileProgram(`export function decide(data: number {\n}`, "typescript"))).toMatchObject({
+        _tag: "ProgramInvalid",
+        line: 1,
+        column: 37
+      })
+      expect((yield* Effect.flip(compileProgram("x", "python")))._tag).toBe("UnsupportedLanguage")
+      expect(yield* compileProgram("export const decide = 1", "javascript")).toBe("export const decide = 1")
+    }))
+})

@@ -1,0 +1,262 @@
+import { secp256k1 } from "@noble/curves/secp256k1.js"
+import { keccak_256 } from "@noble/hashes/sha3.js"
+import { bytesToHex } from "@noble/hashes/utils.js"
+import { createHmac } from "node:crypto"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { l1Digest, recoverAddress } from "../../src/venues/Venue1Signing.js"
+
+/** How a fake venue answers: normally, or failing in one of the ways a real venue fails. */
+export type Behavior = "ok" | "error500" | "unavailable503" | "slow" | "garbage"
+
+export interface FakeVenue {
+  readonly url: string
+  behavior: Behavior
+  /** Requests seen, by route (`/info` requests by their `type`). */
+  readonly calls: Map<string, number>
+  /** The body of the last request. */
+  readonly last: { body?: any }
+  readonly close: () => Promise<void>
+}
+
+type Handler = (route: { readonly path: string; readonly params: URLSearchParams; readonly body: any; readonly req: IncomingMessage }) => {
+  readonly status?: number
+  readonly json: unknown
+  readonly key?: string
+}
+
+const minute = 60_000
+const intervals: Record<string, number> = {
+  "1m": minute,
+  "5m": 5 * minute,
+  "15m": 15 * minute,
+  "30m": 30 * minute,
+  "1h": 60 * minute,
+  "4h": 240 * minute,
+  "1d": 1440 * minute
+}
+
+/** Bars of the interval from the first boundary at or after `start` up to `end` (inclusive), at most `limit`. */
+export const fakeBars = (interval: string, start: number, end: number, limit = Infinity) => {
+  const step = intervals[interval]!
+  const out: Array<{ t: number; o: string; h: string; l: string; c: string; v: string }> = []
+  for (let t = Math.ceil(start / step) * step; t <= end && out.length < limit; t += step) {
+    const o = 100 + (t / step) % 7
+    out.push({ t, o: o.toFixed(2), h: (o + 2).toFixed(2), l: (o - 1).toFixed(2), c: (o + 1).toFixed(2), v: "12.5" })
+  }
+  return out
+}
+
+const start = (handler: Handler): Promise<FakeVenue> =>
+  new Promise((resolve) => {
+    const calls = new Map<string, number>()
+    const last: { body?: any } = {}
+    const venue: { behavior: Behavior } = { behavior: "ok" }
+    const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      let raw = ""
+      req.on("data", (chunk) => (raw += chunk))
+      req.on("end", () => {
+        const url = new URL(req.url ?? "/", "http://fake")
+        const body = raw === "" ? undefined : JSON.parse(raw)
+        last.body = body
+        const answer = handler({ path: url.pathname, params: url.searchParams, body, req })
+        const key = answer.key ?? url.pathname
+        calls.set(key, (calls.get(key) ?? 0) + 1)
+        const send = (status: number, text: string) => {
+          if (!res.writableEnded) res.writeHead(status, { "content-type": "application/json" }).end(text)
+        }
+        switch (venue.behavior) {
+          case "error500":
+            return send(500, JSON.stringify({ error: "internal" }))
+          case "unavailable503":
+            return send(503, JSON.stringify({ error: "maintenance" }))
+          case "garbage":
+            return send(200, "<html>not json</html>")
+          case "slow":
+            return void setTimeout(() => send(200, JSON.stringify(answer.json)), 3_000).unref()
+          default:
+            return send(answer.status ?? 200, JSON.stringify(answer.json))
+        }
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address ? address.port : 0
+      resolve(Object.assign(venue, {
+        url: `http://127.0.0.1:${port}`,
+        calls,
+        last,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections()
+            server.close(() => done())
+          })
+      }))
+    })
+  })
+
+const coins = ["BTC", "ETH"] as const
+const reference: Record<string, number> = { BTC: 65_000, ETH: 3_200 }
+
+/** The address venue1 refuses (answers 422, as it does for a malformed user). */
+export const refusedAddress = `0x${"0d".repeat(20)}`
+
+/** The API wallet key the fake venue1 accepts signatures from. */
+export const venue1AgentKey = `0x${"5e".repeat(32)}`
+const agentAddress = `0x${
+  bytesToHex(keccak_256(secp256k1.getPublicKey(venue1AgentKey.slice(2), false).subarray(1)).subarray(12))
+}`
+export const venue1RestingOrder = 78
+
+/** venue1's signed `/exchange` (a testnet): checks the signer, fills IOC orders, rests GTC ones. */
+const exchange = (body: any) => {
+  const signer = recoverAddress(l1Digest(body.action, body.nonce, false), body.signature)
+  if (signer !== agentAddress) return { key: "exchange", json: { status: "err", response: `User or API Wallet ${signer} does not exist.` } }
+  const ok = (statuses: Array<unknown>) => ({
+    key: `exchange:${body.action.type}`,
+    json: { status: "ok", response: { type: body.action.type, data: { statuses } } }
+  })
+  if (body.action.type === "cancel") {
+    return ok([body.action.cancels[0].o === venue1RestingOrder ? "success" : { error: "Order was never placed, already canceled, or filled." }])
+  }
+  const order = body.action.orders[0]
+  if (order.a >= coins.length) return ok([{ error: "Invalid asset" }])
+  return ok([order.t.limit.tif === "Ioc" ? { filled: { totalSz: order.s, avgPx: "3200.5", oid: 77 } } : { resting: { oid: venue1RestingOrder } }])
+}
+
+/** A venue1 (Hyperliquid-style) server: `POST /info` and signed `POST /exchange`. */
+export const startFakeVenue1 = () =>
+  start(({ body, path }) => {
+    if (path === "/exchange") return exchange(body)
+    const type = String(body?.type)
+    const known = (coin: unknown) => typeof coin === "string" && coin in reference
+    switch (type) {
+      case "allMids":
+        return { key: type, json: Object.fromEntries(coins.map((c) => [c, String(reference[c])])) }
+      case "metaAndAssetCtxs":
+        return {
+          key: type,
+          json: [
+            { universe: coins.map((name) => ({ name, szDecimals: 4, maxLeverage: 50 })) },
+            coins.map((c) => ({
+              funding: "0.0000125",
+              openInterest: "1234.5",
+              prevDayPx: String(reference[c]! * 0.98),
+              dayNtlVlm: "987654321.5",
+              markPx: String(reference[c]! + 1),
+              midPx: String(reference[c]),
+              oraclePx: String(reference[c]),
+              premium: "0.0001"
+            }))
+          ]
+        }
+      case "candleSnapshot": {
+        const { coin, endTime, interval, startTime } = body.req
+        const bars = known(coin) ? fakeBars(interval, startTime, endTime) : []
+        return { key: type, json: bars.map((b) => ({ ...b, T: b.t + intervals[interval]! - 1, s: coin, i: interval, n: 3 })) }
+      }
+      case "l2Book":
+        return {
+          key: type,
+          json: known(body.coin)
+            ? { coin: body.coin, time: 1, levels: [[{ px: "99.5", sz: "2", n: 1 }], [{ px: "100.5", sz: "3", n: 2 }]] }
+            : null
+        }
+      case "recentTrades":
+        return {
+          key: type,
+          json: known(body.coin)
+            ? [{ coin: body.coin, side: "B", px: "100.1", sz: "0.5", time: 1_000, hash: "0x0", tid: 1 }, {
+              coin: body.coin,
+              side: "A",
+              px: "100.2",
+              sz: "0.7",
+              time: 2_000,
+              hash: "0x1",
+              tid: 2
+            }]
+            : []
+        }
+      case "clearinghouseState":
+        return body.user === refusedAddress
+          ? { key: type, status: 422, json: "Failed to deserialize the JSON body into the target type" }
+          : {
+            key: type,
+            json: {
+              marginSummary: { accountValue: "1500.25", totalNtlPos: "7750.0", totalRawUsd: "9250.25", totalMarginUsed: "1550.0" },
+              withdrawable: "950.5",
+              assetPositions: [{
+                type: "oneWay",
+                position: { coin: "ETH", szi: "-2.5", entryPx: "3100.0", leverage: { type: "cross", value: 5 } }
+              }],
+              time: 1
+            }
+          }
+      default:
+        return { key: type, status: 422, json: "Failed to deserialize the JSON body into the target type" }
+    }
+  })
+
+/** The only key pair the fake venue2 accepts. */
+export const venue2Account = { apiKey: "AK0123456789abcdefXYZ", secretKey: "SK0123456789abcdefSECRETVALUE" } as const
+
+const invalidSymbol = { status: 400, json: { code: -1121, msg: "Invalid symbol." } }
+
+/** A venue2 (Binance-futures-style) REST server, with HMAC-SHA256 signed account calls. */
+export const startFakeVenue2 = () =>
+  start(({ params, path, req }) => {
+    const symbol = params.get("symbol")
+    const coin = symbol?.replace(/USDT$/, "")
+    const listed = coin !== undefined && coin in reference
+    if (path.startsWith("/fapi/v2/") || (path === "/fapi/v1/order")) {
+      if (req.headers["x-mbx-apikey"] !== venue2Account.apiKey) {
+        return { status: 401, json: { code: -2015, msg: "Invalid API-key, IP, or permissions for action." } }
+      }
+      const query = (req.url ?? "").split("?")[1] ?? ""
+      const unsigned = query.replace(/&signature=[0-9a-f]+$/, "")
+      const expected = createHmac("sha256", venue2Account.secretKey).update(unsigned).digest("hex")
+      if (params.get("signature") !== expected || !params.has("timestamp")) {
+        return { status: 400, json: { code: -1022, msg: "Signature for this request is not valid." } }
+      }
+    }
+    switch (path) {
+      case "/fapi/v1/ticker/24hr":
+        return {
+          json: [...coins.map((c) => ({
+            symbol: `${c}USDT`,
+            lastPrice: String(reference[c]),
+            priceChangePercent: "1.250",
+            quoteVolume: "123456789.12"
+          })), { symbol: "BTCUSDC", lastPrice: "1", priceChangePercent: "0", quoteVolume: "0" }]
+        }
+      case "/fapi/v1/premiumIndex": {
+        const row = (c: string) => ({ symbol: `${c}USDT`, markPrice: String(reference[c]), lastFundingRate: "0.00010000", nextFundingTime: 1_800_000 })
+        if (symbol === null) return { json: coins.map(row) }
+        return listed ? { json: row(coin) } : invalidSymbol
+      }
+      case "/fapi/v1/openInterest":
+        return listed ? { json: { symbol, openInterest: "81234.567", time: 1 } } : invalidSymbol
+      case "/fapi/v1/klines": {
+        if (!listed) return invalidSymbol
+        const bars = fakeBars(params.get("interval")!, Number(params.get("startTime")), Number(params.get("endTime")), Number(params.get("limit")))
+        return { json: bars.map((b) => [b.t, b.o, b.h, b.l, b.c, b.v, b.t + 1, "0", 3, "0", "0", "0"]) }
+      }
+      case "/fapi/v1/depth":
+        return listed ? { json: { lastUpdateId: 1, bids: [["99.5", "2"]], asks: [["100.5", "3"]] } } : invalidSymbol
+      case "/fapi/v1/trades":
+        return listed
+          ? { json: [{ id: 1, price: "100.1", qty: "0.5", time: 1_000, isBuyerMaker: true }, { id: 2, price: "100.2", qty: "0.7", time: 2_000, isBuyerMaker: false }] }
+          : invalidSymbol
+      case "/fapi/v2/account":
+        return { json: { totalWalletBalance: "1000.0", assets: [], positions: [] } }
+      case "/fapi/v2/balance":
+        return { json: [{ asset: "USDT", balance: "1000.5", availableBalance: "800.25" }] }
+      case "/fapi/v2/positionRisk":
+        return { json: [{ symbol: "BTCUSDT", positionAmt: "0.010", entryPrice: "64000.0", leverage: "10" }, { symbol: "ETHUSDT", positionAmt: "0", entryPrice: "0", leverage: "5" }] }
+      case "/fapi/v1/order":
+        return req.method === "DELETE"
+          ? { json: { orderId: Number(params.get("orderId")), status: "CANCELED" } }
+          : { json: { orderId: 42, status: params.get("type") === "MARKET" ? "FILLED" : "NEW", executedQty: params.get("type") === "MARKET" ? params.get("quantity") : "0", avgPrice: "65010.5" } }
+      default:
+        return { status: 404, json: { code: -5000, msg: "Path not found" } }
+    }
+  })

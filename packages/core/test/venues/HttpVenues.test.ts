@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { makeVenue1Http, makeVenue2Http, type VenueConnection } from "@trading-platform/core"
+import { Duration, Effect } from "effect"
+import { createServer } from "node:net"
+import {
+  type FakeVenue,
+  refusedAddress,
+  startFakeVenue1,
+  startFakeVenue2,
+  venue1AgentKey,
+  venue1RestingOrder,
+  venue2Account
+} from "../support/FakeVenues.js"
+
+const hour = 3_600_000
+const connection = (baseUrl: string, retries = 0): VenueConnection => ({
+  mode: "http",
+  baseUrl,
+  timeout: Duration.seconds(1),
+  retries
+})
+const wallet = { kind: "wallet", environment: "testnet", address: `0x${"ab".repeat(20)}`, privateKey: venue1AgentKey } as const
+const keys = { kind: "apiKey", environment: "testnet", ...venue2Account } as const
+
+/** A port nothing listens on. */
+const closedPort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const port = (probe.address() as { port: number }).port
+      probe.close(() => resolve(port))
+    })
+  })
+
+let fake1: FakeVenue
+let fake2: FakeVenue
+beforeAll(async () => {
+  fake1 = await startFakeVenue1()
+  fake2 = await startFakeVenue2()
+})
+afterAll(async () => {
+  await fake1.close()
+  await fake2.close()
+})
+
+describe("venue1 over its HTTP API", () => {
+  it.effect("reads tickers, candles, funding, open interest, depth and trades in the platform's shapes", () =>
+    Effect.gen(function*() {
+      fake1.behavior = "ok"
+      const venue = yield* makeVenue1Http(connection(fake1.url))
+      const tickers = yield* venue.tickers
+      expect(tickers.get("BTC")).toEqual({
+        symbol: "BTC",
+        price: 65_000,
+        change_24h: expect.closeTo((65_000 / (65_000 * 0.98) - 1) * 100, 8),
+        volume_24h: 987654321.5,
+        funding_rate: 0.0000125
+      })
+      const bars = yield* venue.candles({ symbol: "ETH", timeframe: "1h", start: 10 * hour, end: 14 * hour })
+      expect(bars.map((b) => b.time)).toEqual([10 * hour, 11 * hour, 12 * hour, 13 * hour])
+      expect(bars[0]).toEqual({ time: 10 * hour, open: 103, high: 105, low: 102, close: 104, volume: 12.5 })
+      expect(yield* venue.openInterest("BTC")).toBe(1234.5)
+      expect((yield* venue.funding("BTC")).rate).toBe(0.0000125)
+      expect(yield* venue.depth("BTC", 5)).toEqual({ bids: [[99.5, 2]], asks: [[100.5, 3]] })
+      expect((yield* venue.trades("BTC", 10)).map((t) => [t.time, t.side])).toEqual([[2_000, "sell"], [1_000, "buy"]])
+      const failures = [
+        Effect.flip(venue.depth("NOPE", 5)),
+        Effect.flip(venue.openInterest("NOPE")),
+        Effect.flip(venue.candles({ symbol: "NOPE", timeframe: "1h", start: 0, end: hour }))
+      ]
+      for (const failure of yield* Effect.all(failures)) expect(failure).toMatchObject({ _tag: "UnknownSymbol", symbol: "NOPE" })
+    }))
+
+  it.effect("reads the wallet's balances and positions; a refused wallet is VenueRejected", () =>
+    Effect.gen(function*() {
+      fake1.behavior = "ok"
+      const venue = yield* makeVenue1Http(connection(fake1.url))
+      yield* venue.checkCredentials(wallet)
+      expect(yield* venue.balances(wallet)).toEqual([{ asset: "USDC", total: 1500.25, available: 950.5 }])
+      expect(yield* venue.positions(wallet)).toEqual([{ symbol: "ETH", side: "short", size: 2.5, entry_price: 3100, leverage: 5 }])
+      expect((yield* Effect.flip(venue.checkCredentials({ ...wallet, address: refusedAddress })))._tag).toBe("VenueRejected")
+      expect((yield* Effect.flip(venue.checkCredentials({ ...wallet, privateKey: "0x1" })))._tag).toBe("VenueRejected")
+    }))
+
+  it.effect("places and cancels orders with /exchange actions signed by the wallet's key", () =>
+    Effect.gen(function*() {
+      fake1.behavior = "ok"
+      const venue = yield* makeVenue1Http(connection(fake1.url))
+      const market = yield* venue.placeOrder(wallet, { symbol: "ETH", side: "buy", quantity: 1.234567 })
+      expect(market).toEqual({ order_id: "77", status: "filled", filled_quantity: 1.2346, average_price: 3200.5, fee: null })
+      // ETH is asset 1; a market buy is an IOC limit 5 % above the mid (3200), to five significant figures.
+      expect(fake1.last.body.action).toEqual({
+        type: "order",
+        orders: [{ a: 1, b: true, p: "3360", s: "1.2346", r: false, t: { limit: { tif: "Ioc" } } }],
+        grouping: "na"
+      })
+      const resting = yield* venue.placeOrder(wallet, { symbol: "BTC", side: "sell", quantity: 0.5, price: 70000.123 })
+      expect(resting).toMatchObject({ order_id: String(venue1RestingOrder), status: "open", filled_quantity: 0 })
+      expect(fake1.last.body.action.orders[0]).toMatchObject({ a: 0, b: false, p: "70000", t: { limit: { tif: "Gtc" } } })
+      yield* venue.cancelOrder(wallet, { symbol: "BTC", order_id: String(venue1RestingOrder) })
+      expect(fake1.last.body.action).toEqual({ type: "cancel", cancels: [{ a: 0, o: venue1RestingOrder }] })
+      const again = yield* Effect.flip(venue.cancelOrder(wallet, { symbol: "BTC", order_id: "12345" }))
+      expect(again).toMatchObject({ _tag: "VenueRejected", error: expect.stringMatching(/never placed/) })
+      const stranger = { ...wallet, privateKey: `0x${"11".repeat(32)}` }
+      const refused = yield* Effect.flip(venue.placeOrder(stranger, { symbol: "ETH", side: "buy", quantity: 1 }))
+      expect(refused).toMatchObject({ _tag: "VenueRejected", error: expect.stringMatching(/does not exist/) })
+      expect(yield* Effect.flip(venue.placeOrder(wallet, { symbol: "NOPE", side: "buy", quantity: 1 }))).toMatchObject({
+        _tag: "UnknownSymbol"
+      })
+    }))
+})
+
+describe("venue2 over its HTTP API", () => {
+  it.effect("reads tickers (USDT pairs only), candles, funding, open interest, depth and trades", () =>
+    Effect.gen(function*() {
+      fake2.behavior = "ok"
+      const venue = yield* makeVenue2Http(connection(fake2.url))
+      const tickers = yield* venue.tickers
+      expect(Array.from(tickers.keys()).sort()).toEqual(["BTC", "ETH"])
+      expect(tickers.get("ETH")).toEqual({ symbol: "ETH", price: 3200, change_24h: 1.25, volume_24h: 123456789.12, funding_rate: 0.0001 })
+      const bars = yield* venue.candles({ symbol: "BTC", timeframe: "1d", start: 0, end: 3 * 24 * hour })
+      expect(bars.map((b) => b.time)).toEqual([0, 24 * hour, 48 * hour])
+      expect(yield* venue.openInterest("BTC")).toBe(81234.567)
+      expect(yield* venue.funding("BTC")).toEqual({ rate: 0.0001, next_funding_time: 1_800_000 })
+      expect(yield* venue.depth("BTC", 5)).toEqual({ bids: [[99.5, 2]], asks: [[100.5, 3]] })
+      expect((yield* venue.trades("BTC", 10)).map((t) => [t.time, t.side])).toEqual([[2_000, "buy"], [1_000, "sell"]])
+      expect(yield* Effect.flip(venue.openInterest("NOPE"))).toMatchObject({ _tag: "UnknownSymbol", symbol: "NOPE" })
+    }))
+
+  it.effect("pages through more candles than one answer holds", () =>
+    Effect.gen(function*() {
+      fake2.behavior = "ok"
+      const venue = yield* makeVenue2Http(connection(fake2.url))
+      fake2.calls.clear()
+      const bars = yield* venue.candles({ symbol: "ETH", timeframe: "1m", start: 0, end: 2000 * 60_000 })
+      expect(bars.length).toBe(2000)
+      expect(bars.at(-1)!.time).toBe(1999 * 60_000)
+      expect(fake2.calls.get("/fapi/v1/klines")).toBe(2)
+    }))
+
+  it.effect("signs account calls with HMAC-SHA256; wrong keys are VenueRejected", () =>
+    Effect.gen(function*() {
+      fake2.behavior = "ok"
+      const venue = yield* makeVenue2Http(connection(fake2.url))
+      yield* venue.checkCredentials(keys)
+      expect(yield* venue.balances(keys)).toEqual([{ asset: "USDT", total: 1000.5, available: 800.25 }])
+      expect(yield* venue.positions(keys)).toEqual([{ symbol: "BTC", side: "long", size: 0.01, entry_price: 64000, leverage: 10 }])
+      expect(yield* venue.placeOrder(keys, { symbol: "BTC", side: "buy", quantity: 0.01 })).toEqual({
+        order_id: "42",
+        status: "filled",
+        filled_quantity: 0.01,
+        average_price: 65010.5,
+        fee: null
+      })
+      yield* venue.cancelOrder(keys, { symbol: "BTC", order_id: "42" })
+      const wrongSecret = yield* Effect.flip(venue.checkCredentials({ ...keys, secretKey: "another-secret-value" }))
+      expect(wrongSecret).toMatchObject({ _tag: "VenueRejected", error: expect.stringMatching(/Signature/) })
+      const wrongKey = yield* Effect.flip(venue.checkCredentials({ ...keys, apiKey: "someone-else" }))
+      expect(wrongKey).toMatchObject({ _tag: "VenueRejected", error: expect.stringMatching(/API key/) })
+    }))
+})
+
+describe("venue failures", () => {
+  it.effect("a 5xx is upstream_error after the configured retries; 503 is unavailable; a bad body upstream_error", () =>
+    Effect.gen(function*() {
+      const venue = yield* makeVenue2Http(connection(fake2.url, 2))
+      fake2.behavior = "error500"
+      fake2.calls.clear()
+      expect((yield* Effect.flip(venue.tickers))._tag).toBe("UpstreamError")
+      // Two parallel calls, each tried three times.
+      expect(fake2.calls.get("/fapi/v1/ticker/24hr")).toBe(3)
+      fake2.behavior = "unavailable503"
+      expect((yield* Effect.flip(venue.openInterest("BTC")))._tag).toBe("Unavailable")
+      fake2.behavior = "garbage"
+      expect((yield* Effect.flip(venue.openInterest("BTC")))._tag).toBe("UpstreamError")
+      fake2.behavior = "ok"
+    }))
+
+  it.effect("a venue slower than the timeout is upstream_timeout, and is not asked again", () =>
+    Effect.gen(function*() {
+      const venue = yield* makeVenue1Http(connection(fake1.url, 2))
+      fake1.behavior = "slow"
+      fake1.calls.clear()
+      expect((yield* Effect.flip(venue.tickers))._tag).toBe("UpstreamTimeout")
+      expect(fake1.calls.get("metaAndAssetCtxs")).toBe(1)
+      fake1.behavior = "ok"
+    }))
+
+  it.effect("a venue nobody answers at is unavailable", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.promise(closedPort)
+      const venue = yield* makeVenue1Http(connection(`http://127.0.0.1:${port}`, 1))
+      expect((yield* Effect.flip(venue.tickers))._tag).toBe("Unavailable")
+    }))
+})
