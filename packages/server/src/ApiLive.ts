@@ -1,0 +1,27 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { TradingApi } from "@trading-platform/core"
+import { Layer } from "effect"
+import { AccountsHttpLive } from "./accounts/AccountsHttp.js"
+import { AnalyticsHttpLive } from "./analytics/AnalyticsHttp.js"
+import { BacktestsHttpLive } from "./backtests/BacktestsHttp.js"
+import { MarketHttpLive } from "./market/MarketHttp.js"
+import { VenueAccountsHttpLive } from "./venues/VenueAccountsHttp.js"
+import { TraderHttpLive } from "./trader/TraderHttp.js"
+import { ApiMiddlewareLive } from "./http/ApiMiddleware.js"
+import { AuthenticationLive } from "./http/AuthenticationLive.js"
+import { RateLimiterLive, RateLimits } from "./http/RateLimits.js"
+import { ProgramsHttpLive } from "./programs/ProgramsHttp.js"
+import { HealthHttpLive } from "./system/HealthHttp.js"
+import { UsersHttpLive } from "./users/UsersHttp.js"
+
+/**
+ * The whole API implemented on the platform's services: handlers, authentication, rate limits
+ * and the error envelope. Needs the services of `PlatformLive` (so any of them can be swapped).
+ */
+export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
+  Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
+  Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
+  Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
+  Layer.provide(RateLimits.Default),
+  Layer.provide(RateLimiterLive)
+)

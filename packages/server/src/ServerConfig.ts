@@ -1,0 +1,45 @@
+import { integerSetting } from "@trading-platform/core"
+import { Config, LogLevel } from "effect"
+
+export interface ServerOptions {
+  readonly port: number
+  readonly host: string
+  readonly logLevel: LogLevel.LogLevel
+}
+
+/** DESIGN §8: where the reference server listens, and how much it logs. */
+export const serverConfig: Config.Config<ServerOptions> = Config.all({
+  port: integerSetting("PORT", 3000, "must be a port number from 0 (any free port) to 65535", (n) => n >= 0 && n <= 65535),
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+})
+
+/** Every setting, as environment variable; each is also a flag (`--data-dir` for `DATA_DIR`). */
+export const settings = [
+  ["PORT", "port to listen on (3000); 0 picks any free port"],
+  ["HOST", "address to listen on (127.0.0.1)"],
+  ["DATA_DIR", "embedded database folder (./.trading-data); memory:// keeps nothing"],
+  ["DATABASE_URL", "PostgreSQL URL; replaces the embedded database"],
+  ["REDIS_URL", "Redis URL for rate-limit counts shared by replicas"],
+  ["TOKEN_TTL_DAYS", "session token lifetime in days (180)"],
+  ["RATE_LIMIT_AUTH_PER_MIN", "login and register requests per IP per minute (10)"],
+  ["RATE_LIMIT_READ_PER_MIN", "GET requests per token and per IP per minute (120)"],
+  ["RATE_LIMIT_WRITE_PER_MIN", "POST/PUT/PATCH/DELETE requests per token and per IP per minute (60)"],
+  ["TRUST_PROXY", "take the client IP from X-Forwarded-For (false)"],
+  ["SECRET_KEY", "key (32+ characters) for secrets at rest; required with DATABASE_URL, else generated into DATA_DIR"],
+  ["VENUE1_MODE", "venue1: simulated or http (simulated)"],
+  ["VENUE1_BASE_URL", "venue1 API base URL (https://api.hyperliquid.xyz)"],
+  ["VENUE1_TIMEOUT_MS", "venue1 request timeout in milliseconds (10000)"],
+  ["VENUE1_RETRIES", "venue1 extra attempts after a transport error or 5xx (2)"],
+  ["VENUE2_MODE", "venue2: simulated or http (simulated)"],
+  ["VENUE2_BASE_URL", "venue2 API base URL (https://fapi.binance.com)"],
+  ["VENUE2_TIMEOUT_MS", "venue2 request timeout in milliseconds (10000)"],
+  ["VENUE2_RETRIES", "venue2 extra attempts after a transport error or 5xx (2)"],
+  ["SIMULATION_SEED", "seed of the simulated market (42)"],
+  ["MARKET_DATA_TTL_MS", "how long venue market data is served from the cache, in milliseconds (2000)"],
+  ["BACKTEST_CONCURRENCY", "backtest jobs this instance runs at once; 0 runs none (2)"],
+  ["BACKTEST_POLL_INTERVAL_MS", "how often an idle backtest worker looks for jobs, in milliseconds (1000)"],
+  ["BACKTEST_LEASE_MS", "how long a backtest claim holds without renewal before another worker takes the job over (30000)"],
+  ["BACKTEST_MAX_ATTEMPTS", "claims of one backtest job before it fails for good (3)"],
+  ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
+] as const

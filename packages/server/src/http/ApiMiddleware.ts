@@ -1,0 +1,72 @@
+import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { SqlError } from "@effect/sql/SqlError"
+import { InternalError, InvalidInput, NotFound, PayloadTooLarge, TradingApi, Unavailable } from "@trading-platform/core"
+import { Cause, Effect, Option } from "effect"
+import { RateLimits } from "./RateLimits.js"
+import { maxBodyBytes } from "./RequestContext.js"
+
+// Errors that mean the database is unreachable (PostgreSQL class 08, 53, 57P; socket errors).
+const isConnectionFailure = (e: SqlError) => {
+  const code = String((e.cause as { code?: unknown } | undefined)?.code ?? "")
+  return /^(08|53|57P)/.test(code) || /^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NOTFOUND)$/.test(code) ||
+    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(String((e.cause as Error | undefined)?.message))
+}
+
+const bodyTooLarge = new PayloadTooLarge({ error: `Request body exceeds ${maxBodyBytes} bytes` })
+
+// A declared Content-Length over the cap is refused before the body is read.
+const guardContentLength = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  const length = Number(request.headers["content-length"] ?? 0)
+  return length > maxBodyBytes ? Effect.fail(bodyTooLarge) : Effect.void
+})
+
+/** Turns every failure that is not already a declared API error into one, so all answer the envelope. */
+const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unknown> => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const e = failure.value
+    if (e instanceof HttpApiError.HttpApiDecodeError) {
+      const issues = e.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }))
+      const first = issues[0]
+      return Effect.fail(new InvalidInput({
+        error: first ? `Invalid request: ${first.path ? `${first.path}: ` : ""}${first.message}` : "Invalid request",
+        issues
+      }))
+    }
+    if (e instanceof HttpServerError.RouteNotFound) {
+      return Effect.fail(new NotFound({ error: `No route for ${e.request.method} ${e.request.url.split("?", 1)[0]}` }))
+    }
+    return Effect.failCause(cause)
+  }
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+  const defect = Option.getOrUndefined(Cause.dieOption(cause))
+  if (defect instanceof HttpServerError.RequestError && defect.reason === "Decode") {
+    return Effect.fail(
+      String((defect.cause as Error | undefined)?.message) === "maxBytes exceeded"
+        ? bodyTooLarge
+        : new InvalidInput({ error: "The request body is not valid JSON", issues: [] })
+    )
+  }
+  if (defect instanceof SqlError && isConnectionFailure(defect)) {
+    return Effect.logError("storage unavailable", cause).pipe(
+      Effect.zipRight(Effect.fail(new Unavailable({ error: "Storage is unavailable; try again shortly" })))
+    )
+  }
+  return Effect.logError("unhandled failure", cause).pipe(
+    Effect.zipRight(Effect.fail(new InternalError({ error: "Internal server error" })))
+  )
+}
+
+/**
+ * The API-level middleware: rate limits first (their headers go on every answer), then the body
+ * cap, then the endpoint; any failure becomes a declared error that HttpApi encodes as the envelope.
+ */
+export const ApiMiddlewareLive = HttpApiBuilder.middleware(
+  TradingApi,
+  Effect.map(RateLimits, (limits) => (app: HttpApp.Default) =>
+    limits.check.pipe(
+      Effect.zipRight(guardContentLength),
+      Effect.zipRight(app),
+      Effect.catchAllCause(toDeclaredError)
+    ) as HttpApp.Default)
+)

@@ -1,0 +1,96 @@
+import { RateLimiter } from "@effect/experimental"
+import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { PlatformConfig, rateLimitCategory, RateLimited, type Quota } from "@trading-platform/core"
+import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
+import { createHash } from "node:crypto"
+import { presentedToken } from "./PresentedToken.js"
+import * as RateLimitStore from "./RateLimitStore.js"
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
+
+// Redis' fixed-window script needs window/limit to be whole milliseconds; round the window up
+// to the next multiple of the limit (at most limit-1 ms longer) so every configured limit works.
+const windowFor = (quota: Quota) => Duration.millis(Math.ceil(quota.window_ms / quota.limit) * quota.limit)
+
+const hashKey = (token: string) => createHash("sha256").update(token).digest("hex").slice(0, 32)
+
+interface Outcome {
+  readonly limit: number
+  readonly remaining: number
+  readonly resetMs: number
+  readonly exceeded: boolean
+}
+
+/**
+ * DESIGN §5: counts each request against its category's quota per IP and, when a token is
+ * presented, per token; the more restrictive answers. Every answer carries the X-RateLimit-*
+ * headers; a request over quota fails with `RateLimited` and `Retry-After`.
+ */
+export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/server/RateLimits", {
+  effect: Effect.gen(function*() {
+    const limiter = yield* RateLimiter.RateLimiter
+    const { rateLimits: policy, trustProxy } = yield* PlatformConfig
+
+    const consume = (key: string, quota: Quota) =>
+      limiter.consume({ key, limit: quota.limit, window: windowFor(quota), algorithm: "fixed-window", onExceeded: "fail" }).pipe(
+        Effect.either,
+        Effect.flatMap(Either.match({
+          onRight: (r): Effect.Effect<Option.Option<Outcome>> =>
+            Effect.succeedSome({ limit: r.limit, remaining: r.remaining, resetMs: Duration.toMillis(r.resetAfter), exceeded: false }),
+          onLeft: (e) =>
+            e._tag === "RateLimiterError" && e.reason === "Exceeded"
+              ? Effect.succeedSome({ limit: e.limit, remaining: 0, resetMs: Duration.toMillis(e.retryAfter), exceeded: true })
+              // The store failed (or timed out): let the request through rather than fail the API.
+              : Effect.as(Effect.logWarning("rate-limit store unavailable; request not counted", e), Option.none())
+        }))
+      )
+
+    const check = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const path = request.url.split("?", 1)[0] ?? "/"
+      const category = rateLimitCategory(request.method, path)
+      const quota = policy[category]
+      const ip = trustProxy
+        ? request.headers["x-forwarded-for"]?.split(",")[0]?.trim() || Option.getOrElse(request.remoteAddress, () => "unknown")
+        : Option.getOrElse(request.remoteAddress, () => "unknown")
+      const keys = [`${category}:ip:${ip}`]
+      const presented = presentedToken(request)
+      if (category !== "auth" && presented._tag === "Token") keys.push(`${category}:token:${hashKey(presented.token)}`)
+
+      const outcomes = Option.all(yield* Effect.forEach(keys, (key) => consume(key, quota))).pipe(
+        Option.getOrElse(() => [] as Array<Outcome>)
+      )
+      if (outcomes.length === 0) return
+      // The more restrictive: an exceeded count first (longest wait), else the fewest remaining.
+      const worst = outcomes.reduce((a, b) =>
+        a.exceeded !== b.exceeded ? (a.exceeded ? a : b)
+        : a.exceeded ? (a.resetMs >= b.resetMs ? a : b)
+        : a.remaining !== b.remaining ? (a.remaining < b.remaining ? a : b)
+        : a.resetMs >= b.resetMs ? a : b
+      )
+      const now = yield* Clock.currentTimeMillis
+      const headers: Record<string, string> = {
+        "x-ratelimit-limit": String(worst.limit),
+        "x-ratelimit-remaining": String(worst.remaining),
+        "x-ratelimit-reset": String(Math.ceil((now + worst.resetMs) / 1000))
+      }
+      if (worst.exceeded) headers["retry-after"] = String(seconds(worst.resetMs))
+      yield* HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+      if (worst.exceeded) {
+        const wait = seconds(worst.resetMs)
+        return yield* new RateLimited({ error: `Rate limit exceeded; retry in ${wait} s`, retry_after: wait })
+      }
+    }).pipe(Effect.withSpan("RateLimits.check"))
+
+    return { check } as const
+  })
+}) {}
+
+/** The limiter on Redis when `REDIS_URL` is set, else in process memory. */
+export const RateLimiterLive = Layer.unwrapEffect(
+  Effect.map(PlatformConfig, ({ redisUrl }) =>
+    RateLimiter.layer.pipe(
+      Layer.provide(Option.match(redisUrl, { onNone: () => RateLimitStore.layerMemory, onSome: (url) => RateLimitStore.layerRedis(url) }))
+    )
+  )
+)

@@ -1,0 +1,27 @@
+import { HttpApp, HttpIncomingMessage, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { CurrentRequestId, isValidRequestId } from "@trading-platform/core"
+import { Effect, Option } from "effect"
+import { randomUUID } from "node:crypto"
+
+/** Bodies over this answer 413 `payload_too_large`. */
+export const maxBodyBytes = 1024 * 1024
+
+/**
+ * Outermost middleware: a request id for every request (an incoming valid `X-Request-Id` is
+ * reused), echoed in `X-Request-Id` on every answer and read by the error encoder; and the body
+ * size cap. Pre-response handlers are used because at this level the response is already written.
+ */
+export const requestContext = HttpMiddleware.make((app) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const incoming = request.headers["x-request-id"]
+    const id = incoming !== undefined && isValidRequestId(incoming) ? incoming : randomUUID()
+    yield* HttpApp.appendPreResponseHandler((_, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", id))
+    )
+    return yield* app.pipe(
+      Effect.locally(CurrentRequestId, id),
+      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
+    )
+  })
+)

@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+import { NodeRuntime } from "@effect/platform-node"
+import { PlatformConfig } from "@trading-platform/core"
+import { ConfigProvider, Effect, Layer, Logger } from "effect"
+import { parseArgs, usage } from "./CommandLine.js"
+import { DocsPageLive } from "./docs/DocsPage.js"
+import { serverConfig } from "./ServerConfig.js"
+import { ServerLive } from "./Server.js"
+
+// A request still running this long after SIGTERM does not keep the process alive.
+const drainTimeoutMs = 15_000
+
+const args = parseArgs(process.argv.slice(2))
+if (args._tag === "Help") {
+  console.log(usage)
+  process.exit(0)
+}
+if (args._tag === "Invalid") {
+  console.error(args.message)
+  process.exit(2)
+}
+
+const provider = ConfigProvider.fromMap(args.values).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
+
+const program = Effect.gen(function*() {
+  const { host, logLevel, port } = yield* serverConfig
+  return yield* Layer.launch(
+    ServerLive({ port, host }).pipe(Layer.provide(DocsPageLive), Layer.provide(PlatformConfig.fromEnv))
+  ).pipe(
+    Logger.withMinimumLogLevel(logLevel)
+  )
+}).pipe(
+  Effect.withConfigProvider(provider),
+  Effect.catchTags({
+    ConfigError: (e) => Effect.sync(() => console.error(`Invalid configuration: ${e}`)),
+    ServeError: (e) => Effect.sync(() => console.error(`Cannot listen: ${String((e.cause as Error)?.message ?? e.cause)}`)),
+    SqlError: (e) => Effect.sync(() => console.error(`Storage failed to start: ${e.message}: ${String((e.cause as Error)?.message ?? e.cause)}`)),
+    MigrationError: (e) => Effect.sync(() => console.error(`Database migration failed: ${e.message}`))
+  }),
+  Effect.zipRight(Effect.sync(() => (process.exitCode = 1)))
+)
+
+process.once("SIGTERM", () => setTimeout(() => process.exit(1), drainTimeoutMs).unref())
+NodeRuntime.runMain(program)

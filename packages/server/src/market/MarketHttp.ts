@@ -1,0 +1,12 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { MarketData, TradingApi } from "@trading-platform/core"
+import { Effect } from "effect"
+
+export const MarketHttpLive = HttpApiBuilder.group(TradingApi, "market", (handlers) =>
+  Effect.gen(function*() {
+    const market = yield* MarketData
+    return handlers
+      .handle("prices", ({ payload }) => market.prices(payload))
+      .handle("klines", ({ urlParams }) => market.klines(urlParams))
+      .handle("query", ({ payload }) => market.query(payload))
+  }))

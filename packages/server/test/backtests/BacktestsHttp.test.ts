@@ -1,0 +1,277 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { testStorages } from "../../../core/test/support/TestStorage.js"
+import { createAccount } from "../support/Accounts.js"
+import {
+  BacktestServer,
+  isFinished,
+  shortRun,
+  throwingProgram,
+  tradingProgram,
+  waitForBacktest
+} from "../support/Backtests.js"
+import { call, expectError, signUp } from "../support/TestServer.js"
+
+/** A user with one program of the given code. */
+const withProgram = (code = tradingProgram) =>
+  Effect.gen(function*() {
+    const user = yield* signUp()
+    const created = yield* call("POST", "/api/programs", { token: user.token, body: { name: "Every tenth bar", code } })
+    expect(created.status).toBe(201)
+    return { ...user, programId: created.body.id as number }
+  })
+
+const submit = (token: string, programId: number, body: Record<string, unknown> = {}) =>
+  call("POST", `/api/programs/${programId}/backtest`, { token, body: { ...shortRun, ...body } })
+
+for (const storage of testStorages) {
+  describe.skipIf(!storage.available)(`backtests over ${storage.name}`, () => {
+    layer(BacktestServer(storage), { timeout: "120 seconds" })((it) => {
+      it.effect("POST /api/programs/:id/backtest answers 202 with the queued backtest and its defaults", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const reply = yield* submit(token, programId)
+          expect(reply.status).toBe(202)
+          expect(reply.body).toMatchObject({
+            status: "queued",
+            program_id: programId,
+            account_id: null,
+            symbol: "BTC",
+            exchange: "venue1",
+            timeframe: "1h",
+            start: "2025-01-01T00:00:00.000Z",
+            end: "2025-01-15T00:00:00.000Z",
+            initial_balance: 10000,
+            fee_rate: 0.00035,
+            slippage: 0.0005,
+            leverage: 1,
+            progress: 0,
+            metrics: null,
+            equity_curve: [],
+            trades: [],
+            started_at: null,
+            finished_at: null
+          })
+        }))
+
+      it.effect("a queued backtest runs to completion with metrics, its equity curve and trades", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const { id } = (yield* submit(token, programId, { initial_balance: 5000 })).body
+          const done = yield* waitForBacktest(token, id, isFinished)
+          expect(done.status).toBe("completed")
+          expect(done.progress).toBe(1)
+          expect(done.attempts).toBe(1)
+          expect(done.error).toBeNull()
+          expect(Object.keys(done.metrics).sort()).toEqual([
+            "max_drawdown_percent",
+            "profit_factor",
+            "sharpe",
+            "total_pnl",
+            "total_pnl_percent",
+            "total_trades",
+            "win_rate"
+          ])
+          expect(done.metrics.total_trades).toBe(done.trades.length)
+          expect(done.trades.length).toBeGreaterThan(5)
+          expect(done.metrics.win_rate).toBeGreaterThanOrEqual(0)
+          expect(done.metrics.win_rate).toBeLessThanOrEqual(1)
+          expect(done.equity_curve).toHaveLength(336)
+          expect(done.equity_curve[0].time).toBe(Date.parse(shortRun.start))
+          expect(done.final_balance).toBeCloseTo(5000 + done.metrics.total_pnl, 6)
+          expect(done.started_at).not.toBeNull()
+          expect(done.finished_at).not.toBeNull()
+        }))
+
+      it.effect("the same request gives the same result", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const first = (yield* submit(token, programId)).body.id
+          const second = (yield* submit(token, programId)).body.id
+          const a = yield* waitForBacktest(token, first, isFinished)
+          const b = yield* waitForBacktest(token, second, isFinished)
+          expect(b.metrics).toEqual(a.metrics)
+          expect(b.trades).toEqual(a.trades)
+        }))
+
+      it.effect("a long equity curve is downsampled to at most 1000 points, keeping the first and last bar", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const run = { timeframe: "15m", start: "2025-01-01T00:00:00Z", end: "2025-02-01T00:00:00Z" }
+          const { id } = (yield* submit(token, programId, run)).body
+          const done = yield* waitForBacktest(token, id, isFinished)
+          expect(done.status).toBe("completed")
+          expect(done.equity_curve).toHaveLength(1000)
+          expect(done.equity_curve[0].time).toBe(Date.parse(run.start))
+          expect(done.equity_curve[999].time).toBe(Date.parse(run.end) - 15 * 60_000)
+        }))
+
+      it.effect("a program that throws fails its backtest with the reason, without another attempt", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram(throwingProgram)
+          const { id } = (yield* submit(token, programId)).body
+          const done = yield* waitForBacktest(token, id, isFinished)
+          expect(done).toMatchObject({ status: "failed", attempts: 1, metrics: null })
+          expect(done.error).toMatch(/threw/)
+          expect(done.error).toMatch(/boom at bar 6/)
+        }))
+
+      it.effect("POST /api/programs/:id/backtest with bad input answers 400 invalid_input", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          expectError(yield* submit(token, programId, { end: shortRun.start }), 400, "invalid_input")
+          expectError(yield* submit(token, programId, { start: "2025-02-01T00:00:00Z" }), 400, "invalid_input")
+          expectError(yield* submit(token, programId, { start: "yesterday" }), 400, "invalid_input")
+          expectError(yield* submit(token, programId, { timeframe: "2h" }), 400, "invalid_input")
+          expectError(yield* submit(token, programId, { exchange: "venue9" }), 400, "invalid_input")
+          expectError(yield* submit(token, programId, { fee_rate: -1 }), 400, "invalid_input")
+          expectError(yield* submit(token, programId, { leverage: 500 }), 400, "invalid_input")
+          expectError(yield* submit(token, programId, { symbol: 42 }), 400, "invalid_input")
+          expectError(yield* call("POST", `/api/programs/${programId}/backtest`, { token, body: { symbol: "BTC" } }), 400, "invalid_input")
+          expectError(yield* call("POST", `/api/programs/abc/backtest`, { token, body: shortRun }), 400, "invalid_input")
+        }))
+
+      it.effect("a range over 500000 bars answers 400 invalid_input naming the limit", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const reply = yield* submit(token, programId, { timeframe: "1m", start: "2023-01-01T00:00:00Z", end: "2025-01-01T00:00:00Z" })
+          expectError(reply, 400, "invalid_input")
+          expect(reply.body.error).toMatch(/500000 bars/)
+        }))
+
+      it.effect("an unknown symbol answers 404 not_found, as the market endpoints do", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          expectError(yield* submit(token, programId, { symbol: "NOPE" }), 404, "not_found")
+        }))
+
+      it.effect("another user's program answers 403 and an unknown program 404", () =>
+        Effect.gen(function*() {
+          const { programId } = yield* withProgram()
+          const other = yield* signUp()
+          expectError(yield* submit(other.token, programId), 403, "forbidden")
+          expectError(yield* submit(other.token, 999_999), 404, "not_found")
+        }))
+
+      it.effect("account_id: another user's account answers 403, an unknown one 404, leverage over its max 422", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const other = yield* signUp()
+          const theirs = yield* createAccount(other.token)
+          expectError(yield* submit(token, programId, { account_id: theirs.id }), 403, "forbidden")
+          expectError(yield* submit(token, programId, { account_id: 999_999 }), 404, "not_found")
+          const mine = yield* createAccount(token, { max_leverage: 5, default_leverage: 2 })
+          expectError(yield* submit(token, programId, { account_id: mine.id, leverage: 10 }), 422, "leverage_too_high")
+          const ok = yield* submit(token, programId, { account_id: mine.id, leverage: 5 })
+          expect(ok.status).toBe(202)
+          expect(ok.body.account_id).toBe(mine.id)
+        }))
+
+      it.effect("every backtest endpoint without a token answers 401 unauthorized", () =>
+        Effect.gen(function*() {
+          expectError(yield* call("POST", "/api/programs/1/backtest", { body: shortRun }), 401, "unauthorized")
+          expectError(yield* call("GET", "/api/programs/backtest/1"), 401, "unauthorized")
+          expectError(yield* call("POST", "/api/programs/backtest/1/cancel"), 401, "unauthorized")
+          expectError(yield* call("GET", "/api/programs/backtest/history"), 401, "unauthorized")
+        }))
+
+      it.effect("GET and cancel of another user's backtest answer 403, of an unknown one 404, of a bad id 400", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const { id } = (yield* submit(token, programId)).body
+          const other = yield* signUp()
+          expectError(yield* call("GET", `/api/programs/backtest/${id}`, { token: other.token }), 403, "forbidden")
+          expectError(yield* call("POST", `/api/programs/backtest/${id}/cancel`, { token: other.token }), 403, "forbidden")
+          expectError(yield* call("GET", `/api/programs/backtest/999999`, { token }), 404, "not_found")
+          expectError(yield* call("POST", `/api/programs/backtest/999999/cancel`, { token }), 404, "not_found")
+          expectError(yield* call("GET", `/api/programs/backtest/x1`, { token }), 400, "invalid_input")
+        }))
+
+      it.effect("cancelling a finished backtest answers 409 conflict and leaves it as it was", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const { id } = (yield* submit(token, programId)).body
+          const done = yield* waitForBacktest(token, id, isFinished)
+          expect(done.status).toBe("completed")
+          expectError(yield* call("POST", `/api/programs/backtest/${id}/cancel`, { token }), 409, "conflict")
+          expect((yield* call("GET", `/api/programs/backtest/${id}`, { token })).body).toEqual(done)
+        }))
+
+      it.effect("POST /api/programs/backtest/:id/cancel cancels a backtest that has not finished", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          // Eleven months of minutes (481k bars): far longer than the test, so it is still queued or running.
+          const long = { timeframe: "1m", start: "2024-06-01T00:00:00Z", end: "2025-05-01T00:00:00Z" }
+          const { id } = (yield* submit(token, programId, long)).body
+          const reply = yield* call("POST", `/api/programs/backtest/${id}/cancel`, { token })
+          expect(reply.status).toBe(200)
+          expect(reply.body).toMatchObject({ id, status: "cancelled", metrics: null })
+          expect(reply.body.finished_at).not.toBeNull()
+          expectError(yield* call("POST", `/api/programs/backtest/${id}/cancel`, { token }), 409, "conflict")
+        }))
+
+      it.effect("GET /api/programs/backtest/history lists the caller's backtests, newest first, with filters", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const second = yield* call("POST", "/api/programs", { token, body: { name: "Second", code: tradingProgram } })
+          const a = (yield* submit(token, programId)).body.id
+          const b = (yield* submit(token, second.body.id)).body.id
+          yield* waitForBacktest(token, a, isFinished)
+          yield* waitForBacktest(token, b, isFinished)
+          const c = (yield* submit(token, programId, { timeframe: "1m", start: "2024-06-01T00:00:00Z", end: "2025-05-01T00:00:00Z" })).body.id
+          const cancelReply = yield* call("POST", `/api/programs/backtest/${c}/cancel`, { token })
+          expect({ status: cancelReply.status, body: cancelReply.body }).toMatchObject({ status: 200 })
+          yield* signUp().pipe(Effect.flatMap((other) => submit(other.token, programId)))
+
+          const all = yield* call("GET", "/api/programs/backtest/history", { token })
+          expect(all.status).toBe(200)
+          expect(all.body.backtests.map((x: any) => x.id)).toEqual([c, b, a])
+          const completed = all.body.backtests.find((x: any) => x.id === a)
+          expect(Object.keys(completed).sort()).toEqual([
+            "account_id",
+            "created_at",
+            "exchange",
+            "finished_at",
+            "id",
+            "program_id",
+            "started_at",
+            "status",
+            "symbol",
+            "timeframe",
+            "total_pnl",
+            "total_trades",
+            "win_rate"
+          ])
+          expect(completed).toMatchObject({ status: "completed", program_id: programId, account_id: null })
+          expect(typeof completed.total_pnl).toBe("number")
+          expect(typeof completed.total_trades).toBe("number")
+
+          const byProgram = yield* call("GET", `/api/programs/backtest/history?program_id=${programId}`, { token })
+          expect(byProgram.body.backtests.map((x: any) => x.id)).toEqual([c, a])
+          const cancelled = yield* call("GET", "/api/programs/backtest/history?status=cancelled", { token })
+          expect(cancelled.body.backtests.map((x: any) => x.id)).toEqual([c])
+          const page = yield* call("GET", "/api/programs/backtest/history?limit=1&offset=1", { token })
+          expect(page.body.backtests.map((x: any) => x.id)).toEqual([b])
+        }))
+
+      it.effect("GET /api/programs/backtest/history filtered by another user's program or account is 403, an unknown one 404", () =>
+        Effect.gen(function*() {
+          const { token } = yield* withProgram()
+          const other = yield* withProgram()
+          const theirAccount = yield* createAccount(other.token)
+          expectError(yield* call("GET", `/api/programs/backtest/history?program_id=${other.programId}`, { token }), 403, "forbidden")
+          expectError(yield* call("GET", `/api/programs/backtest/history?account_id=${theirAccount.id}`, { token }), 403, "forbidden")
+          expectError(yield* call("GET", "/api/programs/backtest/history?program_id=999999", { token }), 404, "not_found")
+          expectError(yield* call("GET", "/api/programs/backtest/history?account_id=999999", { token }), 404, "not_found")
+        }))
+
+      it.effect("GET /api/programs/backtest/history with a bad filter answers 400 invalid_input", () =>
+        Effect.gen(function*() {
+          const { token } = yield* withProgram()
+          expectError(yield* call("GET", "/api/programs/backtest/history?status=done", { token }), 400, "invalid_input")
+          expectError(yield* call("GET", "/api/programs/backtest/history?program_id=x", { token }), 400, "invalid_input")
+          expectError(yield* call("GET", "/api/programs/backtest/history?limit=501", { token }), 400, "invalid_input")
+        }))
+    })
+  })
+}

@@ -1,0 +1,78 @@
+import { HttpApi } from "@effect/platform"
+import { Validator } from "@seriousme/openapi-schema-validator"
+import { Authentication, errorCatalogue, TradingApi } from "@trading-platform/core"
+import { openApiDocument } from "@trading-platform/server"
+import { describe, expect, it } from "@effect/vitest"
+import { readFileSync } from "node:fs"
+
+const document = openApiDocument()
+const operations = new Map(
+  Object.values<any>(document.paths).flatMap((item) => Object.values<any>(item)).map((op) => [op.operationId, op])
+)
+
+/** Every endpoint of the contract with what the document must say about it. */
+const endpoints: Array<{ id: string; authenticated: boolean; errorStatuses: Array<number> }> = []
+HttpApi.reflect(TradingApi, {
+  onGroup: () => {},
+  onEndpoint: ({ endpoint, errors, group, middleware }) =>
+    endpoints.push({
+      id: group.topLevel ? endpoint.name : `${group.identifier}.${endpoint.name}`,
+      authenticated: middleware.has(Authentication as any),
+      errorStatuses: [...errors.keys()]
+    })
+})
+
+describe("the OpenAPI document", () => {
+  it("is a valid OpenAPI 3.1 document", async () => {
+    expect(document.openapi).toBe("3.1.0")
+    const result = await new Validator().validate(structuredClone(document) as any)
+    expect(result.errors ?? []).toEqual([])
+    expect(result.valid).toBe(true)
+  })
+
+  it("is the one committed in docs/openapi.json (run `npm run openapi` after changing the contract)", () => {
+    const committed = JSON.parse(readFileSync(new URL("../../../../docs/openapi.json", import.meta.url), "utf8"))
+    expect(committed).toEqual(JSON.parse(JSON.stringify(document)))
+  })
+
+  it("has every endpoint, each with its error responses in the envelope", () => {
+    expect(endpoints.length).toBeGreaterThan(0)
+    expect([...operations.keys()].sort()).toEqual(endpoints.map((e) => e.id).sort())
+    for (const endpoint of endpoints) {
+      const responses = operations.get(endpoint.id).responses
+      const expected = [...endpoint.errorStatuses, ...(endpoint.authenticated ? [401] : [])]
+      expect(Object.keys(responses), endpoint.id).toEqual(expect.arrayContaining([...new Set(expected)].map(String)))
+      for (const status of expected) {
+        expect(responses[status].content["application/json"].schema, `${endpoint.id} ${status}`).toBeDefined()
+      }
+    }
+  })
+
+  it("offers both security schemes on every endpoint that needs a token, and none on the others", () => {
+    expect(document.components.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: "http", scheme: "bearer" }),
+      sessionToken: expect.objectContaining({ type: "apiKey", in: "query", name: "session_token" })
+    })
+    for (const endpoint of endpoints) {
+      expect(operations.get(endpoint.id).security, endpoint.id).toEqual(
+        endpoint.authenticated ? [{ bearer: [] }, { sessionToken: [] }] : []
+      )
+    }
+    expect(endpoints.some((e) => e.authenticated) && endpoints.some((e) => !e.authenticated)).toBe(true)
+  })
+
+  it("describes a 400 as the invalid_input envelope only, without Effect's HttpApiDecodeError", () => {
+    expect(JSON.stringify(document)).not.toMatch(/HttpApiDecodeError/)
+    const invalidInput = errorCatalogue.find((row) => row.code === "invalid_input")!
+    for (const [id, op] of operations) {
+      expect(op.responses["400"], id).toEqual({
+        description: invalidInput.description,
+        content: { "application/json": { schema: { $ref: "#/components/schemas/InvalidInput" } } }
+      })
+    }
+    expect((document.components.schemas as any).InvalidInput.properties.code).toEqual({
+      type: "string",
+      enum: ["invalid_input"]
+    })
+  })
+})

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+
+const root = fileURLToPath(new URL("../../../../", import.meta.url))
+const packages = ["core", "server", "client"]
+
+const run = async (command: string, args: Array<string>, cwd: string) =>
+  (await promisify(execFile)(command, args, { cwd, env: { ...process.env, DATA_DIR: "memory://" }, timeout: 240_000 }))
+    .stdout
+
+// Loads every entry point, serves the platform from the packed server and calls it with the packed
+// client; the same code runs as ESM (import) and as CommonJS (require).
+const check = `(async () => {
+  const client = await load("@trading-platform/client")
+  const contract = await load("@trading-platform/core/contract")
+  const core = await load("@trading-platform/core")
+  const server = await load("@trading-platform/server")
+  const docs = await load("@trading-platform/server/docs")
+  const { createServer } = await load("node:http")
+  const platform = await server.makeNodeHandler()
+  const host = createServer(platform.handler)
+  await new Promise((listening) => host.listen(0, "127.0.0.1", listening))
+  const api = client.createClient({ baseUrl: "http://127.0.0.1:" + host.address().port })
+  const health = await api.health()
+  const refused = await api.users.me().catch((error) => error)
+  host.close()
+  await platform.dispose()
+  console.log(JSON.stringify({
+    clientExports: Object.keys(client).sort(),
+    contract: typeof contract.TradingApi,
+    core: typeof core.PlatformLive,
+    docs: typeof docs.DocsPageLive,
+    openApiVersion: server.openApiDocument().info.version,
+    health: { status: health.status, version: health.version },
+    refused: { name: refused.name, status: refused.status, code: refused.code }
+  }))
+})()`
+
+describe("the published packages", () => {
+  it("build, pack, install into an empty project and work as ESM and as CommonJS", async () => {
+    await run("npm", ["run", "build"], root)
+    const project = mkdtempSync(join(tmpdir(), "trading-pack-"))
+    const tarballs: Array<string> = []
+    for (const name of packages) {
+      const dir = join(root, "packages", name)
+      const [packed] = JSON.parse(await run("npm", ["pack", "--json", "--pack-destination", project], dir))
+      tarballs.push(join(project, packed.filename))
+      // Every file the exports map points at (except the source condition) is in the tarball.
+      const { exports } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))
+      const targets = Object.values<Record<string, string>>(exports).flatMap((conditions) =>
+        Object.entries(conditions)
+          .filter(([condition]) => condition !== "@trading-platform/source")
+          .map(([, path]) => path.replace(/^\.\//, ""))
+      )
+      expect(packed.files.map((file: { path: string }) => file.path)).toEqual(expect.arrayContaining(targets))
+    }
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "pack-check", private: true }))
+    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs], project)
+    writeFileSync(join(project, "check.mjs"), `const load = (name) => import(name);\n${check}`)
+    writeFileSync(join(project, "check.cjs"), `const load = async (name) => require(name);\n${check}`)
+
+    const expected = {
+      clientExports: ["TradingApiError", "createClient", "makeClient", "retrySchedule", "withRetry"],
+      contract: "function",
+      core: "object",
+      docs: "object",
+      openApiVersion: "0.1.0",
+      health: { status: "ok", version: "0.1.0" },
+      refused: { name: "TradingApiError", status: 401, code: "unauthorized" }
+    }
+    expect(JSON.parse(await run("node", ["check.mjs"], project))).toEqual(expected)
+    expect(JSON.parse(await run("node", ["check.cjs"], project))).toEqual(expected)
+    expect(await run(join(project, "node_modules/.bin/trading-platform"), ["--help"], project)).toMatch(/^Usage: /)
+    rmSync(project, { recursive: true })
+  }, 600_000)
+})

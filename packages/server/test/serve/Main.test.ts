@@ -1,0 +1,120 @@
+import { describe, expect, it } from "@effect/vitest"
+import { spawn, type ChildProcess } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { request } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { uniqueUser } from "../support/TestServer.js"
+
+const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
+
+interface Running {
+  readonly child: ChildProcess
+  readonly output: () => string
+  readonly exited: Promise<number | null>
+}
+
+/** Starts the server's entry point as `npm start` does, in its own process. */
+const start = (args: ReadonlyArray<string>, env: Record<string, string>): Running => {
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@trading-platform/source", main, ...args], {
+    env: { PATH: process.env["PATH"] ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout!.on("data", (chunk) => (output += chunk))
+  child.stderr!.on("data", (chunk) => (output += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return { child, output: () => output, exited }
+}
+
+/** Polls the output until `pattern` shows up, with a deadline. */
+const waitFor = async (running: Running, pattern: RegExp, deadlineMs = 60_000) => {
+  const until = Date.now() + deadlineMs
+  while (Date.now() < until) {
+    const match = pattern.exec(running.output())
+    if (match) return match
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`timed out waiting for ${pattern}; output:\n${running.output()}`)
+}
+
+const post = (base: string, path: string, body: unknown) =>
+  fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+
+describe("the server entry point (npm start)", () => {
+  it("--help lists every setting and exits 0", { timeout: 60_000 }, async () => {
+    const run = start(["--help"], {})
+    expect(await run.exited).toBe(0)
+    for (const name of ["PORT", "HOST", "DATA_DIR", "DATABASE_URL", "REDIS_URL", "TOKEN_TTL_DAYS", "TRUST_PROXY", "LOG_LEVEL"]) {
+      expect(run.output()).toContain(name)
+    }
+  })
+
+  it("an unknown flag exits 2 and names it", { timeout: 60_000 }, async () => {
+    const run = start(["--colour", "blue"], {})
+    expect(await run.exited).toBe(2)
+    expect(run.output()).toContain("--colour")
+  })
+
+  it("invalid configuration stops the server with a message naming the variable", { timeout: 60_000 }, async () => {
+    for (const [env, name] of [
+      [{ PORT: "abc" }, "PORT"],
+      [{ RATE_LIMIT_READ_PER_MIN: "0" }, "RATE_LIMIT_READ_PER_MIN"],
+      [{ TRUST_PROXY: "perhaps" }, "TRUST_PROXY"],
+      [{ LOG_LEVEL: "Loud" }, "LOG_LEVEL"]
+    ] as const) {
+      const run = start([], { DATA_DIR: "memory://", ...env })
+      expect(await run.exited, name).toBe(1)
+      expect(run.output()).toMatch(new RegExp(`Invalid configuration.*${name}`))
+    }
+    const flag = start(["--token-ttl-days=-3"], { DATA_DIR: "memory://" })
+    expect(await flag.exited).toBe(1)
+    expect(flag.output()).toMatch(/Invalid configuration.*TOKEN_TTL_DAYS/)
+  })
+
+  it("on SIGTERM finishes the request in flight, closes the database and exits 0; the data is there after a restart", { timeout: 120_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tp-serve-"))
+    try {
+      const first = start(["--port", "0"], { DATA_DIR: dataDir, LOG_LEVEL: "Debug" })
+      const base = (await waitFor(first, /Listening on (http:\/\/[\d.:]+)/))[1]!
+      const user = uniqueUser("serve")
+      expect((await post(base, "/api/users/register", user)).status).toBe(201)
+
+      // A login whose body arrives in two parts, with SIGTERM in between.
+      const body = JSON.stringify({ email: user.email, password: user.password })
+      const answered = new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const req = request(`${base}/api/users/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+        }, (res) => {
+          let text = ""
+          res.on("data", (chunk) => (text += chunk))
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
+        })
+        req.on("error", reject)
+        req.write(body.slice(0, 10))
+        setTimeout(() => {
+          first.child.kill("SIGTERM")
+          setTimeout(() => req.end(body.slice(10)), 300)
+        }, 200)
+      })
+      const reply = await answered
+      expect(reply.status).toBe(200)
+      expect(reply.body.session_token).toMatch(/^tps_/)
+      expect(await first.exited).toBe(0)
+      expect(first.output()).toContain("Embedded database closed")
+
+      const second = start(["--port", "0"], { DATA_DIR: dataDir })
+      const base2 = (await waitFor(second, /Listening on (http:\/\/[\d.:]+)/))[1]!
+      const login = await post(base2, "/api/users/login", { email: user.email, password: user.password })
+      expect(login.status).toBe(200)
+      const me = await fetch(`${base2}/api/users/me`, { headers: { authorization: `Bearer ${reply.body.session_token}` } })
+      expect(me.status).toBe(200)
+      second.child.kill("SIGTERM")
+      expect(await second.exited).toBe(0)
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+})
