@@ -1,0 +1,70 @@
+import { FetchHttpClient } from "@effect/platform"
+import { errorCatalogue } from "@trading-platform/core/contract"
+import { Effect, Either } from "effect"
+import { type ClientOptions, makeClient, type TradingClient } from "./Client.js"
+
+const statusByTag = new Map(errorCatalogue.map((row) => [row.name, { status: row.status, code: row.code }]))
+
+/** Anything the Effect client can fail with, as far as this module needs to know. */
+interface Failure {
+  readonly _tag: string
+  readonly message?: string
+  readonly error?: string
+  readonly request_id?: string | undefined
+  readonly retry_after?: number
+  readonly response?: { readonly status: number; readonly headers: Readonly<Record<string, string | undefined>> }
+}
+
+/**
+ * Every failure of the Promise client: an error answered by the API (`status`, `code`, `request_id`
+ * and, for 429, `retry_after` from the envelope), an answer outside the contract (`unexpected_response`
+ * with its status) or a request that never got an answer (`transport_error`, no status).
+ * The Effect client's error is kept as `cause`.
+ */
+export class TradingApiError extends Error {
+  override readonly name = "TradingApiError"
+  readonly status: number | undefined
+  readonly code: string
+  readonly request_id: string | undefined
+  /** Seconds to wait before trying again (429 only). */
+  readonly retry_after: number | undefined
+
+  constructor(failure: Failure) {
+    super(failure.error ?? failure.message ?? failure._tag, { cause: failure })
+    const declared = statusByTag.get(failure._tag)
+    this.status = declared?.status ?? failure.response?.status
+    this.code = declared?.code ?? (failure._tag === "RequestError" ? "transport_error" : "unexpected_response")
+    this.request_id = failure.request_id ?? failure.response?.headers["x-request-id"]
+    this.retry_after = failure.retry_after
+  }
+}
+
+// The Promise client always answers the decoded value, so it takes no `withResponse` flag.
+type WithoutResponse<R> = R extends object ? Omit<R, "withResponse"> : R
+type PromiseMethod<F> = F extends (...args: infer Args) => Effect.Effect<infer A, any, any>
+  ? (...args: { [I in keyof Args]: WithoutResponse<Args[I]> }) => Promise<Exclude<A, readonly [any, any]>>
+  : never
+
+/** The same groups and methods as `TradingClient`, answering Promises that reject with `TradingApiError`. */
+export type PromiseClient = {
+  readonly [K in keyof TradingClient]: TradingClient[K] extends (...args: any) => any ? PromiseMethod<TradingClient[K]>
+    : { readonly [M in keyof TradingClient[K]]: PromiseMethod<TradingClient[K][M]> }
+}
+
+const toPromise = (method: (...args: Array<unknown>) => Effect.Effect<unknown, unknown>) => (...args: Array<unknown>) =>
+  Effect.runPromise(Effect.either(method(...args))).then(
+    Either.getOrThrowWith((failure) => new TradingApiError(failure as Failure))
+  )
+
+/** The typed client for code that does not use Effect: every endpoint answers a Promise. Sends with `fetch`. */
+export const createClient = (options: ClientOptions): PromiseClient => {
+  const client: Record<string, unknown> = Effect.runSync(makeClient(options).pipe(Effect.provide(FetchHttpClient.layer)))
+  return Object.fromEntries(
+    Object.entries(client).map(([key, member]) => [
+      key,
+      typeof member === "function"
+        ? toPromise(member as any)
+        : Object.fromEntries(Object.entries(member as object).map(([name, method]) => [name, toPromise(method)]))
+    ])
+  ) as PromiseClient
+}
