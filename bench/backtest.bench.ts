@@ -2,6 +2,8 @@ import {
   type Candle,
   candleWindow,
   type Decide,
+  decideEachBar,
+  type Decider,
   Decision,
   defaultSettings,
   hold,
@@ -52,10 +54,10 @@ const plainDecide = (): Decide => {
   }
 }
 
-const measure = (label: string, data: ReadonlyArray<Candle>, decide: Decide) =>
+const measure = (label: string, data: ReadonlyArray<Candle>, decider: Decider) =>
   Effect.gen(function*() {
     const started = performance.now()
-    const result = yield* runBacktest(settings, Stream.fromIterable(data), decide)
+    const result = yield* runBacktest(settings, Stream.fromIterable(data), decider)
     const seconds = (performance.now() - started) / 1000
     return { label, barsPerSecond: data.length / seconds, seconds, trades: result.metrics.total_trades, pnl: result.metrics.total_pnl }
   })
@@ -67,9 +69,9 @@ export const run = () =>
       Effect.flatMap(
         ProgramRuntime,
         (runtime) => runtime.load({ code: `export ${decideSource}`, symbol: "BTC", timeframe: "1m", params: {}, seed: 1 })
-      ).pipe(Effect.flatMap((decide) => measure("sandbox (QuickJS)", data, decide)))
+      ).pipe(Effect.flatMap((decider) => measure("sandbox (QuickJS)", data, decider)))
     )
-    const plain = yield* measure("plain JavaScript", data, plainDecide())
+    const plain = yield* measure("plain JavaScript", data, decideEachBar(plainDecide()))
     console.log(`SMA crossover (10/30) over ${bars} one-minute bars, engine included\n`)
     console.log("| runner | bars/s | seconds | trades | total_pnl |")
     console.log("|---|---:|---:|---:|---:|")

@@ -1,5 +1,5 @@
 import { Chunk, Effect, Stream } from "effect"
-import { type AccountView, type Decision, ProgramRunError } from "../sandbox/Decision.js"
+import { type AccountView, type Decision, type PositionView, ProgramRunError } from "../sandbox/Decision.js"
 import { type Candle, timeframeMillis, type Timeframe } from "../venues/Venue.js"
 import { type BacktestMetrics, computeMetrics } from "./BacktestMetrics.js"
 
@@ -57,8 +57,58 @@ export interface BacktestResult {
   readonly trades: ReadonlyArray<BacktestTrade>
 }
 
-/** Called once per bar, oldest first; may throw `ProgramRunError`. */
+/** A program as one function called once per bar, oldest first; may throw `ProgramRunError`. */
 export type Decide = (bar: Candle, account: AccountView) => Decision
+
+/**
+ * The prices at which the open position exits inside a bar: a bar with `low <= floor` or
+ * `high >= ceiling` touches its stop, liquidation or take-profit. Unbounded when flat.
+ */
+export interface ExitBand {
+  readonly floor: number
+  readonly ceiling: number
+}
+
+/** Where `Decider.decide` stopped; `decision` is absent when it stopped before feeding bar `index`. */
+export interface DecisionStop {
+  readonly index: number
+  readonly decision?: Decision
+}
+
+/**
+ * A program as the engine drives it: one chunk of bars at a time, asking only where something can
+ * change, so a runtime can decide a run of quiet bars in one call. `decide` feeds the chunk's bars
+ * from `from` on to the program, each with `account` and its equity marked to the bar's close, and
+ * stops at the first bar whose decision is not hold; before feeding a bar that touches `band`
+ * (which the engine settles first); or wherever it likes (the engine asks again from there). It
+ * may throw `ProgramRunError`.
+ */
+export interface Decider {
+  readonly chunk: (bars: ReadonlyArray<Candle>) => void
+  readonly decide: (from: number, account: Omit<AccountView, "equity">, band: ExitBand) => DecisionStop
+}
+
+const touches = (bar: Candle, band: ExitBand) => bar.low <= band.floor || bar.high >= band.ceiling
+
+/** The `Decider` of a per-bar function, for programs written in the host's JavaScript. */
+export const decideEachBar = (decide: Decide): Decider => {
+  let bars: ReadonlyArray<Candle> = []
+  return {
+    chunk: (chunk) => {
+      bars = chunk
+    },
+    decide: (from, { balance, position: p }, band) => {
+      for (let i = from; i < bars.length; i++) {
+        const bar = bars[i]!
+        if (touches(bar, band)) return { index: i }
+        const equity = p === null ? balance : balance + (p.side === "long" ? 1 : -1) * p.size * (bar.close - p.entry_price)
+        const decision = decide(bar, { position: p, balance, equity })
+        if (decision.operation !== "hold") return { index: i, decision }
+      }
+      return { index: bars.length }
+    }
+  }
+}
 
 interface Position {
   /** +1 long, -1 short: signs every price comparison so one code path serves both sides. */
@@ -74,9 +124,9 @@ interface Position {
 }
 
 /**
- * The backtest as a state machine over bars, so any candle source can drive it: each `step`
- * settles take-profit, stop-loss and liquidation inside the bar, asks `decide` at the bar's close
- * and fills the decision at that close. Deterministic: no clock, no randomness.
+ * The backtest as a state machine over chunks of bars, so any candle source can drive it: each bar
+ * settles take-profit, stop-loss and liquidation inside its range, then the program decides at the
+ * bar's close and the decision fills at that close. Deterministic: no clock, no randomness.
  */
 export class BacktestEngine {
   private balance: number
@@ -90,13 +140,25 @@ export class BacktestEngine {
     this.balance = settings.initialBalance
   }
 
-  step(bar: Candle, decide: Decide): void {
-    this.lastBar = bar
-    this.settleInsideBar(bar)
-    const decision = decide(bar, this.account(bar.close))
-    this.apply(decision, bar)
-    this.times.push(bar.time)
-    this.equities.push(this.equity(bar.close))
+  /** Steps through one chunk of bars, oldest first. */
+  run(bars: ReadonlyArray<Candle>, decider: Decider): void {
+    decider.chunk(bars)
+    for (let i = 0; i < bars.length;) {
+      const band = this.band()
+      const stop = decider.decide(i, { position: this.positionView(), balance: this.balance }, band)
+      // The bars before the stop were quiet: nothing filled, the program held.
+      for (; i < stop.index; i++) this.record(bars[i]!)
+      if (i === bars.length) break
+      const bar = bars[i]!
+      if (stop.decision === undefined) {
+        // Settling closes a position the bar touches, so the next band lets the bar through.
+        this.settleInsideBar(bar, band)
+        continue
+      }
+      this.apply(stop.decision, bar)
+      this.record(bar)
+      i++
+    }
   }
 
   /** Closes what is still open at the last close and answers the metrics, curve and trades. */
@@ -114,17 +176,19 @@ export class BacktestEngine {
     }
   }
 
-  private account(price: number): AccountView {
+  private record(bar: Candle): void {
+    this.lastBar = bar
+    this.times.push(bar.time)
+    this.equities.push(this.equity(bar.close))
+  }
+
+  private positionView(): PositionView | null {
     const p = this.position
-    return {
-      position: p === undefined ? null : {
-        side: p.dir === 1 ? "long" : "short",
-        size: p.size,
-        entry_price: p.entry,
-        leverage: (p.size * p.entry) / p.margin
-      },
-      balance: this.balance,
-      equity: this.equity(price)
+    return p === undefined ? null : {
+      side: p.dir === 1 ? "long" : "short",
+      size: p.size,
+      entry_price: p.entry,
+      leverage: (p.size * p.entry) / p.margin
     }
   }
 
@@ -139,28 +203,40 @@ export class BacktestEngine {
   }
 
   /**
-   * The protective exits, checked against the bar's range. When the adverse and the favourable
-   * level both lie inside one bar, the adverse one is assumed first (the pessimistic reading).
+   * Where the open position's protective exits lie. When the stop and the liquidation price both
+   * exist, the one nearer the entry is the adverse exit.
    */
-  private settleInsideBar(bar: Candle): void {
+  private band(): ExitBand {
+    const p = this.position
+    if (p === undefined) return { floor: -Infinity, ceiling: Infinity }
+    // Isolated margin: the position is liquidated when its loss reaches its margin.
+    const liquidation = p.entry - (p.dir * p.margin) / p.size
+    const adverse = p.stopLoss !== undefined && p.dir * (p.stopLoss - liquidation) >= 0 ? p.stopLoss : liquidation
+    return p.dir === 1
+      ? { floor: adverse, ceiling: p.takeProfit ?? Infinity }
+      : { floor: p.takeProfit ?? -Infinity, ceiling: adverse }
+  }
+
+  /**
+   * The protective exits of `band`, checked against the bar's range. When the adverse and the
+   * favourable exit both lie inside one bar, the adverse one is assumed first (the pessimistic
+   * reading).
+   */
+  private settleInsideBar(bar: Candle, band: ExitBand): void {
     const p = this.position
     if (p === undefined) return
     const { dir } = p
-    // Isolated margin: the position is liquidated when its loss reaches its margin.
-    const liquidation = p.entry - (dir * p.margin) / p.size
-    const stopFirst = p.stopLoss !== undefined && dir * (p.stopLoss - liquidation) >= 0
-    const adverse = stopFirst ? p.stopLoss! : liquidation
-    const worst = dir === 1 ? bar.low : bar.high
-    const best = dir === 1 ? bar.high : bar.low
-    if (dir * (worst - adverse) <= 0) {
-      if (!stopFirst) return this.close(liquidation, bar.time, "liquidation")
+    const adverse = dir === 1 ? band.floor : band.ceiling
+    if (dir === 1 ? bar.low <= adverse : bar.high >= adverse) {
+      if (adverse !== p.stopLoss) return this.close(adverse, bar.time, "liquidation")
       // A stop is a market order once touched; a gap through it fills at the open.
       const touched = dir * (bar.open - adverse) <= 0 ? bar.open : adverse
       return this.close(this.marketPrice(touched, -dir), bar.time, "stop_loss")
     }
-    if (p.takeProfit !== undefined && dir * (best - p.takeProfit) >= 0) {
+    const favourable = dir === 1 ? band.ceiling : band.floor
+    if (dir === 1 ? bar.high >= favourable : bar.low <= favourable) {
       // A take-profit is a resting limit order: it fills at its price, or better on a gap.
-      this.close(dir * (bar.open - p.takeProfit) >= 0 ? bar.open : p.takeProfit, bar.time, "take_profit")
+      this.close(dir * (bar.open - favourable) >= 0 ? bar.open : favourable, bar.time, "take_profit")
     }
   }
 
@@ -236,7 +312,7 @@ export class BacktestEngine {
 export const runBacktest = <E, R>(
   settings: BacktestSettings,
   candles: Stream.Stream<Candle, E, R>,
-  decide: Decide
+  decider: Decider
 ): Effect.Effect<BacktestResult, E | ProgramRunError, R> =>
   Effect.suspend(() => {
     const engine = new BacktestEngine(settings)
@@ -244,7 +320,7 @@ export const runBacktest = <E, R>(
       Stream.runForEachChunk((chunk) =>
         Effect.suspend(() => {
           try {
-            Chunk.forEach(chunk, (bar) => engine.step(bar, decide))
+            engine.run(Chunk.toReadonlyArray(chunk), decider)
             return Effect.void
           } catch (e) {
             return e instanceof ProgramRunError ? Effect.fail(e) : Effect.die(e)

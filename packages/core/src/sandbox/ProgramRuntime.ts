@@ -1,5 +1,5 @@
 import { Context, type Effect, type Scope } from "effect"
-import type { Decide } from "../backtests/BacktestEngine.js"
+import type { Decider } from "../backtests/BacktestEngine.js"
 import type { ProgramInvalid } from "../http/Errors.js"
 
 /** What one run of a program sees besides the bars. */
@@ -16,11 +16,11 @@ export interface ProgramRun {
 
 /**
  * Where programs run. `check` loads a program and requires an exported `decide`; `load` readies
- * one run and answers its `Decide`, which keeps the candle history and may throw
+ * one run and answers its `Decider`, which keeps the candle history and may throw
  * `ProgramRunError`. The run's resources are released with the scope. `data.equity` is marked to
  * each bar's close inside the runtime, as `BacktestEngine` marks it.
  */
 export class ProgramRuntime extends Context.Tag("@trading-platform/core/ProgramRuntime")<ProgramRuntime, {
   readonly check: (code: string) => Effect.Effect<void, ProgramInvalid>
-  readonly load: (run: ProgramRun) => Effect.Effect<Decide, ProgramInvalid, Scope.Scope>
+  readonly load: (run: ProgramRun) => Effect.Effect<Decider, ProgramInvalid, Scope.Scope>
 }>() {}

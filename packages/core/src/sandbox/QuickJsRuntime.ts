@@ -1,8 +1,9 @@
 import { Effect, Either, Layer, ParseResult, Schema } from "effect"
 import { newQuickJSWASMModule, type QuickJSHandle } from "quickjs-emscripten"
-import type { Decide } from "../backtests/BacktestEngine.js"
+import type { Decider } from "../backtests/BacktestEngine.js"
+import type { Candle } from "../venues/Venue.js"
 import { checkInWorker } from "./CheckWorker.js"
-import { Decision, hold, ProgramRunError } from "./Decision.js"
+import { Decision, ProgramRunError } from "./Decision.js"
 import { firstLine, loadFailure } from "./LoadFailure.js"
 import { ProgramRuntime, type ProgramRun } from "./ProgramRuntime.js"
 import { taSource } from "./TaSource.js"
@@ -14,14 +15,16 @@ export interface SandboxLimits {
   /** Stack of one run, in bytes: deep recursion fails cleanly before the host's stack does. */
   readonly stackBytes: number
   /**
-   * CPU budget of one call into the program, counted in QuickJS interrupt checks (one about every
-   * 10 000 operations, a fraction of a millisecond). Counting operations instead of wall time keeps
-   * a run's outcome the same on any machine and under any load.
+   * CPU budget of one call of `decide` (and of loading the module), counted in QuickJS interrupt
+   * checks (one about every 10 000 operations, a fraction of a millisecond). Bars are decided in
+   * batches of up to `barsPerCall`, whose budget is the sum of their bars'. Counting operations
+   * instead of wall time keeps a run's outcome the same on any machine and under any load.
    */
   readonly cpuChecksPerCall: number
   /**
-   * Wall-clock cap of one call, the safety net for work QuickJS counts as one operation (a large
-   * built-in call); it is checked with the budget, so it may be overrun until the next check.
+   * Wall-clock cap of one call into the sandbox, the safety net for work QuickJS counts as one
+   * operation (a large built-in call); it is checked with the budget, so it may be overrun until
+   * the next check.
    */
   readonly wallMillisPerCall: number
 }
@@ -38,11 +41,15 @@ export const defaultSandboxLimits: SandboxLimits = {
 export const candleWindow = 500
 
 /**
- * Runs once in each sandbox, before the program: seeds `Math.random`, replaces the clock with the
- * current bar's time, installs `ta`, and answers `describe` (an error as one line of text) and
- * `makeStep` (the per-bar entry point). Candles stay inside the sandbox, so each call carries one
- * bar as plain numbers and answers 0 for "hold", "!message" for a throw, or the decision as JSON.
+ * The most bars one call into the sandbox decides. Crossing into the sandbox costs about as much
+ * as deciding a bar, so quiet bars are decided in batches; the cap bounds how far one bar can
+ * overrun its CPU budget on its neighbours' share.
  */
+const barsPerCall = 64
+
+/** Numbers per bar in the buffer a chunk crosses into the sandbox as. */
+const barFields = 6
+
 /**
  * QuickJS checks its interrupt handler only every so many loop iterations and calls, and a built-in
  * counts as one step however much it does, so a loop of large built-in calls (filling or joining
@@ -74,6 +81,14 @@ const meteringSource = `
   meter(JSON, "stringify", (_, args) => length(args[0]))
 `
 
+/**
+ * Runs once in each sandbox, before the program: seeds `Math.random`, replaces the clock with the
+ * current bar's time, installs `ta`, and answers `describe` (an error as one line of text) and
+ * `makeDriver`, which the host drives: `chunk` takes the next bars as a Float64Array buffer
+ * (`barFields` numbers each) and `decide` runs the program over them as `Decider.decide` does. It
+ * answers the index where it stopped without a decision, or `"<index>:<decision as JSON>"`, or
+ * `"<index>:!<message>"` when the program threw; `at` answers the bar being decided.
+ */
 const bootstrap = `(function (seed) {
   "use strict"
   // The driver's own calls use the unmetered built-ins.
@@ -109,39 +124,60 @@ const bootstrap = `(function (seed) {
       return "a value that cannot be shown"
     }
   }
-  const makeStep = (decide, symbol, timeframe, paramsJson) => {
+  const makeDriver = (decide, symbol, timeframe, paramsJson) => {
     const candles = []
     const data = { symbol, timeframe, bar: null, candles, position: null, balance: 0, equity: 0, params: JSON.parse(paramsJson) }
-    let side = 0, size = 0, entry = 0
-    // The account changes only on fills, so the host sends it only then; equity follows each close.
-    const account = (s, z, e, leverage, balance) => {
-      side = s; size = z; entry = e
-      data.position = s === 0 ? null : { side: s > 0 ? "long" : "short", size: z, entry_price: e, leverage }
-      data.balance = balance
-    }
-    const step = (time, open, high, low, close, volume) => {
-      now = time
-      const bar = { time, open, high, low, close, volume }
-      candles.push(bar)
-      if (candles.length > ${candleWindow}) shift.call(candles)
-      data.bar = bar
-      data.equity = side === 0 ? data.balance : data.balance + side * size * (close - entry)
-      try {
-        const d = decide(data)
-        if (d !== null && typeof d === "object" && d.operation === "hold") return 0
-        return stringify(d) ?? "undefined"
-      } catch (e) {
-        return "!" + describe(e)
+    let bars = new Float64Array(0), at = 0, side = 0, size = 0, entry = 0, leverage = 0
+    const chunk = (buffer) => { bars = new Float64Array(buffer) }
+    const decideFrom = (from, to, s, z, e, l, balance, floor, ceiling) => {
+      // The position changes only on fills, so its object is rebuilt only then.
+      if (s !== side || z !== size || e !== entry || l !== leverage) {
+        side = s; size = z; entry = e; leverage = l
+        data.position = s === 0 ? null : { side: s > 0 ? "long" : "short", size: z, entry_price: e, leverage: l }
       }
+      data.balance = balance
+      try {
+        for (let i = from; i < to; i++) {
+          const o = i * ${barFields}, high = bars[o + 2], low = bars[o + 3], close = bars[o + 4]
+          if (low <= floor || high >= ceiling) return i
+          at = i
+          now = bars[o]
+          const bar = { time: now, open: bars[o + 1], high, low, close, volume: bars[o + 5] }
+          // Neither push nor the window's shift may be the program's own.
+          candles[candles.length] = bar
+          if (candles.length > ${candleWindow}) shift.call(candles)
+          data.bar = bar
+          data.equity = side === 0 ? balance : balance + side * size * (close - entry)
+          const d = decide(data)
+          if (d === null || typeof d !== "object" || d.operation !== "hold") return i + ":" + (stringify(d) ?? "undefined")
+        }
+      } catch (e) {
+        return at + ":!" + describe(e)
+      }
+      return to
     }
-    return { account, step }
+    return { chunk, decide: decideFrom, at: () => at }
   }
-  return { describe, makeStep }
+  return { describe, makeDriver }
 })`
 
 const exhausted = /out of memory|stack overflow|string too long/
 
-const decodeDecision = Schema.decodeUnknownEither(Schema.parseJson(Decision))
+const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(Decision))
+
+/** Decodes decisions, remembering the last ones: programs tend to repeat a few exact answers. */
+const decisionDecoder = () => {
+  const decoded = new Map<string, ReturnType<typeof decodeJson>>()
+  return (text: string) => {
+    let result = decoded.get(text)
+    if (result === undefined) {
+      // Bounded: a program that answers ever-new decisions (a changing reason, say) only churns it.
+      if (decoded.size >= 1024) decoded.clear()
+      decoded.set(text, result = decodeJson(text))
+    }
+    return result
+  }
+}
 
 /** One QuickJS instance: its own WASM module, so nothing a run does can reach another run. */
 const openSandbox = (limits: SandboxLimits) =>
@@ -150,15 +186,18 @@ const openSandbox = (limits: SandboxLimits) =>
       const runtime = module.newRuntime()
       runtime.setMemoryLimit(limits.memoryBytes)
       runtime.setMaxStackSize(limits.stackBytes)
+      /** The checks and wall time of the current call, which decides `bars` bars. */
       const budget = {
         used: 0,
+        allowed: limits.cpuChecksPerCall,
         deadline: Infinity,
-        start() {
+        start(bars: number) {
           this.used = 0
+          this.allowed = bars * limits.cpuChecksPerCall
           this.deadline = Date.now() + limits.wallMillisPerCall
         },
         get exceeded() {
-          return this.used > limits.cpuChecksPerCall || Date.now() > this.deadline
+          return this.used > this.allowed || Date.now() > this.deadline
         }
       }
       runtime.setInterruptHandler(() => (++budget.used, budget.exceeded))
@@ -183,7 +222,7 @@ type Sandbox = Effect.Effect.Success<ReturnType<typeof openSandbox>>
 
 /** An error thrown in the sandbox as text; an error thrown while describing it is not shown. */
 const describeError = ({ budget, vm }: Sandbox, describe: QuickJSHandle, error: QuickJSHandle): string => {
-  budget.start()
+  budget.start(1)
   const result = vm.callFunction(describe, vm.undefined, error)
   error.dispose()
   if (result.error) {
@@ -195,63 +234,84 @@ const describeError = ({ budget, vm }: Sandbox, describe: QuickJSHandle, error: 
   return text
 }
 
-/** The per-bar entry point of a loaded program, as the engine's `Decide`. */
-const makeDecide = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decide => {
+/** A loaded program as the engine's `Decider`. */
+const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decider => {
   const { budget, own, vm } = sandbox
-  const entry = own(vm.unwrapResult(vm.callFunction(
-    helpers.makeStep,
+  const driver = own(vm.unwrapResult(vm.callFunction(
+    helpers.makeDriver,
     vm.undefined,
     helpers.decide,
     own(vm.newString(run.symbol)),
     own(vm.newString(run.timeframe)),
     own(vm.newString(JSON.stringify(run.params ?? {})))
   )))
-  const step = own(vm.getProp(entry, "step"))
-  const setAccount = own(vm.getProp(entry, "account"))
-  const call = (fn: QuickJSHandle, values: ReadonlyArray<number>) => {
-    const args = values.map((n) => vm.newNumber(n))
-    budget.start()
-    const result = vm.callFunction(fn, vm.undefined, ...args)
-    for (const handle of args) handle.dispose()
-    return result
-  }
-  let sent: ReadonlyArray<number> = []
-  return (bar, account) => {
-    const fail = (reason: ProgramRunError["reason"], message: string): never => {
-      throw new ProgramRunError({ reason, message, time: bar.time })
-    }
-    const p = account.position
-    const state = [p === null ? 0 : p.side === "long" ? 1 : -1, p?.size ?? 0, p?.entry_price ?? 0, p?.leverage ?? 0, account.balance]
-    if (state.some((value, i) => value !== sent[i])) {
-      vm.unwrapResult(call(setAccount, state)).dispose()
-      sent = state
-    }
-    const result = call(step, [bar.time, bar.open, bar.high, bar.low, bar.close, bar.volume])
-    if (result.error) {
-      // Only an interrupt or an exhausted heap escapes the step's own try/catch.
-      if (budget.exceeded) {
-        result.error.dispose()
-        return fail("cpu_budget_exceeded", "decide exceeded its CPU budget")
+  const [chunk, decide, at] = ["chunk", "decide", "at"].map((name) => own(vm.getProp(driver, name))) as [QuickJSHandle, QuickJSHandle, QuickJSHandle]
+  const decodeDecision = decisionDecoder()
+  let bars: ReadonlyArray<Candle> = []
+  return {
+    chunk: (next) => {
+      bars = next
+      const buffer = new Float64Array(next.length * barFields)
+      next.forEach((bar, i) => {
+        const o = i * barFields
+        buffer[o] = bar.time
+        buffer[o + 1] = bar.open
+        buffer[o + 2] = bar.high
+        buffer[o + 3] = bar.low
+        buffer[o + 4] = bar.close
+        buffer[o + 5] = bar.volume
+      })
+      const handle = vm.newArrayBuffer(buffer.buffer)
+      budget.start(1)
+      vm.unwrapResult(vm.callFunction(chunk, vm.undefined, handle)).dispose()
+      handle.dispose()
+    },
+    decide: (from, { balance, position: p }, band) => {
+      const to = Math.min(bars.length, from + barsPerCall)
+      const args = [
+        from, to, p === null ? 0 : p.side === "long" ? 1 : -1, p?.size ?? 0, p?.entry_price ?? 0, p?.leverage ?? 0, balance, band.floor, band.ceiling
+      ].map((n) => vm.newNumber(n))
+      budget.start(to - from)
+      const result = vm.callFunction(decide, vm.undefined, ...args)
+      for (const handle of args) handle.dispose()
+      if (result.error) {
+        // Only an interrupt or an exhausted heap escapes the program's own try/catch.
+        const overBudget = budget.exceeded
+        budget.start(1)
+        const index = vm.getNumber(own(vm.unwrapResult(vm.callFunction(at, vm.undefined))))
+        const fail = (reason: ProgramRunError["reason"], message: string) => new ProgramRunError({ reason, message, time: bars[index]!.time })
+        if (overBudget) {
+          result.error.dispose()
+          throw fail("cpu_budget_exceeded", "decide exceeded its CPU budget")
+        }
+        throw fail("memory_exceeded", `decide exhausted its memory: ${firstLine(describeError(sandbox, helpers.describe, result.error))}`)
       }
-      return fail("memory_exceeded", `decide exhausted its memory: ${firstLine(describeError(sandbox, helpers.describe, result.error))}`)
-    }
-    if (vm.typeof(result.value) === "number") {
+      if (vm.typeof(result.value) === "number") {
+        const index = vm.getNumber(result.value)
+        result.value.dispose()
+        return { index }
+      }
+      const text = vm.getString(result.value)
       result.value.dispose()
-      return hold
+      const colon = text.indexOf(":")
+      const index = Number(text.slice(0, colon))
+      const answer = text.slice(colon + 1)
+      const fail = (reason: ProgramRunError["reason"], message: string): never => {
+        throw new ProgramRunError({ reason, message, time: bars[index]!.time })
+      }
+      if (answer.startsWith("!")) {
+        return fail(exhausted.test(answer) ? "memory_exceeded" : "threw", `decide threw ${firstLine(answer.slice(1))}`)
+      }
+      const decision = Either.getOrElse(decodeDecision(answer), (e) =>
+        fail("invalid_decision", `decide returned an invalid decision: ${ParseResult.TreeFormatter.formatErrorSync(e).slice(0, 500)}`))
+      return { index, decision }
     }
-    const text = vm.getString(result.value)
-    result.value.dispose()
-    if (text.startsWith("!")) {
-      return fail(exhausted.test(text) ? "memory_exceeded" : "threw", `decide threw ${firstLine(text.slice(1))}`)
-    }
-    return Either.getOrElse(decodeDecision(text), (e) =>
-      fail("invalid_decision", `decide returned an invalid decision: ${ParseResult.TreeFormatter.formatErrorSync(e).slice(0, 500)}`))
   }
 }
 
 interface Helpers {
   readonly describe: QuickJSHandle
-  readonly makeStep: QuickJSHandle
+  readonly makeDriver: QuickJSHandle
   readonly decide: QuickJSHandle
 }
 
@@ -264,8 +324,8 @@ const make = (limits: SandboxLimits): typeof ProgramRuntime.Service => {
       const install = own(vm.unwrapResult(vm.evalCode(bootstrap, "bootstrap.js")))
       const installed = own(vm.unwrapResult(vm.callFunction(install, vm.undefined, own(vm.newNumber(seed)))))
       const describe = own(vm.getProp(installed, "describe"))
-      const makeStep = own(vm.getProp(installed, "makeStep"))
-      budget.start()
+      const makeDriver = own(vm.getProp(installed, "makeDriver"))
+      budget.start(1)
       const evaluated = vm.evalCode(code, "program.js", { type: "module" })
       if (evaluated.error) {
         if (budget.exceeded) {
@@ -276,13 +336,13 @@ const make = (limits: SandboxLimits): typeof ProgramRuntime.Service => {
       }
       const decide = own(vm.getProp(own(evaluated.value), "decide"))
       if (vm.typeof(decide) !== "function") return yield* loadFailure({ overBudget: false })
-      return { sandbox, helpers: { describe, makeStep, decide } satisfies Helpers }
+      return { sandbox, helpers: { describe, makeDriver, decide } satisfies Helpers }
     })
 
   return {
     check: (code) => checkInWorker(code, bootstrap, limits).pipe(Effect.withSpan("ProgramRuntime.check")),
     load: (run) =>
-      Effect.map(open(run.code, run.seed), ({ helpers, sandbox }) => makeDecide(sandbox, helpers, run)).pipe(
+      Effect.map(open(run.code, run.seed), ({ helpers, sandbox }) => makeDecider(sandbox, helpers, run)).pipe(
         Effect.withSpan("ProgramRuntime.load")
       )
   }

@@ -11,9 +11,10 @@ const ta = (() => {
   const sma = (values, period) => {
     const n = values.length
     if (!(period >= 1) || n < period) return null
-    let sum = 0
-    if (typeof values[0] === "number") for (let i = n - period; i < n; i++) sum += values[i]
-    else for (let i = n - period; i < n; i++) sum += values[i].close
+    // while loops run a little faster than for loops in QuickJS.
+    let sum = 0, i = n - period
+    if (typeof values[0] === "number") while (i < n) sum += values[i++]
+    else while (i < n) sum += values[i++].close
     return sum / period
   }
   const emaSeries = (values, period) => {

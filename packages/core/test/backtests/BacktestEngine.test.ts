@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
-import { BacktestEngine, type BacktestSettings, type Decide, runBacktest } from "../../src/backtests/BacktestEngine.js"
+import { BacktestEngine, type BacktestSettings, type Decide, decideEachBar, runBacktest } from "../../src/backtests/BacktestEngine.js"
 import { computeMetrics } from "../../src/backtests/BacktestMetrics.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { type Candle } from "../../src/venues/Venue.js"
@@ -30,12 +30,11 @@ const bar = (close: number, range: Partial<Candle> = {}): Candle => ({
 const run = (s: BacktestSettings, script: ReadonlyArray<readonly [Candle, Decision?]>) => {
   const engine = new BacktestEngine(s)
   const seen: Array<AccountView> = []
-  for (const [candle, decision] of script) {
-    engine.step(candle, (_, account) => {
-      seen.push(account)
-      return decision ?? { operation: "hold" }
-    })
-  }
+  const decisions = new Map(script.map(([candle, decision]) => [candle, decision]))
+  engine.run(script.map(([candle]) => candle), decideEachBar((candle, account) => {
+    seen.push(account)
+    return decisions.get(candle) ?? { operation: "hold" }
+  }))
   return { engine, seen }
 }
 
@@ -145,12 +144,12 @@ describe("BacktestEngine", () => {
       const first = bar(100)
       const candles = Stream.fromIterable([first, bar(101), bar(102)])
       const flat: Decide = () => ({ operation: "hold" })
-      const result = yield* runBacktest(settings(), candles, flat)
+      const result = yield* runBacktest(settings(), candles, decideEachBar(flat))
       expect(result.equity_curve).toHaveLength(3)
       const failing: Decide = (candle) => {
         throw new ProgramRunError({ reason: "threw", message: "boom", time: candle.time })
       }
-      const exit = yield* Effect.exit(runBacktest(settings(), candles, failing))
+      const exit = yield* Effect.exit(runBacktest(settings(), candles, decideEachBar(failing)))
       expect(exit).toEqual(Exit.fail(new ProgramRunError({ reason: "threw", message: "boom", time: first.time })))
     }).pipe(Effect.runPromise))
 })

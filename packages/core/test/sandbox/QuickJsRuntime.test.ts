@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
-import { defaultSettings, runBacktest } from "../../src/backtests/BacktestEngine.js"
+import { decideEachBar, type Decider, defaultSettings, runBacktest } from "../../src/backtests/BacktestEngine.js"
 import { ProgramInvalid } from "../../src/http/Errors.js"
-import { type AccountView, ProgramRunError } from "../../src/sandbox/Decision.js"
+import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { type Candle } from "../../src/venues/Venue.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
 import { compileProgram } from "../../src/sandbox/ProgramSource.js"
-import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
+import { candleWindow, QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
 
 const bars = (count: number): Array<Candle> =>
   Array.from({ length: count }, (_, i) => {
@@ -16,7 +16,19 @@ const bars = (count: number): Array<Candle> =>
 
 const flat: AccountView = { position: null, balance: 10_000, equity: 10_000 }
 
-/** Loads a program and answers its `Decide`, released with the test's scope. */
+/** Feeds the bars to the program and answers its decisions other than hold. */
+const decisions = (decider: Decider, candles: ReadonlyArray<Candle>, account: AccountView = flat) => {
+  decider.chunk(candles)
+  const out: Array<Decision> = []
+  for (let from = 0; from < candles.length;) {
+    const stop = decider.decide(from, account, { floor: -Infinity, ceiling: Infinity })
+    if (stop.decision !== undefined) out.push(stop.decision)
+    from = stop.decision === undefined ? stop.index : stop.index + 1
+  }
+  return out
+}
+
+/** Loads a program and answers its `Decider`, released with the test's scope. */
 const load = (code: string, seed = 7) =>
   Effect.flatMap(ProgramRuntime, (runtime) => runtime.load({ code, symbol: "BTC", timeframe: "1h", params: { fast: 3 }, seed }))
 
@@ -27,17 +39,16 @@ const reporting = (expression: string) =>
 /** Feeds the bars to a reporting program and answers what it reported at the last one. */
 const report = (expression: string, count = 1, account = flat) =>
   Effect.gen(function*() {
-    const decide = yield* load(reporting(expression))
-    const decisions = bars(count).map((bar) => decide(bar, account))
-    return JSON.parse(decisions[decisions.length - 1]!.reason!)
+    const reported = decisions(yield* load(reporting(expression)), bars(count), account)
+    return JSON.parse(reported[reported.length - 1]!.reason!)
   })
 
 /** The typed error a call of decide throws. */
 const failure = (code: string) =>
   Effect.gen(function*() {
-    const decide = yield* load(code)
+    const decider = yield* load(code)
     try {
-      decide(bars(1)[0]!, flat)
+      decisions(decider, bars(1))
     } catch (e) {
       if (e instanceof ProgramRunError) return e
       throw e
@@ -91,12 +102,12 @@ describe("QuickJS program runtime", () => {
 
     it.scoped("prototype tricks inside the sandbox do not leak into the host", () =>
       Effect.gen(function*() {
-        const decide = yield* load(`
+        const decider = yield* load(`
           Object.prototype.polluted = "yes"
           Array.prototype.map = () => { throw new Error("hijacked") }
           JSON.parse = () => ({ operation: "buy" })
           export function decide() { return { operation: "hold" } }`)
-        expect(decide(bars(1)[0]!, flat)).toEqual({ operation: "hold" })
+        expect(decisions(decider, bars(1))).toEqual([])
         expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
         expect([1, 2].map((x) => x * 2)).toEqual([2, 4])
       }))
@@ -107,7 +118,7 @@ describe("QuickJS program runtime", () => {
         expect(clock).toEqual([bars(2)[1]!.time, bars(2)[1]!.time, 0, true])
         const random = `export function decide() { return { operation: "close", reason: String(Math.random()) } }`
         const draws = (seed: number) =>
-          Effect.map(load(random, seed), (decide) => bars(3).map((bar) => decide(bar, flat).reason))
+          Effect.map(load(random, seed), (decider) => decisions(decider, bars(3)).map((d) => d.reason))
         const first = yield* draws(1)
         expect(yield* draws(1)).toEqual(first)
         expect(yield* draws(2)).not.toEqual(first)
@@ -119,7 +130,7 @@ describe("QuickJS program runtime", () => {
         expect(error.reason).toBe("cpu_budget_exceeded")
         expect(error.time).toBe(bars(1)[0]!.time)
         const again = yield* load(`export function decide() { return { operation: "buy" } }`)
-        expect(again(bars(1)[0]!, flat)).toEqual({ operation: "buy" })
+        expect(decisions(again, bars(1))).toEqual([{ operation: "buy" }])
       }))
 
     it.scoped("an endless loop, even one that catches, cannot escape the budget", () =>
@@ -165,8 +176,8 @@ describe("QuickJS program runtime", () => {
 
     it.scoped("null optional fields read as absent", () =>
       Effect.gen(function*() {
-        const decide = yield* load(`export function decide() { return { operation: "buy", leverage: null, reason: "x" } }`)
-        expect(decide(bars(1)[0]!, flat)).toEqual({ operation: "buy", reason: "x" })
+        const decider = yield* load(`export function decide() { return { operation: "buy", leverage: null, reason: "x" } }`)
+        expect(decisions(decider, bars(1))).toEqual([{ operation: "buy", reason: "x" }])
       }))
 
     it.effect("check names the line and column of a syntax error, and requires an exported decide", () =>
@@ -207,6 +218,41 @@ describe("QuickJS program runtime", () => {
         const first = yield* once
         expect(first.metrics.total_trades).toBeGreaterThan(5)
         expect(yield* once).toEqual(first)
+      }))
+
+    it.scoped("batched in the sandbox, a run matches the same program decided bar by bar in the host, exits included", () =>
+      Effect.gen(function*() {
+        // Enters on every turn with stops, take-profits and high leverage, so every kind of exit
+        // happens inside batches of quiet bars.
+        const source = `function decide(data) {
+          const c = data.candles, n = c.length
+          if (n < 3) return { operation: "hold" }
+          const up = c[n - 1].close > c[n - 2].close, wasUp = c[n - 2].close > c[n - 3].close
+          if (up === wasUp) return { operation: "hold" }
+          const close = data.bar.close
+          return up
+            ? { operation: "buy", leverage: 5, target_portion_of_balance: 0.3, take_profit_price: close * 1.05, stop_loss_price: close * 0.97 }
+            : { operation: "sell", leverage: n % 2 === 0 ? 50 : 2, target_portion_of_balance: 0.3, take_profit_price: n % 4 === 1 ? close * 0.5 : close * 0.95 }
+        }`
+        // A seeded random walk with wide bars.
+        let seed = 42, close = 100
+        const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
+        const candles = Stream.fromIterable(bars(2_000).map((bar) => {
+          const open = close
+          close = open * (1 + (random() - 0.5) * 0.06)
+          return { ...bar, open, close, high: Math.max(open, close) * (1 + random() * 0.02), low: Math.min(open, close) * (1 - random() * 0.02) }
+        }))
+        const settings = defaultSettings("1h")
+        const sandboxed = yield* Effect.flatMap(load(`export ${source}`), (decider) => runBacktest(settings, candles, decider))
+        const history: Array<Candle> = []
+        const hostDecide = new Function(`${source}\nreturn decide`)() as (data: unknown) => Decision
+        const hosted = yield* runBacktest(settings, candles, decideEachBar((bar, account) => {
+          history.push(bar)
+          if (history.length > candleWindow) history.shift()
+          return hostDecide({ bar, candles: history, ...account })
+        }))
+        expect(new Set(sandboxed.trades.map((t) => t.exit_reason))).toEqual(new Set(["take_profit", "stop_loss", "liquidation", "reversal"]))
+        expect(sandboxed).toEqual(hosted)
       }))
 
     it.scoped("a failing program fails the backtest with its typed error", () =>
