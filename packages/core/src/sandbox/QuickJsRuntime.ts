@@ -144,7 +144,7 @@ const exhausted = /out of memory|stack overflow|string too long/
 const decodeDecision = Schema.decodeUnknownEither(Schema.parseJson(Decision))
 
 /** One QuickJS instance: its own WASM module, so nothing a run does can reach another run. */
-const openSandbox = (limits: SandboxLimits) =>
+const openSandbox = (limits: SandboxLimits, onCall: () => void) =>
   Effect.acquireRelease(
     Effect.promise(() => newQuickJSWASMModule()).pipe(Effect.map((module) => {
       const runtime = module.newRuntime()
@@ -154,6 +154,7 @@ const openSandbox = (limits: SandboxLimits) =>
         used: 0,
         deadline: Infinity,
         start() {
+          onCall()
           this.used = 0
           this.deadline = Date.now() + limits.wallMillisPerCall
         },
@@ -255,11 +256,11 @@ interface Helpers {
   readonly decide: QuickJSHandle
 }
 
-const make = (limits: SandboxLimits): typeof ProgramRuntime.Service => {
+const make = (limits: SandboxLimits, onCall: () => void): typeof ProgramRuntime.Service => {
   /** Installs the bootstrap, then evaluates the program as an ES module and finds its `decide`. */
   const open = (code: string, seed: number) =>
     Effect.gen(function*() {
-      const sandbox = yield* openSandbox(limits)
+      const sandbox = yield* openSandbox(limits, onCall)
       const { budget, own, vm } = sandbox
       const install = own(vm.unwrapResult(vm.evalCode(bootstrap, "bootstrap.js")))
       const installed = own(vm.unwrapResult(vm.callFunction(install, vm.undefined, own(vm.newNumber(seed)))))
@@ -288,5 +289,10 @@ const make = (limits: SandboxLimits): typeof ProgramRuntime.Service => {
   }
 }
 
-/** The program runtime on QuickJS (WASM); every run gets its own instance with these limits. */
-export const QuickJsProgramRuntime = (limits: SandboxLimits = defaultSandboxLimits) => Layer.succeed(ProgramRuntime, make(limits))
+/**
+ * The program runtime on QuickJS (WASM); every run gets its own instance with these limits.
+ * `onCall` runs as each call into a program starts: a heartbeat a watchdog in another thread can
+ * read, since a call stuck in a built-in stops it.
+ */
+export const QuickJsProgramRuntime = (limits: SandboxLimits = defaultSandboxLimits, onCall: () => void = () => {}) =>
+  Layer.succeed(ProgramRuntime, make(limits, onCall))
