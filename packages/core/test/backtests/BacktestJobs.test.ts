@@ -15,6 +15,7 @@ import { type Context, Duration, Effect, Layer, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { liveBacktestThreads } from "../../src/backtests/BacktestThread.js"
 import { testDatabaseUrl, testOptions, testStorages } from "../support/TestStorage.js"
 
 const tradingProgram = `let n = 0
@@ -166,7 +167,7 @@ for (const storage of testStorages) {
         expect(failed!.error).toMatch(/^Gave up after 2 attempts: \S/)
       }), { timeout: 120_000 })
 
-    it.scopedLive("a slow run renews its lease between slices, so no other worker takes it over", () =>
+    it.scopedLive("a slow run renews its lease while its thread steps a window, so no other worker takes it over", () =>
       Effect.gen(function*() {
         const storageConfig = yield* durableStorage
         // Two workers and a 1 s lease: a window of 1000 slow bars takes longer than the lease.
@@ -181,7 +182,7 @@ for (const storage of testStorages) {
         expect(done).toMatchObject({ status: "completed", attempts: 1, progress: 1 })
       }), { timeout: 120_000 })
 
-    it.scopedLive("cancelling a running job stops its worker at the next checkpoint, and progress moves while it runs", () =>
+    it.scopedLive("cancelling a running job stops its worker and terminates its thread, and progress moves while it runs", () =>
       Effect.gen(function*() {
         const storageConfig = yield* durableStorage
         const instance = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 1 })
@@ -199,8 +200,13 @@ for (const storage of testStorages) {
               if (Date.now() > deadline) return yield* Effect.die(new Error(`the long job never made progress: ${JSON.stringify({ ...current, equity_curve: [], trades: [] })}`))
               yield* realPause
             }
+            expect(liveBacktestThreads()).toBe(1)
             const cancelled = yield* backtests.cancel(caller, long.id)
             expect(cancelled.status).toBe("cancelled")
+            while (liveBacktestThreads() > 0) {
+              if (Date.now() > deadline) return yield* Effect.die(new Error("the cancelled job's thread is still alive"))
+              yield* realPause
+            }
             // The only worker takes the next job only once it has let go of the cancelled one.
             const next = yield* backtests.submit(caller, programId, shortRun)
             const [after, done] = yield* waitUntilFinished(instance, caller, [long.id, next.id], 30_000)
