@@ -19,7 +19,7 @@ export interface PlatformOptions {
   readonly secretKey: Option.Option<Redacted.Redacted>
   readonly venues: VenuesOptions
   readonly backtests: BacktestJobOptions
-  /** Caps on every program run, in validation, backtest threads and live trading alike. */
+  /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
 }
 
