@@ -94,6 +94,20 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
       yield* untilNoThreads
     }), { timeout: 60_000 })
 
+  it.live("a failure of the thread's own code is BacktestThreadDied (the job is handed back), not a program error", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Effect.scoped(Effect.gen(function*() {
+        const thread = yield* startBacktestThread({ run: run(tradingProgram), settings, limits })
+        expect((yield* thread.take)._tag).toBe("Pull")
+        // Not candles: the engine's stream fails on it, a defect of the thread rather than of the program.
+        yield* thread.post({ _tag: "Window", candles: null as never })
+        return yield* thread.take
+      })))
+      expect(error._tag).toBe("BacktestThreadDied")
+      expect(error.message).toMatch(/^The backtest thread failed: /)
+      yield* untilNoThreads
+    }), { timeout: 60_000 })
+
   it.live("closing the scope terminates the thread, even in the middle of a window", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
