@@ -1,9 +1,10 @@
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { Analytics } from "./analytics/Analytics.js"
 import { Backtests } from "./backtests/Backtests.js"
 import { BacktestSignal } from "./backtests/BacktestSignal.js"
 import { BacktestsRepo } from "./backtests/BacktestsRepo.js"
 import { BacktestWorkersLive } from "./backtests/BacktestWorkers.js"
+import { PlatformConfig } from "./config/PlatformConfig.js"
 import { Accounts } from "./accounts/Accounts.js"
 import { AccountsRepo } from "./accounts/AccountsRepo.js"
 import { MarketData } from "./market/MarketData.js"
@@ -20,6 +21,9 @@ import { Trader } from "./trader/Trader.js"
 const AccountsLive = Accounts.DefaultWithoutDependencies.pipe(
   Layer.provideMerge(Layer.mergeAll(AccountsRepo.Default, Secrets.Default))
 )
+
+// Backtest threads build their own runtime from the same limits.
+const ProgramRuntimeLive = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ sandbox }) => QuickJsProgramRuntime(sandbox)))
 
 // The service that queues jobs and the workers that run them share one wake-up signal.
 const BacktestsLive = Layer.mergeAll(Backtests.Default, BacktestWorkersLive).pipe(
@@ -41,6 +45,6 @@ export const PlatformLive = Layer.mergeAll(
   Layer.provideMerge(Programs.Default),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),
-  Layer.provideMerge(QuickJsProgramRuntime()),
+  Layer.provideMerge(ProgramRuntimeLive),
   Layer.provideMerge(DatabaseLive)
 )

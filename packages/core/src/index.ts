@@ -33,6 +33,7 @@ export { candleWindow, defaultSandboxLimits, QuickJsProgramRuntime, type Sandbox
 export { Backtests, maxBacktestBars } from "./backtests/Backtests.js"
 export { BacktestsRepo, type BacktestRow, type BacktestRun } from "./backtests/BacktestsRepo.js"
 export { BacktestSignal } from "./backtests/BacktestSignal.js"
-export { barsPerCheckpoint, barsPerSlice, BacktestWorkersLive, downsample, maxEquityPoints } from "./backtests/BacktestWorkers.js"
+export { barsPerCheckpoint, BacktestWorkersLive } from "./backtests/BacktestWorkers.js"
+export { downsample, maxEquityPoints } from "./backtests/BacktestThreadProtocol.js"
 export { Analytics } from "./analytics/Analytics.js"
 export { AnalyticsRepo } from "./analytics/AnalyticsRepo.js"

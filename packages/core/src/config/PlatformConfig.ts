@@ -1,5 +1,6 @@
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { rateLimitPolicyPerMinute, type RateLimitPolicy } from "../http/RateLimitPolicy.js"
+import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/QuickJsRuntime.js"
 
 /** Where the platform keeps its data. */
 export type StorageConfig =
@@ -18,6 +19,8 @@ export interface PlatformOptions {
   readonly secretKey: Option.Option<Redacted.Redacted>
   readonly venues: VenuesOptions
   readonly backtests: BacktestJobOptions
+  /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
+  readonly sandbox: SandboxLimits
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -120,7 +123,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       pollInterval: Duration.millis(c.backtestPollMs),
       lease: Duration.millis(c.backtestLeaseMs),
       maxAttempts: c.backtestMaxAttempts
-    }
+    },
+    sandbox: defaultSandboxLimits
   }))
 )
 

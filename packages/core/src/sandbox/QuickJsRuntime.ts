@@ -180,7 +180,7 @@ const decisionDecoder = () => {
 }
 
 /** One QuickJS instance: its own WASM module, so nothing a run does can reach another run. */
-const openSandbox = (limits: SandboxLimits) =>
+const openSandbox = (limits: SandboxLimits, onCall: () => void) =>
   Effect.acquireRelease(
     Effect.promise(() => newQuickJSWASMModule()).pipe(Effect.map((module) => {
       const runtime = module.newRuntime()
@@ -192,6 +192,7 @@ const openSandbox = (limits: SandboxLimits) =>
         allowed: limits.cpuChecksPerCall,
         deadline: Infinity,
         start(bars: number) {
+          onCall()
           this.used = 0
           this.allowed = bars * limits.cpuChecksPerCall
           this.deadline = Date.now() + limits.wallMillisPerCall
@@ -315,11 +316,11 @@ interface Helpers {
   readonly decide: QuickJSHandle
 }
 
-const make = (limits: SandboxLimits): typeof ProgramRuntime.Service => {
+const make = (limits: SandboxLimits, onCall: () => void): typeof ProgramRuntime.Service => {
   /** Installs the bootstrap, then evaluates the program as an ES module and finds its `decide`. */
   const open = (code: string, seed: number) =>
     Effect.gen(function*() {
-      const sandbox = yield* openSandbox(limits)
+      const sandbox = yield* openSandbox(limits, onCall)
       const { budget, own, vm } = sandbox
       const install = own(vm.unwrapResult(vm.evalCode(bootstrap, "bootstrap.js")))
       const installed = own(vm.unwrapResult(vm.callFunction(install, vm.undefined, own(vm.newNumber(seed)))))
@@ -348,5 +349,10 @@ const make = (limits: SandboxLimits): typeof ProgramRuntime.Service => {
   }
 }
 
-/** The program runtime on QuickJS (WASM); every run gets its own instance with these limits. */
-export const QuickJsProgramRuntime = (limits: SandboxLimits = defaultSandboxLimits) => Layer.succeed(ProgramRuntime, make(limits))
+/**
+ * The program runtime on QuickJS (WASM); every run gets its own instance with these limits.
+ * `onCall` runs as each call into a program starts: a heartbeat a watchdog in another thread can
+ * read, since a call stuck in a built-in stops it.
+ */
+export const QuickJsProgramRuntime = (limits: SandboxLimits = defaultSandboxLimits, onCall: () => void = () => {}) =>
+  Layer.succeed(ProgramRuntime, make(limits, onCall))

@@ -11,10 +11,13 @@ import {
   type StorageConfig,
   Users
 } from "@trading-platform/core"
-import { type Context, Duration, Effect, Layer, Scope } from "effect"
+import { type Context, Duration, Effect, Layer, Redacted, Scope } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { liveBacktestThreads } from "../../src/backtests/BacktestThread.js"
 import { testDatabaseUrl, testOptions, testStorages } from "../support/TestStorage.js"
 
 const tradingProgram = `let n = 0
@@ -166,7 +169,7 @@ for (const storage of testStorages) {
         expect(failed!.error).toMatch(/^Gave up after 2 attempts: \S/)
       }), { timeout: 120_000 })
 
-    it.scopedLive("a slow run renews its lease between slices, so no other worker takes it over", () =>
+    it.scopedLive("a slow run renews its lease while its thread steps a window, so no other worker takes it over", () =>
       Effect.gen(function*() {
         const storageConfig = yield* durableStorage
         // Two workers and a 1 s lease: a window of 1000 slow bars takes longer than the lease.
@@ -181,7 +184,7 @@ for (const storage of testStorages) {
         expect(done).toMatchObject({ status: "completed", attempts: 1, progress: 1 })
       }), { timeout: 120_000 })
 
-    it.scopedLive("cancelling a running job stops its worker at the next checkpoint, and progress moves while it runs", () =>
+    it.scopedLive("cancelling a running job stops its worker and terminates its thread, and progress moves while it runs", () =>
       Effect.gen(function*() {
         const storageConfig = yield* durableStorage
         const instance = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 1 })
@@ -199,8 +202,13 @@ for (const storage of testStorages) {
               if (Date.now() > deadline) return yield* Effect.die(new Error(`the long job never made progress: ${JSON.stringify({ ...current, equity_curve: [], trades: [] })}`))
               yield* realPause
             }
+            expect(liveBacktestThreads()).toBe(1)
             const cancelled = yield* backtests.cancel(caller, long.id)
             expect(cancelled.status).toBe("cancelled")
+            while (liveBacktestThreads() > 0) {
+              if (Date.now() > deadline) return yield* Effect.die(new Error("the cancelled job's thread is still alive"))
+              yield* realPause
+            }
             // The only worker takes the next job only once it has let go of the cancelled one.
             const next = yield* backtests.submit(caller, programId, shortRun)
             const [after, done] = yield* waitUntilFinished(instance, caller, [long.id, next.id], 30_000)
@@ -213,28 +221,57 @@ for (const storage of testStorages) {
   })
 }
 
-describe.skipIf(testDatabaseUrl === undefined)("backtest jobs across instances over postgres", () => {
-  it.scopedLive("two platform instances on one database run each of many jobs exactly once", () =>
+const root = fileURLToPath(new URL("../../../../", import.meta.url))
+const workerScript = fileURLToPath(new URL("../support/WorkerProcess.ts", import.meta.url))
+
+/** A platform instance with `concurrency` backtest workers in a child process, until the scope closes. */
+const workerProcess = (url: Redacted.Redacted, concurrency: number) =>
+  Effect.acquireRelease(
+    Effect.async<ChildProcess>((resume) => {
+      const child = spawn(process.execPath, ["--conditions=@trading-platform/source", "--import", "tsx", workerScript], {
+        cwd: root,
+        env: {
+          ...process.env,
+          DATABASE_URL: Redacted.value(url),
+          SECRET_KEY: "test-secret-key-0123456789abcdef0123456789",
+          BACKTEST_CONCURRENCY: String(concurrency),
+          BACKTEST_POLL_INTERVAL_MS: "50"
+        },
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      child.stdout!.on("data", (data) => String(data).includes("ready") && resume(Effect.succeed(child)))
+      child.once("exit", (code) => resume(Effect.die(new Error(`the worker process exited with ${code}`))))
+    }),
+    (child) => Effect.sync(() => child.kill("SIGTERM"))
+  )
+
+describe.skipIf(testDatabaseUrl === undefined)("backtest jobs across processes over postgres", () => {
+  it.scopedLive("two server processes on one database run each of many jobs exactly once", () =>
     Effect.gen(function*() {
       const storageConfig = yield* testStorages[1]!.storage
-      const a = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 3 })
-      const b = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 3 })
-      const { caller, programId } = yield* userWithProgram(a)
+      if (storageConfig.kind !== "postgres") return yield* Effect.die(new Error("expected PostgreSQL"))
+      // This instance only submits; starting first, it also creates the schema.
+      const submitter = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 0 })
+      const children = yield* Effect.all([workerProcess(storageConfig.url, 3), workerProcess(storageConfig.url, 3)], {
+        concurrency: "unbounded"
+      })
+      const { caller, programId } = yield* userWithProgram(submitter)
       const ids = yield* on(
-        a,
+        submitter,
         Effect.flatMap(Backtests, (backtests) =>
           Effect.forEach(Array.from({ length: 30 }, (_, i) => i), (i) =>
             Effect.map(backtests.submit(caller, programId, { ...shortRun, symbol: i % 2 === 0 ? "BTC" : "ETH" }), (x) => x.id)))
       )
-      const all = yield* waitUntilFinished(b, caller, ids)
+      const all = yield* waitUntilFinished(submitter, caller, ids, 150_000)
       expect(all.map((x) => x.status)).toEqual(ids.map(() => "completed"))
       // Each claim adds an attempt: one attempt each means no job was handed to two workers.
       expect(all.map((x) => x.attempts)).toEqual(ids.map(() => 1))
       const workers = yield* on(
-        a,
+        submitter,
         Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ claimed_by: string }>`SELECT DISTINCT claimed_by FROM backtests`)
       )
-      const hosts = new Set(workers.map((w) => w.claimed_by))
-      expect(hosts.size).toBe(2)
-    }), { timeout: 120_000 })
+      // claimed_by is host:pid:worker, so both processes took jobs.
+      const pids = new Set(workers.map((w) => Number(w.claimed_by.split(":")[1])))
+      expect([...pids].sort()).toEqual(children.map((child) => child.pid).sort())
+    }), { timeout: 180_000 })
 })

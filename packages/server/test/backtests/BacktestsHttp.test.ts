@@ -1,13 +1,16 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { liveBacktestThreads } from "../../../core/src/backtests/BacktestThread.js"
 import { testStorages } from "../../../core/test/support/TestStorage.js"
 import { createAccount } from "../support/Accounts.js"
 import {
   BacktestServer,
   isFinished,
   shortRun,
+  stuckProgram,
   throwingProgram,
   tradingProgram,
+  untilNoBacktestThreads,
   waitForBacktest
 } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
@@ -114,6 +117,39 @@ for (const storage of testStorages) {
           expect(done).toMatchObject({ status: "failed", attempts: 1, metrics: null })
           expect(done.error).toMatch(/threw/)
           expect(done.error).toMatch(/boom at bar 6/)
+        }))
+
+      it.effect("a program stuck in calls QuickJS cannot interrupt fails with cpu_budget_exceeded, and the server answers meanwhile", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram(stuckProgram)
+          const { id } = (yield* submit(token, programId)).body
+          yield* waitForBacktest(token, id, (body) => body.status === "running")
+          // Every round trip counted here was served while the run was still going.
+          let answeredWhileRunning = 0
+          for (;;) {
+            const health = yield* call("GET", "/api/health")
+            expect(health.status).toBe(200)
+            const current = yield* call("GET", `/api/programs/backtest/${id}`, { token })
+            if (current.body.status !== "running") break
+            answeredWhileRunning++
+          }
+          expect(answeredWhileRunning).toBeGreaterThan(10)
+          const done = yield* waitForBacktest(token, id, isFinished)
+          expect(done).toMatchObject({ status: "failed", attempts: 1, metrics: null })
+          expect(done.error).toMatch(/^Program error \(cpu_budget_exceeded\): /)
+        }))
+
+      it.effect("cancelling a running backtest terminates its thread", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          // Eleven months of minutes (481k bars): it would run far longer than the test.
+          const long = { timeframe: "1m", start: "2024-06-01T00:00:00Z", end: "2025-05-01T00:00:00Z" }
+          const { id } = (yield* submit(token, programId, long)).body
+          yield* waitForBacktest(token, id, (body) => body.status === "running" && body.progress > 0)
+          expect(liveBacktestThreads()).toBeGreaterThan(0)
+          expect((yield* call("POST", `/api/programs/backtest/${id}/cancel`, { token })).status).toBe(200)
+          // Every thread ending includes the cancelled run's, which would otherwise go on for minutes.
+          yield* untilNoBacktestThreads()
         }))
 
       it.effect("POST /api/programs/:id/backtest with bad input answers 400 invalid_input", () =>

@@ -14,7 +14,8 @@ const run = async (command: string, args: Array<string>, cwd: string) =>
     .stdout
 
 // Loads every entry point, serves the platform from the packed server and calls it with the packed
-// client; the same code runs as ESM (import) and as CommonJS (require).
+// client, and runs a backtest (in a thread started from the build); the same code runs as ESM
+// (import) and as CommonJS (require).
 const check = `(async () => {
   const client = await load("@trading-platform/client")
   const contract = await load("@trading-platform/core/contract")
@@ -28,6 +29,22 @@ const check = `(async () => {
   const api = client.createClient({ baseUrl: "http://127.0.0.1:" + host.address().port })
   const health = await api.health()
   const refused = await api.users.me().catch((error) => error)
+  // A backtest runs in a worker thread loaded from the installed build (BacktestThreadEntry).
+  const base = "http://127.0.0.1:" + host.address().port
+  const send = (method, path, token, body) => fetch(base + path, {
+    method,
+    headers: { "content-type": "application/json", ...(token ? { authorization: "Bearer " + token } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {})
+  }).then((reply) => reply.json())
+  const user = { email: "pack@example.com", username: "packcheck", password: "correct horse battery" }
+  await send("POST", "/api/users/register", undefined, user)
+  const { session_token: token } = await send("POST", "/api/users/login", undefined, user)
+  const program = await send("POST", "/api/programs", token, { name: "Always long", code: "export function decide() { return { operation: 'buy' } }" })
+  let backtest = await send("POST", "/api/programs/" + program.id + "/backtest", token, { symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-01-15T00:00:00Z" })
+  for (let deadline = Date.now() + 60000; ["queued", "running"].includes(backtest.status) && Date.now() < deadline;) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    backtest = await send("GET", "/api/programs/backtest/" + backtest.id, token)
+  }
   host.close()
   await platform.dispose()
   console.log(JSON.stringify({
@@ -37,7 +54,8 @@ const check = `(async () => {
     docs: typeof docs.DocsPageLive,
     openApiVersion: server.openApiDocument().info.version,
     health: { status: health.status, version: health.version },
-    refused: { name: refused.name, status: refused.status, code: refused.code }
+    refused: { name: refused.name, status: refused.status, code: refused.code },
+    backtest: { status: backtest.status, error: backtest.error, points: backtest.equity_curve.length }
   }))
 })()`
 
@@ -71,7 +89,8 @@ describe("the published packages", () => {
       docs: "object",
       openApiVersion: "0.1.0",
       health: { status: "ok", version: "0.1.0" },
-      refused: { name: "TradingApiError", status: 401, code: "unauthorized" }
+      refused: { name: "TradingApiError", status: 401, code: "unauthorized" },
+      backtest: { status: "completed", error: null, points: 336 }
     }
     expect(JSON.parse(await run("node", ["check.mjs"], project))).toEqual(expected)
     expect(JSON.parse(await run("node", ["check.cjs"], project))).toEqual(expected)

@@ -2,6 +2,7 @@ import { expect } from "@effect/vitest"
 import type { BacktestJobOptions } from "@trading-platform/core"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import type { TestStorage } from "../../../core/test/support/TestStorage.js"
+import { liveBacktestThreads } from "../../../core/src/backtests/BacktestThread.js"
 import { call, type Reply, TestServer } from "./TestServer.js"
 
 /** Trades every tenth bar: buys half the balance when flat, closes when in a position. */
@@ -18,6 +19,15 @@ export const throwingProgram = `let n = 0
 export function decide(data) {
   if (++n > 5) throw new Error("boom at bar " + n)
   return { operation: "hold" }
+}
+`
+
+/**
+ * Spins forever in calls QuickJS cannot interrupt: converting the largest BigInt to decimal is
+ * one operation of seconds, which no CPU-budget check sees.
+ */
+export const stuckProgram = `export function decide(data) {
+  for (;;) (2n ** 1000000n - 1n).toString()
 }
 `
 
@@ -60,3 +70,13 @@ export const waitForBacktest = (token: string, id: number, done: (body: any) => 
   })
 
 export const isFinished = (body: any) => ["completed", "failed", "cancelled"].includes(body.status)
+
+/** Polls (on the real clock) until no backtest thread of this process is left; fails at the deadline. */
+export const untilNoBacktestThreads = (deadlineMs = 30_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + deadlineMs
+    while (liveBacktestThreads() > 0) {
+      if (Date.now() > deadline) return yield* Effect.die(new Error(`${liveBacktestThreads()} backtest threads still alive`))
+      yield* realPause
+    }
+  })

@@ -1,0 +1,58 @@
+/**
+ * The body of a backtest thread (see `BacktestThread.ts`): loads the program in QuickJS and runs
+ * the engine over the windows of candles the main thread sends. It imports only relative paths,
+ * so it loads the same way from the sources and from the build.
+ */
+import { Cause, Chunk, Effect, Either, Exit, Option, Queue, Schema, Stream } from "effect"
+import { parentPort, workerData } from "node:worker_threads"
+import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
+import { QuickJsProgramRuntime } from "../sandbox/QuickJsRuntime.js"
+import { runBacktest } from "./BacktestEngine.js"
+import { type BacktestThreadInput, FromThread, heartbeatSlot, outcomeOf, type ToThread } from "./BacktestThreadProtocol.js"
+
+const port = parentPort!
+const { heartbeat, limits, run, settings } = workerData as BacktestThreadInput
+const beats = new Int32Array(heartbeat)
+const setBusy = (busy: boolean) => Atomics.store(beats, heartbeatSlot.busy, busy ? 1 : 0)
+const post = (message: FromThread) => port.postMessage(Schema.encodeSync(FromThread)(message))
+
+// The port keeps the thread alive after the run: the main thread terminates it once it has the result.
+const inbox = Effect.runSync(Queue.unbounded<ToThread>())
+port.on("message", (message: ToThread) => Queue.unsafeOffer(inbox, message))
+
+/** The windows of candles, each asked for once the engine has stepped the previous one. */
+const candles = Stream.repeatEffectChunkOption(
+  Effect.suspend(() => {
+    setBusy(false)
+    post({ _tag: "Pull" })
+    return Queue.take(inbox)
+  }).pipe(
+    Effect.flatMap((message) =>
+      message._tag === "End" ? Effect.fail(Option.none()) : Effect.sync(() => {
+        setBusy(true)
+        return Chunk.fromIterable(message.candles)
+      })
+    )
+  )
+)
+
+const backtest = Effect.gen(function*() {
+  const runtime = yield* ProgramRuntime
+  setBusy(true)
+  const loaded = yield* runtime.load(run)
+  return outcomeOf(yield* runBacktest(settings, candles, loaded))
+}).pipe(
+  Effect.scoped,
+  Effect.provide(QuickJsProgramRuntime(limits, () => Atomics.add(beats, heartbeatSlot.calls, 1)))
+)
+
+void Effect.runPromiseExit(backtest).then((exit) =>
+  post(Exit.match(exit, {
+    onSuccess: (outcome): FromThread => ({ _tag: "Done", outcome }),
+    onFailure: (cause): FromThread =>
+      Either.match(Cause.failureOrCause(cause), {
+        onLeft: (error) => ({ _tag: "Failed", error }),
+        onRight: (defect) => ({ _tag: "Crashed", message: Cause.pretty(defect).split("\n")[0] ?? "" })
+      })
+  }))
+)

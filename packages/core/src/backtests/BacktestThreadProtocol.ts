@@ -1,0 +1,61 @@
+import { Schema } from "effect"
+import { ProgramInvalid } from "../http/Errors.js"
+import { ProgramRunError } from "../sandbox/Decision.js"
+import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
+import type { SandboxLimits } from "../sandbox/QuickJsRuntime.js"
+import type { Candle } from "../venues/Venue.js"
+import { BacktestOutcome } from "./Backtest.js"
+import type { BacktestResult, BacktestSettings, EquityPoint } from "./BacktestEngine.js"
+
+/** Most points of an equity curve a backtest keeps. */
+export const maxEquityPoints = 1_000
+
+/** Evenly spaced points of the curve, always keeping the first and the last. */
+export const downsample = (points: ReadonlyArray<EquityPoint>, max = maxEquityPoints): ReadonlyArray<EquityPoint> => {
+  if (points.length <= max) return points
+  return Array.from({ length: max }, (_, i) => points[Math.round((i * (points.length - 1)) / (max - 1))]!)
+}
+
+/** What a completed run stores; computed in the thread, so only the downsampled curve crosses over. */
+export const outcomeOf = (result: BacktestResult): BacktestOutcome => ({
+  metrics: result.metrics,
+  final_balance: result.final_balance,
+  equity_curve: downsample(result.equity_curve),
+  trades: result.trades
+})
+
+/** What a backtest thread starts with (its `workerData`). */
+export interface BacktestThreadInput {
+  readonly run: ProgramRun
+  readonly settings: BacktestSettings
+  readonly limits: SandboxLimits
+  /** `Int32Array` slots, see `heartbeatSlot`. */
+  readonly heartbeat: SharedArrayBuffer
+}
+
+/**
+ * The heartbeat the thread publishes for the watchdog on the main thread: `calls` counts the
+ * calls into the program that have started, `busy` is 1 while the thread loads the program or
+ * steps a window (so waiting for the next window never looks like a stall).
+ */
+export const heartbeatSlot = { calls: 0, busy: 1 } as const
+
+/** From the main thread: the next window of candles (oldest first), or the end of the range. */
+export type ToThread =
+  | { readonly _tag: "Window"; readonly candles: ReadonlyArray<Candle> }
+  | { readonly _tag: "End" }
+
+/** How a run fails because of its program; the main thread handles these as it always did. */
+export const ProgramFailure = Schema.Union(ProgramRunError, ProgramInvalid)
+
+/**
+ * From the thread: `Pull` asks for the next window (so it also acknowledges the previous one),
+ * then `Done` or `Failed` end the run; `Crashed` is a defect of the thread's own code.
+ */
+export const FromThread = Schema.Union(
+  Schema.TaggedStruct("Pull", {}),
+  Schema.TaggedStruct("Done", { outcome: BacktestOutcome }),
+  Schema.TaggedStruct("Failed", { error: ProgramFailure }),
+  Schema.TaggedStruct("Crashed", { message: Schema.String })
+)
+export type FromThread = typeof FromThread.Type

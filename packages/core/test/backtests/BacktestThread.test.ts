@@ -1,0 +1,121 @@
+import { describe, expect, it } from "@effect/vitest"
+import { defaultSandboxLimits, defaultSettings, runBacktest } from "@trading-platform/core"
+import { Chunk, Effect, Exit, Scope, Stream } from "effect"
+import { liveBacktestThreads, startBacktestThread } from "../../src/backtests/BacktestThread.js"
+import { outcomeOf } from "../../src/backtests/BacktestThreadProtocol.js"
+import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
+import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
+import type { Candle } from "../../src/venues/Venue.js"
+
+const bars: ReadonlyArray<Candle> = Array.from({ length: 2500 }, (_, i) => {
+  const close = 100 + 10 * Math.sin(i / 25)
+  return { time: i * 3_600_000, open: close - 0.5, high: close + 1, low: close - 1, close, volume: 1 }
+})
+
+const tradingProgram = `let n = 0
+export function decide(data) {
+  n++
+  if (n % 10 !== 0) return { operation: "hold" }
+  return data.position ? { operation: "close" } : { operation: "buy", target_portion_of_balance: 0.5 }
+}
+`
+/** Converting the largest BigInt to decimal is one QuickJS operation of seconds: no interrupt check sees it. */
+const stuckCall = "(2n ** 1000000n - 1n).toString()"
+
+// A short wall-clock cap, so the watchdog (twice the cap) fires long before the stuck call ends.
+const limits = { ...defaultSandboxLimits, wallMillisPerCall: 200 }
+const settings = defaultSettings("1h")
+const run = (code: string) => ({ code, symbol: "BTC", timeframe: "1h", params: {}, seed: 1 })
+
+/** Runs `code` in a backtest thread over `bars`, fed 1000 at a time as the workers do. */
+const runInThread = (code: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const thread = yield* startBacktestThread({ run: run(code), settings, limits })
+    let from = 0
+    for (;;) {
+      const message = yield* thread.take
+      if (message._tag === "Done") return message.outcome
+      yield* thread.post(from >= bars.length ? { _tag: "End" } : { _tag: "Window", candles: bars.slice(from, from += 1000) })
+    }
+  }))
+
+/** Polls (on the real clock) until no backtest thread is left; fails at the deadline. */
+const untilNoThreads = Effect.gen(function*() {
+  const deadline = Date.now() + 10_000
+  while (liveBacktestThreads() > 0) {
+    if (Date.now() > deadline) return yield* Effect.die(new Error(`${liveBacktestThreads()} threads still alive`))
+    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+  }
+})
+
+describe("backtest threads", () => {
+  it.live("a run in a thread gives the outcome the engine gives on this thread", () =>
+    Effect.gen(function*() {
+      const inThread = yield* runInThread(tradingProgram)
+      const here = yield* Effect.flatMap(ProgramRuntime, (runtime) => runtime.load(run(tradingProgram))).pipe(
+        Effect.flatMap((loaded) => runBacktest(settings, Stream.fromChunk(Chunk.fromIterable(bars)), loaded)),
+        Effect.scoped,
+        Effect.provide(QuickJsProgramRuntime(limits))
+      )
+      expect(inThread).toEqual(outcomeOf(here))
+      expect(inThread.trades.length).toBeGreaterThan(10)
+      expect(inThread.equity_curve).toHaveLength(1000)
+      yield* untilNoThreads
+    }), { timeout: 60_000 })
+
+  it.live("the watchdog stops a thread stuck in one call QuickJS cannot interrupt: cpu_budget_exceeded", () =>
+    Effect.gen(function*() {
+      const code = `let n = 0
+export function decide(data) {
+  if (++n === 1500) ${stuckCall}
+  return { operation: "hold" }
+}`
+      const error = yield* Effect.flip(runInThread(code))
+      expect(error).toMatchObject({ _tag: "ProgramRunError", reason: "cpu_budget_exceeded" })
+      expect(error.message).toMatch(/stuck in one call for over 400 ms/)
+      yield* untilNoThreads
+    }), { timeout: 60_000 })
+
+  it.live("the watchdog stops a program stuck in one call while it loads: it does not load", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(runInThread(`${stuckCall}\nexport function decide() { return { operation: "hold" } }`))
+      expect(error).toMatchObject({ _tag: "ProgramInvalid", error: "The program exceeded its CPU budget while loading" })
+      yield* untilNoThreads
+    }), { timeout: 60_000 })
+
+  it.live("program failures cross the thread boundary as the same typed errors", () =>
+    Effect.gen(function*() {
+      const thrown = yield* Effect.flip(runInThread(`let n = 0
+export function decide() { if (++n > 5) throw new Error("boom at bar " + n); return { operation: "hold" } }`))
+      expect(thrown).toMatchObject({ _tag: "ProgramRunError", reason: "threw", time: 5 * 3_600_000 })
+      expect(thrown.message).toMatch(/boom at bar 6/)
+      const invalid = yield* Effect.flip(runInThread("export const decide = 1"))
+      expect(invalid).toMatchObject({ _tag: "ProgramInvalid", error: "The program must export a function decide(data)" })
+      yield* untilNoThreads
+    }), { timeout: 60_000 })
+
+  it.live("a failure of the thread's own code is BacktestThreadDied (the job is handed back), not a program error", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Effect.scoped(Effect.gen(function*() {
+        const thread = yield* startBacktestThread({ run: run(tradingProgram), settings, limits })
+        expect((yield* thread.take)._tag).toBe("Pull")
+        // Not candles: the engine's stream fails on it, a defect of the thread rather than of the program.
+        yield* thread.post({ _tag: "Window", candles: null as never })
+        return yield* thread.take
+      })))
+      expect(error._tag).toBe("BacktestThreadDied")
+      expect(error.message).toMatch(/^The backtest thread failed: /)
+      yield* untilNoThreads
+    }), { timeout: 60_000 })
+
+  it.live("closing the scope terminates the thread, even in the middle of a window", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const thread = yield* Scope.extend(startBacktestThread({ run: run(`export function decide() { for (;;); }`), settings, limits }), scope)
+      expect(liveBacktestThreads()).toBe(1)
+      expect((yield* thread.take)._tag).toBe("Pull")
+      yield* thread.post({ _tag: "Window", candles: bars.slice(0, 1000) })
+      yield* Scope.close(scope, Exit.void)
+      expect(liveBacktestThreads()).toBe(0)
+    }), { timeout: 60_000 })
+})

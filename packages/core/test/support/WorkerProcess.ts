@@ -1,0 +1,11 @@
+/**
+ * One platform instance with its backtest workers as an OS process of its own, configured from
+ * the environment like `npm start`; prints "ready" once it has started. Run by the tests of jobs
+ * across processes.
+ */
+import { PlatformConfig, PlatformLive } from "@trading-platform/core"
+import { Effect, Layer } from "effect"
+
+const ready = Layer.effectDiscard(Effect.sync(() => console.log("ready")))
+
+Effect.runFork(Layer.launch(ready.pipe(Layer.provide(PlatformLive), Layer.provide(PlatformConfig.fromEnv))))
