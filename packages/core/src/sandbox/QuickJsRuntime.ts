@@ -249,6 +249,9 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
   const [chunk, decide, at] = ["chunk", "decide", "at"].map((name) => own(vm.getProp(driver, name))) as [QuickJSHandle, QuickJSHandle, QuickJSHandle]
   const decodeDecision = decisionDecoder()
   let bars: ReadonlyArray<Candle> = []
+  const fail = (index: number, reason: ProgramRunError["reason"], message: string): never => {
+    throw new ProgramRunError({ reason, message, time: bars[index]!.time })
+  }
   return {
     chunk: (next) => {
       bars = next
@@ -280,12 +283,11 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
         const overBudget = budget.exceeded
         budget.start(1)
         const index = vm.getNumber(own(vm.unwrapResult(vm.callFunction(at, vm.undefined))))
-        const fail = (reason: ProgramRunError["reason"], message: string) => new ProgramRunError({ reason, message, time: bars[index]!.time })
         if (overBudget) {
           result.error.dispose()
-          throw fail("cpu_budget_exceeded", "decide exceeded its CPU budget")
+          return fail(index, "cpu_budget_exceeded", "decide exceeded its CPU budget")
         }
-        throw fail("memory_exceeded", `decide exhausted its memory: ${firstLine(describeError(sandbox, helpers.describe, result.error))}`)
+        return fail(index, "memory_exceeded", `decide exhausted its memory: ${firstLine(describeError(sandbox, helpers.describe, result.error))}`)
       }
       if (vm.typeof(result.value) === "number") {
         const index = vm.getNumber(result.value)
@@ -297,14 +299,11 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
       const colon = text.indexOf(":")
       const index = Number(text.slice(0, colon))
       const answer = text.slice(colon + 1)
-      const fail = (reason: ProgramRunError["reason"], message: string): never => {
-        throw new ProgramRunError({ reason, message, time: bars[index]!.time })
-      }
       if (answer.startsWith("!")) {
-        return fail(exhausted.test(answer) ? "memory_exceeded" : "threw", `decide threw ${firstLine(answer.slice(1))}`)
+        return fail(index, exhausted.test(answer) ? "memory_exceeded" : "threw", `decide threw ${firstLine(answer.slice(1))}`)
       }
       const decision = Either.getOrElse(decodeDecision(answer), (e) =>
-        fail("invalid_decision", `decide returned an invalid decision: ${ParseResult.TreeFormatter.formatErrorSync(e).slice(0, 500)}`))
+        fail(index, "invalid_decision", `decide returned an invalid decision: ${ParseResult.TreeFormatter.formatErrorSync(e).slice(0, 500)}`))
       return { index, decision }
     }
   }
