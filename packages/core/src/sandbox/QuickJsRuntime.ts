@@ -7,6 +7,7 @@ import { Decision, ProgramRunError } from "./Decision.js"
 import { firstLine, loadFailure } from "./LoadFailure.js"
 import { ProgramRuntime, type ProgramRun } from "./ProgramRuntime.js"
 import { taSource } from "./TaSource.js"
+import { makeWindowIndicators, windowIndicatorsSource } from "./WindowIndicators.js"
 
 /** The caps on one program run in QuickJS. */
 export interface SandboxLimits {
@@ -39,6 +40,16 @@ export const defaultSandboxLimits: SandboxLimits = {
 
 /** The most candles `data.candles` holds. */
 export const candleWindow = 500
+
+/**
+ * The most bars that cross into the sandbox at once: the engine's chunk (a whole stream chunk,
+ * possibly large) goes in pieces, so the buffers copied into the sandbox's WASM memory, which
+ * never shrinks, stay small. A run's first
+ * pieces are smaller (from `firstPiece` bars, doubling), because the host computes the indicator
+ * calls a program makes only from the piece after the one where it first makes them.
+ */
+const barsPerPiece = 1024
+const firstPiece = 64
 
 /**
  * The most bars one call into the sandbox decides. Crossing into the sandbox costs about as much
@@ -84,15 +95,17 @@ const meteringSource = `
 /**
  * Runs once in each sandbox, before the program: seeds `Math.random`, replaces the clock with the
  * current bar's time, installs `ta`, and answers `describe` (an error as one line of text) and
- * `makeDriver`, which the host drives: `chunk` takes the next bars as a Float64Array buffer
- * (`barFields` numbers each) and `decide` runs the program over them as `Decider.decide` does. It
- * answers the index where it stopped without a decision, or `"<index>:<decision as JSON>"`, or
- * `"<index>:!<message>"` when the program threw; `at` answers the bar being decided.
+ * `makeDriver`, which the host drives: `chunk` takes the next bars as a buffer of `barFields`
+ * Float64 columns, their count, and the host's indicator values for them (see WindowIndicators.ts),
+ * `wanted` answers the indicator calls the host should compute from the next chunk on, and
+ * `decide` runs the program over the bars as `Decider.decide` does. It answers the index where it
+ * stopped without a decision, or `"<index>:<decision as JSON>"`, or `"<index>:!<message>"` when
+ * the program threw; `at` answers the bar being decided.
  */
 const bootstrap = `(function (seed) {
   "use strict"
   // The driver's own calls use the unmetered built-ins.
-  const shift = Array.prototype.shift, stringify = JSON.stringify
+  const shift = Array.prototype.shift, stringify = JSON.stringify, parse = JSON.parse, Float64 = Float64Array
   ${meteringSource}
   let state = seed >>> 0
   Math.random = function random() {
@@ -115,7 +128,11 @@ const bootstrap = `(function (seed) {
   Object.defineProperty(RealDate.prototype, "constructor", { value: SandboxDate })
   globalThis.Date = SandboxDate
   ${taSource}
-  Object.defineProperty(globalThis, "ta", { value: ta })
+  // The window of candles the driver keeps, and the index in the chunk of the bar it decides.
+  const candles = []
+  let at = -1
+  ${windowIndicatorsSource}
+  Object.defineProperty(globalThis, "ta", { value: windowTa })
   const describe = (e) => {
     try {
       const text = e instanceof Error ? e.name + ": " + e.message + "\\n" + e.stack : String(e)
@@ -125,11 +142,19 @@ const bootstrap = `(function (seed) {
     }
   }
   const makeDriver = (decide, symbol, timeframe, paramsJson) => {
-    const candles = []
-    const data = { symbol, timeframe, bar: null, candles, position: null, balance: 0, equity: 0, params: JSON.parse(paramsJson) }
-    let bars = new Float64Array(0), at = 0, side = 0, size = 0, entry = 0, leverage = 0
-    const chunk = (buffer) => { bars = new Float64Array(buffer) }
+    const data = { symbol, timeframe, bar: null, candles, position: null, balance: 0, equity: 0, params: parse(paramsJson) }
+    let count = 0, times, opens, highs, lows, closes, volumes, side = 0, size = 0, entry = 0, leverage = 0
+    const chunk = (buffer, bars, values, calls) => {
+      // Every bar of the last chunk must have been appended, for the window to stay the host's.
+      if (at + 1 !== count) windowOutOfOrder()
+      count = bars
+      const column = (f) => new Float64(buffer, f * count * 8, count)
+      times = column(0); opens = column(1); highs = column(2); lows = column(3); closes = column(4); volumes = column(5)
+      at = -1
+      installWindow(values, calls)
+    }
     const decideFrom = (from, to, s, z, e, l, balance, floor, ceiling) => {
+      if (from !== at + 1) windowOutOfOrder()
       // The position changes only on fills, so its object is rebuilt only then.
       if (s !== side || z !== size || e !== entry || l !== leverage) {
         side = s; size = z; entry = e; leverage = l
@@ -138,11 +163,11 @@ const bootstrap = `(function (seed) {
       data.balance = balance
       try {
         for (let i = from; i < to; i++) {
-          const o = i * ${barFields}, high = bars[o + 2], low = bars[o + 3], close = bars[o + 4]
+          const high = highs[i], low = lows[i]
           if (low <= floor || high >= ceiling) return i
           at = i
-          now = bars[o]
-          const bar = { time: now, open: bars[o + 1], high, low, close, volume: bars[o + 5] }
+          now = times[i]
+          const close = closes[i], bar = { time: now, open: opens[i], high, low, close, volume: volumes[i] }
           // Neither push nor the window's shift may be the program's own.
           candles[candles.length] = bar
           if (candles.length > ${candleWindow}) shift.call(candles)
@@ -156,7 +181,7 @@ const bootstrap = `(function (seed) {
       }
       return to
     }
-    return { chunk, decide: decideFrom, at: () => at }
+    return { chunk, wanted: wantedWindow, decide: decideFrom, at: () => at }
   }
   return { describe, makeDriver }
 })`
@@ -246,58 +271,95 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
     own(vm.newString(run.timeframe)),
     own(vm.newString(JSON.stringify(run.params ?? {})))
   )))
-  const [chunk, decide, at] = ["chunk", "decide", "at"].map((name) => own(vm.getProp(driver, name))) as [QuickJSHandle, QuickJSHandle, QuickJSHandle]
+  const [chunk, wanted, decide, at] = ["chunk", "wanted", "decide", "at"].map((name) => own(vm.getProp(driver, name))) as [
+    QuickJSHandle,
+    QuickJSHandle,
+    QuickJSHandle,
+    QuickJSHandle
+  ]
   const decodeDecision = decisionDecoder()
+  const indicators = makeWindowIndicators(candleWindow)
   let bars: ReadonlyArray<Candle> = []
+  /** The bars of `bars` the sandbox holds now, and how many the next piece may hold. */
+  let pieceStart = 0, pieceEnd = 0, pieceSize = firstPiece
   const fail = (index: number, reason: ProgramRunError["reason"], message: string): never => {
     throw new ProgramRunError({ reason, message, time: bars[index]!.time })
+  }
+  /** Fails the run for an error that escaped the driver's own try/catch: only an interrupt or an exhausted heap does. */
+  const escaped = (error: QuickJSHandle, index: number, overBudget: boolean): never => {
+    if (overBudget) {
+      error.dispose()
+      return fail(index, "cpu_budget_exceeded", "decide exceeded its CPU budget")
+    }
+    return fail(index, "memory_exceeded", `decide exhausted its memory: ${firstLine(describeError(sandbox, helpers.describe, error))}`)
+  }
+  /** Calls a function of the driver that runs none of the program's code, for bar `index`. */
+  const callDriver = (fn: QuickJSHandle, index: number, ...args: Array<QuickJSHandle>) => {
+    budget.start(1)
+    const result = vm.callFunction(fn, vm.undefined, ...args)
+    for (const handle of args) handle.dispose()
+    return result.error ? escaped(result.error, index, budget.exceeded) : result.value
+  }
+  /** Hands the sandbox the bars from `start` on, with the host's indicator values for them. */
+  const loadPiece = (start: number) => {
+    const piece = bars.slice(start, start + pieceSize)
+    pieceSize = Math.min(barsPerPiece, 2 * pieceSize)
+    const asked = callDriver(wanted, start)
+    indicators.want(vm.getString(asked))
+    asked.dispose()
+    const values = indicators.chunk(piece)
+    // One column per field, which the driver reads as six arrays.
+    const n = piece.length, buffer = new Float64Array(n * barFields)
+    piece.forEach((bar, i) => {
+      buffer[i] = bar.time
+      buffer[n + i] = bar.open
+      buffer[2 * n + i] = bar.high
+      buffer[3 * n + i] = bar.low
+      buffer[4 * n + i] = bar.close
+      buffer[5 * n + i] = bar.volume
+    })
+    callDriver(chunk, start, vm.newArrayBuffer(buffer.buffer), vm.newNumber(n), vm.newArrayBuffer(values.buffer.buffer), vm.newString(values.calls)).dispose()
+    pieceStart = start
+    pieceEnd = start + piece.length
   }
   return {
     chunk: (next) => {
       bars = next
-      const buffer = new Float64Array(next.length * barFields)
-      next.forEach((bar, i) => {
-        const o = i * barFields
-        buffer[o] = bar.time
-        buffer[o + 1] = bar.open
-        buffer[o + 2] = bar.high
-        buffer[o + 3] = bar.low
-        buffer[o + 4] = bar.close
-        buffer[o + 5] = bar.volume
-      })
-      const handle = vm.newArrayBuffer(buffer.buffer)
-      budget.start(1)
-      vm.unwrapResult(vm.callFunction(chunk, vm.undefined, handle)).dispose()
-      handle.dispose()
+      pieceStart = pieceEnd = 0
     },
     decide: (from, { balance, position: p }, band) => {
-      const to = Math.min(bars.length, from + barsPerCall)
+      if (from >= pieceEnd) loadPiece(from)
+      const to = Math.min(pieceEnd, from + barsPerCall)
       const args = [
-        from, to, p === null ? 0 : p.side === "long" ? 1 : -1, p?.size ?? 0, p?.entry_price ?? 0, p?.leverage ?? 0, balance, band.floor, band.ceiling
+        from - pieceStart,
+        to - pieceStart,
+        p === null ? 0 : p.side === "long" ? 1 : -1,
+        p?.size ?? 0,
+        p?.entry_price ?? 0,
+        p?.leverage ?? 0,
+        balance,
+        band.floor,
+        band.ceiling
       ].map((n) => vm.newNumber(n))
       budget.start(to - from)
       const result = vm.callFunction(decide, vm.undefined, ...args)
       for (const handle of args) handle.dispose()
       if (result.error) {
-        // Only an interrupt or an exhausted heap escapes the program's own try/catch.
         const overBudget = budget.exceeded
-        budget.start(1)
-        const index = vm.getNumber(own(vm.unwrapResult(vm.callFunction(at, vm.undefined))))
-        if (overBudget) {
-          result.error.dispose()
-          return fail(index, "cpu_budget_exceeded", "decide exceeded its CPU budget")
-        }
-        return fail(index, "memory_exceeded", `decide exhausted its memory: ${firstLine(describeError(sandbox, helpers.describe, result.error))}`)
+        const index = callDriver(at, from)
+        const stoppedAt = pieceStart + vm.getNumber(index)
+        index.dispose()
+        return escaped(result.error, stoppedAt, overBudget)
       }
       if (vm.typeof(result.value) === "number") {
-        const index = vm.getNumber(result.value)
+        const index = pieceStart + vm.getNumber(result.value)
         result.value.dispose()
         return { index }
       }
       const text = vm.getString(result.value)
       result.value.dispose()
       const colon = text.indexOf(":")
-      const index = Number(text.slice(0, colon))
+      const index = pieceStart + Number(text.slice(0, colon))
       const answer = text.slice(colon + 1)
       if (answer.startsWith("!")) {
         return fail(index, exhausted.test(answer) ? "memory_exceeded" : "threw", `decide threw ${firstLine(answer.slice(1))}`)

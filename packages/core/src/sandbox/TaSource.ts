@@ -1,11 +1,14 @@
 /**
- * The `ta` global inside the sandbox, as JavaScript source. Every helper takes an array of numbers
+ * The `ta` helpers as JavaScript source: the sandbox runs it, and the host runs the very same
+ * text (`hostTa`), so both compute bit for bit the same values. Every helper takes an array of numbers
  * or of candles (their `close` is used; `atr` needs candles) and answers the value at the last
  * element, or null while there is not enough data. `sma` and `bollinger` read only the last
  * `period` elements; the smoothed ones (`ema`, `rsi`, `macd`, `atr`) walk the whole array.
  */
 export const taSource = `
 const ta = (() => {
+  // Taken now, so a program that replaces Math's functions or Array's methods does not change ta.
+  const { abs, floor, max, sqrt } = Math
   const value = (x) => (typeof x === "number" ? x : x.close)
   // The hot path of most programs, so the element type is tested once, not per element.
   const sma = (values, period) => {
@@ -24,7 +27,7 @@ const ta = (() => {
     for (let i = 0; i < values.length; i++) {
       const v = value(values[i])
       e = e === null ? v : v * k + e * (1 - k)
-      out.push(e)
+      out[i] = e
     }
     return out
   }
@@ -44,15 +47,16 @@ const ta = (() => {
     gain /= period; loss /= period
     for (let i = period + 1; i < values.length; i++) {
       const d = value(values[i]) - value(values[i - 1])
-      gain = (gain * (period - 1) + Math.max(d, 0)) / period
-      loss = (loss * (period - 1) + Math.max(-d, 0)) / period
+      gain = (gain * (period - 1) + max(d, 0)) / period
+      loss = (loss * (period - 1) + max(-d, 0)) / period
     }
     return loss === 0 ? 100 : 100 - 100 / (1 + gain / loss)
   }
   const macd = (values, fast = 12, slow = 26, signal = 9) => {
-    if (values.length < slow + signal - 1) return null
+    if (!(fast >= 1) || !(slow >= 1) || !(signal >= 1) || values.length < slow + signal - 1) return null
     const f = emaSeries(values, fast), s = emaSeries(values, slow)
-    const line = f.map((x, i) => x - s[i]).slice(slow - 1)
+    const line = []
+    for (let i = floor(slow - 1); i < f.length; i++) line[line.length] = f[i] - s[i]
     const sig = emaSeries(line, signal)
     const m = line[line.length - 1], g = sig[sig.length - 1]
     return { macd: m, signal: g, histogram: m - g }
@@ -61,7 +65,7 @@ const ta = (() => {
     if (!(period >= 1) || candles.length <= period) return null
     const tr = (i) => {
       const c = candles[i], prev = candles[i - 1].close
-      return Math.max(c.high - c.low, Math.abs(c.high - prev), Math.abs(c.low - prev))
+      return max(c.high - c.low, abs(c.high - prev), abs(c.low - prev))
     }
     let a = 0
     for (let i = 1; i <= period; i++) a += tr(i)
@@ -73,10 +77,26 @@ const ta = (() => {
     const middle = sma(values, period)
     if (middle === null) return null
     let sq = 0
-    for (let i = values.length - period; i < values.length; i++) sq += (value(values[i]) - middle) ** 2
-    const d = k * Math.sqrt(sq / period)
+    // d * d, not d ** 2: pow may round differently in QuickJS and in V8, and both must agree.
+    for (let i = values.length - period; i < values.length; i++) {
+      const x = value(values[i]) - middle
+      sq += x * x
+    }
+    const d = k * sqrt(sq / period)
     return { upper: middle + d, middle, lower: middle - d }
   }
   return Object.freeze({ sma, ema, rsi, macd, atr, bollinger })
 })()
 `
+
+/** The names of the `ta` helpers. */
+export const indicatorNames = ["sma", "ema", "rsi", "macd", "atr", "bollinger"] as const
+export type IndicatorName = typeof indicatorNames[number]
+
+/** What a helper answers: a number, null while there is too little data, or (macd, bollinger) an object. */
+export type IndicatorValue = number | null | Readonly<Record<string, number>>
+
+/** The `ta` helpers, run by the host's JavaScript engine from the same source as the sandbox's. */
+export const hostTa = new Function(`${taSource}\nreturn ta`)() as Readonly<
+  Record<IndicatorName, (values: ReadonlyArray<unknown>, ...args: ReadonlyArray<number | undefined>) => IndicatorValue>
+>

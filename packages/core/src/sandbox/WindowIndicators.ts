@@ -1,0 +1,190 @@
+import { Option, Schema } from "effect"
+import type { Candle } from "../venues/Venue.js"
+import { hostTa, type IndicatorName, indicatorNames, type IndicatorValue } from "./TaSource.js"
+
+/**
+ * Indicators over the window of candles, computed by the host.
+ *
+ * Nearly every program calls `ta` helpers on `data.candles` on every bar, and QuickJS needs
+ * about 50 ns per element read, so those calls were most of a backtest's time. The host runs the
+ * same helper source in its own engine (bit for bit the same arithmetic) over the same window,
+ * for each bar of a chunk, and the sandbox's `ta` answers such a call from those values. The
+ * sandbox learns which calls a program makes by seeing them: a call on `data.candles` whose other
+ * arguments are numbers (or absent) is computed in the sandbox the first time and asked of the
+ * host from the next chunk on.
+ */
+
+/**
+ * Numbers per value in the buffer: a tag (0 null, 1 number, 2 object, 3 threw: the sandbox
+ * computes it itself, and throws the same way), then up to three fields.
+ */
+const slotWidth = 4
+
+/** The most distinct calls the host computes for one run; others are computed in the sandbox. */
+const maxCalls = 16
+
+/** The fields, in order, of the helpers that answer objects. */
+const objectFields: Partial<Record<IndicatorName, ReadonlyArray<string>>> = {
+  macd: ["macd", "signal", "histogram"],
+  bollinger: ["upper", "middle", "lower"]
+}
+
+/** The most whole-number period looked up by index; calls with another first argument are searched. */
+const maxIndexedPeriod = 1000
+
+const tables = `{ ${indicatorNames.map((name) => `${name}: { byPeriod: [], others: [] }`).join(", ")} }`
+
+// Object literals, so a setter a program defines on Object.prototype is not called.
+const objectReaders = Object.entries(objectFields)
+  .map(([name, fields]) => `${name}: (o) => ({ ${fields.map((field, f) => `${field}: windowValues[o + ${f + 1}]`).join(", ")} })`)
+  .join(", ")
+
+/**
+ * Sandbox side, run in the bootstrap's scope, where `ta` (the plain helpers), `candles` (the
+ * window the driver keeps), `at` (the index in the chunk of the bar being decided) and
+ * `stringify`/`parse`/`Float64` (JSON's functions and Float64Array as they were before the
+ * program ran) are in scope. Declares `windowTa`, the `ta`
+ * programs see; `installWindow(buffer, calls)`, with the host's values for the next chunk;
+ * `wantedWindow()`, the calls the program made that the host does not compute yet; and
+ * `windowOutOfOrder()`, which the driver calls if it ever appends bars out of order: its window
+ * would then no longer be the host's, and every call is computed in the sandbox again.
+ *
+ * The values are for the window as delivered, so a program that changes `data.candles` in place
+ * does not change what `ta` answers for it; the docs say so. The code uses no destructuring,
+ * iteration or methods that a program could replace. Each helper finds its call's values by the
+ * period (`byPeriod[period]`, the offset of its values within a bar's, or -1) when the period is
+ * the only argument, as it nearly always is, and searches `others` ([a, b, c, offset] flat)
+ * otherwise: this lookup runs on every call, so it is kept to a few operations.
+ */
+export const windowIndicatorsSource = `
+  const isFiniteNumber = Number.isFinite
+  const windowObjects = { ${objectReaders} }
+  const windowTables = ${tables}
+  const windowTableList = [${indicatorNames.map((name) => `windowTables.${name}`).join(", ")}]
+  let windowValues = new Float64Array(0), windowStride = 0, windowCalls = 0, windowWanted = [], windowInOrder = true
+  const windowOutOfOrder = () => { windowInOrder = false }
+  const installWindow = (buffer, calls) => {
+    windowValues = new Float64(buffer)
+    for (let t = 0; t < windowTableList.length; t++) {
+      windowTableList[t].byPeriod.length = 0
+      windowTableList[t].others.length = 0
+    }
+    const list = parse(calls)
+    windowCalls = list.length
+    windowStride = windowCalls * ${slotWidth}
+    for (let j = 0; j < windowCalls; j++) {
+      const call = list[j], table = windowTables[call[0]], a = call[1] ?? undefined, b = call[2] ?? undefined, c = call[3] ?? undefined
+      if (b === undefined && c === undefined && a !== undefined && a >= 0 && a <= ${maxIndexedPeriod} && a % 1 === 0) {
+        const byPeriod = table.byPeriod
+        while (byPeriod.length < a) byPeriod[byPeriod.length] = -1
+        byPeriod[a] = j * ${slotWidth}
+      } else {
+        const others = table.others, n = others.length
+        others[n] = a; others[n + 1] = b; others[n + 2] = c; others[n + 3] = j * ${slotWidth}
+      }
+    }
+    windowWanted = []
+  }
+  // JSON writes the absent arguments as null.
+  const wantedWindow = () => stringify(windowWanted)
+  // Finite numbers survive the trip through JSON exactly; -0 becomes 0, which no helper tells apart.
+  const windowArgument = (x) => x === undefined || (typeof x === "number" && isFiniteNumber(x))
+  const want = (name, a, b, c) => {
+    if (windowCalls + windowWanted.length >= ${maxCalls} || !windowArgument(a) || !windowArgument(b) || !windowArgument(c)) return
+    for (let j = 0; j < windowWanted.length; j++) {
+      const w = windowWanted[j]
+      if (w[0] === name && w[1] === a && w[2] === b && w[3] === c) return
+    }
+    windowWanted[windowWanted.length] = [name, a, b, c]
+  }
+  const windowHelper = (name) => {
+    const plain = ta[name], read = windowObjects[name], byPeriod = windowTables[name].byPeriod, others = windowTables[name].others
+    return { [name](values, a, b, c) {
+      if (values === candles && windowInOrder) {
+        let o = typeof a === "number" && b === undefined && c === undefined ? byPeriod[a] : undefined
+        if (o === undefined) {
+          o = -1
+          for (let j = 0; j < others.length; j += 4) {
+            if (others[j] === a && others[j + 1] === b && others[j + 2] === c) {
+              o = others[j + 3]
+              break
+            }
+          }
+        }
+        if (o >= 0) {
+          o += at * windowStride
+          const tag = windowValues[o]
+          if (tag === 1) return windowValues[o + 1]
+          if (tag === 0) return null
+          if (tag === 2) return read(o)
+        } else want(name, a, b, c)
+      }
+      return plain(values, a, b, c)
+    } }[name]
+  }
+  const windowTa = Object.freeze({ ${indicatorNames.map((name) => `${name}: windowHelper("${name}")`).join(", ")} })
+`
+
+const Argument = Schema.NullOr(Schema.Number)
+const Calls = Schema.parseJson(Schema.Array(Schema.Tuple(Schema.Literal(...indicatorNames), Argument, Argument, Argument)))
+type Call = typeof Calls.Type[number]
+const decodeCalls = Schema.decodeUnknownOption(Calls)
+
+/** Writes one value at `o` as the sandbox reads it; the buffer starts zeroed, which reads as null. */
+const write = (buffer: Float64Array, o: number, fields: ReadonlyArray<string> | undefined, value: IndicatorValue) => {
+  if (value === null) return
+  if (typeof value === "number") {
+    buffer[o] = 1
+    buffer[o + 1] = value
+    return
+  }
+  buffer[o] = 2
+  for (let f = 0; f < fields!.length; f++) buffer[o + 1 + f] = value[fields![f]!]!
+}
+
+/** One call the host computes: the helper with its arguments, over a window. */
+const compute = ([name, a, b, c]: Call) => {
+  const helper = hostTa[name], fields = objectFields[name]
+  return (buffer: Float64Array, o: number, window: ReadonlyArray<Candle>) => {
+    try {
+      write(buffer, o, fields, helper(window, a ?? undefined, b ?? undefined, c ?? undefined))
+    } catch {
+      // Arguments no helper expects (a fractional period reads past the candles) can throw.
+      buffer[o] = 3
+    }
+  }
+}
+
+/**
+ * Host side of one run: keeps the same window of candles as the sandbox's driver (the last
+ * `windowSize` bars) and computes the calls the sandbox asked for over each bar of a chunk.
+ */
+export const makeWindowIndicators = (windowSize: number) => {
+  const window: Array<Candle> = []
+  const calls: Array<Call> = []
+  const computes: Array<ReturnType<typeof compute>> = []
+  return {
+    /**
+     * Adds the calls the sandbox reported (`wantedWindow()`), up to the cap. A program can make
+     * that report unreadable (a `toJSON` on Array.prototype, say); it then only loses the speed.
+     */
+    want: (wanted: string) => {
+      for (const call of Option.getOrElse(decodeCalls(wanted), () => [])) {
+        if (calls.length === maxCalls) break
+        calls.push(call)
+        computes.push(compute(call))
+      }
+    },
+    /** The values of each call at each bar of `bars`, as `installWindow` takes them, and the calls. */
+    chunk: (bars: ReadonlyArray<Candle>) => {
+      const stride = calls.length * slotWidth
+      const buffer = new Float64Array(bars.length * stride)
+      for (let i = 0; i < bars.length; i++) {
+        window.push(bars[i]!)
+        if (window.length > windowSize) window.shift()
+        for (let j = 0; j < computes.length; j++) computes[j]!(buffer, i * stride + j * slotWidth, window)
+      }
+      return { buffer, calls: JSON.stringify(calls) }
+    }
+  }
+}
