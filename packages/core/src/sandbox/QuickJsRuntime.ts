@@ -143,7 +143,7 @@ const bootstrap = `(function (seed) {
   }
   const makeDriver = (decide, symbol, timeframe, paramsJson) => {
     const data = { symbol, timeframe, bar: null, candles, position: null, balance: 0, equity: 0, params: parse(paramsJson) }
-    let count = 0, times, opens, highs, lows, closes, volumes, side = 0, size = 0, entry = 0, leverage = 0
+    let count = 0, times, opens, highs, lows, closes, volumes, side = 0, size = 0, entry = 0, balance = 0, floor = 0, ceiling = 0
     const chunk = (buffer, bars, values, calls) => {
       // Every bar of the last chunk must have been appended, for the window to stay the host's.
       if (at + 1 !== count) windowOutOfOrder()
@@ -153,14 +153,14 @@ const bootstrap = `(function (seed) {
       at = -1
       installWindow(values, calls)
     }
-    const decideFrom = (from, to, s, z, e, l, balance, floor, ceiling) => {
+    // The account changes only on fills, so the host sends it only then.
+    const account = (s, z, e, l, b, f, c) => {
+      side = s; size = z; entry = e; balance = b; floor = f; ceiling = c
+      data.position = s === 0 ? null : { side: s > 0 ? "long" : "short", size: z, entry_price: e, leverage: l }
+      data.balance = b
+    }
+    const decideFrom = (from, to) => {
       if (from !== at + 1) windowOutOfOrder()
-      // The position changes only on fills, so its object is rebuilt only then.
-      if (s !== side || z !== size || e !== entry || l !== leverage) {
-        side = s; size = z; entry = e; leverage = l
-        data.position = s === 0 ? null : { side: s > 0 ? "long" : "short", size: z, entry_price: e, leverage: l }
-      }
-      data.balance = balance
       try {
         for (let i = from; i < to; i++) {
           const high = highs[i], low = lows[i]
@@ -181,7 +181,7 @@ const bootstrap = `(function (seed) {
       }
       return to
     }
-    return { chunk, wanted: wantedWindow, decide: decideFrom, at: () => at }
+    return { chunk, wanted: wantedWindow, account, decide: decideFrom, at: () => at }
   }
   return { describe, makeDriver }
 })`
@@ -271,15 +271,14 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
     own(vm.newString(run.timeframe)),
     own(vm.newString(JSON.stringify(run.params ?? {})))
   )))
-  const [chunk, wanted, decide, at] = ["chunk", "wanted", "decide", "at"].map((name) => own(vm.getProp(driver, name))) as [
-    QuickJSHandle,
-    QuickJSHandle,
-    QuickJSHandle,
-    QuickJSHandle
-  ]
+  const [chunk, wanted, account, decide, at] = ["chunk", "wanted", "account", "decide", "at"].map((name) =>
+    own(vm.getProp(driver, name))
+  ) as [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle]
   const decodeDecision = decisionDecoder()
   const indicators = makeWindowIndicators(candleWindow)
   let bars: ReadonlyArray<Candle> = []
+  /** The account the sandbox was last sent (position, balance and band, as `account` takes them). */
+  let sent: ReadonlyArray<number> = []
   /** The bars of `bars` the sandbox holds now, and how many the next piece may hold. */
   let pieceStart = 0, pieceEnd = 0, pieceSize = firstPiece
   const fail = (index: number, reason: ProgramRunError["reason"], message: string): never => {
@@ -329,18 +328,13 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
     },
     decide: (from, { balance, position: p }, band) => {
       if (from >= pieceEnd) loadPiece(from)
+      const next = [p === null ? 0 : p.side === "long" ? 1 : -1, p?.size ?? 0, p?.entry_price ?? 0, p?.leverage ?? 0, balance, band.floor, band.ceiling]
+      if (next.some((n, i) => n !== sent[i])) {
+        callDriver(account, from, ...next.map((n) => vm.newNumber(n))).dispose()
+        sent = next
+      }
       const to = Math.min(pieceEnd, from + barsPerCall)
-      const args = [
-        from - pieceStart,
-        to - pieceStart,
-        p === null ? 0 : p.side === "long" ? 1 : -1,
-        p?.size ?? 0,
-        p?.entry_price ?? 0,
-        p?.leverage ?? 0,
-        balance,
-        band.floor,
-        band.ceiling
-      ].map((n) => vm.newNumber(n))
+      const args = [from - pieceStart, to - pieceStart].map((n) => vm.newNumber(n))
       budget.start(to - from)
       const result = vm.callFunction(decide, vm.undefined, ...args)
       for (const handle of args) handle.dispose()

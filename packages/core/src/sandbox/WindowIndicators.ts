@@ -61,8 +61,9 @@ export const windowIndicatorsSource = `
   const windowObjects = { ${objectReaders} }
   const windowTables = ${tables}
   const windowTableList = [${indicatorNames.map((name) => `windowTables.${name}`).join(", ")}]
-  let windowValues = new Float64Array(0), windowStride = 0, windowCalls = 0, windowWanted = [], windowInOrder = true
-  const windowOutOfOrder = () => { windowInOrder = false }
+  // The series the host's values are for: the window, until the driver finds it out of order.
+  let windowValues = new Float64Array(0), windowStride = 0, windowCalls = 0, windowWanted = [], windowSeries = candles
+  const windowOutOfOrder = () => { windowSeries = [] }
   const installWindow = (buffer, calls) => {
     windowValues = new Float64(buffer)
     for (let t = 0; t < windowTableList.length; t++) {
@@ -100,7 +101,7 @@ export const windowIndicatorsSource = `
   const windowHelper = (name) => {
     const plain = ta[name], read = windowObjects[name], byPeriod = windowTables[name].byPeriod, others = windowTables[name].others
     return { [name](values, a, b, c) {
-      if (values === candles && windowInOrder) {
+      if (values === windowSeries) {
         let o = typeof a === "number" && b === undefined && c === undefined ? byPeriod[a] : undefined
         if (o === undefined) {
           o = -1
