@@ -345,10 +345,11 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
         index.dispose()
         return escaped(result.error, stoppedAt, overBudget)
       }
-      if (vm.typeof(result.value) === "number") {
-        const index = pieceStart + vm.getNumber(result.value)
+      // A number is where the run stopped without a decision; a decision's text reads as NaN.
+      const stopped = vm.getNumber(result.value)
+      if (!Number.isNaN(stopped)) {
         result.value.dispose()
-        return { index }
+        return { index: pieceStart + stopped }
       }
       const text = vm.getString(result.value)
       result.value.dispose()

@@ -16,7 +16,8 @@ import { hostTa, type IndicatorName, indicatorNames, type IndicatorValue } from 
 
 /**
  * Numbers per value in the buffer: a tag (0 null, 1 number, 2 object, 3 threw: the sandbox
- * computes it itself, and throws the same way), then up to three fields.
+ * computes it itself, and throws the same way), then up to three fields; the first is NaN for
+ * null and a throw, so a number helper reads one value in the common case.
  */
 const slotWidth = 4
 
@@ -38,6 +39,26 @@ const tables = `{ ${indicatorNames.map((name) => `${name}: { byPeriod: [], other
 const objectReaders = Object.entries(objectFields)
   .map(([name, fields]) => `${name}: (o) => ({ ${fields.map((field, f) => `${field}: windowValues[o + ${f + 1}]`).join(", ")} })`)
   .join(", ")
+
+/**
+ * The source of a function that makes the `ta` helper `name` of the sandbox: it answers a call on
+ * the window from the host's values at offset `o` with `readValue`, which returns or falls through
+ * to the sandbox's own computation (the helper threw in the host, or the values are not there).
+ */
+const helperSource = (readValue: string) => `(name) => {
+    const plain = ta[name], read = windowObjects[name], byPeriod = windowTables[name].byPeriod, others = windowTables[name].others
+    return { [name](values, a, b, c) {
+      if (values === windowSeries) {
+        let o = typeof a === "number" && b === undefined && c === undefined ? byPeriod[a] : undefined
+        if (o === undefined) o = windowSearch(others, a, b, c)
+        if (o >= 0) {
+          o += at * windowStride
+          ${readValue}
+        } else want(name, a, b, c)
+      }
+      return plain(values, a, b, c)
+    } }[name]
+  }`
 
 /**
  * Sandbox side, run in the bootstrap's scope, where `ta` (the plain helpers), `candles` (the
@@ -98,32 +119,24 @@ export const windowIndicatorsSource = `
     }
     windowWanted[windowWanted.length] = [name, a, b, c]
   }
-  const windowHelper = (name) => {
-    const plain = ta[name], read = windowObjects[name], byPeriod = windowTables[name].byPeriod, others = windowTables[name].others
-    return { [name](values, a, b, c) {
-      if (values === windowSeries) {
-        let o = typeof a === "number" && b === undefined && c === undefined ? byPeriod[a] : undefined
-        if (o === undefined) {
-          o = -1
-          for (let j = 0; j < others.length; j += 4) {
-            if (others[j] === a && others[j + 1] === b && others[j + 2] === c) {
-              o = others[j + 3]
-              break
-            }
-          }
-        }
-        if (o >= 0) {
-          o += at * windowStride
-          const tag = windowValues[o]
-          if (tag === 1) return windowValues[o + 1]
-          if (tag === 0) return null
-          if (tag === 2) return read(o)
-        } else want(name, a, b, c)
-      }
-      return plain(values, a, b, c)
-    } }[name]
+  const windowSearch = (others, a, b, c) => {
+    for (let j = 0; j < others.length; j += 4) if (others[j] === a && others[j + 1] === b && others[j + 2] === c) return others[j + 3]
+    return -1
   }
-  const windowTa = Object.freeze({ ${indicatorNames.map((name) => `${name}: windowHelper("${name}")`).join(", ")} })
+  const numberHelper = ${helperSource(`
+    // A number is read first: it is nearly always one. Null and a throw are NaN with their tag.
+    const v = windowValues[o + 1]
+    if (v === v) return v
+    const tag = windowValues[o]
+    if (tag === 1) return v
+    if (tag === 0) return null`)}
+  const objectHelper = ${helperSource(`
+    const tag = windowValues[o]
+    if (tag === 2) return read(o)
+    if (tag === 0) return null`)}
+  const windowTa = Object.freeze({ ${
+  indicatorNames.map((name) => `${name}: ${name in objectFields ? "objectHelper" : "numberHelper"}("${name}")`).join(", ")
+} })
 `
 
 const Argument = Schema.NullOr(Schema.Number)
@@ -131,9 +144,12 @@ const Calls = Schema.parseJson(Schema.Array(Schema.Tuple(Schema.Literal(...indic
 type Call = typeof Calls.Type[number]
 const decodeCalls = Schema.decodeUnknownOption(Calls)
 
-/** Writes one value at `o` as the sandbox reads it; the buffer starts zeroed, which reads as null. */
+/** Writes one value at `o` as the sandbox reads it. */
 const write = (buffer: Float64Array, o: number, fields: ReadonlyArray<string> | undefined, value: IndicatorValue) => {
-  if (value === null) return
+  if (value === null) {
+    buffer[o + 1] = NaN
+    return
+  }
   if (typeof value === "number") {
     buffer[o] = 1
     buffer[o + 1] = value
@@ -152,6 +168,7 @@ const compute = ([name, a, b, c]: Call) => {
     } catch {
       // Arguments no helper expects (a fractional period reads past the candles) can throw.
       buffer[o] = 3
+      buffer[o + 1] = NaN
     }
   }
 }
@@ -161,7 +178,7 @@ const compute = ([name, a, b, c]: Call) => {
  * `windowSize` bars) and computes the calls the sandbox asked for over each bar of a chunk.
  */
 export const makeWindowIndicators = (windowSize: number) => {
-  const window: Array<Candle> = []
+  let window: Array<Candle> = []
   const calls: Array<Call> = []
   const computes: Array<ReturnType<typeof compute>> = []
   return {
@@ -180,6 +197,11 @@ export const makeWindowIndicators = (windowSize: number) => {
     chunk: (bars: ReadonlyArray<Candle>) => {
       const stride = calls.length * slotWidth
       const buffer = new Float64Array(bars.length * stride)
+      if (stride === 0) {
+        // Nothing to compute: only the window moves on.
+        window = window.concat(bars).slice(-windowSize)
+        return { buffer, calls: "[]" }
+      }
       for (let i = 0; i < bars.length; i++) {
         window.push(bars[i]!)
         if (window.length > windowSize) window.shift()

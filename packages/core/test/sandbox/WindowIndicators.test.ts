@@ -71,16 +71,17 @@ describe("ta over data.candles, computed by the host", () => {
           const calls = ${JSON.stringify(calls)}
           const same = (x, y) => x === null || typeof x === "number" ? Object.is(x, y)
             : y !== null && Object.keys(x).join() === Object.keys(y).join() && Object.keys(x).every((k) => Object.is(x[k], y[k]))
-          let checked = 0, numbers = 0
+          let checked = 0, numbers = 0, bar = 0
           const differ = []`, `
           const copy = data.candles.slice()
-          for (const [name, ...args] of calls) {
+          // One call starts late, once the host's window has long been full.
+          for (const [name, ...args] of ++bar > 900 ? [...calls, ["sma", 7]] : calls) {
             const fromHost = ta[name](data.candles, ...args), own = ta[name](copy, ...args)
             checked++
             if (own !== null) numbers++
             if (!same(fromHost, own) && differ.length < 5) differ.push([name, args, data.candles.length, fromHost, own])
           }`), candles)
-        expect(report).toMatchObject({ checked: calls.length * candles.length, differ: [] })
+        expect(report).toMatchObject({ checked: calls.length * candles.length + 600, differ: [] })
         expect(report.numbers).toBeGreaterThan(calls.length * 1_000)
       }))
 
