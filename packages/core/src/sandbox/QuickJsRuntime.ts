@@ -44,9 +44,9 @@ export const candleWindow = 500
 /**
  * The most bars that cross into the sandbox at once: the engine's chunk (a whole stream chunk,
  * possibly large) goes in pieces, so the buffers copied into the sandbox's WASM memory, which
- * never shrinks, stay small. A run's first
- * pieces are smaller (from `firstPiece` bars, doubling), because the host computes the indicator
- * calls a program makes only from the piece after the one where it first makes them.
+ * never shrinks, stay small. A run's first pieces are smaller (from `firstPiece` bars, doubling),
+ * because the host computes the indicator calls a program makes only from the piece after the one
+ * where it first makes them.
  */
 const barsPerPiece = 1024
 const firstPiece = 64
@@ -95,12 +95,13 @@ const meteringSource = `
 /**
  * Runs once in each sandbox, before the program: seeds `Math.random`, replaces the clock with the
  * current bar's time, installs `ta`, and answers `describe` (an error as one line of text) and
- * `makeDriver`, which the host drives: `chunk` takes the next bars as a buffer of `barFields`
- * Float64 columns, their count, and the host's indicator values for them (see WindowIndicators.ts),
- * `wanted` answers the indicator calls the host should compute from the next chunk on, and
- * `decide` runs the program over the bars as `Decider.decide` does. It answers the index where it
- * stopped without a decision, or `"<index>:<decision as JSON>"`, or `"<index>:!<message>"` when
- * the program threw; `at` answers the bar being decided.
+ * `makeDriver`, which the host drives: `chunk` takes the next piece of bars as a buffer of
+ * `barFields` Float64 columns, their count, and the host's indicator values for them (see
+ * WindowIndicators.ts); `wanted` answers the indicator calls the host should compute from the next
+ * piece on; `account` takes the position, balance and exit band after a fill; and `decide` runs
+ * the program over the bars as `Decider.decide` does. It answers the index where it stopped
+ * without a decision, or `"<index>:<decision as JSON>"`, or `"<index>:!<message>"` when the
+ * program threw; `at` answers the bar being decided (-1 before the piece's first).
  */
 const bootstrap = `(function (seed) {
   "use strict"
@@ -153,11 +154,12 @@ const bootstrap = `(function (seed) {
       at = -1
       installWindow(values, calls)
     }
-    // The account changes only on fills, so the host sends it only then.
-    const account = (s, z, e, l, b, f, c) => {
-      side = s; size = z; entry = e; balance = b; floor = f; ceiling = c
-      data.position = s === 0 ? null : { side: s > 0 ? "long" : "short", size: z, entry_price: e, leverage: l }
-      data.balance = b
+    // The account changes only on fills, so the host sends it only then, as one buffer.
+    const account = (buffer) => {
+      const a = new Float64(buffer)
+      side = a[0]; size = a[1]; entry = a[2]; balance = a[4]; floor = a[5]; ceiling = a[6]
+      data.position = side === 0 ? null : { side: side > 0 ? "long" : "short", size, entry_price: entry, leverage: a[3] }
+      data.balance = balance
     }
     const decideFrom = (from, to) => {
       if (from !== at + 1) windowOutOfOrder()
@@ -278,7 +280,7 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
   const indicators = makeWindowIndicators(candleWindow)
   let bars: ReadonlyArray<Candle> = []
   /** The account the sandbox was last sent (position, balance and band, as `account` takes them). */
-  let sent: ReadonlyArray<number> = []
+  let sent = new Float64Array(0)
   /** The bars of `bars` the sandbox holds now, and how many the next piece may hold. */
   let pieceStart = 0, pieceEnd = 0, pieceSize = firstPiece
   const fail = (index: number, reason: ProgramRunError["reason"], message: string): never => {
@@ -328,9 +330,9 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
     },
     decide: (from, { balance, position: p }, band) => {
       if (from >= pieceEnd) loadPiece(from)
-      const next = [p === null ? 0 : p.side === "long" ? 1 : -1, p?.size ?? 0, p?.entry_price ?? 0, p?.leverage ?? 0, balance, band.floor, band.ceiling]
+      const next = Float64Array.of(p === null ? 0 : p.side === "long" ? 1 : -1, p?.size ?? 0, p?.entry_price ?? 0, p?.leverage ?? 0, balance, band.floor, band.ceiling)
       if (next.some((n, i) => n !== sent[i])) {
-        callDriver(account, from, ...next.map((n) => vm.newNumber(n))).dispose()
+        callDriver(account, from, vm.newArrayBuffer(next.buffer)).dispose()
         sent = next
       }
       const to = Math.min(pieceEnd, from + barsPerCall)
@@ -341,7 +343,8 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
       if (result.error) {
         const overBudget = budget.exceeded
         const index = callDriver(at, from)
-        const stoppedAt = pieceStart + vm.getNumber(index)
+        // Stopped before its first bar (at is -1 then), the call is charged to that bar.
+        const stoppedAt = pieceStart + Math.max(vm.getNumber(index), from - pieceStart)
         index.dispose()
         return escaped(result.error, stoppedAt, overBudget)
       }

@@ -8,10 +8,10 @@ import { hostTa, type IndicatorName, indicatorNames, type IndicatorValue } from 
  * Nearly every program calls `ta` helpers on `data.candles` on every bar, and QuickJS needs
  * about 50 ns per element read, so those calls were most of a backtest's time. The host runs the
  * same helper source in its own engine (bit for bit the same arithmetic) over the same window,
- * for each bar of a chunk, and the sandbox's `ta` answers such a call from those values. The
- * sandbox learns which calls a program makes by seeing them: a call on `data.candles` whose other
- * arguments are numbers (or absent) is computed in the sandbox the first time and asked of the
- * host from the next chunk on.
+ * for each bar of a piece of bars the sandbox is handed, and the sandbox's `ta` answers such a
+ * call from those values. The sandbox learns which calls a program makes by seeing them: a call
+ * on `data.candles` whose other arguments are numbers (or absent) is computed in the sandbox the
+ * first time and asked of the host from the next piece on.
  */
 
 /**
@@ -65,7 +65,7 @@ const helperSource = (readValue: string) => `(name) => {
  * window the driver keeps), `at` (the index in the chunk of the bar being decided) and
  * `stringify`/`parse`/`Float64` (JSON's functions and Float64Array as they were before the
  * program ran) are in scope. Declares `windowTa`, the `ta`
- * programs see; `installWindow(buffer, calls)`, with the host's values for the next chunk;
+ * programs see; `installWindow(buffer, calls)`, with the host's values for the next piece;
  * `wantedWindow()`, the calls the program made that the host does not compute yet; and
  * `windowOutOfOrder()`, which the driver calls if it ever appends bars out of order: its window
  * would then no longer be the host's, and every call is computed in the sandbox again.
@@ -193,7 +193,7 @@ export const makeWindowIndicators = (windowSize: number) => {
         computes.push(compute(call))
       }
     },
-    /** The values of each call at each bar of `bars`, as `installWindow` takes them, and the calls. */
+    /** The values of each call at each bar of the next piece, as `installWindow` takes them, and the calls. */
     chunk: (bars: ReadonlyArray<Candle>) => {
       const stride = calls.length * slotWidth
       const buffer = new Float64Array(bars.length * stride)
