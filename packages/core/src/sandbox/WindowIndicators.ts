@@ -41,20 +41,22 @@ const objectReaders = Object.entries(objectFields)
   .join(", ")
 
 /**
- * The source of a function that makes the `ta` helper `name` of the sandbox: it answers a call on
- * the window from the host's values at offset `o` with `readValue`, which returns or falls through
- * to the sandbox's own computation (the helper threw in the host, or the values are not there).
+ * The source of a function that makes the `ta` helper `name` of the sandbox: it finds a call on
+ * the window among the host's calls by `a` and `extra` (the arguments after the period that the
+ * helper reads), and answers from the host's values at offset `o` with `readValue`, which returns
+ * or falls through to the sandbox's own computation (the helper threw in the host, or the values
+ * are not there). `typeof` comes first: indexing with an object would run its `toString`.
  */
-const helperSource = (readValue: string) => `(name) => {
+const helperSource = (extra: "b, c" | "undefined, undefined", readValue: string) => `(name) => {
     const plain = ta[name], read = windowObjects[name], byPeriod = windowTables[name].byPeriod, others = windowTables[name].others
     return { [name](values, a, b, c) {
       if (values === windowSeries) {
-        let o = typeof a === "number" && b === undefined && c === undefined ? byPeriod[a] : undefined
-        if (o === undefined) o = windowSearch(others, a, b, c)
+        let o = typeof a === "number" ${extra === "b, c" ? "&& b === undefined && c === undefined " : ""}? byPeriod[a] : undefined
+        if (o === undefined) o = windowSearch(others, a, ${extra})
         if (o >= 0) {
           o += at * windowStride
           ${readValue}
-        } else want(name, a, b, c)
+        } else want(name, a, ${extra})
       }
       return plain(values, a, b, c)
     } }[name]
@@ -123,14 +125,15 @@ export const windowIndicatorsSource = `
     for (let j = 0; j < others.length; j += 4) if (others[j] === a && others[j + 1] === b && others[j + 2] === c) return others[j + 3]
     return -1
   }
-  const numberHelper = ${helperSource(`
+  // sma, ema, rsi and atr read no argument after the period.
+  const numberHelper = ${helperSource("undefined, undefined", `
     // A number is read first: it is nearly always one. Null and a throw are NaN with their tag.
     const v = windowValues[o + 1]
     if (v === v) return v
     const tag = windowValues[o]
     if (tag === 1) return v
     if (tag === 0) return null`)}
-  const objectHelper = ${helperSource(`
+  const objectHelper = ${helperSource("b, c", `
     const tag = windowValues[o]
     if (tag === 2) return read(o)
     if (tag === 0) return null`)}

@@ -98,6 +98,19 @@ describe("ta over data.candles, computed by the host", () => {
         expect(report).toEqual([candles.length - 2, 2])
       }))
 
+    it.scoped("a period that is an object is converted as often as the plain helper converts it, no more", () =>
+      Effect.gen(function*() {
+        const candles = walk(1_500)
+        // Each conversion of the period, to a number or to a key, counts.
+        const report = yield* reportOf(reporting(candles.at(-1)!.time, "[onWindow.count, onCopy.count]", `
+          const period = () => ({ count: 0, valueOf() { this.count++; return 3 }, toString() { this.count++; return "3" } })
+          const onWindow = period(), onCopy = period()`, `
+          ta.sma(data.candles, onWindow)
+          ta.sma(data.candles.slice(), onCopy)`), candles)
+        expect(report[0]).toBeGreaterThan(candles.length)
+        expect(report[0]).toBe(report[1])
+      }))
+
     it.scoped("reads the candles as delivered, whatever the program does to the array in place", () =>
       Effect.gen(function*() {
         const candles = walk(1_500)
