@@ -66,18 +66,19 @@ const helperSource = (extra: "b, c" | "undefined, undefined", readValue: string)
  * Sandbox side, run in the bootstrap's scope, where `ta` (the plain helpers), `candles` (the
  * window the driver keeps), `at` (the index in the chunk of the bar being decided) and
  * `stringify`/`parse`/`Float64` (JSON's functions and Float64Array as they were before the
- * program ran) are in scope. Declares `windowTa`, the `ta`
- * programs see; `installWindow(buffer, calls)`, with the host's values for the next piece;
- * `wantedWindow()`, the calls the program made that the host does not compute yet; and
- * `windowOutOfOrder()`, which the driver calls if it ever appends bars out of order: its window
- * would then no longer be the host's, and every call is computed in the sandbox again.
+ * program ran) are in scope. Declares `windowTa`, the `ta` programs see; `installWindow(buffer,
+ * calls)`, with the host's values for the next piece; `wantedWindow()`, the calls the program
+ * made that the host does not compute yet; and `windowOutOfOrder()`, which the driver calls if it
+ * ever appends bars out of order: its window would then no longer be the host's, and every call is
+ * computed in the sandbox again.
  *
  * The values are for the window as delivered, so a program that changes `data.candles` in place
  * does not change what `ta` answers for it; the docs say so. The code uses no destructuring,
  * iteration or methods that a program could replace. Each helper finds its call's values by the
  * period (`byPeriod[period]`, the offset of its values within a bar's, or -1) when the period is
- * the only argument, as it nearly always is, and searches `others` ([a, b, c, offset] flat)
- * otherwise: this lookup runs on every call, so it is kept to a few operations.
+ * a whole number and the only argument the helper reads, as it nearly always is, and searches
+ * `others` ([a, b, c, offset] flat) otherwise: this lookup runs on every call, so it is kept to a
+ * few operations.
  */
 export const windowIndicatorsSource = `
   const isFiniteNumber = Number.isFinite
