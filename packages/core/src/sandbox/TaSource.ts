@@ -1,8 +1,8 @@
 /**
  * The `ta` helpers as JavaScript source: the sandbox runs it, and the host runs the very same
- * text (`hostTa`), so both compute bit for bit the same values. Every helper takes an array of numbers
- * or of candles (their `close` is used; `atr` needs candles) and answers the value at the last
- * element, or null while there is not enough data. `sma` and `bollinger` read only the last
+ * text (`hostTa`), so both compute bit for bit the same values. Every helper takes an array of
+ * numbers or of candles (their `close` is used; `atr` needs candles) and answers the value at the
+ * last element, or null while there is not enough data. `sma` and `bollinger` read only the last
  * `period` elements; the smoothed ones (`ema`, `rsi`, `macd`, `atr`) walk the whole array.
  */
 export const taSource = `
@@ -77,7 +77,7 @@ const ta = (() => {
     const middle = sma(values, period)
     if (middle === null) return null
     let sq = 0
-    // d * d, not d ** 2: pow may round differently in QuickJS and in V8, and both must agree.
+    // x * x, not x ** 2: pow may round differently in QuickJS and in V8, and both must agree.
     for (let i = values.length - period; i < values.length; i++) {
       const x = value(values[i]) - middle
       sq += x * x
