@@ -185,6 +185,8 @@ export const makeWindowIndicators = (windowSize: number) => {
   let window: Array<Candle> = []
   const calls: Array<Call> = []
   const computes: Array<ReturnType<typeof compute>> = []
+  // Written once per change, not once per piece.
+  let callsJson = "[]"
   return {
     /**
      * Adds the calls the sandbox reported (`wantedWindow()`), up to the cap. A program can make
@@ -195,6 +197,7 @@ export const makeWindowIndicators = (windowSize: number) => {
         if (calls.length === maxCalls) break
         calls.push(call)
         computes.push(compute(call))
+        callsJson = JSON.stringify(calls)
       }
     },
     /** The values of each call at each bar of the next piece, as `installWindow` takes them, and the calls. */
@@ -204,14 +207,14 @@ export const makeWindowIndicators = (windowSize: number) => {
       if (stride === 0) {
         // Nothing to compute: only the window moves on.
         window = window.concat(bars).slice(-windowSize)
-        return { buffer, calls: "[]" }
+        return { buffer, calls: callsJson }
       }
       for (let i = 0; i < bars.length; i++) {
         window.push(bars[i]!)
         if (window.length > windowSize) window.shift()
         for (let j = 0; j < computes.length; j++) computes[j]!(buffer, i * stride + j * slotWidth, window)
       }
-      return { buffer, calls: JSON.stringify(calls) }
+      return { buffer, calls: callsJson }
     }
   }
 }
