@@ -21,6 +21,23 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
+  readonly automation: AutomationOptions
+}
+
+/** How this instance runs live automation: the binding scheduler, run workers and the arena PnL refresher. */
+export interface AutomationOptions {
+  /** Whether this instance runs the scheduler, the signal subscription and the PnL refresher (each leased to one replica). */
+  readonly enabled: boolean
+  /** Runs this instance executes at once; 0 runs none. */
+  readonly concurrency: number
+  /** How often the scheduler looks for due bindings and idle workers for runs. */
+  readonly pollInterval: Duration.Duration
+  /** How long a claim (of a run or of the scheduler) holds without renewal. */
+  readonly lease: Duration.Duration
+  /** Claims of one run before it fails for good. */
+  readonly maxAttempts: number
+  /** How often arena PnL is recomputed from fills and marks. */
+  readonly pnlRefreshInterval: Duration.Duration
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -94,7 +111,13 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   backtestConcurrency: integerSetting("BACKTEST_CONCURRENCY", 2, "must be a whole number from 0 to 64", (n) => n >= 0 && n <= 64),
   backtestPollMs: positiveInt("BACKTEST_POLL_INTERVAL_MS", 1_000),
   backtestLeaseMs: integerSetting("BACKTEST_LEASE_MS", 30_000, "must be a whole number of at least 1000", (n) => n >= 1000),
-  backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3)
+  backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3),
+  automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
+  automationConcurrency: integerSetting("AUTOMATION_CONCURRENCY", 2, "must be a whole number from 0 to 64", (n) => n >= 0 && n <= 64),
+  automationPollMs: positiveInt("AUTOMATION_POLL_INTERVAL_MS", 1_000),
+  automationLeaseMs: integerSetting("AUTOMATION_LEASE_MS", 30_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  automationMaxAttempts: positiveInt("AUTOMATION_MAX_ATTEMPTS", 3),
+  pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -124,7 +147,15 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       lease: Duration.millis(c.backtestLeaseMs),
       maxAttempts: c.backtestMaxAttempts
     },
-    sandbox: defaultSandboxLimits
+    sandbox: defaultSandboxLimits,
+    automation: {
+      enabled: c.automationEnabled,
+      concurrency: c.automationConcurrency,
+      pollInterval: Duration.millis(c.automationPollMs),
+      lease: Duration.millis(c.automationLeaseMs),
+      maxAttempts: c.automationMaxAttempts,
+      pnlRefreshInterval: Duration.millis(c.pnlRefreshMs)
+    }
   }))
 )
 

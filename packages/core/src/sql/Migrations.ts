@@ -1,8 +1,10 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
+import { automationSchema } from "../automation/AutomationSchema.js"
 
 const script = (text: string) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text))
+const automationMigration = script(automationSchema)
 
 /**
  * The one schema, for PGlite and PostgreSQL alike. Append new migrations; never edit a released one.
@@ -140,7 +142,8 @@ export const migrations = Migrator.fromRecord({
     );
     CREATE INDEX backtests_by_user ON backtests (user_id, created_at DESC, id DESC);
     CREATE INDEX backtests_claimable ON backtests (id) WHERE status IN ('queued', 'running');
-  `)
+  `),
+  "0007_automation": automationMigration
 })
 
 /** Runs every pending migration in one transaction; a concurrent runner waits for the lock. */
