@@ -203,18 +203,18 @@ export const SignalEngineLive = Layer.scoped(
           running = fiber
         })
     )
-    const stop = Effect.suspend(() => {
+    // Hands the lease back at once, so another instance need not wait for it to run out.
+    const stop = lock.withPermits(1)(Effect.suspend(() => {
       const fiber = running
       running = undefined
+      const held = holding
       holding = false
       windows.clear()
-      return fiber === undefined
-        ? Effect.void
-        : Effect.zipRight(
-          Fiber.interrupt(fiber),
-          Effect.ignore(repo.releaseLease(leaseName, holder))
-        )
-    })
+      return Effect.zipRight(
+        fiber === undefined ? Effect.void : Fiber.interrupt(fiber),
+        held ? Effect.ignore(repo.releaseLease(leaseName, holder)) : Effect.void
+      )
+    }))
     yield* Effect.addFinalizer(() => stop)
     if (options.sampler) yield* start
 
