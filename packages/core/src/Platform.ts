@@ -20,7 +20,7 @@ import { Trader } from "./trader/Trader.js"
 import { Arena, ArenaPnlRefresherLive } from "./arena/Arena.js"
 import { ArenaRepo } from "./arena/ArenaRepo.js"
 import { AutomationRunsLive } from "./automation/AutomationRuns.js"
-import { AutomationSchedulerLive } from "./automation/AutomationScheduler.js"
+import { AutomationSchedulerLive, AutomationSignalTriggersLive } from "./automation/AutomationScheduler.js"
 import { AutomationSignal } from "./automation/AutomationSignal.js"
 import { BackgroundLeases } from "./automation/BackgroundLeases.js"
 import { Bindings } from "./automation/Bindings.js"
@@ -29,6 +29,10 @@ import { LedgerRepo } from "./automation/LedgerRepo.js"
 import { RunsRepo } from "./automation/RunsRepo.js"
 import { VenueCredentialsRepo } from "./venues/VenueCredentialsRepo.js"
 import { StorageStats } from "./system/StorageStats.js"
+import { SignalEngineLive } from "./signals/SignalEngineLive.js"
+import { SignalEngineRepo } from "./signals/SignalEngineRepo.js"
+import { Signals } from "./signals/Signals.js"
+import { SignalsRepo } from "./signals/SignalsRepo.js"
 
 // One Secrets for everyone: without SECRET_KEY in memory mode, each instance would have its own key.
 const AccountsLive = Accounts.DefaultWithoutDependencies.pipe(
@@ -46,7 +50,9 @@ const BacktestsLive = Layer.mergeAll(Backtests.Default, BacktestWorkersLive).pip
 // Live automation: the service behind the HTTP reads, and (when enabled) the scheduler, the run
 // workers and the PnL refresher, which share the repositories and the wake-up signal.
 const AutomationBackground = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ automation }) =>
-  automation.enabled ? Layer.mergeAll(AutomationSchedulerLive, AutomationRunsLive, ArenaPnlRefresherLive) : AutomationRunsLive
+  automation.enabled
+    ? Layer.mergeAll(AutomationSchedulerLive, AutomationSignalTriggersLive, AutomationRunsLive, ArenaPnlRefresherLive)
+    : AutomationRunsLive
 ))
 const AutomationLive = Layer.mergeAll(Bindings.Default, Arena.Default, AutomationBackground).pipe(
   Layer.provideMerge(Layer.mergeAll(
@@ -59,6 +65,11 @@ const AutomationLive = Layer.mergeAll(Bindings.Default, Arena.Default, Automatio
     VenueCredentialsRepo.Default,
     ProgramsRepo.Default
   ))
+)
+
+// The signals service and this instance's engine share their repositories.
+const SignalsLive = Layer.mergeAll(Signals.Default, SignalEngineLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default))
 )
 
 /**
@@ -75,6 +86,7 @@ export const PlatformLive = Layer.mergeAll(
   AutomationLive,
   StorageStats.Default
 ).pipe(
+  Layer.provideMerge(SignalsLive),
   Layer.provideMerge(Programs.Default),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),

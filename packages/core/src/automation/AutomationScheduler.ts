@@ -1,6 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Queue } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import type { Trigger } from "../signals/Signal.js"
+import { SignalEngine } from "../signals/SignalEngine.js"
 import { AutomationSignal } from "./AutomationSignal.js"
 import { leasedLoop } from "./BackgroundLeases.js"
 import { BindingsRepo } from "./BindingsRepo.js"
@@ -48,5 +50,42 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
     })
 
     yield* leasedLoop("automation_scheduler", { interval: options.pollInterval, lease: options.lease }, pass)
+  })
+)
+
+/**
+ * Runs on signals: every trigger of a signal pool queues a run for each enabled binding that
+ * listens to the pool and trades the trigger's symbol. Every replica sees every trigger; the key
+ * `signal:<binding>:<trigger>:<symbol>` makes each one run once.
+ */
+export const AutomationSignalTriggersLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const engine = yield* SignalEngine
+    const bindings = yield* BindingsRepo
+    const runs = yield* RunsRepo
+    const signal = yield* AutomationSignal
+    const triggers = yield* engine.subscribe
+
+    const onTrigger = (trigger: Trigger) =>
+      Effect.gen(function*() {
+        const listening = (yield* bindings.listeningTo(trigger.pool_id)).filter((b) => b.symbols.includes(trigger.symbol))
+        const queued = yield* runs.enqueue(
+          listening.map((binding) => ({
+            binding_id: binding.id,
+            user_id: binding.user_id,
+            program_id: binding.program_id,
+            account_id: binding.account_id,
+            symbol: trigger.symbol,
+            trigger: "signal" as const,
+            idempotency_key: `signal:${binding.id}:${trigger.id}:${trigger.symbol}`
+          })),
+          new Date(yield* Clock.currentTimeMillis)
+        )
+        if (queued.length > 0) yield* signal.wake
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning(`Runs for trigger ${trigger.id} could not be queued`, cause))
+      )
+
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(triggers), onTrigger)))
   })
 )

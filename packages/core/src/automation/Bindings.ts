@@ -9,6 +9,8 @@ import { ownedBy } from "../http/Ownership.js"
 import type { Pagination } from "../http/Pagination.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
+import { PoolId } from "../signals/Signal.js"
+import { SignalsRepo } from "../signals/SignalsRepo.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
 import {
@@ -74,6 +76,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
     const accounts = yield* Accounts
     const venues = yield* Venues
     const signal = yield* AutomationSignal
+    const signalsRepo = yield* SignalsRepo
 
     /** The caller's binding of the caller's program: 404 when it does not exist or is another program's, 403 when another user's. */
     const owned = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
@@ -92,6 +95,8 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         if (edit.leverage !== null && (edit.leverage < 1 || edit.leverage > max)) {
           return yield* new LeverageTooHigh({ error: `Leverage ${edit.leverage} is outside 1..${max}, the account's limit` })
         }
+        // A pool's triggers start runs with the binding's account, so the pool must be the caller's too.
+        yield* Effect.forEach(edit.signal_pool_ids, (id) => signalsRepo.findPool(PoolId.make(id)).pipe(ownedBy(caller, `Pool ${id}`)))
         const exchange = accountExchange(account)
         const listed = yield* venues[exchange].tickers
         const unknown = edit.symbols.filter((s) => !listed.has(s))

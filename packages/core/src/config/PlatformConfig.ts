@@ -22,6 +22,17 @@ export interface PlatformOptions {
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
   readonly automation: AutomationOptions
+  readonly signals: SignalEngineOptions
+}
+
+/** How this instance takes part in the signal engine (one instance at a time runs it; see `SignalEngine`). */
+export interface SignalEngineOptions {
+  /** Whether this instance runs sampling rounds in the background (else only `evaluateNow` does). */
+  readonly sampler: boolean
+  /** Time between two sampling rounds. */
+  readonly samplingInterval: Duration.Duration
+  /** How long the engine lease holds without renewal before another instance takes the engine over. */
+  readonly lease: Duration.Duration
 }
 
 /** How this instance runs live automation: the binding scheduler, run workers and the arena PnL refresher. */
@@ -117,7 +128,10 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   automationPollMs: positiveInt("AUTOMATION_POLL_INTERVAL_MS", 1_000),
   automationLeaseMs: integerSetting("AUTOMATION_LEASE_MS", 30_000, "must be a whole number of at least 1000", (n) => n >= 1000),
   automationMaxAttempts: positiveInt("AUTOMATION_MAX_ATTEMPTS", 3),
-  pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000)
+  pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
+  samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
+  signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -155,6 +169,11 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       lease: Duration.millis(c.automationLeaseMs),
       maxAttempts: c.automationMaxAttempts,
       pnlRefreshInterval: Duration.millis(c.pnlRefreshMs)
+    },
+    signals: {
+      sampler: c.signalSampler,
+      samplingInterval: Duration.seconds(c.samplingIntervalS),
+      lease: Duration.seconds(c.signalLeaseS)
     }
   }))
 )

@@ -1,4 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { SignalEngine } from "@trading-platform/core"
 import { Effect, TestClock } from "effect"
 import { testStorages } from "../../../core/test/support/TestStorage.js"
 import { createAccount } from "../support/Accounts.js"
@@ -175,6 +176,47 @@ for (const storage of testStorages) {
           const flat = (yield* call("GET", `/api/account/${account.id}`, { token })).body
           expect(flat.frozen_cash).toBeCloseTo(0, 6)
           expect(flat.current_cash).toBeCloseTo(10_000 - order.fee - exit.fee + exit.realized_pnl, 6)
+        }))
+
+      it.effect("a binding with a signal pool runs when the pool fires for its symbol, and opens a position", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const program = yield* createProgram(token)
+          const account = yield* createAccount(token)
+          const signal = yield* call("POST", "/api/signals", {
+            token,
+            body: { signal_name: "any volume", trigger_condition: { metric: "volume", operator: "gt", threshold: 0, time_window: "1m" } }
+          })
+          expect(signal.status).toBe(201)
+          const pool = yield* call("POST", "/api/signals/pools", {
+            token,
+            body: { pool_name: "btc", symbols: ["BTC", "ETH"], logic: "OR", signal_ids: [signal.body.id] }
+          })
+          expect(pool.status).toBe(201)
+          // Listens to the pool for BTC only, with no schedule.
+          const created = yield* call("POST", `/api/programs/${program}/bindings`, {
+            token,
+            body: { account_id: account.id, symbols: ["BTC"], signal_pool_ids: [pool.body.id] }
+          })
+          expect(created.status).toBe(201)
+          expect(created.body).toMatchObject({ interval_minutes: null, next_run_at: null, signal_pool_ids: [pool.body.id] })
+
+          const fired = yield* Effect.flatMap(SignalEngine, (engine) => engine.evaluateNow)
+          expect(fired.filter((t) => t.pool_id === pool.body.id).map((t) => t.symbol).sort()).toEqual(["BTC", "ETH"])
+          const runs = yield* waitForRuns(token, program, created.body.id, allFinished(1))
+          expect(runs).toHaveLength(1)
+          expect(runs[0]).toMatchObject({ symbol: "BTC", trigger: "signal", status: "completed", decision: { operation: "buy" } })
+          const positions = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+          expect(positions).toEqual([expect.objectContaining({ symbol: "BTC", side: "long" })])
+
+          // Another user's pool cannot drive a binding.
+          const other = yield* signUp()
+          const theirs = yield* call("POST", `/api/programs/${yield* createProgram(other.token)}/bindings`, {
+            token: other.token,
+            body: { account_id: (yield* createAccount(other.token)).id, symbols: ["BTC"], signal_pool_ids: [pool.body.id] }
+          })
+          expectError(theirs, 403, "forbidden")
+          expectError(yield* bind(token, program, { account_id: account.id, signal_pool_ids: [999999] }), 404, "not_found")
         }))
 
       it.effect("a decision above the account's max_leverage is refused: the order is rejected and nothing fills", () =>

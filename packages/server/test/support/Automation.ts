@@ -1,9 +1,13 @@
 import { expect } from "@effect/vitest"
-import type { AutomationOptions } from "@trading-platform/core"
+import { HttpApiBuilder } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { type AutomationOptions, PlatformLive } from "@trading-platform/core"
+import { ApiLive, requestContext } from "@trading-platform/server"
 import { Duration, Effect, Layer, TestClock } from "effect"
-import type { TestStorage } from "../../../core/test/support/TestStorage.js"
+import { createServer } from "node:http"
+import { TestConfig, type TestStorage } from "../../../core/test/support/TestStorage.js"
 import { marketNow } from "./Backtests.js"
-import { call, TestServer } from "./TestServer.js"
+import { call } from "./TestServer.js"
 
 /**
  * Buys half the free cash when flat and holds otherwise; `params.close` closes instead, and
@@ -17,11 +21,17 @@ export const automationProgram = `export function decide(data) {
 }
 `
 
-/** The test server with the scheduler, one run worker and the PnL refresher, at `marketNow` on the test clock. */
+/**
+ * The real server on a random port with the scheduler, one run worker and the PnL refresher, at
+ * `marketNow` on the test clock; the platform's services (the signal engine among them) stay in
+ * reach of the tests.
+ */
 export const AutomationServer = (storage: TestStorage, automation: Partial<AutomationOptions> = {}) =>
-  TestServer({
-    storage,
-    config: {
+  HttpApiBuilder.serve(requestContext).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provide(ApiLive),
+    Layer.provideMerge(PlatformLive),
+    Layer.provideMerge(TestConfig(storage, {
       automation: {
         enabled: true,
         concurrency: 1,
@@ -31,8 +41,9 @@ export const AutomationServer = (storage: TestStorage, automation: Partial<Autom
         pnlRefreshInterval: Duration.minutes(1),
         ...automation
       }
-    }
-  }).pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(marketNow))))
+    })),
+    Layer.provide(Layer.effectDiscard(TestClock.setTime(marketNow)))
+  )
 
 export const createProgram = (token: string, code = automationProgram) =>
   Effect.gen(function*() {
