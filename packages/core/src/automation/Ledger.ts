@@ -16,6 +16,8 @@ export interface FillEffect {
   readonly frozen: number
   /** Profit of the part that reduced the position, before fees. */
   readonly realized: number
+  /** How much of the fill reduced the position (0 for a pure entry). */
+  readonly closed: number
 }
 
 const dir = (side: "long" | "short") => (side === "long" ? 1 : -1)
@@ -33,10 +35,11 @@ export const applyFill = (
   let cash = -fill.fee
   let frozen = 0
   let realized = 0
+  let closed = 0
   let position = held
   let rest = fill.quantity
   if (held !== null && held.side !== fillSide) {
-    const closed = Math.min(rest, held.size)
+    closed = Math.min(rest, held.size)
     const released = held.margin * (closed / held.size)
     realized = closed * (fill.price - held.entry_price) * dir(held.side)
     cash += released + realized
@@ -57,7 +60,7 @@ export const applyFill = (
         margin: position.margin + margin
       }
   }
-  return { position, cash, frozen, realized }
+  return { position, cash, frozen, realized, closed }
 }
 
 /** The order a decision asks for, or why there is none. */

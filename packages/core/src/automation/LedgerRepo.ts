@@ -140,7 +140,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         const held: Held | null = Option.getOrNull(current)
         const effect = applyFill(held, { ...order, ...f })
         const filled = yield* sql`
-          UPDATE automation_orders SET status = 'filled', price = ${f.price}, fee = ${f.fee}, realized_pnl = ${effect.realized},
+          UPDATE automation_orders SET status = 'filled', price = ${f.price}, fee = ${f.fee}, realized_pnl = ${effect.realized}, closed_quantity = ${effect.closed},
             venue_order_id = ${f.venue_order_id}, filled_at = ${f.at}, error = NULL
           WHERE id = ${order.id} AND status IN ('pending', 'submitted') RETURNING id`
         if (filled.length === 0) return false
@@ -165,7 +165,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         yield* sql`
           INSERT INTO account_trades (account_id, trade_time, symbol, side, quantity, price, fee, realized_pnl)
           VALUES (${order.account_id}, ${f.at}, ${order.symbol}, ${order.side}, ${order.quantity}, ${f.price}, ${f.fee},
-            ${held === null || held.side === (order.side === "buy" ? "long" : "short") ? null : effect.realized})
+            ${effect.closed > 0 ? effect.realized : null})
           ON CONFLICT DO NOTHING`
         return true
       }))

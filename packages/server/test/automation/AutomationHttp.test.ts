@@ -176,6 +176,26 @@ for (const storage of testStorages) {
           const flat = (yield* call("GET", `/api/account/${account.id}`, { token })).body
           expect(flat.frozen_cash).toBeCloseTo(0, 6)
           expect(flat.current_cash).toBeCloseTo(10_000 - order.fee - exit.fee + exit.realized_pnl, 6)
+
+          // The round trip is one live trade in the analytics, by program, symbol and account.
+          const pnl = exit.realized_pnl - order.fee - exit.fee
+          const summary = (yield* call("GET", "/api/analytics/program-summary", { token })).body
+          expect(summary.filters.source).toBe("live")
+          expect(summary.items).toEqual([{
+            program_id: program,
+            program_name: "Live",
+            total_trades: 1,
+            symbols_traded: 1,
+            total_pnl: expect.any(Number),
+            win_rate: exit.realized_pnl - exit.fee > 0 ? 1 : 0
+          }])
+          expect(summary.items[0].total_pnl).toBeCloseTo(pnl, 6)
+          const bySymbol = (yield* call("GET", "/api/analytics/program-summary?dimension=symbol", { token })).body.items
+          expect(bySymbol.map((i: any) => [i.symbol, i.total_trades])).toEqual([["BTC", 1]])
+          const byAccount = (yield* call("GET", `/api/analytics/program-summary?dimension=account&account_id=${account.id}`, { token })).body.items
+          expect(byAccount).toEqual([expect.objectContaining({ account_id: account.id, account_name: account.name, total_trades: 1 })])
+          const later = new Date(Date.parse(exit.filled_at) + 1).toISOString()
+          expect((yield* call("GET", `/api/analytics/program-summary?from=${later}`, { token })).body.items).toEqual([])
         }))
 
       it.effect("a binding with a signal pool runs when the pool fires for its symbol, and opens a position", () =>
