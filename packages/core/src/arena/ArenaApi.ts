@@ -2,6 +2,8 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Authentication } from "../http/Authentication.js"
 import { AccountPnlList, PnlRefreshStatus } from "./ArenaPnl.js"
 
+export * from "./ArenaPnl.js"
+
 /** Arena PnL: `/api/arena/...`. */
 export class ArenaApi extends HttpApiGroup.make("arena")
   .add(

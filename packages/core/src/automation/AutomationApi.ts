@@ -6,6 +6,8 @@ import { Pagination } from "../http/Pagination.js"
 import { ProgramPath } from "../programs/ProgramsApi.js"
 import { Binding, BindingList, BindingPath, BindingRequest, BindingUpdate, OrderList, PositionList, RunList } from "./Automation.js"
 
+export * from "./Automation.js"
+
 /** Live automation: bindings of programs to accounts, their runs, and the orders and positions they leave. */
 export class AutomationApi extends HttpApiGroup.make("automation")
   .add(

@@ -2,6 +2,8 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Authentication } from "../http/Authentication.js"
 import { StorageStatistics } from "./StorageStats.js"
 
+export { StorageStatistics, TableStats } from "./StorageStats.js"
+
 /** `GET /api/system/storage-stats`. */
 export class StorageStatsApi extends HttpApiGroup.make("storageStats")
   .add(

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { SignalEngine } from "@trading-platform/core"
 import { Effect, TestClock } from "effect"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
+import { testStorages } from "@trading-platform/core/testing"
 import { createAccount } from "../support/Accounts.js"
 import { allFinished, AutomationServer, createProgram, waitForRuns } from "../support/Automation.js"
 import { marketNow, throwingProgram } from "../support/Backtests.js"

@@ -5,7 +5,7 @@ import { type AutomationOptions, PlatformLive } from "@trading-platform/core"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { createServer } from "node:http"
-import { TestConfig, type TestStorage } from "../../../core/test/support/TestStorage.js"
+import { TestConfig, type TestStorage } from "@trading-platform/core/testing"
 import { marketNow } from "./Backtests.js"
 import { call } from "./TestServer.js"
 

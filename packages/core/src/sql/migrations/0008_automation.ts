@@ -1,8 +1,10 @@
+import { script } from "../SqlScript.js"
+
 /**
- * The tables of live automation (migration 0007): bindings, their runs, the orders the runs place,
+ * The tables of live automation (migration 0008): bindings, their runs, the orders the runs place,
  * the positions the fills leave, the arena PnL per account, and the leases of background loops.
  */
-export const automationSchema = `
+export default script(`
   CREATE TABLE automation_bindings (
     id serial PRIMARY KEY,
     user_id integer NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -105,4 +107,4 @@ export const automationSchema = `
     last_run_at timestamptz,
     last_error text
   );
-`
+`)
