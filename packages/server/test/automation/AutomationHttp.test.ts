@@ -286,7 +286,7 @@ for (const storage of testStorages) {
           expect(second.slice(0, 2).map((r) => r.decision.operation)).toEqual(["hold", "hold"])
           const next = (yield* call("GET", `/api/programs/${program}/bindings/${binding.id}`, { token })).body.next_run_at
           expect(next).toBe(new Date(created + 15 * 60_000).toISOString())
-        }))
+        }), 90_000)
 
       it.effect("GET /api/arena/check-pnl-status is ok after a refresh that marked every account with fills", () =>
         Effect.gen(function*() {
