@@ -2,8 +2,6 @@ import { Clock, Data, Effect, Layer, Option } from "effect"
 import { AccountsRepo, type AccountRow } from "../accounts/AccountsRepo.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { ProgramsRepo } from "../programs/ProgramsRepo.js"
-import { type Decision, hold, ProgramRunError } from "../sandbox/Decision.js"
-import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { candleWindow } from "../sandbox/QuickJsRuntime.js"
 import { Secrets } from "../secrets/Secrets.js"
@@ -14,6 +12,7 @@ import { accountExchange, maxLeverageOf } from "./Bindings.js"
 import { type BindingRow, BindingsRepo } from "./BindingsRepo.js"
 import type { Held } from "./Ledger.js"
 import { sizeOrder } from "./Ledger.js"
+import { makeDecisionThreads } from "./LiveDecision.js"
 import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
 import { automationJobKind, type RunRow, RunsRepo } from "./RunsRepo.js"
 import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
@@ -22,8 +21,6 @@ import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
 class RunFailed extends Data.TaggedError("RunFailed")<{ readonly message: string }> {}
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-
-const unbounded = { floor: -Infinity, ceiling: Infinity }
 
 /**
  * Executes automation runs on the job mechanism (`jobs/`), a pool of workers per instance like the
@@ -45,7 +42,7 @@ const unbounded = { floor: -Infinity, ceiling: Infinity }
  */
 export const AutomationRunsLive = Layer.scopedDiscard(
   Effect.gen(function*() {
-    const { automation: options, venues: venueOptions } = yield* PlatformConfig
+    const { automation: options, sandbox, venues: venueOptions } = yield* PlatformConfig
     const runs = yield* RunsRepo
     const bindings = yield* BindingsRepo
     const ledger = yield* LedgerRepo
@@ -53,13 +50,13 @@ export const AutomationRunsLive = Layer.scopedDiscard(
     const programs = yield* ProgramsRepo
     const credentialsRepo = yield* VenueCredentialsRepo
     const secrets = yield* Secrets
-    const runtime = yield* ProgramRuntime
     const venues = yield* Venues
+    const threads = yield* makeDecisionThreads(sandbox, options.concurrency)
 
     const found = (what: string) => <A>(option: Option.Option<A>): Effect.Effect<A, RunFailed> =>
       Option.isSome(option) ? Effect.succeed(option.value) : Effect.fail(new RunFailed({ message: `${what} no longer exists` }))
 
-    /** The program's decision at the last closed bar, the window replayed bar by bar as in a backtest. */
+    /** The program's decision at the last closed bar, in a thread of its own (see `makeDecisionThreads`). */
     const decide = (run: RunRow, binding: BindingRow, account: AccountRow, held: Held | null, exchange: Exchange) =>
       Effect.gen(function*() {
         const program = yield* Effect.flatMap(programs.findById(run.program_id), found(`Program ${run.program_id}`))
@@ -73,25 +70,15 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           end
         })
         if (candles.length === 0) return yield* new RunFailed({ message: `No closed ${binding.timeframe} candles of ${run.symbol}` })
-        const decider = yield* runtime.load({ code, symbol: run.symbol, timeframe: binding.timeframe, params: binding.params, seed: run.id })
-        decider.chunk(candles)
-        const view = {
-          position: held === null ? null : { side: held.side, size: held.size, entry_price: held.entry_price, leverage: held.leverage },
-          balance: account.current_cash + account.frozen_cash
-        }
-        const last = candles.length - 1
-        let decision: Decision = hold
-        for (let from = 0; from <= last;) {
-          const stop = yield* Effect.try({
-            try: () => decider.decide(from, view, unbounded),
-            catch: (e) => e instanceof ProgramRunError ? e : new ProgramRunError({ reason: "threw", message: String(e) })
-          })
-          if (stop.index === last && stop.decision) decision = stop.decision
-          // Decisions before the last bar are the program warming up on history: only the last bar acts.
-          from = stop.decision ? stop.index + 1 : Math.max(stop.index, from + 1)
-        }
-        return decision
-      }).pipe(Effect.scoped)
+        return yield* threads.decide({
+          run: { code, symbol: run.symbol, timeframe: binding.timeframe, params: binding.params, seed: run.id },
+          candles,
+          view: {
+            position: held === null ? null : { side: held.side, size: held.size, entry_price: held.entry_price, leverage: held.leverage },
+            balance: account.current_cash + account.frozen_cash
+          }
+        })
+      })
 
     const credentialsOf = (accountId: AccountRow["id"], exchange: Exchange) =>
       Effect.map(credentialsRepo.find({ account_id: accountId, venue: exchange }), Option.map((row): VenueCredentials => {

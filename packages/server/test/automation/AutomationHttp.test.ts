@@ -4,7 +4,7 @@ import { Effect, TestClock } from "effect"
 import { testStorages } from "@trading-platform/core/testing"
 import { createAccount } from "../support/Accounts.js"
 import { allFinished, AutomationServer, createProgram, waitForRuns } from "../support/Automation.js"
-import { marketNow, throwingProgram } from "../support/Backtests.js"
+import { marketNow, stuckProgram, throwingProgram } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
 // The scheduler polls every second of the test clock; a second at a time lets it see the clock's moves.
@@ -263,6 +263,18 @@ for (const storage of testStorages) {
           const { runs } = yield* bindAndRun(token, program, { account_id: account.id })
           expect(runs[0]).toMatchObject({ status: "failed", attempts: 1, decision: null })
           expect(runs[0].error).toMatch(/^Program error \(threw\): decide threw Error: boom at bar 6/)
+          expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toEqual([])
+        }))
+
+      it.effect("a program stuck in one uninterruptible call is stopped by its thread's watchdog: the run fails over its CPU budget", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const program = yield* createProgram(token, stuckProgram)
+          const account = yield* createAccount(token)
+          const { runs } = yield* bindAndRun(token, program, { account_id: account.id })
+          expect(runs[0]).toMatchObject({ status: "failed", attempts: 1 })
+          expect(runs[0].error).toMatch(/^Program error \(cpu_budget_exceeded\): decide was stuck in one call/)
+          // The server kept answering, and nothing was ordered.
           expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toEqual([])
         }))
 
