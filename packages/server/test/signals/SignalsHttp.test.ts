@@ -4,7 +4,9 @@ import { describe, expect, layer } from "@effect/vitest"
 import { PlatformLive, SignalEngine } from "@trading-platform/core"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Clock, Duration, Effect, Layer, TestClock } from "effect"
+import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
+import { fileURLToPath } from "node:url"
 import { TestConfig, testStorages, type TestStorage } from "../../../core/test/support/TestStorage.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
@@ -311,6 +313,26 @@ for (const storage of testStorages) {
           expect(after.body.pools[0]).toMatchObject({ pool_id: poolId, last_sampled_at: now, errors: 0 })
           const intruder = yield* signUp()
           expect((yield* call("GET", "/api/sampling/pool-status", { token: intruder.token })).body.pools).toEqual([])
+        }))
+
+      it.effect("the quick start of docs/signals.md creates a pool that fires on the simulated venue within four rounds", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const page = readFileSync(fileURLToPath(new URL("../../../../docs/signals.md", import.meta.url)), "utf8")
+          const [first, second, pool] = [...page.matchAll(/-d '(\{.*?\})'/g)].map((m) => JSON.parse(m[1]!))
+          const ids = []
+          for (const body of [first, second]) {
+            const created = yield* call("POST", "/api/signals", { token, body })
+            expect(created.status).toBe(201)
+            ids.push(created.body.id)
+          }
+          const created = yield* call("POST", "/api/signals/pools", { token, body: { ...pool, signal_ids: ids } })
+          expect(created.status).toBe(201)
+          let fired = 0
+          for (let i = 0; i < 4 && fired === 0; i++) fired = (yield* round).filter((t) => t.pool_id === created.body.id).length
+          expect(fired).toBeGreaterThan(0)
+          const log = yield* call("GET", "/api/signals/triggers", { token })
+          expect(log.body.triggers.length).toBe(fired)
         }))
 
       it.effect("GET /api/signals/wallet-tracking/status counts the caller's tracked wallets", () =>
