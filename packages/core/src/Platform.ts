@@ -20,6 +20,7 @@ import { SignalEngineLive } from "./signals/SignalEngineLive.js"
 import { SignalEngineRepo } from "./signals/SignalEngineRepo.js"
 import { Signals } from "./signals/Signals.js"
 import { SignalsRepo } from "./signals/SignalsRepo.js"
+import { WalletActivityLive } from "./signals/WalletActivity.js"
 
 // One Secrets for everyone: without SECRET_KEY in memory mode, each instance would have its own key.
 const AccountsLive = Accounts.DefaultWithoutDependencies.pipe(
@@ -36,7 +37,7 @@ const BacktestsLive = Layer.mergeAll(Backtests.Default, BacktestWorkersLive).pip
 
 // The signals service and this instance's engine share their repositories.
 const SignalsLive = Layer.mergeAll(Signals.Default, SignalEngineLive).pipe(
-  Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default))
+  Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default, WalletActivityLive))
 )
 
 /**

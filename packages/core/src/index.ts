@@ -42,6 +42,8 @@ export { evaluatePool, SignalEngineLive, sampleRetention } from "./signals/Signa
 export { SignalEngineRepo } from "./signals/SignalEngineRepo.js"
 export { Signals } from "./signals/Signals.js"
 export { SignalsRepo } from "./signals/SignalsRepo.js"
+export * from "./signals/WalletActivity.js"
+export { defaultSizeChangeThreshold, walletEvents } from "./signals/WalletEvents.js"
 export { conditionMet, evaluateCondition, metricValue, windowOf } from "./signals/Metrics.js"
 export { depthLevels, MarketSample } from "./signals/MarketSample.js"
 export type { SignalEngineOptions } from "./config/PlatformConfig.js"
