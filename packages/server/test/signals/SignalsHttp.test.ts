@@ -345,7 +345,35 @@ for (const storage of testStorages) {
             expect((yield* createPool(token, { source_type: "wallet_tracking", symbols: [], source_config: { addresses } })).status).toBe(201)
           }
           const tracking = yield* call("GET", "/api/signals/wallet-tracking/status", { token })
-          expect(tracking.body).toMatchObject({ enabled: true, tracked_wallets: 3, errors: 0 })
+          expect(tracking.body).toMatchObject({ enabled: true, last_sync_at: null, tracked_wallets: 3, errors: 0 })
+        }))
+
+      it.effect("a wallet_tracking pool logs the simulated wallets' position changes as triggers", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const addresses = [address(0xa11ce), address(0xb0b)]
+          const pool = yield* createPool(token, { pool_name: "whales", source_type: "wallet_tracking", symbols: [], source_config: { addresses } })
+          expect(pool.status).toBe(201)
+          // The first sync is the baseline; simulated positions change every five minutes.
+          expect((yield* round).filter((t) => t.pool_id === pool.body.id)).toEqual([])
+          for (let i = 0; i < 6; i++) {
+            yield* TestClock.adjust(Duration.minutes(5))
+            yield* round
+          }
+          const log = yield* call("GET", `/api/signals/triggers?pool_id=${pool.body.id}&limit=500`, { token })
+          expect(log.body.triggers.length).toBeGreaterThan(0)
+          for (const trigger of log.body.triggers) {
+            expect(trigger).toMatchObject({ source_type: "wallet_tracking", values: [] })
+            expect(addresses).toContain(trigger.wallet_event.address)
+            expect(["opened", "closed", "flipped", "size_changed", "liquidated"]).toContain(trigger.wallet_event.kind)
+          }
+          const status = yield* call("GET", "/api/signals/wallet-tracking/status", { token })
+          expect(status.body).toEqual({
+            enabled: true,
+            last_sync_at: new Date(yield* Clock.currentTimeMillis).toISOString(),
+            tracked_wallets: 2,
+            errors: 0
+          })
         }))
     })
   })
