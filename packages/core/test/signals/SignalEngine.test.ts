@@ -26,7 +26,7 @@ import { Chunk, Duration, Effect, Exit, Layer, Queue, Scope, TestClock } from "e
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { testOptions } from "../support/TestStorage.js"
+import { testOptions } from "@trading-platform/core/testing"
 
 const start = Date.parse("2025-03-01T00:00:00Z")
 

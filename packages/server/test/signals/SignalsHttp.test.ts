@@ -7,7 +7,7 @@ import { Clock, Duration, Effect, Layer, TestClock } from "effect"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { fileURLToPath } from "node:url"
-import { TestConfig, testStorages, type TestStorage } from "../../../core/test/support/TestStorage.js"
+import { TestConfig, testStorages, type TestStorage } from "@trading-platform/core/testing"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
 /** The real server on a random port, with the platform's services (the engine among them) left in reach of the tests. */
