@@ -6,6 +6,7 @@ import { JobsLive } from "./jobs/JobsLive.js"
 import { MarketLive } from "./market/MarketLive.js"
 import { ProgramsLive } from "./programs/ProgramsLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
+import { SignalsLive } from "./signals/SignalsLive.js"
 import { DatabaseLive } from "./sql/Database.js"
 import { TraderLive } from "./trader/TraderLive.js"
 import { UsersLive } from "./users/UsersLive.js"
@@ -23,7 +24,8 @@ export const PlatformLive = Layer.mergeAll(
   VenueAccountsLive,
   TraderLive,
   AnalyticsLive,
-  BacktestsLive
+  BacktestsLive,
+  SignalsLive
 ).pipe(
   Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),

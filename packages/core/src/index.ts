@@ -17,6 +17,7 @@ export * from "./trader/TraderLive.js"
 export * from "./programs/ProgramsLive.js"
 export * from "./backtests/BacktestsLive.js"
 export * from "./analytics/AnalyticsLive.js"
+export * from "./signals/SignalsLive.js"
 export * from "./sandbox/SandboxLive.js"
 export * from "./jobs/JobsLive.js"
 
