@@ -73,18 +73,21 @@ const rawBody = (op: Operation) =>
 
 const contentType = FastCheck.oneof(
   { weight: 3, arbitrary: FastCheck.constantFrom("application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8") },
-  { weight: 2, arbitrary: FastCheck.constantFrom(
-  "multipart/form-data",
-  "multipart/form-data; boundary=x",
-  "application/x-www-form-urlencoded",
-  "application/xml",
-  "text/plain",
-  "text/plain; charset=utf-8",
-  "application/octet-stream",
-  "application/jsonp",
-  "garbage",
-  undefined
-) }
+  {
+    weight: 2,
+    arbitrary: FastCheck.constantFrom(
+      "multipart/form-data",
+      "multipart/form-data; boundary=x",
+      "application/x-www-form-urlencoded",
+      "application/xml",
+      "text/plain",
+      "text/plain; charset=utf-8",
+      "application/octet-stream",
+      "application/jsonp",
+      "garbage",
+      undefined
+    )
+  }
 )
 
 /** Ids of the victim's resources, ids that exist nowhere, and things that are not ids. */
