@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
+import { testStorages } from "@trading-platform/core/testing"
 import { createAccount } from "../support/Accounts.js"
 import { call, signUp, TestServer } from "../support/TestServer.js"
 

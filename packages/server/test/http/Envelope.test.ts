@@ -5,9 +5,9 @@ import { PlatformConfig, PlatformLive, Users } from "@trading-platform/core"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Effect, FastCheck, Layer, Redacted } from "effect"
 import { createServer as createHttpServer, request as httpRequest } from "node:http"
-import { TestConfig, testDatabaseUrl, testStorages } from "../../../core/test/support/TestStorage.js"
 import { makeTcpProxy } from "../support/TcpProxy.js"
 import { baseUrl, call, expectError, signUp, TestServer } from "../support/TestServer.js"
+import { TestConfig, testDatabaseUrl, testStorages } from "@trading-platform/core/testing"
 
 const mib = 1024 * 1024
 

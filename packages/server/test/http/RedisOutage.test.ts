@@ -3,7 +3,7 @@ import { rateLimitPolicyPerMinute } from "@trading-platform/core"
 import { Effect, Layer, Logger, Option, Redacted, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import { probeInterval } from "../../src/http/RateLimitStore.js"
-import { testOptions, testRedisUrl } from "../../../core/test/support/TestStorage.js"
+import { testOptions, testRedisUrl } from "@trading-platform/core/testing"
 import { makeTcpProxy } from "../support/TcpProxy.js"
 import { call, expectError, TestServer } from "../support/TestServer.js"
 

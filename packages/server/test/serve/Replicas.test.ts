@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import { testDatabaseUrl, testRedisUrl, testStorages } from "../../../core/test/support/TestStorage.js"
+import { testDatabaseUrl, testRedisUrl, testStorages } from "@trading-platform/core/testing"
 import { type Running, start, waitFor } from "../support/ServerProcess.js"
 import { uniqueUser } from "../support/TestServer.js"
 
