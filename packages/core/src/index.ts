@@ -5,6 +5,7 @@ export * from "./contract.js"
 export * from "./config/PlatformConfig.js"
 export { PlatformLive } from "./Platform.js"
 export { DatabaseLive, Storage } from "./sql/Database.js"
+export { DataDirectoryError } from "./sql/DataDirectory.js"
 export { migrate, migrations } from "./sql/Migrations.js"
 export * as PgliteClient from "./sql/PgliteClient.js"
 
