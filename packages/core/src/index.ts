@@ -19,6 +19,8 @@ export * from "./programs/ProgramsLive.js"
 export * from "./backtests/BacktestsLive.js"
 export * from "./analytics/AnalyticsLive.js"
 export * from "./signals/SignalsLive.js"
+export * from "./automation/AutomationLive.js"
+export * from "./system/StorageStatsLive.js"
 export * from "./sandbox/SandboxLive.js"
 export * from "./jobs/JobsLive.js"
 
