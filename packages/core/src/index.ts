@@ -37,3 +37,6 @@ export { barsPerCheckpoint, BacktestWorkersLive } from "./backtests/BacktestWork
 export { downsample, maxEquityPoints } from "./backtests/BacktestThreadProtocol.js"
 export { Analytics } from "./analytics/Analytics.js"
 export { AnalyticsRepo } from "./analytics/AnalyticsRepo.js"
+export { Rankings } from "./ranking/Rankings.js"
+export { builtinFactors, type FactorDefinition, findFactor } from "./ranking/FactorCatalogue.js"
+export { factorValue, normalise, rankSymbols, type SymbolInputs, tableBars, winsorLimit } from "./ranking/FactorTable.js"

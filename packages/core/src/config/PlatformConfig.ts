@@ -21,6 +21,12 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
+  readonly ranking: RankingOptions
+}
+
+export interface RankingOptions {
+  /** How long a computed ranking table (or factor effectiveness) is served before it is computed again. */
+  readonly cacheTtl: Duration.Duration
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -94,7 +100,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   backtestConcurrency: integerSetting("BACKTEST_CONCURRENCY", 2, "must be a whole number from 0 to 64", (n) => n >= 0 && n <= 64),
   backtestPollMs: positiveInt("BACKTEST_POLL_INTERVAL_MS", 1_000),
   backtestLeaseMs: integerSetting("BACKTEST_LEASE_MS", 30_000, "must be a whole number of at least 1000", (n) => n >= 1000),
-  backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3)
+  backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3),
+  rankingCacheS: positiveInt("RANKING_CACHE_S", 60)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -124,7 +131,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       lease: Duration.millis(c.backtestLeaseMs),
       maxAttempts: c.backtestMaxAttempts
     },
-    sandbox: defaultSandboxLimits
+    sandbox: defaultSandboxLimits,
+    ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) }
   }))
 )
 

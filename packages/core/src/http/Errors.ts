@@ -37,6 +37,7 @@ export class ProgramInvalid extends Schema.TaggedError<ProgramInvalid>()("Progra
 }) {}
 export class UnsupportedLanguage extends Schema.TaggedError<UnsupportedLanguage>()("UnsupportedLanguage", base) {}
 export class VenueRejected extends Schema.TaggedError<VenueRejected>()("VenueRejected", base) {}
+export class NoFactorHistory extends Schema.TaggedError<NoFactorHistory>()("NoFactorHistory", base) {}
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   ...base,
   retry_after: Schema.Int
@@ -95,6 +96,7 @@ const catalogue = {
   ProgramInvalid: [ProgramInvalid, "program_invalid", 422, "Program does not compile or lacks decide()"],
   UnsupportedLanguage: [UnsupportedLanguage, "unsupported_language", 422, "Program language is not supported"],
   VenueRejected: [VenueRejected, "venue_rejected", 422, "The venue refused the credentials"],
+  NoFactorHistory: [NoFactorHistory, "no_factor_history", 422, "The factor is sampled now and has no history to measure"],
   RateLimited: [RateLimited, "rate_limited", 429, "Request quota exceeded; wait retry_after seconds"],
   InternalError: [InternalError, "internal_error", 500, "Unexpected failure"],
   UpstreamError: [UpstreamError, "upstream_error", 502, "The venue or provider answered with a failure"],

@@ -1,3 +1,5 @@
+import { factorHelperNames, taFactorSource } from "./TaFactorSource.js"
+
 /**
  * The `ta` helpers as JavaScript source: the sandbox runs it, and the host runs the very same
  * text (`hostTa`), so both compute bit for bit the same values. Every helper takes an array of
@@ -85,12 +87,13 @@ const ta = (() => {
     const d = k * sqrt(sq / period)
     return { upper: middle + d, middle, lower: middle - d }
   }
-  return Object.freeze({ sma, ema, rsi, macd, atr, bollinger })
+  ${taFactorSource}
+  return Object.freeze({ sma, ema, rsi, macd, atr, bollinger, ${factorHelperNames.join(", ")} })
 })()
 `
 
 /** The names of the `ta` helpers. */
-export const indicatorNames = ["sma", "ema", "rsi", "macd", "atr", "bollinger"] as const
+export const indicatorNames = ["sma", "ema", "rsi", "macd", "atr", "bollinger", ...factorHelperNames] as const
 export type IndicatorName = typeof indicatorNames[number]
 
 /** What a helper answers: a number, null while there is too little data, or (macd, bollinger) an object. */
