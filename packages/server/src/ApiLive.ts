@@ -14,6 +14,7 @@ import { RateLimiterLive, RateLimits } from "./http/RateLimits.js"
 import { ProgramsHttpLive } from "./programs/ProgramsHttp.js"
 import { HealthHttpLive } from "./system/HealthHttp.js"
 import { UsersHttpLive } from "./users/UsersHttp.js"
+import { SignalsHttpLive } from "./signals/SignalsHttp.js"
 
 /**
  * The whole API implemented on the platform's services: handlers, authentication, rate limits
@@ -23,6 +24,7 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
   Layer.provide(RankingHttpLive),
+  Layer.provide(SignalsHttpLive),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
   Layer.provide(RateLimits.Default),
   Layer.provide(RateLimiterLive)

@@ -22,11 +22,22 @@ export interface PlatformOptions {
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
   readonly ranking: RankingOptions
+  readonly signals: SignalEngineOptions
 }
 
 export interface RankingOptions {
   /** How long a computed ranking table (or factor effectiveness) is served before it is computed again. */
   readonly cacheTtl: Duration.Duration
+}
+
+/** How this instance takes part in the signal engine (one instance at a time runs it; see `SignalEngine`). */
+export interface SignalEngineOptions {
+  /** Whether this instance runs sampling rounds in the background (else only `evaluateNow` does). */
+  readonly sampler: boolean
+  /** Time between two sampling rounds. */
+  readonly samplingInterval: Duration.Duration
+  /** How long the engine lease holds without renewal before another instance takes the engine over. */
+  readonly lease: Duration.Duration
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -101,7 +112,10 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   backtestPollMs: positiveInt("BACKTEST_POLL_INTERVAL_MS", 1_000),
   backtestLeaseMs: integerSetting("BACKTEST_LEASE_MS", 30_000, "must be a whole number of at least 1000", (n) => n >= 1000),
   backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3),
-  rankingCacheS: positiveInt("RANKING_CACHE_S", 60)
+  rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
+  signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
+  samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
+  signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -132,7 +146,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       maxAttempts: c.backtestMaxAttempts
     },
     sandbox: defaultSandboxLimits,
-    ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) }
+    ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
+    signals: {
+      sampler: c.signalSampler,
+      samplingInterval: Duration.seconds(c.samplingIntervalS),
+      lease: Duration.seconds(c.signalLeaseS)
+    }
   }))
 )
 
