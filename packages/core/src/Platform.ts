@@ -50,7 +50,8 @@ export const PlatformLive = Layer.mergeAll(
   VenueAccounts.Default,
   Trader.Default,
   Analytics.Default,
-  Rankings.Default,
+  // The ranking reads the engine's open interest samples; the layer is built once, shared with SignalsLive.
+  Rankings.Default.pipe(Layer.provide(SignalsLive)),
   BacktestsLive,
   SignalsLive
 ).pipe(

@@ -1,6 +1,7 @@
 import { Cache, Clock, Data, Effect } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { NoFactorHistory, NotFound } from "../http/Errors.js"
+import { SignalEngine } from "../signals/SignalEngine.js"
 import { type Candle, type Exchange, type Timeframe, timeframeMillis, type Venue, Venues } from "../venues/Venue.js"
 import { builtinFactors, type FactorDefinition, findFactor, type MarketInput, taCall } from "./FactorCatalogue.js"
 import { factorValue, rankSymbols, tableBars } from "./FactorTable.js"
@@ -54,6 +55,7 @@ interface EffectivenessKey {
 export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core/Rankings", {
   effect: Effect.gen(function*() {
     const venues = yield* Venues
+    const engine = yield* SignalEngine
     const { ranking } = yield* PlatformConfig
 
     /** The latest `count` closed bars of a symbol; none when the venue no longer lists it. */
@@ -64,12 +66,26 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
         return yield* venue.candles({ symbol, timeframe, start: end - count * step, end })
       }).pipe(Effect.catchTag("UnknownSymbol", () => Effect.succeed([] as ReadonlyArray<Candle>)))
 
+    /**
+     * Percent change of open interest over the last bar of the timeframe, from the signal engine's
+     * samples (taken for the symbols of enabled pools); null with fewer than two samples in it.
+     */
+    const openInterestChange = (exchange: Exchange, symbol: string, timeframe: Timeframe) =>
+      Effect.gen(function*() {
+        const since = (yield* Clock.currentTimeMillis) - timeframeMillis[timeframe]
+        const samples = yield* engine.samples(exchange, symbol, since)
+        if (samples.length < 2) return null
+        const first = samples[0]!.open_interest
+        return ratio((samples[samples.length - 1]!.open_interest - first) * 100, first)
+      })
+
     /** The sampled market values the factors need, null where the venue has none. */
-    const sample = (venue: Venue, symbol: string, funding: number, inputs: ReadonlySet<MarketInput>) =>
+    const sample = (venue: Venue, symbol: string, timeframe: Timeframe, funding: number, inputs: ReadonlySet<MarketInput>) =>
       Effect.all({
         funding_rate: Effect.succeed(inputs.has("funding_rate") ? funding : null),
-        // Needs a history of open interest samples, which the venue API does not give.
-        open_interest_change: Effect.succeed(null),
+        open_interest_change: inputs.has("open_interest_change")
+          ? openInterestChange(venue.exchange, symbol, timeframe)
+          : Effect.succeed(null),
         taker_buy_ratio: inputs.has("taker_buy_ratio")
           ? Effect.map(venue.trades(symbol, sampledTrades), (trades) =>
             ratio(sum(trades.filter((t) => t.side === "buy").map((t) => t.size)), sum(trades.map((t) => t.size))))
@@ -93,7 +109,7 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
           Effect.all({
             symbol: Effect.succeed(ticker.symbol),
             candles: needsCandles ? latestCandles(venue, ticker.symbol, timeframe, bars) : Effect.succeed([]),
-            market: sample(venue, ticker.symbol, ticker.funding_rate, markets)
+            market: sample(venue, ticker.symbol, timeframe, ticker.funding_rate, markets)
           }), { concurrency: 8 })
       })
 

@@ -7,6 +7,8 @@ import { factorValue, tableBars } from "../../src/ranking/FactorTable.js"
 import { spearman } from "../../src/ranking/InformationCoefficient.js"
 import { FactorParams, TableParams } from "../../src/ranking/Ranking.js"
 import { effectivenessBars, Rankings } from "../../src/ranking/Rankings.js"
+import type { MarketSample } from "../../src/signals/MarketSample.js"
+import { SignalEngine } from "../../src/signals/SignalEngine.js"
 import { makeSimulatedVenue } from "../../src/venues/SimulatedVenue.js"
 import { timeframeMillis, type Venue, Venues } from "../../src/venues/Venue.js"
 
@@ -29,12 +31,24 @@ const counting = (venue: Venue): Venue => ({
   depth: (symbol, levels) => Effect.suspend(() => (bump("depth"), venue.depth(symbol, levels)))
 })
 
+/** The signal engine's open interest samples: BTC's rose from 100 to 110 coins, ETH has one sample. */
+const oiSamples: Record<string, ReadonlyArray<number>> = { BTC: [100, 104, 110], ETH: [50] }
+const samplesAsked: Array<[string, string, number | undefined]> = []
+const samples: SignalEngine["Type"]["samples"] = (exchange, symbol, since) =>
+  Effect.sync(() => {
+    samplesAsked.push([exchange, symbol, since])
+    return (oiSamples[symbol] ?? []).map((open_interest, i) => ({ exchange, symbol, open_interest, sampled_at: (since ?? 0) + i }) as unknown as MarketSample)
+  })
+// The ranking reads only the samples.
+const SignalEngineTest = Layer.succeed(SignalEngine, { samples } as unknown as SignalEngine["Type"])
+
 const cacheTtl = Duration.seconds(30)
 const RankingsTest = Rankings.Default.pipe(
   Layer.provideMerge(Layer.effect(Venues, Effect.all({
     venue1: Effect.map(makeSimulatedVenue("venue1", 42), counting),
     venue2: makeSimulatedVenue("venue2", 42)
   }))),
+  Layer.provide(SignalEngineTest),
   Layer.provide(PlatformConfig.layer(platformOptions({ ranking: { cacheTtl } })))
 )
 
@@ -77,6 +91,23 @@ describe("the Rankings service", () => {
         expect(Object.fromEntries(calls)).toEqual({ tickers: 1 })
         yield* rankings.table(params({ timeframe: "5m", factors: "funding_rate", weights: "funding_rate:2" }))
         expect(Object.fromEntries(calls)).toEqual({ tickers: 2 })
+      }))
+
+    it.effect("reads the open interest change from the signal engine's samples over the timeframe's last bar", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(now)
+        samplesAsked.length = 0
+        const rankings = yield* Rankings
+        const table = yield* rankings.table(params({ timeframe: "15m", factors: "oi_change,roc_10" }))
+        const row = (symbol: string) => table.rows.find((r) => r.symbol === symbol)!
+        expect(row("BTC").factors.oi_change).toBeCloseTo(10, 12)
+        expect(row("BTC").missing).toEqual([])
+        // Alone with a value, BTC's change cannot be told apart from anyone's: it scores 0.
+        expect(row("BTC").normalized.oi_change).toBe(0)
+        expect(row("ETH").factors.oi_change).toBeNull()
+        expect(row("ETH").missing).toEqual(["oi_change"])
+        expect(samplesAsked.length).toBe(24)
+        expect(samplesAsked[0]).toEqual(["venue1", expect.any(String), now - 15 * 60_000])
       }))
 
     it.effect("does not keep a venue failure: the next request computes again", () =>

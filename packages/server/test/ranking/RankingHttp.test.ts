@@ -49,7 +49,7 @@ describe("ranking over HTTP", () => {
         for (let i = 1; i < rows.length; i++) expect(rows[i - 1].score).toBeGreaterThanOrEqual(rows[i].score)
         const top = rows[0]
         expect(Object.keys(top.factors).length).toBe(25)
-        // Open interest change needs sampled history, which the venue API alone does not give.
+        // Open interest change needs the signal engine's samples, taken only for symbols of enabled pools: none here.
         expect(top.missing).toEqual(["oi_change"])
         expect(top.factors.oi_change).toBeNull()
         // The score is the mean of the normalised values, each within ±3.
