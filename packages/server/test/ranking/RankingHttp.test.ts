@@ -1,6 +1,11 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
+import { PlatformLive, SignalEngine } from "@trading-platform/core"
+import { ApiLive, requestContext } from "@trading-platform/server"
+import { Duration, Effect, Layer, TestClock } from "effect"
+import { createServer } from "node:http"
+import { TestConfig, testStorages } from "../../../core/test/support/TestStorage.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
 
 const now = Date.parse("2026-03-01T12:34:56.000Z")
@@ -142,6 +147,49 @@ describe("ranking over HTTP", () => {
           expect(reply.status).toBe(200)
           expect(reply.body.rows).toEqual(replies[19]!.body.rows.slice(0, i + 1))
         }
+      }))
+  })
+})
+
+/** The real server with the platform's services in reach, so a test can run the signal engine's rounds. */
+const ServerWithEngine = HttpApiBuilder.serve(requestContext).pipe(
+  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+  Layer.provide(ApiLive),
+  Layer.provideMerge(PlatformLive),
+  Layer.provideMerge(TestConfig(testStorages[0]!))
+)
+
+describe("ranking with the signal engine's samples", () => {
+  layer(ServerWithEngine, { timeout: "120 seconds" })((it) => {
+    it.effect("oi_change is the open interest change the engine sampled for the pools' symbols over the timeframe's last bar", () =>
+      Effect.gen(function*() {
+        const { token } = yield* trader
+        const signal = yield* call("POST", "/api/signals", {
+          token,
+          body: { signal_name: "any trading", trigger_condition: { metric: "volume", operator: "gt", threshold: 0, time_window: "1m" } }
+        })
+        expect(signal.status).toBe(201)
+        const pool = yield* call("POST", "/api/signals/pools", {
+          token,
+          body: { pool_name: "majors", symbols: ["BTC", "ETH"], logic: "OR", signal_ids: [signal.body.id] }
+        })
+        expect(pool.status).toBe(201)
+        const engine = yield* SignalEngine
+        for (let round = 0; round < 4; round++) {
+          yield* TestClock.adjust(Duration.minutes(5))
+          yield* engine.evaluateNow
+        }
+        const reply = yield* call("GET", "/api/ranking/table?factors=oi_change,roc_10&timeframe=1h", { token })
+        expect(reply.status).toBe(200)
+        const row = (symbol: string) => reply.body.rows.find((r: any) => r.symbol === symbol)
+        const samples = yield* engine.samples("venue1", "BTC", now + 20 * 60_000 - 3_600_000)
+        expect(samples.length).toBe(4)
+        const first = samples[0]!.open_interest, last = samples[3]!.open_interest
+        expect(first).not.toBe(last)
+        expect(row("BTC").factors.oi_change).toBeCloseTo((last - first) * 100 / first, 12)
+        expect(row("ETH").factors.oi_change).toEqual(expect.any(Number))
+        expect(row("SOL").factors.oi_change).toBeNull()
+        expect(row("SOL").missing).toEqual(["oi_change"])
       }))
   })
 })
