@@ -4,6 +4,8 @@ import { Authentication } from "../http/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { FactorEffectiveness, FactorParams, FactorsResponse, RankingTable, TableParams } from "./Ranking.js"
 
+export * from "./Ranking.js"
+
 /** The factor library and the cross-sectional ranking of a venue's symbols: `/api/ranking/...`. */
 export class RankingApi extends HttpApiGroup.make("ranking")
   .add(

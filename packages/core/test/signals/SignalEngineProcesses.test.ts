@@ -12,7 +12,7 @@ import {
 import { type Context, Effect, Layer, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { testDatabaseUrl, testOptions, testStorages } from "../support/TestStorage.js"
+import { testDatabaseUrl, testOptions, testStorages } from "@trading-platform/core/testing"
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url))
 const workerScript = fileURLToPath(new URL("../support/WorkerProcess.ts", import.meta.url))

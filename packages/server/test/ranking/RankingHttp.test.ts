@@ -5,7 +5,7 @@ import { PlatformLive, SignalEngine } from "@trading-platform/core"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { createServer } from "node:http"
-import { TestConfig, testStorages } from "../../../core/test/support/TestStorage.js"
+import { TestConfig, testStorages } from "@trading-platform/core/testing"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
 
 const now = Date.parse("2026-03-01T12:34:56.000Z")
