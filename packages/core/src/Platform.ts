@@ -6,6 +6,7 @@ import { BacktestsLive } from "./backtests/BacktestsLive.js"
 import { JobsLive } from "./jobs/JobsLive.js"
 import { MarketLive } from "./market/MarketLive.js"
 import { ProgramsLive } from "./programs/ProgramsLive.js"
+import { RankingLive } from "./ranking/RankingLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
 import { SignalsLive } from "./signals/SignalsLive.js"
 import { DatabaseLive } from "./sql/Database.js"
@@ -28,8 +29,10 @@ export const PlatformLive = Layer.mergeAll(
   AnalyticsLive,
   BacktestsLive,
   AutomationLive,
-  StorageStatsLive
+  StorageStatsLive,
+  RankingLive
 ).pipe(
+  // The ranking reads the signal engine's open interest samples.
   Layer.provideMerge(SignalsLive),
   Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),

@@ -21,6 +21,7 @@ export * from "./analytics/AnalyticsLive.js"
 export * from "./signals/SignalsLive.js"
 export * from "./automation/AutomationLive.js"
 export * from "./system/StorageStatsLive.js"
+export * from "./ranking/RankingLive.js"
 export * from "./sandbox/SandboxLive.js"
 export * from "./jobs/JobsLive.js"
 

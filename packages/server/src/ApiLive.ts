@@ -7,6 +7,7 @@ import { BacktestsHttpLive } from "./backtests/BacktestsHttp.js"
 import { MarketHttpLive } from "./market/MarketHttp.js"
 import { VenueAccountsHttpLive } from "./venues/VenueAccountsHttp.js"
 import { TraderHttpLive } from "./trader/TraderHttp.js"
+import { RankingHttpLive } from "./ranking/RankingHttp.js"
 import { ApiMiddlewareLive } from "./http/ApiMiddleware.js"
 import { AuthenticationLive } from "./http/AuthenticationLive.js"
 import { RateLimiterLive, RateLimits } from "./http/RateLimits.js"
@@ -26,6 +27,7 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
   Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
+  Layer.provide(RankingHttpLive),
   Layer.provide(SignalsHttpLive),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
   Layer.provide(RateLimits.Default),

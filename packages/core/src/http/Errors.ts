@@ -38,6 +38,7 @@ export class ProgramInvalid extends Schema.TaggedError<ProgramInvalid>()("Progra
 }) {}
 export class UnsupportedLanguage extends Schema.TaggedError<UnsupportedLanguage>()("UnsupportedLanguage", base) {}
 export class VenueRejected extends Schema.TaggedError<VenueRejected>()("VenueRejected", base) {}
+export class NoFactorHistory extends Schema.TaggedError<NoFactorHistory>()("NoFactorHistory", base) {}
 export class SignalInUse extends Schema.TaggedError<SignalInUse>()("SignalInUse", {
   ...base,
   pool_ids: Schema.Array(Schema.Int)
@@ -106,6 +107,7 @@ const catalogue = {
   ProgramInvalid: [ProgramInvalid, "program_invalid", 422, "Program does not compile or lacks decide()"],
   UnsupportedLanguage: [UnsupportedLanguage, "unsupported_language", 422, "Program language is not supported"],
   VenueRejected: [VenueRejected, "venue_rejected", 422, "The venue refused the credentials"],
+  NoFactorHistory: [NoFactorHistory, "no_factor_history", 422, "The factor is sampled now and has no history to measure"],
   SignalInUse: [SignalInUse, "signal_in_use", 409, "The signal is part of a pool; remove it from the pools first"],
   ExchangeMismatch: [ExchangeMismatch, "exchange_mismatch", 422, "A pool's signals (or wallet tracking) are not on the pool's exchange"],
   SymbolNotListed: [SymbolNotListed, "symbol_not_listed", 422, "A symbol is not listed on the venue"],
