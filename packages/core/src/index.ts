@@ -37,3 +37,7 @@ export { barsPerCheckpoint, BacktestWorkersLive } from "./backtests/BacktestWork
 export { downsample, maxEquityPoints } from "./backtests/BacktestThreadProtocol.js"
 export { Analytics } from "./analytics/Analytics.js"
 export { AnalyticsRepo } from "./analytics/AnalyticsRepo.js"
+export { SignalEngine, type SignalEngineShape } from "./signals/SignalEngine.js"
+export { SignalEngineLive } from "./signals/SignalEngineLive.js"
+export { depthLevels, MarketSample } from "./signals/MarketSample.js"
+export type { SignalEngineOptions } from "./config/PlatformConfig.js"

@@ -21,6 +21,17 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
+  readonly signals: SignalEngineOptions
+}
+
+/** How this instance takes part in the signal engine (one instance at a time runs it; see `SignalEngine`). */
+export interface SignalEngineOptions {
+  /** Whether this instance runs sampling rounds in the background (else only `evaluateNow` does). */
+  readonly sampler: boolean
+  /** Time between two sampling rounds. */
+  readonly samplingInterval: Duration.Duration
+  /** How long the engine lease holds without renewal before another instance takes the engine over. */
+  readonly lease: Duration.Duration
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -94,7 +105,10 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   backtestConcurrency: integerSetting("BACKTEST_CONCURRENCY", 2, "must be a whole number from 0 to 64", (n) => n >= 0 && n <= 64),
   backtestPollMs: positiveInt("BACKTEST_POLL_INTERVAL_MS", 1_000),
   backtestLeaseMs: integerSetting("BACKTEST_LEASE_MS", 30_000, "must be a whole number of at least 1000", (n) => n >= 1000),
-  backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3)
+  backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3),
+  signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
+  samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
+  signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -124,7 +138,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       lease: Duration.millis(c.backtestLeaseMs),
       maxAttempts: c.backtestMaxAttempts
     },
-    sandbox: defaultSandboxLimits
+    sandbox: defaultSandboxLimits,
+    signals: {
+      sampler: c.signalSampler,
+      samplingInterval: Duration.seconds(c.samplingIntervalS),
+      lease: Duration.seconds(c.signalLeaseS)
+    }
   }))
 )
 
