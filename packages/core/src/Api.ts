@@ -9,6 +9,7 @@ import { UsersApi } from "./users/UsersApi.js"
 import { MarketApi } from "./market/MarketApi.js"
 import { VenueAccountsApi } from "./venues/VenueAccountsApi.js"
 import { TraderApi } from "./trader/TraderApi.js"
+import { StreamsApi } from "./streams/StreamsApi.js"
 
 /** The whole HTTP contract: every feature's group, under `/api`, with the errors any endpoint may answer. */
 export class TradingApi extends HttpApi.make("trading-platform")
@@ -21,6 +22,7 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(ProgramsApi)
   .add(BacktestsApi)
   .add(AnalyticsApi)
+  .add(StreamsApi)
   .addError(ApiError.InvalidInput)
   .addError(ApiError.NotFound)
   .addError(ApiError.PayloadTooLarge)

@@ -17,6 +17,7 @@ import { VenueAccounts } from "./venues/VenueAccounts.js"
 import { VenuesLive } from "./venues/VenuesLive.js"
 import { Trader } from "./trader/Trader.js"
 import { SignalEngineLive } from "./signals/SignalEngineLive.js"
+import { StreamsLive } from "./streams/StreamsLive.js"
 
 // One Secrets for everyone: without SECRET_KEY in memory mode, each instance would have its own key.
 const AccountsLive = Accounts.DefaultWithoutDependencies.pipe(
@@ -44,6 +45,7 @@ export const PlatformLive = Layer.mergeAll(
   BacktestsLive,
   SignalEngineLive
 ).pipe(
+  (services) => StreamsLive.pipe(Layer.provideMerge(services)),
   Layer.provideMerge(Programs.Default),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),

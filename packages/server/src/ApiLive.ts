@@ -14,6 +14,8 @@ import { ProgramsHttpLive } from "./programs/ProgramsHttp.js"
 import { HealthHttpLive } from "./system/HealthHttp.js"
 import { UsersHttpLive } from "./users/UsersHttp.js"
 import { StreamLeases } from "./streams/StreamLeases.js"
+import { StreamsHttpLive } from "./streams/StreamsHttp.js"
+import { WebSocketLive } from "./streams/WebSocketRoute.js"
 
 /**
  * The whole API implemented on the platform's services: handlers, authentication, rate limits
@@ -22,6 +24,7 @@ import { StreamLeases } from "./streams/StreamLeases.js"
 export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
+  Layer.provide([StreamsHttpLive, WebSocketLive]),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
   Layer.provide(RateLimits.Default),
   Layer.provide(StreamLeases.Default),
