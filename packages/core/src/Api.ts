@@ -10,6 +10,7 @@ import { MarketApi } from "./market/MarketApi.js"
 import { VenueAccountsApi } from "./venues/VenueAccountsApi.js"
 import { TraderApi } from "./trader/TraderApi.js"
 import { StreamsApi } from "./streams/StreamsApi.js"
+import { SignalsApi } from "./signals/SignalsApi.js"
 
 /** The whole HTTP contract: every feature's group, under `/api`, with the errors any endpoint may answer. */
 export class TradingApi extends HttpApi.make("trading-platform")
@@ -23,6 +24,7 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(BacktestsApi)
   .add(AnalyticsApi)
   .add(StreamsApi)
+  .add(SignalsApi)
   .addError(ApiError.InvalidInput)
   .addError(ApiError.NotFound)
   .addError(ApiError.PayloadTooLarge)

@@ -18,6 +18,9 @@ import { VenuesLive } from "./venues/VenuesLive.js"
 import { Trader } from "./trader/Trader.js"
 import { SignalEngineLive } from "./signals/SignalEngineLive.js"
 import { StreamsLive } from "./streams/StreamsLive.js"
+import { SignalEngineRepo } from "./signals/SignalEngineRepo.js"
+import { Signals } from "./signals/Signals.js"
+import { SignalsRepo } from "./signals/SignalsRepo.js"
 
 // One Secrets for everyone: without SECRET_KEY in memory mode, each instance would have its own key.
 const AccountsLive = Accounts.DefaultWithoutDependencies.pipe(
@@ -32,6 +35,11 @@ const BacktestsLive = Layer.mergeAll(Backtests.Default, BacktestWorkersLive).pip
   Layer.provideMerge(Layer.mergeAll(BacktestsRepo.Default, BacktestSignal.Default))
 )
 
+// The signals service and this instance's engine share their repositories.
+const SignalsLive = Layer.mergeAll(Signals.Default, SignalEngineLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default))
+)
+
 /**
  * The platform's services on the configured storage, with this instance's backtest workers
  * running for as long as the layer lives; needs `PlatformConfig`.
@@ -43,7 +51,7 @@ export const PlatformLive = Layer.mergeAll(
   Trader.Default,
   Analytics.Default,
   BacktestsLive,
-  SignalEngineLive
+  SignalsLive
 ).pipe(
   (services) => StreamsLive.pipe(Layer.provideMerge(services)),
   Layer.provideMerge(Programs.Default),

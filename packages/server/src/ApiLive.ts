@@ -16,6 +16,7 @@ import { UsersHttpLive } from "./users/UsersHttp.js"
 import { StreamLeases } from "./streams/StreamLeases.js"
 import { StreamsHttpLive } from "./streams/StreamsHttp.js"
 import { WebSocketLive } from "./streams/WebSocketRoute.js"
+import { SignalsHttpLive } from "./signals/SignalsHttp.js"
 
 /**
  * The whole API implemented on the platform's services: handlers, authentication, rate limits
@@ -25,6 +26,7 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
   Layer.provide([StreamsHttpLive, WebSocketLive]),
+  Layer.provide(SignalsHttpLive),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
   Layer.provide(RateLimits.Default),
   Layer.provide(StreamLeases.Default),
