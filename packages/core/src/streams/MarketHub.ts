@@ -9,9 +9,6 @@ import type { MarketUpdate, PriceUpdate } from "./StreamEvents.js"
 export const priceInterval = Duration.seconds(1)
 /** Triggers waiting for one slow stream before it is closed (its client resumes with `Last-Event-ID`). */
 export const maxPendingTriggers = 256
-/** Triggers kept per user for `Last-Event-ID` replay, and for how many users. */
-export const replayPerUser = 100
-const replayUsers = 10_000
 
 /** A stream fell too far behind on triggers; it ends so its client reconnects and replays. */
 export class MailboxOverflow extends Data.TaggedError("MailboxOverflow") {}
@@ -58,8 +55,7 @@ export class Mailbox {
 
 /**
  * The fan-out behind every live stream of this process. One fiber takes the signal engine's
- * trigger events and hands each to the mailboxes of its user (keeping the last `replayPerUser`
- * for resuming); one fiber, running only while some stream watches a price, reads the venues'
+ * trigger events and hands each to the mailboxes of its user; one fiber, running only while some stream watches a price, reads the venues'
  * tickers every `priceInterval` and hands each moved price to the mailboxes watching it. A
  * publisher never waits for a consumer.
  */
@@ -69,21 +65,9 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
     const engine = yield* SignalEngine
     const priceWatchers = new Map<string, { exchange: Exchange; symbol: string; mailboxes: Set<Mailbox> }>()
     const triggerWatchers = new Map<UserId, Set<Mailbox>>()
-    const recent = new Map<UserId, Array<Trigger>>()
-
-    const remember = (trigger: Trigger) => {
-      const kept = recent.get(trigger.user_id) ?? []
-      recent.delete(trigger.user_id) // re-inserted last: the Map's order is least recently fired first
-      kept.push(trigger)
-      if (kept.length > replayPerUser) kept.shift()
-      recent.set(trigger.user_id, kept)
-      if (recent.size > replayUsers) recent.delete(recent.keys().next().value!)
-    }
-
     const triggers = yield* engine.subscribe
     yield* Queue.take(triggers).pipe(
       Effect.map((trigger) => {
-        remember(trigger)
         for (const mailbox of triggerWatchers.get(trigger.user_id) ?? []) mailbox.offerTrigger(trigger)
       }),
       Effect.forever,
@@ -168,17 +152,13 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
         return { take: box.take, watchPrice, unwatchPrice, watchTriggers, unwatchTriggers } as const
       })
 
-    /** The last triggers of `userId` kept here, oldest first, whose id is above `after`. */
-    const triggersAfter = (userId: UserId, after: number): ReadonlyArray<Trigger> =>
-      (recent.get(userId) ?? []).filter((t) => t.id > after)
-
     /** Open mailboxes and watched symbols, for tests and metrics. */
     const size = Effect.sync(() => ({
       triggerWatchers: Array.from(triggerWatchers.values()).reduce((n, s) => n + s.size, 0),
       priceWatchers: Array.from(priceWatchers.values()).reduce((n, w) => n + w.mailboxes.size, 0)
     }))
 
-    return { mailbox, triggersAfter, size } as const
+    return { mailbox, size } as const
   })
 }) {}
 

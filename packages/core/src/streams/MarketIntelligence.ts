@@ -3,6 +3,7 @@ import type { CurrentUserShape } from "../http/Authentication.js"
 import { InvalidInput } from "../http/Errors.js"
 import { MarketData } from "../market/MarketData.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
+import { Signals } from "../signals/Signals.js"
 import type { Trigger } from "../signals/Signal.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
 import { MarketHub } from "./MarketHub.js"
@@ -12,6 +13,8 @@ import type { FlowSummary, MarketEvent, MarketSnapshot, MarketStreamParams, Mark
 export const heartbeatInterval = Duration.seconds(15)
 /** Triggers in a snapshot. */
 const snapshotTriggers = 20
+/** Resuming replays the triggers fired since the client's last event among the caller's latest this many. */
+export const replayLimit = 100
 const flowWindow = Duration.toMillis("1 hour")
 /** Recent trades read for the taker flow (the venues answer at most about this many). */
 const flowTrades = 1000
@@ -28,7 +31,7 @@ const cursorOf = (lastEventId: Option.Option<string>) =>
  * figures, the last hour's taker flow and open-interest change, the caller's recent triggers), then
  * an `update` for each moved price and each of the caller's triggers, and a heartbeat every
  * `heartbeatInterval`. Resuming with `Last-Event-ID` first replays the triggers fired since that
- * event (up to `replayPerUser`).
+ * event (among the caller's latest `replayLimit`).
  */
 export class MarketIntelligence extends Effect.Service<MarketIntelligence>()("@trading-platform/core/MarketIntelligence", {
   effect: Effect.gen(function*() {
@@ -36,6 +39,7 @@ export class MarketIntelligence extends Effect.Service<MarketIntelligence>()("@t
     const venues = yield* Venues
     const engine = yield* SignalEngine
     const hub = yield* MarketHub
+    const signals = yield* Signals
 
     const flowOf = (exchange: Exchange, symbol: string, openInterest: number) =>
       Effect.gen(function*() {
@@ -88,18 +92,22 @@ export class MarketIntelligence extends Effect.Service<MarketIntelligence>()("@t
         const flow = yield* Effect.forEach(Object.entries(prices.prices), ([symbol, snap]) =>
           Effect.map(flowOf(exchange, symbol, snap.open_interest), (f) => [symbol, f] as const), { concurrency: 8 })
 
-        const kept = hub.triggersAfter(caller.id, 0)
+        // From the trigger log, so a resumed stream may land on any replica, or on a restarted one.
+        const latest = (yield* signals.triggers(caller, { limit: replayLimit, offset: 0 }).pipe(
+          // Only a pool filter can be refused, and there is none.
+          Effect.catchTags({ Forbidden: Effect.die, NotFound: Effect.die })
+        )).triggers
         const resumeFrom = cursorOf(lastEventId)
-        const replay = Option.match(resumeFrom, { onNone: () => [], onSome: (after) => hub.triggersAfter(caller.id, after) })
+        const replay = Option.match(resumeFrom, { onNone: () => [], onSome: (after) => latest.filter((t) => t.id > after).reverse() })
         const snapshot: MarketSnapshot = {
           exchange,
           timestamp: prices.timestamp,
           prices: prices.prices,
           flow: Object.fromEntries(flow),
-          triggers: kept.slice(-snapshotTriggers).reverse()
+          triggers: latest.slice(0, snapshotTriggers)
         }
 
-        let cursor = Option.getOrElse(resumeFrom, () => Math.max(0, ...kept.map((t) => t.id)))
+        let cursor = Option.getOrElse(resumeFrom, () => Math.max(0, ...latest.map((t) => t.id)))
         let n = 0
         const next = (event: "update" | "heartbeat" | "snapshot", data: unknown) => {
           if (event === "update" && (data as MarketUpdate).kind === "trigger") cursor = (data as { trigger: Trigger }).trigger.id

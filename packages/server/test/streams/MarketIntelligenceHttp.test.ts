@@ -1,10 +1,25 @@
 import { expect, layer } from "@effect/vitest"
-import { MarketHub } from "@trading-platform/core"
+import { MarketHub, SignalEngine } from "@trading-platform/core"
 import { Effect, Layer, Supervisor, TestClock } from "effect"
 import { call, expectError, signUp } from "../support/TestServer.js"
 import { openSse, openSseWhenFree, StreamTestServer, until } from "../support/StreamClients.js"
 
 const tracked = Effect.runSync(Supervisor.track)
+
+/** A pool of `token`'s that is met at once on `symbols` (open interest above zero), so the next round fires it per symbol. */
+const poolMetAt = (token: string, symbols: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const signal = yield* call("POST", "/api/signals", {
+      token,
+      body: { signal_name: "any open interest", trigger_condition: { metric: "oi", operator: "gt", threshold: 0, time_window: "1m" } }
+    })
+    expect(signal.status).toBe(201)
+    const pool = yield* call("POST", "/api/signals/pools", { token, body: { pool_name: `pool ${symbols.join(" ")}`, signal_ids: [signal.body.id], symbols } })
+    expect(pool.status).toBe(201)
+    return pool.body.id as number
+  })
+
+const evaluate = Effect.flatMap(SignalEngine, (engine) => engine.evaluateNow)
 
 /** Fibers of the server that are still running (request fibers, streams, pollers). */
 const liveFibers = Effect.map(tracked.value, (fibers) => fibers.length)
@@ -50,6 +65,59 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
       const second = yield* Effect.promise(() => sse.next("heartbeat"))
       expect(second.id).not.toBe(beat.id)
       sse.close()
+    }))
+
+  it.effect("a trigger of the caller's arrives as an update; another user's does not", () =>
+    Effect.gen(function*() {
+      const user = yield* signUp("trig")
+      const other = yield* signUp("other")
+      const sse = yield* openSse("?symbols=BTC", { token: user.token })
+      const snapshot = yield* Effect.promise(() => sse.next("snapshot"))
+      expect(snapshot.id).toBe("0-1")
+      const otherPool = yield* poolMetAt(other.token, ["BTC"])
+      const pool = yield* poolMetAt(user.token, ["ETH"])
+      yield* evaluate
+      const update = yield* Effect.promise(() => sse.next("update"))
+      expect(update.data.kind).toBe("trigger")
+      expect(update.data.trigger).toMatchObject({ pool_id: pool, user_id: user.id, symbol: "ETH" })
+      expect(update.id).toBe(`${update.data.trigger.id}-2`)
+      expect(otherPool).not.toBe(pool)
+      sse.close()
+      // The next snapshot lists it among the recent triggers.
+      const again = yield* openSseWhenFree("?symbols=BTC", { token: user.token })
+      const next = yield* Effect.promise(() => again.next("snapshot"))
+      expect(next.data.triggers.map((t: any) => t.id)).toEqual([update.data.trigger.id])
+      again.close()
+    }))
+
+  it.effect("reconnecting with Last-Event-ID replays the triggers fired in between, then goes on live", () =>
+    Effect.gen(function*() {
+      const user = yield* signUp("resume")
+      yield* poolMetAt(user.token, ["BTC"])
+      yield* evaluate
+      const sse = yield* openSse("?symbols=BTC", { token: user.token })
+      const snapshot = yield* Effect.promise(() => sse.next("snapshot"))
+      expect(snapshot.data.triggers).toHaveLength(1)
+      sse.close()
+      // While away: two more triggers.
+      yield* poolMetAt(user.token, ["ETH", "SOL"])
+      const fired = (yield* evaluate).filter((t) => t.user_id === user.id)
+      expect(fired).toHaveLength(2)
+      const resumed = yield* openSseWhenFree("?symbols=BTC", { token: user.token, lastEventId: snapshot.id })
+      expect((yield* Effect.promise(() => resumed.next())).event).toBe("snapshot")
+      const replayed = [yield* Effect.promise(() => resumed.next()), yield* Effect.promise(() => resumed.next())]
+      expect(replayed.map((e) => e.event)).toEqual(["update", "update"])
+      expect(replayed.map((e) => e.data.trigger.id)).toEqual(fired.map((t) => t.id).sort((a, b) => a - b))
+      expect(replayed[1]!.id.split("-")[0]).toBe(String(replayed[1]!.data.trigger.id))
+      // Resuming from the latest event replays nothing more.
+      resumed.close()
+      const latest = yield* openSseWhenFree("?symbols=BTC", { token: user.token, lastEventId: replayed[1]!.id })
+      yield* Effect.promise(() => latest.next("snapshot"))
+      yield* poolMetAt(user.token, ["DOGE"])
+      yield* evaluate
+      const live = yield* Effect.promise(() => latest.next())
+      expect(live.data.trigger.symbol).toBe("DOGE")
+      latest.close()
     }))
 
   it.effect("unknown symbols answer 400 invalid_input before the stream opens", () =>
