@@ -109,9 +109,9 @@ export interface WsConnection {
   readonly refused: Promise<number | undefined>
 }
 
-/** Opens `GET /api/ws` over a real WebSocket. */
+/** Opens `GET /api/ws` over a real WebSocket; answers once it is open or refused. */
 export const openWs = (query = "", headers: Record<string, string> = {}) =>
-  Effect.map(baseUrl, (base): WsConnection => {
+  Effect.flatMap(baseUrl, (base) => Effect.promise(async (): Promise<WsConnection> => {
     const socket = new WebSocket(`${base.replace("http", "ws")}/api/ws${query}`, { headers })
     const messages: Array<any> = []
     socket.on("message", (data) => messages.push(JSON.parse(String(data))))
@@ -121,13 +121,15 @@ export const openWs = (query = "", headers: Record<string, string> = {}) =>
     const refused = new Promise<number | undefined>((resolve) => {
       socket.on("unexpected-response", (_req, res) => resolve(res.statusCode))
       socket.on("open", () => resolve(undefined))
+      socket.on("close", () => resolve(undefined))
     })
+    await refused
     const next = (match: (m: any) => boolean = () => true, deadlineMs = 5_000) =>
       until("a WebSocket message", () => {
         const i = messages.findIndex(match)
         return i === -1 ? undefined : messages.splice(i, 1)[0]
       }, deadlineMs)
     return { socket, next, send: (message) => socket.send(typeof message === "string" ? message : JSON.stringify(message)), closed, refused }
-  })
+  }))
 
 export { until }
