@@ -46,5 +46,5 @@ export { conditionMet, evaluateCondition, metricValue, windowOf } from "./signal
 export { depthLevels, MarketSample } from "./signals/MarketSample.js"
 export type { SignalEngineOptions } from "./config/PlatformConfig.js"
 export { heartbeatInterval, MarketIntelligence, replayLimit } from "./streams/MarketIntelligence.js"
-export { MailboxOverflow, MarketHub, maxPendingTriggers, priceInterval, type MarketMailbox } from "./streams/MarketHub.js"
+export { MailboxClosed, MailboxOverflow, MarketHub, maxPendingTriggers, priceInterval, type MarketMailbox } from "./streams/MarketHub.js"
 export { BacktestProgressFeed, progressInterval } from "./streams/BacktestProgressFeed.js"

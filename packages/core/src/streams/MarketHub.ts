@@ -12,6 +12,8 @@ export const maxPendingTriggers = 256
 
 /** A stream fell too far behind on triggers; it ends so its client reconnects and replays. */
 export class MailboxOverflow extends Data.TaggedError("MailboxOverflow") {}
+/** The hub is stopping (the server shuts down): every stream ends. */
+export class MailboxClosed extends Data.TaggedError("MailboxClosed") {}
 
 const priceKey = (exchange: Exchange, symbol: string) => `${exchange}:${symbol}`
 
@@ -26,6 +28,7 @@ export class Mailbox {
   private readonly prices = new Map<string, PriceUpdate>()
   private triggers: Array<Trigger> = []
   private overflowed = false
+  private closed = false
   constructor(readonly userId: UserId, private readonly wake: Queue.Queue<void>) {}
 
   offerPrice(key: string, update: PriceUpdate) {
@@ -41,8 +44,14 @@ export class Mailbox {
     this.wake.unsafeOffer(undefined)
   }
 
+  close() {
+    this.closed = true
+    this.wake.unsafeOffer(undefined)
+  }
+
   /** Waits until something is pending, then hands over all of it: triggers first, in order. */
-  readonly take: Effect.Effect<ReadonlyArray<MarketUpdate>, MailboxOverflow> = Effect.suspend(() => {
+  readonly take: Effect.Effect<ReadonlyArray<MarketUpdate>, MailboxOverflow | MailboxClosed> = Effect.suspend(() => {
+    if (this.closed) return Effect.fail(new MailboxClosed())
     if (this.overflowed) return Effect.fail(new MailboxOverflow())
     if (this.prices.size === 0 && this.triggers.length === 0) return Effect.zipRight(Queue.take(this.wake), this.take)
     const out: Array<MarketUpdate> = this.triggers.map((trigger) => ({ kind: "trigger" as const, trigger }))
@@ -63,6 +72,7 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
   scoped: Effect.gen(function*() {
     const venues = yield* Venues
     const engine = yield* SignalEngine
+    const open = new Set<Mailbox>()
     const priceWatchers = new Map<string, { exchange: Exchange; symbol: string; mailboxes: Set<Mailbox> }>()
     const triggerWatchers = new Map<UserId, Set<Mailbox>>()
     const triggers = yield* engine.subscribe
@@ -108,6 +118,7 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
       Effect.gen(function*() {
         const wake = yield* Queue.sliding<void>(1)
         const box = new Mailbox(userId, wake)
+        open.add(box)
         const watchedPrices = new Set<string>()
 
         const watchPrice = (exchange: Exchange, symbol: string, baseline?: number) =>
@@ -142,12 +153,14 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
         })
         yield* Effect.addFinalizer(() =>
           Effect.zipRight(
+            Effect.sync(() => open.delete(box)),
+            Effect.zipRight(
             unwatchTriggers,
             Effect.forEach(Array.from(watchedPrices), (key) => {
               const watch = priceWatchers.get(key)!
               return unwatchPrice(watch.exchange, watch.symbol)
             }, { discard: true })
-          )
+          ))
         )
         return { take: box.take, watchPrice, unwatchPrice, watchTriggers, unwatchTriggers } as const
       })
@@ -158,7 +171,16 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
       priceWatchers: Array.from(priceWatchers.values()).reduce((n, w) => n + w.mailboxes.size, 0)
     }))
 
-    return { mailbox, size } as const
+    /**
+     * Ends every open stream. A host calls it before closing its HTTP server, which waits for
+     * open responses; it also runs when the hub itself stops.
+     */
+    const closeAll = Effect.sync(() => {
+      for (const box of open) box.close()
+    })
+    yield* Effect.addFinalizer(() => closeAll)
+
+    return { mailbox, closeAll, size } as const
   })
 }) {}
 

@@ -117,8 +117,9 @@ export class MarketIntelligence extends Effect.Service<MarketIntelligence>()("@t
 
         const updates = Stream.repeatEffect(mailbox.take).pipe(
           Stream.flattenIterables,
-          // A stream that fell behind ends; its client resumes from its last event.
-          Stream.catchTag("MailboxOverflow", () => Stream.empty),
+          // A stream that fell behind ends, its client resuming from its last event; so does every
+          // stream when the server stops.
+          Stream.catchTags({ MailboxOverflow: () => Stream.empty, MailboxClosed: () => Stream.empty }),
           Stream.map((update) => ({ event: "update" as const, data: update }))
         )
         const heartbeats = Stream.fromSchedule(Schedule.spaced(heartbeatInterval)).pipe(

@@ -122,7 +122,10 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
             Effect.flatMap((updates) =>
               Effect.forEach(updates, (update) => send({ type: "event", channel: channelOf(update), data: update.kind === "trigger" ? update.trigger : update }), { discard: true })),
             Effect.forever,
-            Effect.catchTag("MailboxOverflow", () => close(tryAgainLater, "The client fell behind")),
+            Effect.catchTags({
+              MailboxOverflow: () => close(tryAgainLater, "The client fell behind"),
+              MailboxClosed: () => close(goingAway, "Server shutting down")
+            }),
             Effect.forkScoped
           )
 

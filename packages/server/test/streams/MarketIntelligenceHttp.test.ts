@@ -1,6 +1,6 @@
-import { expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { MarketHub, SignalEngine } from "@trading-platform/core"
-import { Effect, Layer, Supervisor, TestClock } from "effect"
+import { Effect, Exit, Layer, Scope, Supervisor, TestClock } from "effect"
 import { call, expectError, signUp } from "../support/TestServer.js"
 import { openSse, openSseWhenFree, StreamTestServer, until } from "../support/StreamClients.js"
 
@@ -191,4 +191,20 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
       expect(again.status).toBe(200)
       again.close()
     }))
+})
+
+describe("market-intelligence shutdown", () => {
+  it.live("stopping the server ends open streams", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const server = yield* Layer.buildWithScope(StreamTestServer(), scope)
+      const sse = yield* Effect.gen(function*() {
+        const user = yield* signUp("stop")
+        const sse = yield* openSse("?symbols=BTC", { token: user.token })
+        yield* Effect.promise(() => sse.next("snapshot"))
+        return sse
+      }).pipe(Effect.provide(server))
+      yield* Scope.close(scope, Exit.void)
+      yield* Effect.promise(() => sse.ended)
+    }), 120_000)
 })

@@ -1,6 +1,6 @@
-import { expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { rateLimitPolicyPerMinute, SignalEngine } from "@trading-platform/core"
-import { Effect, TestClock } from "effect"
+import { Effect, Exit, Layer, Scope, TestClock } from "effect"
 import { call, expectError, signUp } from "../support/TestServer.js"
 import { openSse, openWs, StreamTestServer } from "../support/StreamClients.js"
 import { tradingProgram } from "../support/Backtests.js"
@@ -151,4 +151,21 @@ layer(StreamTestServer({ config: { rateLimits } }), { timeout: "120 seconds" })(
       expect(yield* wait(() => ws.next((m) => m.type === "event"))).toMatchObject({ data: { id, status: "cancelled" } })
       ws.socket.close()
     }))
+})
+
+describe("WebSocket shutdown", () => {
+  it.live("stopping the server closes open sockets with 1001", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const server = yield* Layer.buildWithScope(StreamTestServer(), scope)
+      const ws = yield* Effect.gen(function*() {
+        const user = yield* signUp("bye")
+        const ws = yield* openWs(`?session_token=${user.token}`)
+        ws.send({ type: "ping" })
+        yield* wait(() => ws.next())
+        return ws
+      }).pipe(Effect.provide(server))
+      yield* Scope.close(scope, Exit.void)
+      expect((yield* wait(() => ws.closed)).code).toBe(1001)
+    }), 120_000)
 })

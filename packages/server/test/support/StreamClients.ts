@@ -2,7 +2,7 @@ import * as Sse from "@effect/experimental/Sse"
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { PlatformLive, type PlatformOptions } from "@trading-platform/core"
-import { ApiLive, requestContext } from "@trading-platform/server"
+import { ApiLive, EndStreamsOnShutdown, requestContext } from "@trading-platform/server"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import WebSocket from "ws"
@@ -15,6 +15,7 @@ import { baseUrl } from "./TestServer.js"
  */
 export const StreamTestServer = (options: { storage?: TestStorage; config?: Partial<PlatformOptions> } = {}) =>
   HttpApiBuilder.serve(requestContext).pipe(
+    Layer.provide(EndStreamsOnShutdown),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ApiLive),
     Layer.provideMerge(PlatformLive),
@@ -88,13 +89,13 @@ export const openSse = (query: string, options: { token?: string; lastEventId?: 
     }))
 
 /** Opens the stream again and again while it answers 429 (the previous stream's lease is freed asynchronously). */
-export const openSseWhenFree = (query: string, options: { token?: string; lastEventId?: string } = {}) =>
+export const openSseWhenFree = (query: string, options: { token?: string; lastEventId?: string; base?: string; deadlineMs?: number } = {}) =>
   Effect.gen(function*() {
-    const deadline = Date.now() + 5_000
+    const deadline = Date.now() + (options.deadlineMs ?? 5_000)
     for (;;) {
       const sse = yield* openSse(query, options)
       if (sse.status !== 429 || Date.now() > deadline) return sse
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
     }
   })
 
