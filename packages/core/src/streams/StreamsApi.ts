@@ -4,6 +4,8 @@ import { Authentication } from "../http/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { MarketStreamParams } from "./StreamEvents.js"
 
+export * from "./StreamEvents.js"
+
 /** Live streams over HTTP. The WebSocket (`GET /api/ws`) is served beside the contract. */
 export class StreamsApi extends HttpApiGroup.make("streams")
   .add(

@@ -3,7 +3,7 @@ import { PlatformConfig } from "@trading-platform/core"
 import { Effect, Layer, Option, Redacted, TestClock } from "effect"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { testDatabaseUrl, testRedisUrl, testStorages } from "../../../core/test/support/TestStorage.js"
+import { testDatabaseUrl, testRedisUrl, testStorages } from "@trading-platform/core/testing"
 import { expectError, signUp, call } from "../support/TestServer.js"
 import { openSse, openSseWhenFree, StreamTestServer, until } from "../support/StreamClients.js"
 

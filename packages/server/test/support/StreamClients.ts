@@ -6,7 +6,7 @@ import { ApiLive, EndStreamsOnShutdown, requestContext } from "@trading-platform
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import WebSocket from "ws"
-import { TestConfig, testStorages, type TestStorage } from "../../../core/test/support/TestStorage.js"
+import { TestConfig, testStorages, type TestStorage } from "@trading-platform/core/testing"
 import { baseUrl } from "./TestServer.js"
 
 /**
