@@ -13,6 +13,7 @@ import { AutomationApi } from "./automation/AutomationApi.js"
 import { ArenaApi } from "./arena/ArenaApi.js"
 import { StorageStatsApi } from "./system/StorageStatsApi.js"
 import { RankingApi } from "./ranking/RankingApi.js"
+import { StreamsApi } from "./streams/StreamsApi.js"
 import { SignalsApi } from "./signals/SignalsApi.js"
 
 /** The whole HTTP contract: every feature's group, under `/api`, with the errors any endpoint may answer. */
@@ -30,6 +31,7 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(ArenaApi)
   .add(StorageStatsApi)
   .add(RankingApi)
+  .add(StreamsApi)
   .add(SignalsApi)
   .addError(ApiError.InvalidInput)
   .addError(ApiError.NotFound)

@@ -22,6 +22,7 @@ export * from "./signals/SignalsLive.js"
 export * from "./automation/AutomationLive.js"
 export * from "./system/StorageStatsLive.js"
 export * from "./ranking/RankingLive.js"
+export * from "./streams/StreamsLive.js"
 export * from "./sandbox/SandboxLive.js"
 export * from "./jobs/JobsLive.js"
 
