@@ -2,6 +2,7 @@
 export * from "./contract.js"
 export { integerSetting, PlatformConfig, platformConfig, platformOptions, type PlatformOptions, type StorageConfig } from "./config/PlatformConfig.js"
 export type { BacktestJobOptions, VenueConnection, VenuesOptions } from "./config/PlatformConfig.js"
+export { describeConfigError } from "./config/ConfigFailure.js"
 export { Accounts } from "./accounts/Accounts.js"
 export { AccountsRepo } from "./accounts/AccountsRepo.js"
 export { Secrets } from "./secrets/Secrets.js"

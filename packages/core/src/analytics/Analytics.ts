@@ -30,7 +30,7 @@ export class Analytics extends Effect.Service<Analytics>()("@trading-platform/co
           ...(params.account_id === undefined ? {} : { account_id: params.account_id })
         })
         return new ProgramPerformance({
-          dimension: params.dimension,
+          dimension: params.dimension ?? "program",
           filters: {
             from: from?.toISOString() ?? null,
             to: to?.toISOString() ?? null,

@@ -3,6 +3,7 @@ import { AccountId } from "../accounts/Account.js"
 import { Instant } from "../backtests/Backtest.js"
 import { ProgramId } from "../programs/Program.js"
 import { idParam } from "../http/IdParam.js"
+import { defaultedParam } from "../http/Defaults.js"
 
 
 /** What the summary groups by; programs are the one dimension so far. */
@@ -10,7 +11,7 @@ export const SummaryDimension = Schema.Literal("program")
 
 /** `GET /api/analytics/program-summary` query: completed backtests finished in `[from, to)`, optionally of one account. */
 export const ProgramPerformanceParams = Schema.Struct({
-  dimension: Schema.optionalWith(SummaryDimension, { default: () => "program" as const }),
+  dimension: defaultedParam(SummaryDimension, "program"),
   from: Schema.optional(Instant),
   to: Schema.optional(Instant),
   account_id: Schema.optional(idParam(AccountId))

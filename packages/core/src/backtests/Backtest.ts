@@ -4,6 +4,7 @@ import { Pagination } from "../http/Pagination.js"
 import { ProgramId } from "../programs/Program.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 import { idParam } from "../http/IdParam.js"
+import { defaulted } from "../http/Defaults.js"
 
 /** A backtest's id. */
 export const BacktestId = Schema.Int.pipe(Schema.positive(), Schema.brand("BacktestId"))
@@ -20,20 +21,29 @@ export const Instant = Schema.String.pipe(
 
 const Fraction = Schema.Number.pipe(Schema.finite(), Schema.between(0, 0.1))
 
-/** `POST /api/programs/{id}/backtest`. */
+/** What a backtest request leaves out: DESIGN's fees and slippage (fractions of notional), 10000 to start with. */
+export const backtestDefaults = {
+  exchange: "venue1",
+  initial_balance: 10_000,
+  fee_rate: 0.00035,
+  slippage: 0.0005,
+  leverage: 1
+} as const
+
+/** `POST /api/programs/{id}/backtest`; the service fills in `backtestDefaults`. */
 export const BacktestRequest = Schema.Struct({
   symbol: Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(40)),
-  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const, nullable: true }),
+  exchange: defaulted(Exchange, backtestDefaults.exchange),
   timeframe: Timeframe,
   start: Instant,
   end: Instant,
-  initial_balance: Schema.optionalWith(Schema.Number.pipe(Schema.finite(), Schema.positive(), Schema.lessThanOrEqualTo(1e12)), {
-    default: () => 10_000,
-    nullable: true
-  }),
-  fee_rate: Schema.optionalWith(Fraction, { default: () => 0.00035, nullable: true }),
-  slippage: Schema.optionalWith(Fraction, { default: () => 0.0005, nullable: true }),
-  leverage: Schema.optionalWith(Schema.Number.pipe(Schema.between(1, 125)), { default: () => 1, nullable: true }),
+  initial_balance: defaulted(
+    Schema.Number.pipe(Schema.finite(), Schema.positive(), Schema.lessThanOrEqualTo(1e12)),
+    backtestDefaults.initial_balance
+  ),
+  fee_rate: defaulted(Fraction, backtestDefaults.fee_rate),
+  slippage: defaulted(Fraction, backtestDefaults.slippage),
+  leverage: defaulted(Schema.Number.pipe(Schema.between(1, 125)), backtestDefaults.leverage),
   account_id: Schema.optionalWith(AccountId, { nullable: true })
 }).annotations({ parseOptions: { errors: "all" } })
 export type BacktestRequest = typeof BacktestRequest.Type

@@ -109,7 +109,8 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
           // Whoever holds the row now (the canceller, or a worker that took it over) has the last word.
           Stopped: () => Effect.void,
           // The program's own failure: running it again would fail the same way.
-          ProgramRunError: (e) => fail(`Program error (${e.reason}): ${e.message}`),
+          ProgramRunError: (e) =>
+            fail(`Program error (${e.reason})${e.time === undefined ? "" : ` at the bar of ${new Date(e.time).toISOString()}`}: ${e.message}`),
           ProgramInvalid: (e) => fail(`Program does not load: ${e.error}`),
           UnknownSymbol: (e) => fail(`Unknown symbol on ${row.exchange}: ${e.symbol}`)
         }),

@@ -1,6 +1,6 @@
 import { Clock, Effect } from "effect"
 import type { CurrentUserShape } from "../http/Authentication.js"
-import type { Pagination } from "../http/Pagination.js"
+import { type Pagination, pageOf } from "../http/Pagination.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { ownedBy } from "../http/Ownership.js"
@@ -48,7 +48,7 @@ export class Programs extends Effect.Service<Programs>()("@trading-platform/core
       )
 
     const list = (caller: CurrentUserShape, page: Pagination) =>
-      repo.listByUser({ user_id: caller.id, limit: page.limit, offset: page.offset }).pipe(
+      repo.listByUser({ user_id: caller.id, ...pageOf(page) }).pipe(
         Effect.map((rows) => new ProgramList({ programs: rows.map(toSummary) })),
         dieOnStorageFailure,
         Effect.withSpan("Programs.list", { attributes: { userId: caller.id } })

@@ -1,6 +1,15 @@
 import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
-import { InternalError, InvalidInput, NotFound, PayloadTooLarge, TradingApi, Unavailable } from "@trading-platform/core"
+import {
+  describeIssues,
+  InternalError,
+  InvalidInput,
+  NotFound,
+  PayloadTooLarge,
+  summarizeIssues,
+  TradingApi,
+  Unavailable
+} from "@trading-platform/core"
 import { Cause, Effect, Option } from "effect"
 import { RateLimits } from "./RateLimits.js"
 import { maxBodyBytes } from "./RequestContext.js"
@@ -26,10 +35,9 @@ const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unkn
   if (Option.isSome(failure)) {
     const e = failure.value
     if (e instanceof HttpApiError.HttpApiDecodeError) {
-      const issues = e.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }))
-      const first = issues[0]
+      const issues = describeIssues(e.issues)
       return Effect.fail(new InvalidInput({
-        error: first ? `Invalid request: ${first.path ? `${first.path}: ` : ""}${first.message}` : "Invalid request",
+        error: issues.length > 0 ? `Invalid request: ${summarizeIssues(issues)}` : "Invalid request",
         issues
       }))
     }

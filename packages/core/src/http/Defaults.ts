@@ -1,0 +1,13 @@
+import { Schema } from "effect"
+
+/**
+ * An optional body field that the service fills with `value` when it is absent or null. It is
+ * optional on both sides of the schema, so typed clients may leave it out, and the OpenAPI
+ * document shows the default.
+ */
+export const defaulted = <A, I, R>(schema: Schema.Schema<A, I, R>, value: A) =>
+  Schema.optionalWith(schema.annotations({ default: value }), { nullable: true, exact: true })
+
+/** The same for a query parameter, which is never null. */
+export const defaultedParam = <A, I extends string, R>(schema: Schema.Schema<A, I, R>, value: A) =>
+  Schema.optionalWith(schema.annotations({ default: value }), { exact: true })
