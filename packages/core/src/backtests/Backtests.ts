@@ -1,7 +1,7 @@
 import { Clock, Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import type { CurrentUserShape } from "../http/Authentication.js"
-import { Conflict, InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
+import { Conflict, InvalidInput, LeverageTooHigh, NoMarketData, NotFound } from "../http/Errors.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
@@ -85,6 +85,16 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         if (!(start < end)) return yield* invalid("end", "must be after start")
         if ((end - start) / timeframeMillis[input.timeframe] > maxBacktestBars) {
           return yield* invalid("end", `the range must span at most ${maxBacktestBars} bars of the timeframe`)
+        }
+        // A range with no closed candle would run to "completed" with nothing in it.
+        const step = timeframeMillis[input.timeframe]
+        const nowMs = yield* Clock.currentTimeMillis
+        if (Math.ceil(start / step) * step + step > nowMs) {
+          const until = new Date(Math.floor(nowMs / step) * step).toISOString()
+          return yield* new NoMarketData({
+            error: `No ${input.timeframe} candles from ${input.start}: they exist up to ${until}; start the backtest before that`,
+            available_until: until
+          })
         }
         return { start, end }
       })

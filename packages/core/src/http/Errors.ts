@@ -37,6 +37,11 @@ export class ProgramInvalid extends Schema.TaggedError<ProgramInvalid>()("Progra
 }) {}
 export class UnsupportedLanguage extends Schema.TaggedError<UnsupportedLanguage>()("UnsupportedLanguage", base) {}
 export class VenueRejected extends Schema.TaggedError<VenueRejected>()("VenueRejected", base) {}
+export class NoMarketData extends Schema.TaggedError<NoMarketData>()("NoMarketData", {
+  ...base,
+  /** The last candle close the venue has, as ISO-8601; nothing after it exists yet. */
+  available_until: Schema.String
+}) {}
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   ...base,
   retry_after: Schema.Int
@@ -95,6 +100,7 @@ const catalogue = {
   ProgramInvalid: [ProgramInvalid, "program_invalid", 422, "Program does not compile or lacks decide()"],
   UnsupportedLanguage: [UnsupportedLanguage, "unsupported_language", 422, "Program language is not supported"],
   VenueRejected: [VenueRejected, "venue_rejected", 422, "The venue refused the credentials"],
+  NoMarketData: [NoMarketData, "no_market_data", 422, "The backtest's range holds no candles (it starts in the future)"],
   RateLimited: [RateLimited, "rate_limited", 429, "Request quota exceeded; wait retry_after seconds"],
   InternalError: [InternalError, "internal_error", 500, "Unexpected failure"],
   UpstreamError: [UpstreamError, "upstream_error", 502, "The venue or provider answered with a failure"],
