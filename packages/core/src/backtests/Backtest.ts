@@ -125,7 +125,7 @@ export const BacktestHistoryParams = Schema.Struct({
   account_id: Schema.optional(idParam(AccountId)),
   status: Schema.optional(BacktestStatus),
   ...Pagination.fields
-})
+}).annotations({ parseOptions: { errors: "all" } })
 export type BacktestHistoryParams = typeof BacktestHistoryParams.Type
 
 /** `GET /api/programs/backtest/history`: the caller's backtests, newest first. */
