@@ -5,7 +5,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { baseUrl, uniqueUser } from "../../server/test/support/TestServer.js"
 import { BacktestServer, shortRun } from "../../server/test/support/Backtests.js"
-import { testStorages } from "../../core/test/support/TestStorage.js"
+import { testStorages } from "@trading-platform/core/testing"
 
 const code = "export function decide() { return { operation: 'hold' } }"
 

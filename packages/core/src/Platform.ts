@@ -1,50 +1,34 @@
-import { Effect, Layer } from "effect"
-import { Analytics } from "./analytics/Analytics.js"
-import { Backtests } from "./backtests/Backtests.js"
-import { BacktestSignal } from "./backtests/BacktestSignal.js"
-import { BacktestsRepo } from "./backtests/BacktestsRepo.js"
-import { BacktestWorkersLive } from "./backtests/BacktestWorkers.js"
-import { PlatformConfig } from "./config/PlatformConfig.js"
-import { Accounts } from "./accounts/Accounts.js"
-import { AccountsRepo } from "./accounts/AccountsRepo.js"
-import { MarketData } from "./market/MarketData.js"
-import { Secrets } from "./secrets/Secrets.js"
-import { Programs } from "./programs/Programs.js"
-import { QuickJsProgramRuntime } from "./sandbox/QuickJsRuntime.js"
+import { Layer } from "effect"
+import { AccountsLive } from "./accounts/AccountsLive.js"
+import { AnalyticsLive } from "./analytics/AnalyticsLive.js"
+import { BacktestsLive } from "./backtests/BacktestsLive.js"
+import { JobsLive } from "./jobs/JobsLive.js"
+import { MarketLive } from "./market/MarketLive.js"
+import { ProgramsLive } from "./programs/ProgramsLive.js"
+import { SandboxLive } from "./sandbox/SandboxLive.js"
 import { DatabaseLive } from "./sql/Database.js"
-import { Users } from "./users/Users.js"
-import { VenueAccounts } from "./venues/VenueAccounts.js"
+import { TraderLive } from "./trader/TraderLive.js"
+import { UsersLive } from "./users/UsersLive.js"
+import { VenueAccountsLive } from "./venues/VenueAccountsLive.js"
 import { VenuesLive } from "./venues/VenuesLive.js"
-import { Trader } from "./trader/Trader.js"
-
-// One Secrets for everyone: without SECRET_KEY in memory mode, each instance would have its own key.
-const AccountsLive = Accounts.DefaultWithoutDependencies.pipe(
-  Layer.provideMerge(Layer.mergeAll(AccountsRepo.Default, Secrets.Default))
-)
-
-// Backtest threads build their own runtime from the same limits.
-const ProgramRuntimeLive = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ sandbox }) => QuickJsProgramRuntime(sandbox)))
-
-// The service that queues jobs and the workers that run them share one wake-up signal.
-const BacktestsLive = Layer.mergeAll(Backtests.Default, BacktestWorkersLive).pipe(
-  Layer.provideMerge(Layer.mergeAll(BacktestsRepo.Default, BacktestSignal.Default))
-)
 
 /**
- * The platform's services on the configured storage, with this instance's backtest workers
- * running for as long as the layer lives; needs `PlatformConfig`.
+ * The platform's services on the configured storage, with this instance's background work (the
+ * job workers) running for as long as the layer lives; needs `PlatformConfig`. One `<Feature>Live`
+ * per line: the features first, then, below them, what they use (each may use those below it).
  */
 export const PlatformLive = Layer.mergeAll(
-  Users.Default,
-  MarketData.Default,
-  VenueAccounts.Default,
-  Trader.Default,
-  Analytics.Default,
+  UsersLive,
+  MarketLive,
+  VenueAccountsLive,
+  TraderLive,
+  AnalyticsLive,
   BacktestsLive
 ).pipe(
-  Layer.provideMerge(Programs.Default),
+  Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),
-  Layer.provideMerge(ProgramRuntimeLive),
+  Layer.provideMerge(SandboxLive),
+  Layer.provideMerge(JobsLive),
   Layer.provideMerge(DatabaseLive)
 )

@@ -4,7 +4,7 @@ import { execFile } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
+import { testStorages } from "@trading-platform/core/testing"
 import { BacktestServer } from "../support/Backtests.js"
 import { baseUrl } from "../support/TestServer.js"
 

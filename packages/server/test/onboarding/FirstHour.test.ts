@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
+import { testStorages } from "@trading-platform/core/testing"
 import { BacktestServer, isFinished, marketNow, shortRun, waitForBacktest } from "../support/Backtests.js"
 import { baseUrl, call, expectError, signUp } from "../support/TestServer.js"
 
