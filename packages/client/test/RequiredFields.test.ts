@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { TradingApi } from "@trading-platform/core/contract"
 import { Option, Schema, SchemaAST } from "effect"
 import { fileURLToPath } from "node:url"
-import { typeErrors } from "./support/TypeCheck.js"
+import { typeErrors } from "../../../test/support/TypeCheck.js"
 
 const optionalKeys = (ast: SchemaAST.AST) =>
   SchemaAST.getPropertySignatures(ast).filter((p) => p.isOptional).map((p) => String(p.name)).sort()

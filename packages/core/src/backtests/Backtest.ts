@@ -18,7 +18,7 @@ export type BacktestStatus = JobStatus
 /** An ISO-8601 date and time on the wire. */
 export const Instant = Schema.String.pipe(
   Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "must be an ISO-8601 date and time" })
-)
+).annotations({ jsonSchema: { format: "date-time" }, examples: ["2025-01-01T00:00:00Z"] })
 
 const Fraction = Schema.Number.pipe(Schema.finite(), Schema.between(0, 0.1))
 
@@ -46,7 +46,10 @@ export const BacktestRequest = Schema.Struct({
   slippage: defaulted(Fraction, backtestDefaults.slippage),
   leverage: defaulted(Schema.Number.pipe(Schema.between(1, 125)), backtestDefaults.leverage),
   account_id: Schema.optionalWith(AccountId, { nullable: true })
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-02-01T00:00:00Z" }]
+})
 export type BacktestRequest = typeof BacktestRequest.Type
 
 /** DESIGN's metrics; `win_rate` is a fraction, `profit_factor` null without a losing trade. */

@@ -1,13 +1,14 @@
 import { Schema } from "effect"
 import { defaultedParam } from "./Defaults.js"
+import { integerParam } from "./IdParam.js"
 
 /** What a list endpoint answers when `limit` or `offset` is left out. */
 export const pageDefaults = { limit: 50, offset: 0 } as const
 
 /** `limit` (default 50, at most 500) and `offset` (default 0), accepted by every list endpoint. */
 export const Pagination = Schema.Struct({
-  limit: defaultedParam(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)), pageDefaults.limit),
-  offset: defaultedParam(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), pageDefaults.offset)
+  limit: defaultedParam(integerParam(1, 500), pageDefaults.limit),
+  offset: defaultedParam(integerParam(0), pageDefaults.offset)
 })
 export type Pagination = typeof Pagination.Type
 

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { defaulted, defaultedParam } from "../http/Defaults.js"
+import { integerParam } from "../http/IdParam.js"
 import { Candle, Exchange, Timeframe } from "../venues/Venue.js"
 
 /** A bare coin name such as `BTC`; lower case is accepted. */
@@ -26,7 +27,7 @@ export const marketDefaults = { exchange: "venue1", timeframe: "1h", limit: 100,
 export const PricesRequest = Schema.Struct({
   symbols: Symbols,
   exchange: defaulted(Exchange, marketDefaults.exchange)
-}).annotations(allErrors)
+}).annotations({ ...allErrors, examples: [{ symbols: ["BTC", "ETH"] }] })
 export type PricesRequest = typeof PricesRequest.Type
 
 export const MarketDataQuery = Schema.Struct({
@@ -34,7 +35,7 @@ export const MarketDataQuery = Schema.Struct({
   timeframe: defaulted(Timeframe, marketDefaults.timeframe),
   limit: defaulted(Schema.Int.pipe(Schema.between(1, 500)), marketDefaults.limit),
   indicators: defaulted(Schema.Array(Indicator), marketDefaults.indicators)
-}).annotations(allErrors)
+}).annotations({ ...allErrors, examples: [{ symbols: ["BTC"], timeframe: "1h", limit: 50, indicators: ["sma", "rsi"] }] })
 export type MarketDataQuery = typeof MarketDataQuery.Type
 
 export const PriceSnapshot = Schema.Struct({
@@ -78,7 +79,7 @@ export class MarketDataResponse extends Schema.Class<MarketDataResponse>("Market
 export const KlinesParams = Schema.Struct({
   symbol: MarketSymbol,
   timeframe: defaultedParam(Timeframe, marketDefaults.timeframe),
-  limit: defaultedParam(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)), marketDefaults.limit),
+  limit: defaultedParam(integerParam(1, 1000), marketDefaults.limit),
   exchange: defaultedParam(Exchange, marketDefaults.exchange)
 })
 export type KlinesParams = typeof KlinesParams.Type

@@ -18,7 +18,10 @@ export const ProgramRequest = Schema.Struct({
   name: Name,
   description: Schema.optional(Description),
   language: Schema.optional(Language)
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ name: "always hold", code: "export function decide(data) {\n  return { operation: \"hold\" }\n}\n", language: "javascript" }]
+})
 export type ProgramRequest = typeof ProgramRequest.Type
 
 /**
@@ -30,7 +33,7 @@ export const ProgramUpdate = Schema.Struct({
   name: Schema.optional(Name),
   description: Schema.optional(Description),
   language: Schema.optional(Language)
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({ parseOptions: { errors: "all" }, examples: [{ name: "always hold, renamed" }] })
 export type ProgramUpdate = typeof ProgramUpdate.Type
 
 const summaryFields = {

@@ -90,14 +90,14 @@ describe("the first hour of a new user", () => {
           "Program error (invalid_decision) at the bar of 2025-01-01T02:00:00.000Z: decide returned an invalid decision: " +
             "operation must be one of buy, sell, hold, close; got 'moon'"
         )
-      }))
+      }), 120_000)
 
     it.effect("an async decide fails its backtest saying that it returned a Promise", () =>
       Effect.gen(function*() {
         const done = yield* runToTheEnd(asyncDecide)
         expect(done.status).toBe("failed")
         expect(done.error).toContain("decide returned a Promise; it must return its decision directly")
-      }))
+      }), 120_000)
 
     it.effect("PUT /api/programs/{id} patches: a rename alone keeps code and language, and TypeScript stays TypeScript", () =>
       Effect.gen(function*() {

@@ -2,7 +2,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "../../../..")
+const root = join(dirname(fileURLToPath(import.meta.url)), "../..")
 
 /** Type-checks `files` under the repository's compiler settings; answers each error as `file(line): message`. */
 export const typeErrors = (files: ReadonlyArray<string>): Array<string> => {
