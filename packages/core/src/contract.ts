@@ -7,6 +7,7 @@ export { TradingApi } from "./Api.js"
 // What every endpoint shares.
 export { Authentication, CurrentUser, type CurrentUserShape } from "./http/Authentication.js"
 export * from "./http/Errors.js"
+export { describeIssues, parseErrorIssues, type RawIssue, summarizeIssues } from "./http/DecodeFailure.js"
 export { Pagination } from "./http/Pagination.js"
 export * from "./http/RateLimitPolicy.js"
 export { CurrentRequestId, isValidRequestId } from "./http/RequestId.js"

@@ -1,6 +1,16 @@
 import { HttpApiBuilder, HttpApiError, HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
-import { InternalError, InvalidInput, NotFound, PayloadTooLarge, RateLimited, TradingApi, Unavailable } from "@trading-platform/core"
+import {
+  describeIssues,
+  InternalError,
+  InvalidInput,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  summarizeIssues,
+  TradingApi,
+  Unavailable
+} from "@trading-platform/core"
 import { Cause, Effect, Option } from "effect"
 import { guardContentType } from "./ContentType.js"
 import { RateLimits } from "./RateLimits.js"
@@ -27,10 +37,9 @@ const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unkn
   if (Option.isSome(failure)) {
     const e = failure.value
     if (e instanceof HttpApiError.HttpApiDecodeError) {
-      const issues = e.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }))
-      const first = issues[0]
+      const issues = describeIssues(e.issues)
       return Effect.fail(new InvalidInput({
-        error: first ? `Invalid request: ${first.path ? `${first.path}: ` : ""}${first.message}` : "Invalid request",
+        error: issues.length > 0 ? `Invalid request: ${summarizeIssues(issues)}` : "Invalid request",
         issues
       }))
     }
