@@ -1,27 +1,21 @@
 import { Layer } from "effect"
-import { AutomationLive } from "./automation/AutomationLive.js"
-import { SignalEngineLive } from "./signals/SignalEngineLive.js"
-import { SignalEngineRepo } from "./signals/SignalEngineRepo.js"
-import { Signals } from "./signals/Signals.js"
-import { SignalsRepo } from "./signals/SignalsRepo.js"
-import { StorageStatsLive } from "./system/StorageStatsLive.js"
 import { AccountsLive } from "./accounts/AccountsLive.js"
 import { AnalyticsLive } from "./analytics/AnalyticsLive.js"
+import { AutomationLive } from "./automation/AutomationLive.js"
 import { BacktestsLive } from "./backtests/BacktestsLive.js"
 import { JobsLive } from "./jobs/JobsLive.js"
 import { MarketLive } from "./market/MarketLive.js"
 import { ProgramsLive } from "./programs/ProgramsLive.js"
+import { RankingLive } from "./ranking/RankingLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
+import { SignalsLive } from "./signals/SignalsLive.js"
+import { StreamsLive } from "./streams/StreamsLive.js"
 import { DatabaseLive } from "./sql/Database.js"
+import { StorageStatsLive } from "./system/StorageStatsLive.js"
 import { TraderLive } from "./trader/TraderLive.js"
 import { UsersLive } from "./users/UsersLive.js"
 import { VenueAccountsLive } from "./venues/VenueAccountsLive.js"
 import { VenuesLive } from "./venues/VenuesLive.js"
-
-// The signals service and this instance's engine share their repositories.
-const SignalsLive = Layer.mergeAll(Signals.Default, SignalEngineLive).pipe(
-  Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default))
-)
 
 /**
  * The platform's services on the configured storage, with this instance's background work (the
@@ -36,9 +30,13 @@ export const PlatformLive = Layer.mergeAll(
   AnalyticsLive,
   BacktestsLive,
   AutomationLive,
-  StorageStatsLive
+  StorageStatsLive,
+  RankingLive
 ).pipe(
+  // The ranking and automation read the signal engine (open interest samples, triggers).
   Layer.provideMerge(SignalsLive),
+  // The live streams use the features above (market data, signals, backtests).
+  (features) => StreamsLive.pipe(Layer.provideMerge(features)),
   Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),

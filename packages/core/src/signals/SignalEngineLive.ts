@@ -11,6 +11,8 @@ import { type SignalValue, Trigger } from "./Signal.js"
 import { type SignalEngineShape, SignalEngine } from "./SignalEngine.js"
 import { type NewTrigger, type SampleOutcome, SignalEngineRepo } from "./SignalEngineRepo.js"
 import { type PoolRow, type SignalRow, SignalsRepo } from "./SignalsRepo.js"
+import { WalletActivity } from "./WalletActivity.js"
+import { defaultSizeChangeThreshold, walletEvents } from "./WalletEvents.js"
 
 /** The samples kept per exchange and symbol: enough for the longest `time_window`. */
 export const sampleRetention = timeframeMillis["1d"]
@@ -40,12 +42,22 @@ export const evaluatePool = (
 
 const keyOf = (exchange: Exchange, symbol: string) => `${exchange}:${symbol}`
 
+const poolFields = (pool: PoolRow) => ({
+  pool_id: pool.id,
+  user_id: pool.user_id,
+  pool_name: pool.pool_name,
+  exchange: pool.exchange,
+  source_type: pool.source_type,
+  logic: pool.logic
+})
+
 /**
  * The engine of this instance. Each round (every `signals.samplingInterval` while started, or on
  * `evaluateNow`) takes or renews the engine lease, samples every symbol of every enabled
- * `market_signals` pool, and in one transaction (which first checks that the lease is still its
- * own) stores the samples and, per pool and symbol, the new edge state and a trigger row on each
- * edge from not met to met. The lease holder keeps the sampled windows in memory, loaded from the
+ * `market_signals` pool and every wallet of every enabled `wallet_tracking` pool, and in one
+ * transaction (which first checks that the lease is still its own) stores the samples and, per
+ * pool and symbol, the new edge state and a trigger row on each edge from not met to met, and per
+ * tracked wallet its positions and a trigger row per change since the last sync. The lease holder keeps the sampled windows in memory, loaded from the
  * database when it takes the engine over, so a restart does not start blind.
  */
 export const SignalEngineLive = Layer.scoped(
@@ -55,6 +67,7 @@ export const SignalEngineLive = Layer.scoped(
     const venues = yield* Venues
     const repo = yield* SignalEngineRepo
     const signalsRepo = yield* SignalsRepo
+    const wallets = yield* WalletActivity
     const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
     const interval = Duration.toMillis(options.samplingInterval)
     const events = yield* Effect.acquireRelease(PubSub.unbounded<Trigger>(), PubSub.shutdown)
@@ -89,7 +102,9 @@ export const SignalEngineLive = Layer.scoped(
       if (!holding) windows.clear()
       holding = true
 
-      const pools = marketPools(yield* signalsRepo.enabledPools())
+      const enabled = yield* signalsRepo.enabledPools()
+      const pools = marketPools(enabled)
+      const walletPools = enabled.filter((p) => p.source_type === "wallet_tracking")
       const signals = new Map(
         (yield* signalsRepo.signalsByIds([...new Set(pools.flatMap((p) => p.signal_ids))])).map((s) => [s.id as number, s])
       )
@@ -120,10 +135,21 @@ export const SignalEngineLive = Layer.scoped(
         }
       }
 
+      const addresses = [...new Set(walletPools.flatMap((p) => (p.source_config.addresses ?? []).map((a) => a.toLowerCase())))]
+      const snapshots = new Map(
+        yield* Effect.forEach(addresses, (address) => Effect.map(Effect.either(wallets.snapshot(address)), (s) => [address, s] as const), {
+          concurrency: 8
+        })
+      )
+
       const fired = yield* repo.sql.withTransaction(Effect.gen(function*() {
         if (!(yield* repo.holdsLease(leaseName, holder, now))) return yield* new LeaseLost()
         yield* repo.recordRound(outcomes, now)
         const fired: Array<Trigger> = []
+        const fire = (trigger: Omit<NewTrigger, "fired_at">) =>
+          Effect.map(repo.insertTrigger({ ...trigger, fired_at: now }), (id) => {
+            fired.push(new Trigger({ ...trigger, id, fired_at: now.toISOString() }))
+          })
         for (const pool of pools) {
           for (const symbol of pool.symbols) {
             const key = keyOf(pool.exchange, symbol)
@@ -131,21 +157,26 @@ export const SignalEngineLive = Layer.scoped(
             // No fresh data for the symbol this round: its edge stays as it was.
             if (sample === undefined) continue
             const { met, values } = evaluatePool(pool, signals, [...windows.get(key)!, sample], at)
-            if (!(yield* repo.setEdge(pool.id, symbol, met, now))) continue
-            const trigger: NewTrigger = {
-              pool_id: pool.id,
-              user_id: pool.user_id,
-              pool_name: pool.pool_name,
-              exchange: pool.exchange,
-              source_type: pool.source_type,
-              symbol,
-              fired_at: now,
-              logic: pool.logic,
-              values,
-              wallet_event: null
+            if (yield* repo.setEdge(pool.id, symbol, met, now)) yield* fire({ ...poolFields(pool), symbol, values, wallet_event: null })
+          }
+        }
+        for (const pool of walletPools) {
+          const known = new Map((yield* repo.wallets(pool.id)).map((w) => [w.address, w]))
+          for (const address of pool.source_config.addresses ?? []) {
+            const snapshot = snapshots.get(address.toLowerCase())!
+            if (Either.isLeft(snapshot)) {
+              yield* repo.walletFailed(pool.id, address, snapshot.left.error)
+              continue
             }
-            const id = yield* repo.insertTrigger(trigger)
-            fired.push(new Trigger({ ...trigger, id, fired_at: now.toISOString() }))
+            // The first sync only sets the baseline: positions held before tracking began are not news.
+            const last = known.get(address)?.last_sync_at
+            if (last !== null && last !== undefined) {
+              const threshold = pool.source_config.size_change_threshold ?? defaultSizeChangeThreshold
+              for (const { event, symbol } of walletEvents(address, known.get(address)!.positions, snapshot.right, last.getTime(), at, threshold)) {
+                yield* fire({ ...poolFields(pool), symbol, values: [], wallet_event: event })
+              }
+            }
+            yield* repo.walletSynced(pool.id, { address, positions: snapshot.right.positions, last_sync_at: now })
           }
         }
         yield* repo.prune(new Date(at - sampleRetention))

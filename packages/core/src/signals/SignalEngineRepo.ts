@@ -133,8 +133,37 @@ export class SignalEngineRepo extends Effect.Service<SignalEngineRepo>()("@tradi
     const releaseLease = (name: string, holder: string) =>
       sql`DELETE FROM engine_leases WHERE name = ${name} AND holder = ${holder}`.pipe(Effect.asVoid)
 
+    const WalletRow = Schema.Struct({
+      address: Schema.String,
+      positions: Schema.parseJson(Schema.Array(Schema.Struct({ symbol: Schema.String, size: Schema.Number, entry_price: Schema.Number }))),
+      last_sync_at: Schema.NullOr(Schema.DateFromSelf)
+    })
+
+    /** The last synced positions of each tracked wallet of the pool (`last_sync_at` null: never synced). */
+    const wallets = SqlSchema.findAll({
+      Request: PoolId,
+      Result: WalletRow,
+      execute: (poolId) => sql`SELECT address, positions, last_sync_at FROM signal_wallets WHERE pool_id = ${poolId}`
+    })
+
+    const encodeWallet = Schema.encode(WalletRow)
+
+    const walletSynced = (poolId: PoolId, wallet: typeof WalletRow.Type) =>
+      Effect.flatMap(encodeWallet(wallet), (w) =>
+        sql`
+          INSERT INTO signal_wallets (pool_id, address, positions, last_sync_at) VALUES (${poolId}, ${w.address}, ${w.positions}, ${w.last_sync_at})
+          ON CONFLICT (pool_id, address) DO UPDATE SET positions = excluded.positions, last_sync_at = excluded.last_sync_at`)
+
+    const walletFailed = (poolId: PoolId, address: string, error: string) =>
+      sql`
+        INSERT INTO signal_wallets (pool_id, address, positions, errors, last_error) VALUES (${poolId}, ${address}, '[]', 1, ${error})
+        ON CONFLICT (pool_id, address) DO UPDATE SET errors = signal_wallets.errors + 1, last_error = excluded.last_error`
+
     return {
       sql,
+      wallets,
+      walletSynced,
+      walletFailed,
       samples,
       recordRound,
       prune,

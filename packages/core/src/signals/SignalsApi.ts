@@ -20,6 +20,8 @@ import {
   WalletTrackingStatus
 } from "./Signal.js"
 
+export * from "./Signal.js"
+
 const SignalPath = Schema.Struct({ id: idParam(SignalId) })
 const PoolPath = Schema.Struct({ id: idParam(PoolId) })
 

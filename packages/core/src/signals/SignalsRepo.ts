@@ -105,7 +105,6 @@ const PoolStatusRow = Schema.Struct({
 })
 
 const WalletStatusRow = Schema.Struct({
-  tracked_wallets: Schema.NumberFromString,
   last_sync_at: Schema.NullOr(IsoTimestamp),
   errors: Schema.NumberFromString
 })
@@ -213,6 +212,10 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
         yield* setMembers(id, signalIds)
         // Edges of symbols the pool no longer watches start afresh if they come back.
         yield* sql`DELETE FROM signal_pool_edges WHERE pool_id = ${id} AND NOT (symbol IN (SELECT jsonb_array_elements_text(${w.symbols}::jsonb)))`
+        // Likewise for wallets it no longer tracks.
+        yield* sql`
+          DELETE FROM signal_wallets WHERE pool_id = ${id} AND NOT (address IN (
+            SELECT jsonb_array_elements_text(COALESCE(${w.source_config}::jsonb -> 'addresses', '[]'::jsonb))))`
         return yield* Effect.flatten(findPool(id))
       }))
 
@@ -253,7 +256,7 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
       Request: UserId,
       Result: WalletStatusRow,
       execute: (userId) => sql`
-        SELECT count(DISTINCT w.address)::text AS tracked_wallets, max(w.last_sync_at) AS last_sync_at,
+        SELECT max(w.last_sync_at) AS last_sync_at,
           COALESCE(sum(w.errors), 0)::text AS errors
         FROM signal_wallets w JOIN signal_pools p ON p.id = w.pool_id
         WHERE p.user_id = ${userId} AND p.enabled AND p.source_type = 'wallet_tracking'`

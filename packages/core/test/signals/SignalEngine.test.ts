@@ -17,13 +17,16 @@ import {
   Unavailable,
   type UserId,
   type Venue,
-  Venues
+  Venues,
+  simulatedWalletActivity,
+  WalletActivity,
+  type WalletSnapshot
 } from "@trading-platform/core"
 import { Chunk, Duration, Effect, Exit, Layer, Queue, Scope, TestClock } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { testOptions } from "../support/TestStorage.js"
+import { testOptions } from "@trading-platform/core/testing"
 
 const start = Date.parse("2025-03-01T00:00:00Z")
 
@@ -49,9 +52,14 @@ const scriptedVenue = Effect.map(makeSimulatedVenue("venue1", 42), (venue) => {
 type Script = Effect.Effect.Success<typeof scriptedVenue>["script"]
 
 /** The signal services and engine of one instance on the storage, with the scripted venue1. */
-const instance = (storage: StorageConfig, script: Effect.Effect.Success<typeof scriptedVenue>, overrides: Partial<PlatformOptions> = {}) =>
+const instance = (
+  storage: StorageConfig,
+  script: Effect.Effect.Success<typeof scriptedVenue>,
+  overrides: Partial<PlatformOptions> = {},
+  wallets: WalletActivity["Type"] = simulatedWalletActivity(42)
+) =>
   Layer.mergeAll(SignalEngineLive, Signals.Default).pipe(
-    Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default)),
+    Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default, Layer.succeed(WalletActivity, wallets))),
     Layer.provideMerge(Layer.effect(Venues, Effect.map(makeSimulatedVenue("venue2", 42), (venue2) => ({ venue1: script.scripted, venue2 })))),
     Layer.provideMerge(DatabaseLive),
     Layer.provideMerge(PlatformConfig.layer(testOptions(storage, overrides)))
@@ -260,5 +268,73 @@ describe("signal engine", () => {
         yield* TestClock.adjust(Duration.seconds(15))
         expect(yield* samples()).toBe(7)
       }).pipe(Effect.provide(context))
+    }))
+
+  it.scoped("wallet tracking: the first sync is the baseline, then opened, resized, flipped, closed and liquidated positions fire", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const venue = yield* scriptedVenue
+      const wallet = `0x${"ab".repeat(20)}`
+      let snapshot: WalletSnapshot = { positions: [{ symbol: "BTC", size: 1, entry_price: 60_000 }], liquidations: [] }
+      let down = false
+      const scripted = {
+        snapshot: () => down ? Effect.fail(new Unavailable({ error: "venue1 is down" })) : Effect.sync(() => snapshot)
+      }
+      const context = yield* Layer.build(instance(memory, venue, {}, scripted))
+      yield* Effect.gen(function*() {
+        const caller = yield* newUser
+        const signals = yield* Signals
+        const pool = yield* signals.createPool(caller, {
+          pool_name: "whales",
+          exchange: "venue1",
+          source_type: "wallet_tracking",
+          source_config: { addresses: [wallet], size_change_threshold: 0.1 },
+          signal_ids: [],
+          symbols: [],
+          logic: "OR",
+          enabled: true
+        })
+        const kinds = (fired: ReadonlyArray<Trigger>) => fired.map((t) => `${t.symbol}:${t.wallet_event?.kind}`)
+        expect(kinds(yield* roundWith(venue.script, 1))).toEqual([])
+        snapshot = { positions: [{ symbol: "BTC", size: 1.05, entry_price: 60_000 }, { symbol: "ETH", size: -3, entry_price: 3_000 }], liquidations: [] }
+        const opened = yield* roundWith(venue.script, 1)
+        expect(kinds(opened)).toEqual(["ETH:opened"])
+        expect(opened[0]).toMatchObject({ pool_id: pool.id, source_type: "wallet_tracking", values: [] })
+        expect(opened[0]!.wallet_event).toEqual({
+          address: wallet,
+          kind: "opened",
+          previous_size: 0,
+          size: -3,
+          price: 3_000,
+          time: new Date(start + 30_000).toISOString()
+        })
+        snapshot = { positions: [{ symbol: "BTC", size: 1.5, entry_price: 61_000 }, { symbol: "ETH", size: 2, entry_price: 3_100 }], liquidations: [] }
+        expect(kinds(yield* roundWith(venue.script, 1))).toEqual(["BTC:size_changed", "ETH:flipped"])
+        snapshot = { positions: [], liquidations: [{ symbol: "ETH", time: start + 50_000, size: 2, price: 2_500 }] }
+        expect(kinds(yield* roundWith(venue.script, 1))).toEqual(["ETH:liquidated", "BTC:closed"])
+        // Reported once: the next sync is after it.
+        expect(kinds(yield* roundWith(venue.script, 1))).toEqual([])
+        down = true
+        yield* roundWith(venue.script, 1)
+        const status = yield* signals.walletStatus(caller)
+        expect(status).toEqual({ enabled: true, last_sync_at: new Date(start + 75_000).toISOString(), tracked_wallets: 1, errors: 1 })
+      }).pipe(Effect.provide(context))
+    }))
+
+  it.scoped("simulated wallets are a pure function of seed, address and time, and change over time", () =>
+    Effect.gen(function*() {
+      const wallet = `0x${"12".repeat(20)}`
+      const a = simulatedWalletActivity(42)
+      const b = simulatedWalletActivity(42)
+      yield* TestClock.setTime(start)
+      expect(yield* a.snapshot(wallet)).toEqual(yield* b.snapshot(wallet.toUpperCase().replace("0X", "0x")))
+      const seen: Array<WalletSnapshot> = []
+      for (let i = 0; i < 24; i++) {
+        seen.push(yield* a.snapshot(wallet))
+        yield* TestClock.adjust(Duration.minutes(5))
+      }
+      expect(new Set(seen.map((s) => JSON.stringify(s.positions))).size).toBeGreaterThan(5)
+      expect(seen.some((s) => s.liquidations.length > 0)).toBe(true)
+      expect(yield* simulatedWalletActivity(7).snapshot(wallet)).not.toEqual(yield* a.snapshot(wallet))
     }))
 })

@@ -4,8 +4,10 @@ import { describe, expect, layer } from "@effect/vitest"
 import { PlatformLive, SignalEngine } from "@trading-platform/core"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Clock, Duration, Effect, Layer, TestClock } from "effect"
+import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
-import { TestConfig, testStorages, type TestStorage } from "../../../core/test/support/TestStorage.js"
+import { fileURLToPath } from "node:url"
+import { TestConfig, testStorages, type TestStorage } from "@trading-platform/core/testing"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
 /** The real server on a random port, with the platform's services (the engine among them) left in reach of the tests. */
@@ -313,6 +315,26 @@ for (const storage of testStorages) {
           expect((yield* call("GET", "/api/sampling/pool-status", { token: intruder.token })).body.pools).toEqual([])
         }))
 
+      it.effect("the quick start of docs/signals.md creates a pool that fires on the simulated venue within four rounds", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const page = readFileSync(fileURLToPath(new URL("../../../../docs/signals.md", import.meta.url)), "utf8")
+          const [first, second, pool] = [...page.matchAll(/-d '(\{.*?\})'/g)].map((m) => JSON.parse(m[1]!))
+          const ids = []
+          for (const body of [first, second]) {
+            const created = yield* call("POST", "/api/signals", { token, body })
+            expect(created.status).toBe(201)
+            ids.push(created.body.id)
+          }
+          const created = yield* call("POST", "/api/signals/pools", { token, body: { ...pool, signal_ids: ids } })
+          expect(created.status).toBe(201)
+          let fired = 0
+          for (let i = 0; i < 4 && fired === 0; i++) fired = (yield* round).filter((t) => t.pool_id === created.body.id).length
+          expect(fired).toBeGreaterThan(0)
+          const log = yield* call("GET", "/api/signals/triggers", { token })
+          expect(log.body.triggers.length).toBe(fired)
+        }))
+
       it.effect("GET /api/signals/wallet-tracking/status counts the caller's tracked wallets", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
@@ -323,7 +345,35 @@ for (const storage of testStorages) {
             expect((yield* createPool(token, { source_type: "wallet_tracking", symbols: [], source_config: { addresses } })).status).toBe(201)
           }
           const tracking = yield* call("GET", "/api/signals/wallet-tracking/status", { token })
-          expect(tracking.body).toMatchObject({ enabled: true, tracked_wallets: 3, errors: 0 })
+          expect(tracking.body).toMatchObject({ enabled: true, last_sync_at: null, tracked_wallets: 3, errors: 0 })
+        }))
+
+      it.effect("a wallet_tracking pool logs the simulated wallets' position changes as triggers", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const addresses = [address(0xa11ce), address(0xb0b)]
+          const pool = yield* createPool(token, { pool_name: "whales", source_type: "wallet_tracking", symbols: [], source_config: { addresses } })
+          expect(pool.status).toBe(201)
+          // The first sync is the baseline; simulated positions change every five minutes.
+          expect((yield* round).filter((t) => t.pool_id === pool.body.id)).toEqual([])
+          for (let i = 0; i < 6; i++) {
+            yield* TestClock.adjust(Duration.minutes(5))
+            yield* round
+          }
+          const log = yield* call("GET", `/api/signals/triggers?pool_id=${pool.body.id}&limit=500`, { token })
+          expect(log.body.triggers.length).toBeGreaterThan(0)
+          for (const trigger of log.body.triggers) {
+            expect(trigger).toMatchObject({ source_type: "wallet_tracking", values: [] })
+            expect(addresses).toContain(trigger.wallet_event.address)
+            expect(["opened", "closed", "flipped", "size_changed", "liquidated"]).toContain(trigger.wallet_event.kind)
+          }
+          const status = yield* call("GET", "/api/signals/wallet-tracking/status", { token })
+          expect(status.body).toEqual({
+            enabled: true,
+            last_sync_at: new Date(yield* Clock.currentTimeMillis).toISOString(),
+            tracked_wallets: 2,
+            errors: 0
+          })
         }))
     })
   })
