@@ -7,7 +7,6 @@ import { ProgramsRepo } from "../programs/ProgramsRepo.js"
 import { VenueCredentialsRepo } from "../venues/VenueCredentialsRepo.js"
 import { AutomationRunsLive } from "./AutomationRuns.js"
 import { AutomationSchedulerLive, AutomationSignalTriggersLive } from "./AutomationScheduler.js"
-import { AutomationSignal } from "./AutomationSignal.js"
 import { BackgroundLeases } from "./BackgroundLeases.js"
 import { Bindings } from "./Bindings.js"
 import { BindingsRepo } from "./BindingsRepo.js"
@@ -27,7 +26,7 @@ const background = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ automation }
 /**
  * Live automation: bindings and the reads of runs, orders and positions, arena PnL, and this
  * instance's background work (run workers; scheduler, signal-triggered runs and PnL refresher
- * when enabled), sharing the repositories and the workers' wake-up signal. Needs the signal engine.
+ * when enabled), sharing the repositories. Needs the signal engine.
  */
 export const AutomationLive = Layer.mergeAll(Bindings.Default, Arena.Default, background).pipe(
   Layer.provideMerge(Layer.mergeAll(
@@ -36,7 +35,6 @@ export const AutomationLive = Layer.mergeAll(Bindings.Default, Arena.Default, ba
     LedgerRepo.Default,
     ArenaRepo.Default,
     BackgroundLeases.Default,
-    AutomationSignal.Default,
     VenueCredentialsRepo.Default,
     ProgramsRepo.Default,
     AccountsRepo.Default
