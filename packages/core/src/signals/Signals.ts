@@ -113,9 +113,9 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         Effect.withSpan("Signals.list", { attributes: { userId: caller.id } })
       )
 
-    const signalWrite = (input: SignalRequest) =>
+    const signalWrite = (input: SignalRequest, exchange: Exchange) =>
       Effect.map(now, (at) => ({
-        exchange: input.exchange,
+        exchange,
         signal_name: input.signal_name,
         description: input.description ?? null,
         trigger_condition: input.trigger_condition,
@@ -124,7 +124,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
       }))
 
     const create = (caller: CurrentUserShape, input: SignalRequest) =>
-      signalWrite(input).pipe(
+      signalWrite(input, input.exchange ?? "venue1").pipe(
         Effect.flatMap((write) => repo.insertSignal({ ...write, user_id: caller.id })),
         Effect.map(toSignal),
         dieOnStorageFailure,
@@ -141,10 +141,11 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
     const update = (caller: CurrentUserShape, id: SignalId, input: SignalRequest) =>
       Effect.gen(function*() {
         const before = yield* ownedSignal(caller, id)
-        if (before.exchange !== input.exchange && (yield* repo.poolsUsing(id)).length > 0) {
+        const exchange = input.exchange ?? before.exchange
+        if (before.exchange !== exchange && (yield* repo.poolsUsing(id)).length > 0) {
           return yield* new ExchangeMismatch({ error: `Signal ${id} is in a pool on ${before.exchange}; its exchange cannot change` })
         }
-        return toSignal(yield* repo.updateSignal({ ...yield* signalWrite(input), user_id: caller.id, id }))
+        return toSignal(yield* repo.updateSignal({ ...yield* signalWrite(input, exchange), user_id: caller.id, id }))
       }).pipe(dieOnStorageFailure, Effect.withSpan("Signals.update", { attributes: { userId: caller.id, signalId: id } }))
 
     const remove = (caller: CurrentUserShape, id: SignalId) =>
