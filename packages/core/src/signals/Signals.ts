@@ -1,4 +1,5 @@
-import { Clock, Effect, Either } from "effect"
+import { Clock, Duration, Effect, Either } from "effect"
+import { PlatformConfig } from "../config/PlatformConfig.js"
 import type { CurrentUserShape } from "../http/Authentication.js"
 import { ExchangeMismatch, InvalidInput, NotFound, SignalInUse, SymbolNotListed } from "../http/Errors.js"
 import { ownedBy } from "../http/Ownership.js"
@@ -62,6 +63,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
     const repo = yield* SignalsRepo
     const engineRepo = yield* SignalEngineRepo
     const venues = yield* Venues
+    const interval = Duration.toMillis((yield* PlatformConfig).signals.samplingInterval)
 
     const ownedSignal = (caller: CurrentUserShape, id: SignalId) => repo.findSignal(id).pipe(ownedBy(caller, `Signal ${id}`))
     const ownedPool = (caller: CurrentUserShape, id: PoolId) => repo.findPool(id).pipe(ownedBy(caller, `Pool ${id}`))
@@ -235,7 +237,8 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
           symbol,
           since: new Date(at - timeframeMillis[condition.time_window])
         })
-        const since = stored.length > 0 ? stored[stored.length - 1]!.sampled_at : at - timeframeMillis[condition.time_window]
+        // The fresh sample's flows cover what an engine sample would: since the last one, at most an interval.
+        const since = Math.max(at - interval, stored.length > 0 ? stored[stored.length - 1]!.sampled_at : -Infinity)
         const result = (yield* sampleSymbols(venues[signal.exchange], [symbol], at, () => since)).get(symbol)!
         if (Either.isLeft(result)) {
           const error = result.left
