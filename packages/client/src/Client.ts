@@ -1,6 +1,8 @@
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { type RetryOptions, TradingApi } from "@trading-platform/core/contract"
-import type { Effect } from "effect"
+import { type Exchange } from "@trading-platform/core/contract"
+import { Effect, Stream } from "effect"
+import { marketIntelligence, subscribe } from "./LiveStreams.js"
 import { withRetry } from "./Retry.js"
 
 export interface ClientOptions {
@@ -19,9 +21,21 @@ const transport = (options: ClientOptions) => (client: HttpClient.HttpClient): H
   return retry === false ? authorized : withRetry(retry)(authorized)
 }
 
-/** The typed client of the whole contract; needs an `HttpClient` (e.g. `FetchHttpClient.layer`). */
+/**
+ * The typed client of the whole contract, and the live streams: `marketIntelligence(symbols)` (the
+ * SSE stream's decoded events) and `subscribe(channels)` (the WebSocket's events), both
+ * reconnecting by the retry rule. Needs an `HttpClient` (e.g. `FetchHttpClient.layer`).
+ */
 export const makeClient = (options: ClientOptions) =>
-  HttpApiClient.make(TradingApi, { baseUrl: options.baseUrl, transformClient: transport(options) })
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    const api = yield* HttpApiClient.make(TradingApi, { baseUrl: options.baseUrl, transformClient: transport(options) })
+    return Object.assign(api, {
+      marketIntelligence: (symbols: ReadonlyArray<string>, params: { readonly exchange?: Exchange | undefined } = {}) =>
+        marketIntelligence(options, symbols, params).pipe(Stream.provideService(HttpClient.HttpClient, http)),
+      subscribe: (channels: ReadonlyArray<string>) => subscribe(options, channels)
+    })
+  })
 
 /** The client `makeClient` yields: one property per group (`users`), top-level endpoints as methods (`health`). */
 export type TradingClient = Effect.Effect.Success<ReturnType<typeof makeClient>>

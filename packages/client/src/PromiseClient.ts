@@ -1,7 +1,8 @@
-import { FetchHttpClient } from "@effect/platform"
-import { errorCatalogue } from "@trading-platform/core/contract"
-import { Effect, Either } from "effect"
+import { FetchHttpClient, Socket } from "@effect/platform"
+import { type Exchange, errorCatalogue, type MarketEvent } from "@trading-platform/core/contract"
+import { Effect, Either, Stream } from "effect"
 import { type ClientOptions, makeClient, type TradingClient } from "./Client.js"
+import type { ChannelEvent } from "./LiveStreams.js"
 
 const statusByTag = new Map(errorCatalogue.map((row) => [row.name, { status: row.status, code: row.code }]))
 
@@ -45,10 +46,24 @@ type PromiseMethod<F> = F extends (...args: infer Args) => Effect.Effect<infer A
   ? (...args: { [I in keyof Args]: WithoutResponse<Args[I]> }) => Promise<Exclude<A, readonly [any, any]>>
   : never
 
-/** The same groups and methods as `TradingClient`, answering Promises that reject with `TradingApiError`. */
+type LiveStreamKeys = "marketIntelligence" | "subscribe"
+
+/**
+ * The same groups and methods as `TradingClient`, answering Promises that reject with
+ * `TradingApiError`; the live streams are async iterables (leave the `for await` to close them)
+ * that reject with `LiveStreamError` once reconnecting has given up.
+ */
 export type PromiseClient = {
-  readonly [K in keyof TradingClient]: TradingClient[K] extends (...args: any) => any ? PromiseMethod<TradingClient[K]>
+  readonly [K in Exclude<keyof TradingClient, LiveStreamKeys>]: TradingClient[K] extends (...args: any) => any ? PromiseMethod<TradingClient[K]>
     : { readonly [M in keyof TradingClient[K]]: PromiseMethod<TradingClient[K][M]> }
+} & {
+  readonly marketIntelligence: (symbols: ReadonlyArray<string>, params?: { readonly exchange?: Exchange }) => AsyncIterable<MarketEvent>
+  readonly subscribe: (channels: ReadonlyArray<string>) => AsyncIterable<ChannelEvent>
+}
+
+export interface PromiseClientOptions extends ClientOptions {
+  /** The WebSocket class for `subscribe`: the global one by default (browsers, Node 22+); on Node 20 pass `ws`'s. */
+  readonly WebSocket?: (new(url: string, protocols?: string | Array<string>) => unknown) | undefined
 }
 
 const toPromise = (method: (...args: Array<unknown>) => Effect.Effect<unknown, unknown>) => (...args: Array<unknown>) =>
@@ -57,14 +72,23 @@ const toPromise = (method: (...args: Array<unknown>) => Effect.Effect<unknown, u
   )
 
 /** The typed client for code that does not use Effect: every endpoint answers a Promise. Sends with `fetch`. */
-export const createClient = (options: ClientOptions): PromiseClient => {
-  const client: Record<string, unknown> = Effect.runSync(makeClient(options).pipe(Effect.provide(FetchHttpClient.layer)))
-  return Object.fromEntries(
+export const createClient = (options: PromiseClientOptions): PromiseClient => {
+  const { marketIntelligence, subscribe, ...client } = Effect.runSync(makeClient(options).pipe(Effect.provide(FetchHttpClient.layer)))
+  const WebSocketClass = options.WebSocket ?? globalThis.WebSocket
+  const live = {
+    marketIntelligence: (symbols: ReadonlyArray<string>, params: { readonly exchange?: Exchange } = {}) =>
+      Stream.toAsyncIterable(marketIntelligence(symbols, params)),
+    subscribe: (channels: ReadonlyArray<string>) =>
+      Stream.toAsyncIterable(subscribe(channels).pipe(
+        Stream.provideService(Socket.WebSocketConstructor, (url, protocols) => new WebSocketClass(url, protocols) as globalThis.WebSocket)
+      ))
+  }
+  return Object.assign(live, Object.fromEntries(
     Object.entries(client).map(([key, member]) => [
       key,
       typeof member === "function"
         ? toPromise(member as any)
         : Object.fromEntries(Object.entries(member as object).map(([name, method]) => [name, toPromise(method)]))
     ])
-  ) as PromiseClient
+  )) as unknown as PromiseClient
 }

@@ -6,6 +6,7 @@ import { createServer } from "node:http"
 import { ApiLive } from "./ApiLive.js"
 import { OpenApiLive } from "./docs/OpenApiDocument.js"
 import { requestContext } from "./http/RequestContext.js"
+import { EndStreamsOnShutdown } from "./streams/StreamsShutdown.js"
 
 /**
  * The reference server on `node:http`. The API (and its database) is built before the server
@@ -15,6 +16,7 @@ import { requestContext } from "./http/RequestContext.js"
 export const ServerLive = (listen: { readonly port: number; readonly host: string }) =>
   HttpApiBuilder.serve(requestContext).pipe(
     HttpServer.withLogAddress,
+    Layer.provide(EndStreamsOnShutdown),
     Layer.provideMerge(NodeHttpServer.layer(createServer, listen)),
     Layer.provide(ApiLive),
     Layer.provide(PlatformLive),
