@@ -10,6 +10,9 @@ import { MarketApi } from "./market/MarketApi.js"
 import { VenueAccountsApi } from "./venues/VenueAccountsApi.js"
 import { TraderApi } from "./trader/TraderApi.js"
 import { RankingApi } from "./ranking/RankingApi.js"
+import { AutomationApi } from "./automation/AutomationApi.js"
+import { ArenaApi } from "./arena/ArenaApi.js"
+import { StorageStatsApi } from "./system/StorageStatsApi.js"
 import { SignalsApi } from "./signals/SignalsApi.js"
 
 /** The whole HTTP contract: every feature's group, under `/api`, with the errors any endpoint may answer. */
@@ -24,10 +27,14 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(BacktestsApi)
   .add(AnalyticsApi)
   .add(RankingApi)
+  .add(AutomationApi)
+  .add(ArenaApi)
+  .add(StorageStatsApi)
   .add(SignalsApi)
   .addError(ApiError.InvalidInput)
   .addError(ApiError.NotFound)
   .addError(ApiError.PayloadTooLarge)
+  .addError(ApiError.UnsupportedMediaType)
   .addError(ApiError.RateLimited)
   .addError(ApiError.InternalError)
   .addError(ApiError.Unavailable)

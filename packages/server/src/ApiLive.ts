@@ -14,6 +14,9 @@ import { RateLimiterLive, RateLimits } from "./http/RateLimits.js"
 import { ProgramsHttpLive } from "./programs/ProgramsHttp.js"
 import { HealthHttpLive } from "./system/HealthHttp.js"
 import { UsersHttpLive } from "./users/UsersHttp.js"
+import { AutomationHttpLive } from "./automation/AutomationHttp.js"
+import { ArenaHttpLive } from "./arena/ArenaHttp.js"
+import { StorageStatsHttpLive } from "./system/StorageStatsHttp.js"
 import { SignalsHttpLive } from "./signals/SignalsHttp.js"
 
 /**
@@ -24,6 +27,7 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
   Layer.provide(RankingHttpLive),
+  Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
   Layer.provide(SignalsHttpLive),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
   Layer.provide(RateLimits.Default),

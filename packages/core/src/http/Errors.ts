@@ -29,6 +29,7 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", base
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", base) {}
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", base) {}
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", base) {}
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", base) {}
 export class LeverageTooHigh extends Schema.TaggedError<LeverageTooHigh>()("LeverageTooHigh", base) {}
 export class ProgramInvalid extends Schema.TaggedError<ProgramInvalid>()("ProgramInvalid", {
   ...base,
@@ -101,6 +102,7 @@ const catalogue = {
   NotFound: [NotFound, "not_found", 404, "Wrong or deleted id, or unknown route"],
   Conflict: [Conflict, "conflict", 409, "Duplicate resource, or state changed since read"],
   PayloadTooLarge: [PayloadTooLarge, "payload_too_large", 413, "Request body over 1 MiB"],
+  UnsupportedMediaType: [UnsupportedMediaType, "unsupported_media_type", 415, "A request body that is not application/json"],
   LeverageTooHigh: [LeverageTooHigh, "leverage_too_high", 422, "Leverage outside 1 <= default <= max <= venue cap"],
   ProgramInvalid: [ProgramInvalid, "program_invalid", 422, "Program does not compile or lacks decide()"],
   UnsupportedLanguage: [UnsupportedLanguage, "unsupported_language", 422, "Program language is not supported"],
