@@ -9,6 +9,7 @@ import { ProgramsLive } from "./programs/ProgramsLive.js"
 import { RankingLive } from "./ranking/RankingLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
 import { SignalsLive } from "./signals/SignalsLive.js"
+import { StreamsLive } from "./streams/StreamsLive.js"
 import { DatabaseLive } from "./sql/Database.js"
 import { StorageStatsLive } from "./system/StorageStatsLive.js"
 import { TraderLive } from "./trader/TraderLive.js"
@@ -32,7 +33,10 @@ export const PlatformLive = Layer.mergeAll(
   StorageStatsLive,
   RankingLive
 ).pipe(
+  // The ranking and automation read the signal engine (open interest samples, triggers).
   Layer.provideMerge(SignalsLive),
+  // The live streams use the features above (market data, signals, backtests).
+  (features) => StreamsLive.pipe(Layer.provideMerge(features)),
   Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),

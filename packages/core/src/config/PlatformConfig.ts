@@ -23,8 +23,8 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
-  readonly ranking: RankingOptions
   readonly automation: AutomationOptions
+  readonly ranking: RankingOptions
   readonly signals: SignalEngineOptions
 }
 
@@ -106,10 +106,10 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   simulationSeed: Config.integer("SIMULATION_SEED").pipe(Config.withDefault(42)),
   marketDataTtlMs: positiveInt("MARKET_DATA_TTL_MS", 2_000),
   backtests: jobOptionsConfig("BACKTEST"),
-  rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   automation: jobOptionsConfig("AUTOMATION"),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
   pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
   signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60)
@@ -138,8 +138,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     },
     backtests: c.backtests,
     sandbox: defaultSandboxLimits,
-    ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     automation: { ...c.automation, enabled: c.automationEnabled, pnlRefreshInterval: Duration.millis(c.pnlRefreshMs) },
+    ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     signals: {
       sampler: c.signalSampler,
       samplingInterval: Duration.seconds(c.samplingIntervalS),

@@ -48,6 +48,11 @@ export class SymbolNotListed extends Schema.TaggedError<SymbolNotListed>()("Symb
   ...base,
   symbols: Schema.Array(Schema.String)
 }) {}
+export class NoMarketData extends Schema.TaggedError<NoMarketData>()("NoMarketData", {
+  ...base,
+  /** The last candle close the venue has, as ISO-8601; nothing after it exists yet. */
+  available_until: Schema.String
+}) {}
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   ...base,
   retry_after: Schema.Int
@@ -111,6 +116,7 @@ const catalogue = {
   SignalInUse: [SignalInUse, "signal_in_use", 409, "The signal is part of a pool; remove it from the pools first"],
   ExchangeMismatch: [ExchangeMismatch, "exchange_mismatch", 422, "A pool's signals (or wallet tracking) are not on the pool's exchange"],
   SymbolNotListed: [SymbolNotListed, "symbol_not_listed", 422, "A symbol is not listed on the venue"],
+  NoMarketData: [NoMarketData, "no_market_data", 422, "The backtest's range holds no candles (it starts in the future)"],
   RateLimited: [RateLimited, "rate_limited", 429, "Request quota exceeded; wait retry_after seconds"],
   InternalError: [InternalError, "internal_error", 500, "Unexpected failure"],
   UpstreamError: [UpstreamError, "upstream_error", 502, "The venue or provider answered with a failure"],
