@@ -1,6 +1,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountsApi } from "./accounts/AccountsApi.js"
 import { AnalyticsApi } from "./analytics/AnalyticsApi.js"
+import { AssistantApi } from "./assistant/AssistantApi.js"
 import { BacktestsApi } from "./backtests/BacktestsApi.js"
 import { ApiError } from "./http/Errors.js"
 import { ProgramsApi } from "./programs/ProgramsApi.js"
@@ -21,6 +22,7 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(ProgramsApi)
   .add(BacktestsApi)
   .add(AnalyticsApi)
+  .add(AssistantApi)
   .addError(ApiError.InvalidInput)
   .addError(ApiError.NotFound)
   .addError(ApiError.PayloadTooLarge)

@@ -1,4 +1,10 @@
-import { Effect, Layer } from "effect"
+import { FetchHttpClient } from "@effect/platform"
+import { Effect, Layer, Option } from "effect"
+import { AssistantChat } from "./assistant/AssistantChat.js"
+import { AssistantToolsLive } from "./assistant/AssistantTools.js"
+import { ConversationsRepo } from "./assistant/ConversationsRepo.js"
+import { OfflineAnalyst } from "./assistant/OfflineAnalyst.js"
+import { OpenAiCompatibleModel } from "./assistant/OpenAiCompatibleModel.js"
 import { Analytics } from "./analytics/Analytics.js"
 import { Backtests } from "./backtests/Backtests.js"
 import { BacktestSignal } from "./backtests/BacktestSignal.js"
@@ -30,11 +36,18 @@ const BacktestsLive = Layer.mergeAll(Backtests.Default, BacktestWorkersLive).pip
   Layer.provideMerge(Layer.mergeAll(BacktestsRepo.Default, BacktestSignal.Default))
 )
 
-/**
- * The platform's services on the configured storage, with this instance's backtest workers
- * running for as long as the layer lives; needs `PlatformConfig`.
- */
-export const PlatformLive = Layer.mergeAll(
+// The configured provider, else the built-in offline analyst.
+const AssistantModelLive = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ assistant }) =>
+  Option.match(assistant.provider, {
+    onNone: () => OfflineAnalyst,
+    onSome: (provider) => OpenAiCompatibleModel({ ...provider, timeout: assistant.timeout }).pipe(Layer.provide(FetchHttpClient.layer))
+  })))
+
+const AssistantLive = AssistantChat.Default.pipe(
+  Layer.provideMerge(Layer.mergeAll(ConversationsRepo.Default, AssistantModelLive, AssistantToolsLive))
+)
+
+const ServicesLive = Layer.mergeAll(
   Users.Default,
   MarketData.Default,
   VenueAccounts.Default,
@@ -48,3 +61,9 @@ export const PlatformLive = Layer.mergeAll(
   Layer.provideMerge(ProgramRuntimeLive),
   Layer.provideMerge(DatabaseLive)
 )
+
+/**
+ * The platform's services on the configured storage, with this instance's backtest workers
+ * running for as long as the layer lives; needs `PlatformConfig`.
+ */
+export const PlatformLive = Layer.provideMerge(AssistantLive, ServicesLive)

@@ -3,6 +3,7 @@ import { TradingApi } from "@trading-platform/core"
 import { Layer } from "effect"
 import { AccountsHttpLive } from "./accounts/AccountsHttp.js"
 import { AnalyticsHttpLive } from "./analytics/AnalyticsHttp.js"
+import { AssistantHttpLive } from "./assistant/AssistantHttp.js"
 import { BacktestsHttpLive } from "./backtests/BacktestsHttp.js"
 import { MarketHttpLive } from "./market/MarketHttp.js"
 import { VenueAccountsHttpLive } from "./venues/VenueAccountsHttp.js"
@@ -21,6 +22,7 @@ import { UsersHttpLive } from "./users/UsersHttp.js"
 export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
+  Layer.provide(AssistantHttpLive),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
   Layer.provide(RateLimits.Default),
   Layer.provide(RateLimiterLive)

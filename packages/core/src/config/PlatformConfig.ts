@@ -21,6 +21,16 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
+  readonly assistant: AssistantOptions
+}
+
+/** The assistant's language model and its per-user limits. */
+export interface AssistantOptions {
+  /** An OpenAI-compatible server; none means the built-in offline analyst. */
+  readonly provider: Option.Option<{ readonly baseUrl: string; readonly model: string; readonly apiKey: Option.Option<Redacted.Redacted> }>
+  readonly timeout: Duration.Duration
+  readonly chatPerHour: number
+  readonly insightsPerHour: number
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -94,7 +104,13 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   backtestConcurrency: integerSetting("BACKTEST_CONCURRENCY", 2, "must be a whole number from 0 to 64", (n) => n >= 0 && n <= 64),
   backtestPollMs: positiveInt("BACKTEST_POLL_INTERVAL_MS", 1_000),
   backtestLeaseMs: integerSetting("BACKTEST_LEASE_MS", 30_000, "must be a whole number of at least 1000", (n) => n >= 1000),
-  backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3)
+  backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3),
+  aiBaseUrl: Config.option(Config.url("AI_BASE_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
+  aiModel: Config.string("AI_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
+  aiApiKey: Config.option(Config.redacted("AI_API_KEY")),
+  aiTimeoutMs: positiveInt("AI_TIMEOUT_MS", 60_000),
+  aiChatPerHour: positiveInt("AI_CHAT_PER_HOUR", 60),
+  aiInsightsPerHour: positiveInt("AI_INSIGHTS_PER_HOUR", 20)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -124,7 +140,13 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       lease: Duration.millis(c.backtestLeaseMs),
       maxAttempts: c.backtestMaxAttempts
     },
-    sandbox: defaultSandboxLimits
+    sandbox: defaultSandboxLimits,
+    assistant: {
+      provider: Option.map(c.aiBaseUrl, (baseUrl) => ({ baseUrl, model: c.aiModel, apiKey: c.aiApiKey })),
+      timeout: Duration.millis(c.aiTimeoutMs),
+      chatPerHour: c.aiChatPerHour,
+      insightsPerHour: c.aiInsightsPerHour
+    }
   }))
 )
 
