@@ -22,6 +22,7 @@ import { Users } from "./users/Users.js"
 import { VenueAccounts } from "./venues/VenueAccounts.js"
 import { VenuesLive } from "./venues/VenuesLive.js"
 import { Trader } from "./trader/Trader.js"
+import { SignalEngineLive } from "./signals/SignalEngineLive.js"
 
 // One Secrets for everyone: without SECRET_KEY in memory mode, each instance would have its own key.
 const AccountsLive = Accounts.DefaultWithoutDependencies.pipe(
@@ -53,7 +54,8 @@ const ServicesLive = Layer.mergeAll(
   VenueAccounts.Default,
   Trader.Default,
   Analytics.Default,
-  BacktestsLive
+  BacktestsLive,
+  SignalEngineLive
 ).pipe(
   Layer.provideMerge(Programs.Default),
   Layer.provideMerge(AccountsLive),

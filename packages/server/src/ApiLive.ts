@@ -14,6 +14,7 @@ import { RateLimiterLive, RateLimits } from "./http/RateLimits.js"
 import { ProgramsHttpLive } from "./programs/ProgramsHttp.js"
 import { HealthHttpLive } from "./system/HealthHttp.js"
 import { UsersHttpLive } from "./users/UsersHttp.js"
+import { StreamLeases } from "./streams/StreamLeases.js"
 
 /**
  * The whole API implemented on the platform's services: handlers, authentication, rate limits
@@ -25,5 +26,6 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide(AssistantHttpLive),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
   Layer.provide(RateLimits.Default),
+  Layer.provide(StreamLeases.Default),
   Layer.provide(RateLimiterLive)
 )

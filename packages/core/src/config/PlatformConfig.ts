@@ -21,6 +21,7 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
+  readonly signals: SignalEngineOptions
   readonly assistant: AssistantOptions
 }
 
@@ -31,6 +32,16 @@ export interface AssistantOptions {
   readonly timeout: Duration.Duration
   readonly chatPerHour: number
   readonly insightsPerHour: number
+}
+
+/** How this instance takes part in the signal engine (one instance at a time runs it; see `SignalEngine`). */
+export interface SignalEngineOptions {
+  /** Whether this instance runs sampling rounds in the background (else only `evaluateNow` does). */
+  readonly sampler: boolean
+  /** Time between two sampling rounds. */
+  readonly samplingInterval: Duration.Duration
+  /** How long the engine lease holds without renewal before another instance takes the engine over. */
+  readonly lease: Duration.Duration
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -110,7 +121,10 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   aiApiKey: Config.option(Config.redacted("AI_API_KEY")),
   aiTimeoutMs: positiveInt("AI_TIMEOUT_MS", 60_000),
   aiChatPerHour: positiveInt("AI_CHAT_PER_HOUR", 60),
-  aiInsightsPerHour: positiveInt("AI_INSIGHTS_PER_HOUR", 20)
+  aiInsightsPerHour: positiveInt("AI_INSIGHTS_PER_HOUR", 20),
+  signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
+  samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
+  signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -146,6 +160,11 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       timeout: Duration.millis(c.aiTimeoutMs),
       chatPerHour: c.aiChatPerHour,
       insightsPerHour: c.aiInsightsPerHour
+    },
+    signals: {
+      sampler: c.signalSampler,
+      samplingInterval: Duration.seconds(c.samplingIntervalS),
+      lease: Duration.seconds(c.signalLeaseS)
     }
   }))
 )

@@ -1,6 +1,6 @@
-import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder, HttpApiError, HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
-import { InternalError, InvalidInput, NotFound, PayloadTooLarge, TradingApi, Unavailable } from "@trading-platform/core"
+import { InternalError, InvalidInput, NotFound, PayloadTooLarge, RateLimited, TradingApi, Unavailable } from "@trading-platform/core"
 import { Cause, Effect, Option } from "effect"
 import { RateLimits } from "./RateLimits.js"
 import { maxBodyBytes } from "./RequestContext.js"
@@ -21,7 +21,7 @@ const guardContentLength = Effect.flatMap(HttpServerRequest.HttpServerRequest, (
 })
 
 /** Turns every failure that is not already a declared API error into one, so all answer the envelope. */
-const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unknown> => {
+const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unknown, HttpServerRequest.HttpServerRequest> => {
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const e = failure.value
@@ -32,6 +32,12 @@ const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unkn
         error: first ? `Invalid request: ${first.path ? `${first.path}: ` : ""}${first.message}` : "Invalid request",
         issues
       }))
+    }
+    // A 429 from an endpoint (e.g. a second stream) says how long to wait, as the limiter's does.
+    if (e instanceof RateLimited) {
+      return HttpApp.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(e.retry_after)))
+      ).pipe(Effect.zipRight(Effect.failCause(cause)))
     }
     if (e instanceof HttpServerError.RouteNotFound) {
       return Effect.fail(new NotFound({ error: `No route for ${e.request.method} ${e.request.url.split("?", 1)[0]}` }))
