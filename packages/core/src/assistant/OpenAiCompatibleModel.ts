@@ -3,7 +3,7 @@ import * as Sse from "@effect/experimental/Sse"
 import { HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import type { HttpClient } from "@effect/platform/HttpClient"
 import type { HttpClientError } from "@effect/platform/HttpClientError"
-import { Clock, type Duration, Effect, Layer, Option, type Redacted, Schema, Stream } from "effect"
+import { Clock, type Duration, Effect, Layer, Option, type Redacted, Schema, type Scope, Stream } from "effect"
 import { isRetryableStatus, parseRetryAfter, retrySchedule } from "../retry/RetrySchedule.js"
 import { AssistantModel, ModelEvent, ModelFailure, type ModelMessage, type ModelToolSpec } from "./AssistantModel.js"
 
@@ -58,6 +58,7 @@ const toWire = (message: ModelMessage) => {
 }
 
 const failure = (code: ModelFailure["code"], message: string) => new ModelFailure({ code, message })
+const timedOut = () => failure("upstream_timeout", "The language model provider did not answer in time")
 
 /**
  * A model served by any OpenAI-compatible server, over its streamed `POST /chat/completions`
@@ -75,20 +76,24 @@ export const makeOpenAiCompatibleModel = (options: ProviderOptions) =>
 
     const attempt = (body: unknown) =>
       Effect.gen(function*() {
-        const response = yield* http.execute(HttpClientRequest.post("/chat/completions").pipe(HttpClientRequest.bodyUnsafeJson(body)))
+        const response = yield* http.execute(HttpClientRequest.post("/chat/completions").pipe(HttpClientRequest.bodyUnsafeJson(body))).pipe(
+          Effect.timeoutFail({ duration: options.timeout, onTimeout: timedOut })
+        )
         if (response.status >= 200 && response.status < 300) return response
         const now = yield* Clock.currentTimeMillis
         return yield* new AttemptFailed({ status: response.status, retryAfter: parseRetryAfter(response.headers["retry-after"], now) })
       })
 
-    const open = (body: unknown): Effect.Effect<HttpClientResponse.HttpClientResponse, ModelFailure, import("effect/Scope").Scope> =>
+    const open = (body: unknown): Effect.Effect<HttpClientResponse.HttpClientResponse, ModelFailure, Scope.Scope> =>
       attempt(body).pipe(
-        Effect.retry(retrySchedule((e: AttemptFailed | HttpClientError) =>
+        Effect.retry(retrySchedule((e: AttemptFailed | HttpClientError | ModelFailure) =>
           e._tag === "AttemptFailed"
             ? { retryable: isRetryableStatus(e.status), retryAfter: e.retryAfter }
             : { retryable: false, retryAfter: Option.none() }, { maxAttempts: 3 })),
         Effect.catchAll((e) =>
-          e._tag === "AttemptFailed"
+          e._tag === "ModelFailure"
+            ? Effect.fail(e)
+            : e._tag === "AttemptFailed"
             ? Effect.fail(e.status === 429
               ? failure("rate_limited", "The language model provider is rate limiting; try again later")
               : failure("upstream_error", `The language model provider answered ${e.status}`))
@@ -144,11 +149,11 @@ export const makeOpenAiCompatibleModel = (options: ProviderOptions) =>
           Stream.catchTags({
             ParseError: () => Stream.fail(failure("upstream_error", "The language model provider sent a malformed chunk")),
             ResponseError: () => Stream.fail(failure("upstream_error", "The connection to the language model provider was cut"))
-          })
+          }),
+          Stream.timeoutFail(timedOut, options.timeout)
         )
         return events
       })).pipe(
-        Stream.timeoutFail(() => failure("upstream_timeout", "The language model provider did not answer in time"), options.timeout),
         Stream.withSpan("AssistantModel.turn", { attributes: { model: options.model } })
       )
 
