@@ -10,6 +10,8 @@ import { UsersApi } from "./users/UsersApi.js"
 import { MarketApi } from "./market/MarketApi.js"
 import { VenueAccountsApi } from "./venues/VenueAccountsApi.js"
 import { TraderApi } from "./trader/TraderApi.js"
+import { RankingApi } from "./ranking/RankingApi.js"
+import { SignalsApi } from "./signals/SignalsApi.js"
 
 /** The whole HTTP contract: every feature's group, under `/api`, with the errors any endpoint may answer. */
 export class TradingApi extends HttpApi.make("trading-platform")
@@ -23,6 +25,8 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(BacktestsApi)
   .add(AnalyticsApi)
   .add(AssistantApi)
+  .add(RankingApi)
+  .add(SignalsApi)
   .addError(ApiError.InvalidInput)
   .addError(ApiError.NotFound)
   .addError(ApiError.PayloadTooLarge)

@@ -22,7 +22,11 @@ import { Users } from "./users/Users.js"
 import { VenueAccounts } from "./venues/VenueAccounts.js"
 import { VenuesLive } from "./venues/VenuesLive.js"
 import { Trader } from "./trader/Trader.js"
+import { Rankings } from "./ranking/Rankings.js"
 import { SignalEngineLive } from "./signals/SignalEngineLive.js"
+import { SignalEngineRepo } from "./signals/SignalEngineRepo.js"
+import { Signals } from "./signals/Signals.js"
+import { SignalsRepo } from "./signals/SignalsRepo.js"
 
 // One Secrets for everyone: without SECRET_KEY in memory mode, each instance would have its own key.
 const AccountsLive = Accounts.DefaultWithoutDependencies.pipe(
@@ -35,6 +39,11 @@ const ProgramRuntimeLive = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ sand
 // The service that queues jobs and the workers that run them share one wake-up signal.
 const BacktestsLive = Layer.mergeAll(Backtests.Default, BacktestWorkersLive).pipe(
   Layer.provideMerge(Layer.mergeAll(BacktestsRepo.Default, BacktestSignal.Default))
+)
+
+// The signals service and this instance's engine share their repositories.
+const SignalsLive = Layer.mergeAll(Signals.Default, SignalEngineLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default))
 )
 
 // The configured provider, else the built-in offline analyst.
@@ -54,8 +63,9 @@ const ServicesLive = Layer.mergeAll(
   VenueAccounts.Default,
   Trader.Default,
   Analytics.Default,
+  Rankings.Default,
   BacktestsLive,
-  SignalEngineLive
+  SignalsLive
 ).pipe(
   Layer.provideMerge(Programs.Default),
   Layer.provideMerge(AccountsLive),

@@ -10,6 +10,10 @@ import { KlinesResponse, MarketDataQuery, MarketSymbol, PricesRequest, PricesRes
 import { MarketData } from "../market/MarketData.js"
 import { ProgramId, ProgramList } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
+import { RankingTable } from "../ranking/Ranking.js"
+import { Rankings } from "../ranking/Rankings.js"
+import { PoolId, SignalsListing, TriggerList } from "../signals/Signal.js"
+import { Signals } from "../signals/Signals.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 
 /** What a tool answers when it cannot do what was asked; the model sees it and may try again. */
@@ -86,6 +90,28 @@ export const GetBacktest = tool(
   Backtest
 )
 
+export const GetRanking = tool(
+  "get_ranking",
+  "Symbols ranked by a score over every built-in factor (momentum, trend, volatility, volume, microstructure), best first.",
+  {
+    timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const }),
+    limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { default: () => 10 }),
+    exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const, nullable: true })
+  },
+  RankingTable
+)
+export const ListSignals = tool("list_signals", "The caller's signals and signal pools with their trigger conditions.", {}, SignalsListing)
+export const GetTriggers = tool(
+  "get_triggers",
+  "Recent firings of the caller's signal pools, newest first; optionally of one pool or one symbol.",
+  {
+    pool_id: Schema.optional(PoolId),
+    symbol: Schema.optional(MarketSymbol),
+    limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { default: () => 20 })
+  },
+  TriggerList
+)
+
 /** Every tool the assistant may call. */
 export const AssistantToolkit = Toolkit.make(
   GetPrices,
@@ -94,7 +120,10 @@ export const AssistantToolkit = Toolkit.make(
   ListAccounts,
   ListPrograms,
   StartBacktest,
-  GetBacktest
+  GetBacktest,
+  GetRanking,
+  ListSignals,
+  GetTriggers
 )
 export type AssistantToolName = keyof typeof AssistantToolkit.tools
 
@@ -107,6 +136,8 @@ export const AssistantToolsLive = AssistantToolkit.toLayer(
     const accounts = yield* Accounts
     const programs = yield* Programs
     const backtests = yield* Backtests
+    const rankings = yield* Rankings
+    const signals = yield* Signals
     return {
       get_prices: (params) => market.prices(params).pipe(asToolFailure),
       get_klines: (params) => market.klines(params).pipe(asToolFailure),
@@ -131,16 +162,21 @@ export const AssistantToolsLive = AssistantToolkit.toLayer(
       list_programs: () => Effect.flatMap(caller, (user) => programs.list(user, { limit: 100, offset: 0 })),
       start_backtest: ({ program_id, ...request }) =>
         Effect.flatMap(caller, (user) => backtests.submit(user, program_id, request)).pipe(asToolFailure),
-      get_backtest: ({ backtest_id }) => Effect.flatMap(caller, (user) => backtests.get(user, backtest_id)).pipe(asToolFailure)
+      get_backtest: ({ backtest_id }) => Effect.flatMap(caller, (user) => backtests.get(user, backtest_id)).pipe(asToolFailure),
+      get_ranking: (params) => rankings.table(params).pipe(asToolFailure),
+      list_signals: () => Effect.flatMap(caller, (user) => signals.list(user)),
+      get_triggers: (query) => Effect.flatMap(caller, (user) => signals.triggers(user, { ...query, offset: 0 })).pipe(asToolFailure)
     }
   })
 )
 
-/** Whether what each tool needs is set up for the caller (market tools need nothing). */
+/** Whether what each tool needs is set up for the caller: a program to backtest, a pool whose triggers to read. */
 export const toolConfigured = (user: CurrentUserShape) =>
   Effect.gen(function*() {
     const programs = yield* Programs
+    const signals = yield* Signals
     const hasPrograms = (yield* programs.list(user, { limit: 1, offset: 0 })).programs.length > 0
+    const hasPools = (yield* signals.list(user)).pools.length > 0
     const configured: Record<AssistantToolName, boolean> = {
       get_prices: true,
       get_klines: true,
@@ -148,7 +184,10 @@ export const toolConfigured = (user: CurrentUserShape) =>
       list_accounts: true,
       list_programs: true,
       start_backtest: hasPrograms,
-      get_backtest: true
+      get_backtest: true,
+      get_ranking: true,
+      list_signals: true,
+      get_triggers: hasPools
     }
     return configured
   })

@@ -63,6 +63,11 @@ export const plan = (question: string, context: Record<string, unknown>, now: nu
       }
     })
   } else if (/backtest/.test(words)) calls.push({ name: "list_programs", args: {} })
+  if (/\b(rank(ing|ed)?|best|top|strongest|weakest)\b/.test(words)) calls.push({ name: "get_ranking", args: { timeframe, limit: 5 } })
+  if (/\b(signals?|pools?)\b/.test(words)) calls.push({ name: "list_signals", args: {} })
+  if (/\b(triggers?|triggered|fired|alerts?)\b/.test(words)) {
+    calls.push({ name: "get_triggers", args: symbols[0] ? { symbol: symbols[0], limit: 10 } : { limit: 10 } })
+  }
   if (/\b(candles?|klines?|chart)\b/.test(words) && symbols[0]) {
     calls.push({ name: "get_klines", args: { symbol: symbols[0], timeframe, limit: 24 } })
   }
@@ -116,6 +121,18 @@ const readers: Record<AssistantToolName, (result: any) => Array<string>> = {
     r.programs.length === 0
       ? ["You have no programs yet (POST /api/programs creates one)."]
       : [`Your programs: ${r.programs.map((p: any) => `#${p.id} ${p.name}`).join("; ")}. Ask "backtest program N on BTC" to test one.`],
+  get_ranking: (r) =>
+    r.rows.length === 0
+      ? ["The ranking has no rows yet."]
+      : [`Top of the ${r.timeframe} ranking: ${r.rows.map((row: any) => `#${row.rank} ${row.symbol} (score ${row.score.toFixed(2)})`).join(", ")}.`],
+  list_signals: (r) =>
+    r.signals.length === 0 && r.pools.length === 0
+      ? ["You have no signals or pools yet (POST /api/signals creates one)."]
+      : [`You have ${r.signals.length} signal(s) (${r.signals.map((x: any) => x.signal_name).join(", ")}) and ${r.pools.length} pool(s) (${r.pools.map((x: any) => x.pool_name).join(", ")}).`],
+  get_triggers: (r) =>
+    r.triggers.length === 0
+      ? ["None of your pools has fired yet."]
+      : [`Latest firings: ${r.triggers.map((t: any) => `${t.pool_name} on ${t.symbol} at ${t.fired_at}`).join("; ")}.`],
   start_backtest: (r) => [`Queued backtest #${r.id} on ${r.symbol} ${r.timeframe}; ask about "backtest ${r.id}" for its result.`],
   get_backtest: (r) =>
     r.metrics

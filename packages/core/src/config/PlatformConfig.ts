@@ -21,6 +21,7 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
+  readonly ranking: RankingOptions
   readonly signals: SignalEngineOptions
   readonly assistant: AssistantOptions
 }
@@ -32,6 +33,11 @@ export interface AssistantOptions {
   readonly timeout: Duration.Duration
   readonly chatPerHour: number
   readonly insightsPerHour: number
+}
+
+export interface RankingOptions {
+  /** How long a computed ranking table (or factor effectiveness) is served before it is computed again. */
+  readonly cacheTtl: Duration.Duration
 }
 
 /** How this instance takes part in the signal engine (one instance at a time runs it; see `SignalEngine`). */
@@ -122,6 +128,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   aiTimeoutMs: positiveInt("AI_TIMEOUT_MS", 60_000),
   aiChatPerHour: positiveInt("AI_CHAT_PER_HOUR", 60),
   aiInsightsPerHour: positiveInt("AI_INSIGHTS_PER_HOUR", 20),
+  rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
   signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60)
@@ -161,6 +168,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       chatPerHour: c.aiChatPerHour,
       insightsPerHour: c.aiInsightsPerHour
     },
+    ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     signals: {
       sampler: c.signalSampler,
       samplingInterval: Duration.seconds(c.samplingIntervalS),

@@ -29,7 +29,10 @@ for (const storage of testStorages) {
             "list_accounts",
             "list_programs",
             "start_backtest",
-            "get_backtest"
+            "get_backtest",
+            "get_ranking",
+            "list_signals",
+            "get_triggers"
           ])
           for (const tool of before.body.tools) {
             expect(tool.id).toBe(tool.name)
@@ -38,7 +41,8 @@ for (const storage of testStorages) {
           expect(before.body.tools.find((t: any) => t.name === "start_backtest").configured).toBe(false)
           yield* createProgram(alice.token)
           const after = yield* call("GET", "/api/ai/tools", { token: alice.token })
-          expect(after.body.tools.every((t: any) => t.configured)).toBe(true)
+          // Triggers need a pool.
+          expect(after.body.tools.filter((t: any) => !t.configured).map((t: any) => t.name)).toEqual(["get_triggers"])
           expectError(yield* call("GET", "/api/ai/tools"), 401, "unauthorized")
         }))
 
@@ -84,6 +88,21 @@ for (const storage of testStorages) {
           expect(asBob.events.find((e) => e.event === "tool_result")!.data.result).toMatchObject({ code: "forbidden" })
           const unknown = yield* postSse("/api/ai/chat", bob.token, { message: `backtest program 999999 on BTC` })
           expect(unknown.events.find((e) => e.event === "tool_result")!.data.result).toMatchObject({ code: "not_found" })
+        }))
+
+      it.effect("the offline analyst answers from the ranking table, the caller's signals and their triggers", () =>
+        Effect.gen(function*() {
+          const alice = yield* signUp("alice")
+          const reply = yield* postSse("/api/ai/chat", alice.token, { message: "Which coins rank best? Any signals or triggers fired?" })
+          const results = Object.fromEntries(reply.events.filter((e) => e.event === "tool_result").map((e) => [e.data.name, e.data.result]))
+          expect(Object.keys(results)).toEqual(["get_ranking", "list_signals", "get_triggers"])
+          expect(results["get_ranking"].rows.length).toBe(5)
+          expect(results["get_ranking"].rows[0].rank).toBe(1)
+          expect(results["list_signals"]).toEqual({ pools: [], signals: [] })
+          expect(results["get_triggers"]).toEqual({ triggers: [], next_offset: null })
+          const text = reply.events.filter((e) => e.event === "delta").map((e) => e.data.text).join("")
+          expect(text).toContain(`#1 ${results["get_ranking"].rows[0].symbol}`)
+          expect(text).toContain("None of your pools has fired yet.")
         }))
 
       it.effect("POST /api/ai/conversations answers 201 and continues a conversation; the list is newest first and paginated", () =>
