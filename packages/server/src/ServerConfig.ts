@@ -42,5 +42,11 @@ export const settings = [
   ["BACKTEST_LEASE_MS", "how long a backtest claim holds without renewal before another worker takes the job over (30000)"],
   ["BACKTEST_MAX_ATTEMPTS", "claims of one backtest job before it fails for good (3)"],
   ["RANKING_CACHE_S", "how long a computed ranking table or factor effectiveness is served, in seconds (60)"],
+  ["AI_BASE_URL", "OpenAI-compatible server for the assistant (none: the built-in offline analyst)"],
+  ["AI_MODEL", "model name sent to AI_BASE_URL (gpt-4o-mini)"],
+  ["AI_API_KEY", "key for AI_BASE_URL, sent as a bearer token; prefer the environment to the flag"],
+  ["AI_TIMEOUT_MS", "how long the assistant waits for the provider's answer, in milliseconds (60000)"],
+  ["AI_CHAT_PER_HOUR", "assistant messages per user per hour (60)"],
+  ["AI_INSIGHTS_PER_HOUR", "insight jobs per user per hour (20)"],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
 ] as const
