@@ -1,81 +1,48 @@
-import { FetchHttpClient } from "@effect/platform"
-import { Effect, Layer, Option } from "effect"
-import { AssistantChat } from "./assistant/AssistantChat.js"
-import { AssistantToolsLive } from "./assistant/AssistantTools.js"
-import { ConversationsRepo } from "./assistant/ConversationsRepo.js"
-import { OfflineAnalyst } from "./assistant/OfflineAnalyst.js"
-import { OpenAiCompatibleModel } from "./assistant/OpenAiCompatibleModel.js"
-import { Analytics } from "./analytics/Analytics.js"
-import { Backtests } from "./backtests/Backtests.js"
-import { BacktestSignal } from "./backtests/BacktestSignal.js"
-import { BacktestsRepo } from "./backtests/BacktestsRepo.js"
-import { BacktestWorkersLive } from "./backtests/BacktestWorkers.js"
-import { PlatformConfig } from "./config/PlatformConfig.js"
-import { Accounts } from "./accounts/Accounts.js"
-import { AccountsRepo } from "./accounts/AccountsRepo.js"
-import { MarketData } from "./market/MarketData.js"
-import { Secrets } from "./secrets/Secrets.js"
-import { Programs } from "./programs/Programs.js"
-import { QuickJsProgramRuntime } from "./sandbox/QuickJsRuntime.js"
+import { Layer } from "effect"
+import { AccountsLive } from "./accounts/AccountsLive.js"
+import { AnalyticsLive } from "./analytics/AnalyticsLive.js"
+import { AssistantLive } from "./assistant/AssistantLive.js"
+import { BacktestsLive } from "./backtests/BacktestsLive.js"
+import { JobsLive } from "./jobs/JobsLive.js"
+import { MarketLive } from "./market/MarketLive.js"
+import { ProgramsLive } from "./programs/ProgramsLive.js"
+import { SandboxLive } from "./sandbox/SandboxLive.js"
 import { DatabaseLive } from "./sql/Database.js"
-import { Users } from "./users/Users.js"
-import { VenueAccounts } from "./venues/VenueAccounts.js"
+import { TraderLive } from "./trader/TraderLive.js"
+import { UsersLive } from "./users/UsersLive.js"
+import { VenueAccountsLive } from "./venues/VenueAccountsLive.js"
 import { VenuesLive } from "./venues/VenuesLive.js"
-import { Trader } from "./trader/Trader.js"
 import { Rankings } from "./ranking/Rankings.js"
 import { SignalEngineLive } from "./signals/SignalEngineLive.js"
 import { SignalEngineRepo } from "./signals/SignalEngineRepo.js"
 import { Signals } from "./signals/Signals.js"
 import { SignalsRepo } from "./signals/SignalsRepo.js"
 
-// One Secrets for everyone: without SECRET_KEY in memory mode, each instance would have its own key.
-const AccountsLive = Accounts.DefaultWithoutDependencies.pipe(
-  Layer.provideMerge(Layer.mergeAll(AccountsRepo.Default, Secrets.Default))
-)
-
-// Backtest threads build their own runtime from the same limits.
-const ProgramRuntimeLive = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ sandbox }) => QuickJsProgramRuntime(sandbox)))
-
-// The service that queues jobs and the workers that run them share one wake-up signal.
-const BacktestsLive = Layer.mergeAll(Backtests.Default, BacktestWorkersLive).pipe(
-  Layer.provideMerge(Layer.mergeAll(BacktestsRepo.Default, BacktestSignal.Default))
-)
-
 // The signals service and this instance's engine share their repositories.
 const SignalsLive = Layer.mergeAll(Signals.Default, SignalEngineLive).pipe(
   Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default))
 )
 
-// The configured provider, else the built-in offline analyst.
-const AssistantModelLive = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ assistant }) =>
-  Option.match(assistant.provider, {
-    onNone: () => OfflineAnalyst,
-    onSome: (provider) => OpenAiCompatibleModel({ ...provider, timeout: assistant.timeout }).pipe(Layer.provide(FetchHttpClient.layer))
-  })))
-
-const AssistantLive = AssistantChat.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(ConversationsRepo.Default, AssistantModelLive, AssistantToolsLive))
-)
-
-const ServicesLive = Layer.mergeAll(
-  Users.Default,
-  MarketData.Default,
-  VenueAccounts.Default,
-  Trader.Default,
-  Analytics.Default,
-  Rankings.Default,
-  BacktestsLive,
-  SignalsLive
-).pipe(
-  Layer.provideMerge(Programs.Default),
+/**
+ * The platform's services on the configured storage, with this instance's background work (the
+ * job workers) running for as long as the layer lives; needs `PlatformConfig`. One `<Feature>Live`
+ * per line: the features first, then, below them, what they use (each may use those below it).
+ */
+export const PlatformLive = AssistantLive.pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    UsersLive,
+    MarketLive,
+    VenueAccountsLive,
+    TraderLive,
+    AnalyticsLive,
+    BacktestsLive,
+    Rankings.Default,
+    SignalsLive
+  )),
+  Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),
-  Layer.provideMerge(ProgramRuntimeLive),
+  Layer.provideMerge(SandboxLive),
+  Layer.provideMerge(JobsLive),
   Layer.provideMerge(DatabaseLive)
 )
-
-/**
- * The platform's services on the configured storage, with this instance's backtest workers
- * running for as long as the layer lives; needs `PlatformConfig`.
- */
-export const PlatformLive = Layer.provideMerge(AssistantLive, ServicesLive)

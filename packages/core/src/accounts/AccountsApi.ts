@@ -5,6 +5,9 @@ import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
 import { Account, AccountCreate, AccountPath, AccountUpdate } from "./Account.js"
 
+// The feature's contract: its endpoints (below) and the schemas they use.
+export * from "./Account.js"
+
 /** Trading accounts of the caller: `/api/account/...`. */
 export class AccountsApi extends HttpApiGroup.make("accounts")
   .add(

@@ -3,6 +3,9 @@ import { Authentication } from "../http/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { ProgramPerformance, ProgramPerformanceParams } from "./ProgramPerformance.js"
 
+// The feature's contract: its endpoints (below) and the schemas they use.
+export * from "./ProgramPerformance.js"
+
 /** Aggregates over the caller's data: `/api/analytics/...`. */
 export class AnalyticsApi extends HttpApiGroup.make("analytics")
   .add(

@@ -4,6 +4,9 @@ import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
 import { ChatRequest, Conversation, ConversationList, ConversationPath, ConversationStart, MessageList, ToolList } from "./Assistant.js"
 
+// The feature's contract: its endpoints (below) and the schemas they use.
+export * from "./Assistant.js"
+
 /** The AI assistant: its tools, the caller's conversations, and the streamed chat: `/api/ai/...`. */
 export class AssistantApi extends HttpApiGroup.make("assistant")
   .add(

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
+import { JobStatus } from "../jobs/JobStatus.js"
 import { Pagination } from "../http/Pagination.js"
 import { ProgramId } from "../programs/Program.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
@@ -10,8 +11,8 @@ export const BacktestId = Schema.Int.pipe(Schema.positive(), Schema.brand("Backt
 export type BacktestId = typeof BacktestId.Type
 
 /** Where a backtest job is: `queued` until a worker claims it, then `running`, then one of the final three. */
-export const BacktestStatus = Schema.Literal("queued", "running", "completed", "failed", "cancelled")
-export type BacktestStatus = typeof BacktestStatus.Type
+export const BacktestStatus = JobStatus
+export type BacktestStatus = JobStatus
 
 /** An ISO-8601 date and time on the wire. */
 export const Instant = Schema.String.pipe(

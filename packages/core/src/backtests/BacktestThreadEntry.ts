@@ -8,12 +8,12 @@ import { parentPort, workerData } from "node:worker_threads"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "../sandbox/QuickJsRuntime.js"
 import { runBacktest } from "./BacktestEngine.js"
-import { type BacktestThreadInput, FromThread, heartbeatSlot, outcomeOf, type ToThread } from "./BacktestThreadProtocol.js"
+import { threadHeartbeat } from "../jobs/Heartbeat.js"
+import { type BacktestThreadInput, FromThread, outcomeOf, type ToThread } from "./BacktestThreadProtocol.js"
 
 const port = parentPort!
 const { heartbeat, limits, run, settings } = workerData as BacktestThreadInput
-const beats = new Int32Array(heartbeat)
-const setBusy = (busy: boolean) => Atomics.store(beats, heartbeatSlot.busy, busy ? 1 : 0)
+const { call, setBusy } = threadHeartbeat(heartbeat)
 const post = (message: FromThread) => port.postMessage(Schema.encodeSync(FromThread)(message))
 
 // The port keeps the thread alive after the run: the main thread terminates it once it has the result.
@@ -43,7 +43,7 @@ const backtest = Effect.gen(function*() {
   return outcomeOf(yield* runBacktest(settings, candles, loaded))
 }).pipe(
   Effect.scoped,
-  Effect.provide(QuickJsProgramRuntime(limits, () => Atomics.add(beats, heartbeatSlot.calls, 1)))
+  Effect.provide(QuickJsProgramRuntime(limits, call))
 )
 
 void Effect.runPromiseExit(backtest).then((exit) =>

@@ -29,16 +29,9 @@ export interface BacktestThreadInput {
   readonly run: ProgramRun
   readonly settings: BacktestSettings
   readonly limits: SandboxLimits
-  /** `Int32Array` slots, see `heartbeatSlot`. */
+  /** Added by `startWorkerThread`, see `jobs/Heartbeat.ts`. */
   readonly heartbeat: SharedArrayBuffer
 }
-
-/**
- * The heartbeat the thread publishes for the watchdog on the main thread: `calls` counts the
- * calls into the program that have started, `busy` is 1 while the thread loads the program or
- * steps a window (so waiting for the next window never looks like a stall).
- */
-export const heartbeatSlot = { calls: 0, busy: 1 } as const
 
 /** From the main thread: the next window of candles (oldest first), or the end of the range. */
 export type ToThread =

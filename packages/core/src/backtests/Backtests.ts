@@ -2,6 +2,7 @@ import { Clock, Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import type { CurrentUserShape } from "../http/Authentication.js"
 import { Conflict, InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
+import { JobWakeup } from "../jobs/JobWakeup.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
@@ -16,8 +17,7 @@ import {
   type BacktestId,
   type BacktestRequest
 } from "./Backtest.js"
-import { BacktestSignal } from "./BacktestSignal.js"
-import { type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
+import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
 
 /** The longest backtest, in bars of its timeframe. */
 export const maxBacktestBars = 500_000
@@ -69,7 +69,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
     const programs = yield* Programs
     const accounts = yield* Accounts
     const venues = yield* Venues
-    const signal = yield* BacktestSignal
+    const wakeup = yield* JobWakeup
 
     /** The caller's backtest, or 404 when it does not exist and 403 when it is another user's. */
     const owned = (caller: CurrentUserShape, id: BacktestId) =>
@@ -119,7 +119,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
           code,
           now: yield* now
         })
-        yield* signal.wake
+        yield* wakeup.wake(backtestJobs.table)
         return toBacktest(row)
       }).pipe(
         dieOnStorageFailure,
@@ -136,7 +136,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
     const cancel = (caller: CurrentUserShape, id: BacktestId) =>
       Effect.gen(function*() {
         yield* owned(caller, id)
-        const cancelled = yield* repo.cancel({ id, now: yield* now })
+        const cancelled = yield* repo.jobs.cancel(id, yield* now)
         if (Option.isNone(cancelled)) {
           return yield* new Conflict({ error: `Backtest ${id} has already finished` })
         }

@@ -6,6 +6,9 @@ import { ProgramPath } from "../programs/ProgramsApi.js"
 import { Backtest, BacktestHistory, BacktestHistoryParams, BacktestId, BacktestRequest } from "./Backtest.js"
 import { idParam } from "../http/IdParam.js"
 
+// The feature's contract: its endpoints (below) and the schemas they use.
+export * from "./Backtest.js"
+
 const BacktestPath = Schema.Struct({ id: idParam(BacktestId) })
 
 /** Backtests of the caller's programs, run as durable jobs: `/api/programs/.../backtest...`. */

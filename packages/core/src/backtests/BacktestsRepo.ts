@@ -3,6 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { ProgramId } from "../programs/Program.js"
+import { makeJobQueue } from "../jobs/JobQueue.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
@@ -58,9 +59,17 @@ const NewBacktest = Schema.Struct({
   now: Schema.DateFromSelf
 })
 
-/** Identifies one run of a job: a later claim of the same row has more attempts, so a stale worker's writes miss. */
-const Run = Schema.Struct({ id: BacktestId, attempts: Schema.Int })
-export type BacktestRun = typeof Run.Type
+/** Backtests as jobs: the completed ones keep a summary beside the result, for history without the result. */
+export const backtestJobs = {
+  table: "backtests",
+  Row: BacktestRow,
+  Result: BacktestOutcome,
+  summary: ({ metrics, trades }: BacktestOutcome) => ({
+    total_pnl: metrics.total_pnl,
+    total_trades: metrics.total_trades,
+    winning_trades: trades.filter((t) => t.pnl > 0).length
+  })
+}
 
 const HistoryQuery = Schema.Struct({
   user_id: UserId,
@@ -71,7 +80,7 @@ const HistoryQuery = Schema.Struct({
   offset: Schema.Int
 })
 
-/** SQL for backtest jobs; the claim is the only place a job changes hands. */
+/** SQL for backtests; `jobs` claims, renews and ends them (the only place a job changes hands). */
 export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-platform/core/BacktestsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -110,68 +119,6 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
           ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
 
-    /**
-     * Takes the oldest job that is queued, or running under an expired lease (its worker died).
-     * `SKIP LOCKED` lets concurrent claimers pass over a row another one is taking, so a job is
-     * handed to one worker at a time.
-     */
-    const claim = SqlSchema.findOne({
-      Request: Schema.Struct({ now: Schema.DateFromSelf, lease_until: Schema.DateFromSelf, worker: Schema.String }),
-      Result: BacktestRow,
-      execute: (c) => sql`
-        UPDATE backtests
-        SET status = 'running', attempts = attempts + 1, lease_until = ${c.lease_until}, claimed_by = ${c.worker},
-          started_at = COALESCE(started_at, ${c.now})
-        WHERE id = (
-          SELECT id FROM backtests
-          WHERE status = 'queued' OR (status = 'running' AND lease_until < ${c.now})
-          ORDER BY id
-          FOR UPDATE SKIP LOCKED
-          LIMIT 1
-        )
-        RETURNING *`
-    })
-
-    /** Writes progress and renews the lease; false when the run is no longer this worker's (cancelled or reclaimed). */
-    const checkpoint = (run: BacktestRun, progress: number, leaseUntil: Date) =>
-      Effect.map(
-        sql`
-          UPDATE backtests SET progress = ${progress}, lease_until = ${leaseUntil}
-          WHERE id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'
-          RETURNING id`,
-        (rows) => rows.length > 0
-      )
-
-    const complete = (run: BacktestRun, outcome: BacktestOutcome, now: Date) =>
-      Effect.flatMap(Schema.encode(Schema.parseJson(BacktestOutcome))(outcome), (json) => {
-        const { metrics, trades } = outcome
-        return sql`
-          UPDATE backtests SET status = 'completed', progress = 1, lease_until = NULL, finished_at = ${now},
-            result = ${json}, total_pnl = ${metrics.total_pnl}, total_trades = ${metrics.total_trades},
-            winning_trades = ${trades.filter((t) => t.pnl > 0).length}
-          WHERE id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'`
-      }).pipe(Effect.asVoid)
-
-    const fail = (run: BacktestRun, error: string, now: Date) =>
-      sql`
-        UPDATE backtests SET status = 'failed', lease_until = NULL, finished_at = ${now}, error = ${error}
-        WHERE id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'`.pipe(Effect.asVoid)
-
-    /** Hands the job back for another attempt: the lease ends now, so the next claim takes it. */
-    const release = (run: BacktestRun, error: string, now: Date) =>
-      sql`
-        UPDATE backtests SET lease_until = ${now}, error = ${error}
-        WHERE id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'`.pipe(Effect.asVoid)
-
-    const cancel = SqlSchema.findOne({
-      Request: Schema.Struct({ id: BacktestId, now: Schema.DateFromSelf }),
-      Result: BacktestRow,
-      execute: (c) => sql`
-        UPDATE backtests SET status = 'cancelled', lease_until = NULL, finished_at = ${c.now}
-        WHERE id = ${c.id} AND status IN ('queued', 'running')
-        RETURNING *`
-    })
-
-    return { insert, findById, history, claim, checkpoint, complete, fail, release, cancel } as const
+    return { insert, findById, history, jobs: yield* makeJobQueue(backtestJobs) } as const
   })
 }) {}

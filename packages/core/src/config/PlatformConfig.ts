@@ -1,5 +1,7 @@
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { rateLimitPolicyPerMinute, type RateLimitPolicy } from "../http/RateLimitPolicy.js"
+import { type JobOptions, jobOptionsConfig } from "../jobs/JobOptions.js"
+import { integerSetting, positiveInt } from "./Settings.js"
 import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/QuickJsRuntime.js"
 
 /** Where the platform keeps its data. */
@@ -51,16 +53,7 @@ export interface SignalEngineOptions {
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
-export interface BacktestJobOptions {
-  /** Jobs this instance runs at once; 0 runs none (an API-only replica). */
-  readonly concurrency: number
-  /** How often an idle worker looks for jobs queued by other instances or left by a dead one. */
-  readonly pollInterval: Duration.Duration
-  /** How long a claim holds without renewal before another worker may take the job over. */
-  readonly lease: Duration.Duration
-  /** Claims of one job before it fails for good. */
-  readonly maxAttempts: number
-}
+export type BacktestJobOptions = JobOptions
 
 /** How the platform reaches one venue: the deterministic simulation, or the real HTTP API. */
 export interface VenueConnection {
@@ -80,12 +73,7 @@ export interface VenuesOptions {
   readonly marketDataTtl: Duration.Duration
 }
 
-/** An integer setting checked by `valid`; nesting after validating keeps the variable's name in the error. */
-export const integerSetting = (name: string, fallback: number, message: string, valid: (n: number) => boolean) =>
-  Config.integer().pipe(Config.validate({ message, validation: valid }), Config.nested(name), Config.withDefault(fallback))
-
-const positiveInt = (name: string, fallback: number) =>
-  integerSetting(name, fallback, "must be a whole number of at least 1", (n) => n >= 1)
+export { integerSetting } from "./Settings.js"
 
 const venueConnection = (prefix: "VENUE1" | "VENUE2", defaultUrl: string) =>
   Config.all({
@@ -118,10 +106,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   venue2: venueConnection("VENUE2", "https://fapi.binance.com"),
   simulationSeed: Config.integer("SIMULATION_SEED").pipe(Config.withDefault(42)),
   marketDataTtlMs: positiveInt("MARKET_DATA_TTL_MS", 2_000),
-  backtestConcurrency: integerSetting("BACKTEST_CONCURRENCY", 2, "must be a whole number from 0 to 64", (n) => n >= 0 && n <= 64),
-  backtestPollMs: positiveInt("BACKTEST_POLL_INTERVAL_MS", 1_000),
-  backtestLeaseMs: integerSetting("BACKTEST_LEASE_MS", 30_000, "must be a whole number of at least 1000", (n) => n >= 1000),
-  backtestMaxAttempts: positiveInt("BACKTEST_MAX_ATTEMPTS", 3),
+  backtests: jobOptionsConfig("BACKTEST"),
   aiBaseUrl: Config.option(Config.url("AI_BASE_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
   aiModel: Config.string("AI_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
   aiApiKey: Config.option(Config.redacted("AI_API_KEY")),
@@ -155,12 +140,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       simulationSeed: c.simulationSeed,
       marketDataTtl: Duration.millis(c.marketDataTtlMs)
     },
-    backtests: {
-      concurrency: c.backtestConcurrency,
-      pollInterval: Duration.millis(c.backtestPollMs),
-      lease: Duration.millis(c.backtestLeaseMs),
-      maxAttempts: c.backtestMaxAttempts
-    },
+    backtests: c.backtests,
     sandbox: defaultSandboxLimits,
     assistant: {
       provider: Option.map(c.aiBaseUrl, (baseUrl) => ({ baseUrl, model: c.aiModel, apiKey: c.aiApiKey })),

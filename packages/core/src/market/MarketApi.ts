@@ -3,6 +3,10 @@ import { Authentication } from "../http/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { KlinesParams, KlinesResponse, MarketDataQuery, MarketDataResponse, PricesRequest, PricesResponse } from "./Market.js"
 
+// The feature's contract: its endpoints (below) and the schemas they use.
+export * from "./Market.js"
+export { Candle, Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
+
 /** Market data from the venues, cached briefly: `/api/market/...` and the programs' query. */
 export class MarketApi extends HttpApiGroup.make("market")
   .add(

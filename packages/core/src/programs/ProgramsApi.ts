@@ -6,6 +6,9 @@ import { Pagination } from "../http/Pagination.js"
 import { Program, ProgramId, ProgramList, ProgramRequest, ProgramSummary } from "./Program.js"
 import { idParam } from "../http/IdParam.js"
 
+// The feature's contract: its endpoints (below) and the schemas they use.
+export * from "./Program.js"
+
 /** `/programs/:id` */
 export const ProgramPath = Schema.Struct({ id: idParam(ProgramId) })
 

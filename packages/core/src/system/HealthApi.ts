@@ -2,6 +2,9 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { ApiError } from "../http/Errors.js"
 import { Health } from "./Health.js"
 
+// The feature's contract: its endpoints (below) and the schemas they use.
+export { Health, StorageKind } from "./Health.js"
+
 /** `GET /api/health`: no token needed; 503 when storage does not answer. */
 export class HealthApi extends HttpApiGroup.make("health", { topLevel: true })
   .add(

@@ -4,6 +4,9 @@ import { Authentication } from "../http/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { ImportPreview, ImportResult, TraderDocument, TraderExport } from "./TraderData.js"
 
+// The feature's contract: its endpoints (below) and the schemas they use.
+export * from "./TraderData.js"
+
 /** An account's decision logs and trades, moved between accounts: `/api/trader/{id}/...`. */
 export class TraderApi extends HttpApiGroup.make("trader")
   .add(

@@ -6,6 +6,9 @@ import { Pagination } from "../http/Pagination.js"
 import { LoginRequest, LoginResponse, PasswordChangeRequest, RegisterRequest, SessionId, SessionList, User } from "./User.js"
 import { idParam } from "../http/IdParam.js"
 
+// The feature's contract: its endpoints (below) and the schemas they use.
+export * from "./User.js"
+
 /** Users and session tokens: `/api/users/...`. Register and login need no token. */
 export class UsersApi extends HttpApiGroup.make("users")
   .add(

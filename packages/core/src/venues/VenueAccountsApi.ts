@@ -4,6 +4,9 @@ import { Authentication } from "../http/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { Acknowledgement, Venue2SetupRequest, WalletRequest, WalletTestResult } from "./VenueAccount.js"
 
+// The feature's contract: its endpoints (below) and the schemas they use.
+export * from "./VenueAccount.js"
+
 /** Connecting accounts to the venues: `/api/venue1/...` and `/api/venue2/...`. */
 export class VenueAccountsApi extends HttpApiGroup.make("venueAccounts")
   .add(

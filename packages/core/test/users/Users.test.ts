@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
-import { migrate, PlatformLive, Users, UsersRepo, type UserId } from "@trading-platform/core"
+import { migrate, PlatformLive, Users, type UserId } from "@trading-platform/core"
+import { UsersRepo } from "../../src/users/UsersRepo.js"
 import { Clock, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { TestConfig, testStorages } from "../support/TestStorage.js"

@@ -1,8 +1,8 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
 import { createAccount } from "../support/Accounts.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
+import { testStorages } from "@trading-platform/core/testing"
 
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`accounts over ${storage.name}`, () => {

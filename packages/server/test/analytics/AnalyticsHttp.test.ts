@@ -1,9 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
 import { createAccount } from "../support/Accounts.js"
 import { BacktestServer, isFinished, shortRun, throwingProgram, tradingProgram, waitForBacktest } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
+import { testStorages } from "@trading-platform/core/testing"
 
 const createProgram = (token: string, name: string, code = tradingProgram) =>
   Effect.map(call("POST", "/api/programs", { token, body: { name, code } }), (reply) => reply.body.id as number)

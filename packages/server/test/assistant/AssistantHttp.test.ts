@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { platformOptions } from "@trading-platform/core"
 import { Effect, TestClock } from "effect"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
+import { testStorages } from "@trading-platform/core/testing"
 import { tradingProgram } from "../support/Backtests.js"
 import { postSse } from "../support/Sse.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"

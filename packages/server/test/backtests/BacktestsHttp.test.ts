@@ -1,7 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { liveBacktestThreads } from "../../../core/src/backtests/BacktestThread.js"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
 import { createAccount } from "../support/Accounts.js"
 import {
   BacktestServer,
@@ -14,6 +12,7 @@ import {
   waitForBacktest
 } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
+import { liveBacktestThreads, testStorages } from "@trading-platform/core/testing"
 
 /** A user with one program of the given code. */
 const withProgram = (code = tradingProgram) =>

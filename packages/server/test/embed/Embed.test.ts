@@ -3,8 +3,8 @@ import { makeNodeHandler, makeWebHandler } from "@trading-platform/server"
 import { Duration, Option } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { testOptions } from "../../../core/test/support/TestStorage.js"
 import { uniqueUser } from "../support/TestServer.js"
+import { testOptions } from "@trading-platform/core/testing"
 
 const config = testOptions({ kind: "pglite", dataDir: "memory://" })
 const json = (body: unknown, token?: string) => ({

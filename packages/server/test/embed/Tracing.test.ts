@@ -5,8 +5,8 @@ import { PlatformConfig, PlatformLive } from "@trading-platform/core"
 import { ApiLive, makeWebHandler, requestContext, ServerLive } from "@trading-platform/server"
 import { Effect, Layer, Option, Tracer } from "effect"
 import { createServer } from "node:http"
-import { testOptions } from "../../../core/test/support/TestStorage.js"
 import { baseUrl, uniqueUser } from "../support/TestServer.js"
+import { testOptions } from "@trading-platform/core/testing"
 
 /** A tracer that records the names of the spans it is asked to start. */
 const recordingTracer = () => {

@@ -6,8 +6,8 @@ import { ApiLive, requestContext } from "@trading-platform/server"
 import { Effect, FastCheck, Layer, Redacted } from "effect"
 import { createServer as createHttpServer, request as httpRequest } from "node:http"
 import { createServer as createTcpServer, connect, type Server, type Socket } from "node:net"
-import { TestConfig, testDatabaseUrl, testStorages } from "../../../core/test/support/TestStorage.js"
 import { baseUrl, call, expectError, signUp, TestServer } from "../support/TestServer.js"
+import { TestConfig, testDatabaseUrl, testStorages } from "@trading-platform/core/testing"
 
 const mib = 1024 * 1024
 

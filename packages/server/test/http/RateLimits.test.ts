@@ -4,8 +4,8 @@ import { makeWebHandler } from "@trading-platform/server"
 import { Duration, Effect, Option, Redacted, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeMemoryStore } from "../../src/http/RateLimitStore.js"
-import { testOptions, testRedisUrl } from "../../../core/test/support/TestStorage.js"
 import { call, expectError, TestServer, uniqueUser, type Reply } from "../support/TestServer.js"
+import { testOptions, testRedisUrl } from "@trading-platform/core/testing"
 
 const limits = rateLimitPolicyPerMinute({ auth: 3, read: 3, write: 2 })
 

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
+import { testStorages } from "@trading-platform/core/testing"
 
 const now = Date.parse("2026-03-01T12:34:56.000Z")
 const hour = 3_600_000

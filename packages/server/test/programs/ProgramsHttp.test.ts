@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Option } from "effect"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
+import { testStorages } from "@trading-platform/core/testing"
 
 const code = `export function decide(data) {\n  return { operation: "hold" }\n}\n`
 const typescript = `interface Data { candles: Array<{ close: number }> }\nexport function decide(data: Data): { operation: string } {\n  return { operation: data.candles.length > 1 ? "buy" : "hold" }\n}\n`

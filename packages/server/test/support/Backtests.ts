@@ -1,9 +1,8 @@
 import { expect } from "@effect/vitest"
 import type { BacktestJobOptions } from "@trading-platform/core"
 import { Duration, Effect, Layer, TestClock } from "effect"
-import type { TestStorage } from "../../../core/test/support/TestStorage.js"
-import { liveBacktestThreads } from "../../../core/src/backtests/BacktestThread.js"
 import { call, type Reply, TestServer } from "./TestServer.js"
+import { liveBacktestThreads, type TestStorage } from "@trading-platform/core/testing"
 
 /** Trades every tenth bar: buys half the balance when flat, closes when in a position. */
 export const tradingProgram = `let n = 0

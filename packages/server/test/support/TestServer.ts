@@ -4,7 +4,7 @@ import { ServerLive } from "@trading-platform/server"
 import { expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
-import { TestConfig, testStorages, type TestStorage } from "../../../core/test/support/TestStorage.js"
+import { TestConfig, type TestStorage, testStorages } from "@trading-platform/core/testing"
 
 /** The real server on a random port, over the given storage (in-memory PGlite by default). */
 export const TestServer = (options: { storage?: TestStorage; config?: Partial<PlatformOptions> } = {}) =>

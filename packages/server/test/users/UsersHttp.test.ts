@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { testStorages } from "../../../core/test/support/TestStorage.js"
 import { call, expectError, signUp, TestServer, uniqueUser } from "../support/TestServer.js"
+import { testStorages } from "@trading-platform/core/testing"
 
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`users and sessions over ${storage.name}`, () => {

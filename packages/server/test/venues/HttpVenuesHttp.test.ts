@@ -1,10 +1,9 @@
 import { afterAll, describe, expect, layer } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import { createServer } from "node:net"
-import { refusedAddress, startFakeVenue1, startFakeVenue2, venue2Account } from "../../../core/test/support/FakeVenues.js"
-import { testOptions, testStorages } from "../../../core/test/support/TestStorage.js"
 import { createAccount, venue2Keys, wallet } from "../support/Accounts.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
+import { refusedAddress, startFakeVenue1, startFakeVenue2, testOptions, testStorages, venue2Account } from "@trading-platform/core/testing"
 
 const fake1 = await startFakeVenue1()
 const fake2 = await startFakeVenue2()

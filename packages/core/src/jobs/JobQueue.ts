@@ -1,0 +1,112 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, type Option, type ParseResult, Schema } from "effect"
+
+/** Identifies one run of a job: a later claim of the same row has more attempts, so a stale worker's writes miss. */
+export interface JobRun {
+  readonly id: number
+  readonly attempts: number
+}
+
+/** What every job row has, whatever its kind (see "Jobs" in `docs/contributing.md`). */
+export interface JobRow extends JobRun {
+  readonly error: string | null
+}
+
+/**
+ * One kind of durable job: the table that holds its jobs (one row each, with the job columns next
+ * to the kind's own), the row as read back, and the result stored as JSON in `result`.
+ */
+export interface JobKind<Row extends JobRow, RowEncoded, Result, ResultEncoded> {
+  readonly table: string
+  readonly Row: Schema.Schema<Row, RowEncoded>
+  readonly Result: Schema.Schema<Result, ResultEncoded>
+  /** Columns of the kind's own written with the result, e.g. a summary that lists read without the result. */
+  readonly summary?: (result: Result) => Record<string, unknown>
+}
+
+type Failure = SqlError | ParseResult.ParseError
+
+/** The claim, lease and end of the jobs of one kind: the only SQL that moves a job between statuses. */
+export interface JobQueue<Row, Result> {
+  /**
+   * Takes the oldest job that is queued, or running under an expired lease (its worker died), so
+   * a job left by a dead worker resumes once its lease ends.
+   */
+  readonly claim: (claim: { readonly now: Date; readonly leaseUntil: Date; readonly worker: string }) => Effect.Effect<
+    Option.Option<Row>,
+    Failure
+  >
+  /** Writes progress and renews the lease; false when the run is no longer this worker's (cancelled or reclaimed). */
+  readonly renew: (run: JobRun, progress: number, leaseUntil: Date) => Effect.Effect<boolean, SqlError>
+  readonly complete: (run: JobRun, result: Result, now: Date) => Effect.Effect<void, Failure>
+  readonly fail: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
+  /** Hands the job back for another attempt: the lease ends now, so the next claim takes it. */
+  readonly release: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
+  /** Cancels a job that has not finished; none when it has. */
+  readonly cancel: (id: number, now: Date) => Effect.Effect<Option.Option<Row>, Failure>
+}
+
+export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncoded>(
+  kind: JobKind<Row, RowEncoded, Result, ResultEncoded>
+): Effect.Effect<JobQueue<Row, Result>, never, SqlClient.SqlClient> =>
+  Effect.map(SqlClient.SqlClient, (sql) => {
+    const table = sql(kind.table)
+    const encodeResult = Schema.encode(Schema.parseJson(kind.Result))
+    // Writes to a run match its attempt and a running status, so a cancelled or reclaimed run's writes miss.
+    const ofRun = (run: JobRun) => sql`id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'`
+
+    // `SKIP LOCKED` lets concurrent claimers pass over a row another one is taking, so a job is
+    // handed to one worker at a time.
+    const claim = SqlSchema.findOne({
+      Request: Schema.Struct({ now: Schema.DateFromSelf, leaseUntil: Schema.DateFromSelf, worker: Schema.String }),
+      Result: kind.Row,
+      execute: (c) => sql`
+        UPDATE ${table}
+        SET status = 'running', attempts = attempts + 1, lease_until = ${c.leaseUntil}, claimed_by = ${c.worker},
+          started_at = COALESCE(started_at, ${c.now})
+        WHERE id = (
+          SELECT id FROM ${table}
+          WHERE status = 'queued' OR (status = 'running' AND lease_until < ${c.now})
+          ORDER BY id
+          FOR UPDATE SKIP LOCKED
+          LIMIT 1
+        )
+        RETURNING *`
+    })
+
+    const renew = (run: JobRun, progress: number, leaseUntil: Date) =>
+      Effect.map(
+        sql`UPDATE ${table} SET progress = ${progress}, lease_until = ${leaseUntil} WHERE ${ofRun(run)} RETURNING id`,
+        (rows) => rows.length > 0
+      )
+
+    const complete = (run: JobRun, result: Result, now: Date) =>
+      Effect.flatMap(encodeResult(result), (json) => {
+        const summary = kind.summary?.(result)
+        return sql`
+          UPDATE ${table} SET status = 'completed', progress = 1, lease_until = NULL, finished_at = ${now},
+            result = ${json}${summary === undefined ? sql`` : sql`, ${sql.update(summary)}`}
+          WHERE ${ofRun(run)}`
+      }).pipe(Effect.asVoid)
+
+    const fail = (run: JobRun, error: string, now: Date) =>
+      sql`
+        UPDATE ${table} SET status = 'failed', lease_until = NULL, finished_at = ${now}, error = ${error}
+        WHERE ${ofRun(run)}`.pipe(Effect.asVoid)
+
+    const release = (run: JobRun, error: string, now: Date) =>
+      sql`UPDATE ${table} SET lease_until = ${now}, error = ${error} WHERE ${ofRun(run)}`.pipe(Effect.asVoid)
+
+    const cancel = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Number, now: Schema.DateFromSelf }),
+      Result: kind.Row,
+      execute: (c) => sql`
+        UPDATE ${table} SET status = 'cancelled', lease_until = NULL, finished_at = ${c.now}
+        WHERE id = ${c.id} AND status IN ('queued', 'running')
+        RETURNING *`
+    })
+
+    return { claim, renew, complete, fail, release, cancel: (id, now) => cancel({ id, now }) }
+  })

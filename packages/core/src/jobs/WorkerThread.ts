@@ -1,0 +1,118 @@
+import { Effect, Queue, type Scope } from "effect"
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { extname } from "node:path"
+import { pathToFileURL } from "node:url"
+import { type ResourceLimits, Worker } from "node:worker_threads"
+import { heartbeatSlot, makeHeartbeatBuffer } from "./Heartbeat.js"
+
+// Resolved on first use: the CommonJS build has no import.meta, and the ESM one no __filename.
+const here = () => (typeof __filename === "string" ? pathToFileURL(__filename) : new URL(import.meta.url))
+
+/**
+ * Starts a thread's entry module, named by its path under `src/` without extension (e.g.
+ * `backtests/BacktestThreadEntry`). The build has it at the same path under `dist/` (see
+ * `tsup.config.ts`) with this module's extension: `.js` or `.cjs` in the build (bundled into the
+ * package's root), `.ts` in the sources (vitest, tsx). A plain Node thread cannot load
+ * TypeScript, so from the sources it first registers tsx's loader.
+ */
+const spawn = (entry: string, workerData: unknown, resourceLimits: ResourceLimits | undefined) => {
+  const base = here()
+  const extension = extname(base.pathname)
+  // The sources have this module in src/jobs/; the build has it bundled at the root of dist/.
+  const root = new URL(extension === ".ts" ? "../" : "./", base)
+  const url = new URL(`${entry}${extension}`, root)
+  const options = { workerData, ...(resourceLimits === undefined ? {} : { resourceLimits }) }
+  if (extension !== ".ts") return new Worker(url, options)
+  // tsx's ESM API (its CommonJS one cannot register from here), found through its exports map.
+  const tsxPackage = createRequire(base).resolve("tsx/package.json")
+  const tsx = new URL(JSON.parse(readFileSync(tsxPackage, "utf8")).exports["./esm/api"].import.default, pathToFileURL(tsxPackage))
+  const bootstrap = `import(${JSON.stringify(tsx.href)}).then(({ register }) => { register(); return import(${JSON.stringify(url.href)}) })`
+  return new Worker(bootstrap, { ...options, eval: true })
+}
+
+/** What the main thread hears from a worker thread. */
+export type WorkerThreadEvent =
+  | { readonly _tag: "Message"; readonly message: unknown }
+  /** The watchdog stopped the thread: one call ran over `stallMillis`. */
+  | { readonly _tag: "Stalled" }
+  /** The thread crashed or exited on its own. */
+  | { readonly _tag: "Died"; readonly message: string }
+
+/** A running worker thread, as the main thread drives it. */
+export interface WorkerThread {
+  readonly take: Effect.Effect<WorkerThreadEvent>
+  readonly post: (message: unknown) => Effect.Effect<void>
+}
+
+export interface WorkerThreadOptions {
+  /** The entry module (see `spawn`); it gets `workerData` with `heartbeat` added. */
+  readonly entry: string
+  readonly workerData: object
+  /** Names the thread in the reasons it died, e.g. "backtest thread". */
+  readonly name: string
+  /** Caps on the thread's own JavaScript heap: a runaway allocation ends the thread, not the server. */
+  readonly resourceLimits?: ResourceLimits
+  /** The watchdog stops the thread when one call it marked busy lasts longer (see `Heartbeat.ts`). */
+  readonly stallMillis: number
+  /** Told when the thread starts and when it exits (for counting live threads). */
+  readonly onStart?: () => void
+  readonly onExit?: () => void
+}
+
+/**
+ * Runs an entry module in a worker thread of its own, terminated when the scope closes. A
+ * watchdog on a real timer, not the Effect clock (so it also fires under a test clock), terminates
+ * a thread that has been in one call for over `stallMillis`: untrusted work counted as one step
+ * cannot be interrupted from inside, and must not hold a thread forever.
+ */
+export const startWorkerThread = (options: WorkerThreadOptions): Effect.Effect<WorkerThread, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const events = yield* Queue.unbounded<WorkerThreadEvent>()
+    const heartbeat = makeHeartbeatBuffer()
+    const beats = new Int32Array(heartbeat)
+
+    const worker = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const worker = spawn(options.entry, { ...options.workerData, heartbeat }, options.resourceLimits)
+        options.onStart?.()
+        let ended = false
+        worker.once("exit", (code) => {
+          options.onExit?.()
+          if (!ended) Queue.unsafeOffer(events, { _tag: "Died", message: `The ${options.name} exited with code ${code}` })
+        })
+        worker.on("error", (error) => {
+          ended = true
+          Queue.unsafeOffer(events, { _tag: "Died", message: `The ${options.name} died: ${error.message}` })
+        })
+        worker.on("message", (message) => Queue.unsafeOffer(events, { _tag: "Message", message }))
+        let calls = 0
+        let movedAt = Date.now()
+        const watchdog = setInterval(() => {
+          const now = Date.now()
+          const seen = Atomics.load(beats, heartbeatSlot.calls)
+          // Before the first call (starting up, instantiating WASM) there is nothing to be stuck in.
+          if (Atomics.load(beats, heartbeatSlot.busy) === 0 || seen !== calls || seen === 0) {
+            calls = seen
+            movedAt = now
+          } else if (now - movedAt > options.stallMillis) {
+            ended = true
+            clearInterval(watchdog)
+            Queue.unsafeOffer(events, { _tag: "Stalled" })
+            void worker.terminate()
+          }
+        }, Math.max(10, options.stallMillis / 8))
+        return {
+          worker,
+          stop: () => {
+            ended = true
+            clearInterval(watchdog)
+            return worker.terminate()
+          }
+        }
+      }),
+      ({ stop }) => Effect.promise(stop)
+    ).pipe(Effect.map(({ worker }) => worker))
+
+    return { take: Queue.take(events), post: (message) => Effect.sync(() => worker.postMessage(message)) }
+  })
