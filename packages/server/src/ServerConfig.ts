@@ -48,5 +48,9 @@ export const settings = [
   ["AI_TIMEOUT_MS", "how long the assistant waits for the provider's answer, in milliseconds (60000)"],
   ["AI_CHAT_PER_HOUR", "assistant messages per user per hour (60)"],
   ["AI_INSIGHTS_PER_HOUR", "insight jobs per user per hour (20)"],
+  ["INSIGHT_CONCURRENCY", "insight jobs this instance runs at once; 0 runs none (2)"],
+  ["INSIGHT_POLL_INTERVAL_MS", "how often an idle insight worker looks for jobs, in milliseconds (1000)"],
+  ["INSIGHT_LEASE_MS", "how long an insight claim holds without renewal before another worker takes the job over (30000)"],
+  ["INSIGHT_MAX_ATTEMPTS", "claims of one insight job before it fails for good (3)"],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
 ] as const

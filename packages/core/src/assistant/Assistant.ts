@@ -1,6 +1,8 @@
 import { Schema } from "effect"
 import { idParam } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
+import { MarketSymbol } from "../market/Market.js"
+import { Exchange, Timeframe } from "../venues/Venue.js"
 
 /** A conversation's id. */
 export const ConversationId = Schema.Int.pipe(Schema.positive(), Schema.brand("ConversationId"))
@@ -89,3 +91,46 @@ export class MessageList extends Schema.Class<MessageList>("MessageList")({
 }) {}
 
 export const MessagesParams = Pagination
+
+/** An insight job's id; on the wire `task_id` is its text. */
+export const InsightId = Schema.Int.pipe(Schema.positive(), Schema.brand("InsightId"))
+export type InsightId = typeof InsightId.Type
+
+/** `{task_id}` in a path. */
+export const InsightPath = Schema.Struct({ task_id: idParam(InsightId) })
+
+/** `POST /api/ai/insight`: every field optional, as the spec says; BTC on 1h by default. */
+export const InsightRequest = Schema.Struct({
+  symbol: Schema.optionalWith(MarketSymbol, { default: () => "BTC", nullable: true }),
+  timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const, nullable: true }),
+  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const, nullable: true }),
+  prompt: Schema.optionalWith(Schema.String.pipe(Schema.maxLength(2000)), { nullable: true })
+}).annotations({ parseOptions: { errors: "all" } })
+export type InsightRequest = typeof InsightRequest.Type
+
+export const InsightStatus = Schema.Literal("queued", "running", "completed", "failed", "cancelled")
+
+/** What an insight concludes, and from which facts. */
+export const InsightResult = Schema.Struct({
+  symbol: Schema.String,
+  timeframe: Timeframe,
+  sentiment: Schema.Literal("bullish", "bearish", "neutral"),
+  /** The analyst's estimate that the next bars close higher, 0..1. */
+  probability_up: Schema.Number,
+  summary: Schema.String,
+  key_levels: Schema.Struct({ support: Schema.Array(Schema.Number), resistance: Schema.Array(Schema.Number) }),
+  drivers: Schema.Array(Schema.String),
+  risks: Schema.Array(Schema.String),
+  /** The facts it read: market data, indicators, the ranking table. */
+  sources: Schema.Array(Schema.Struct({ name: Schema.String, detail: Schema.String })),
+  generated_at: Schema.String
+})
+export type InsightResult = typeof InsightResult.Type
+
+/** `POST /api/ai/insight` answers `{task_id, status}`; `GET /api/ai/insight/{task_id}` adds `result` or `error`. */
+export class InsightTask extends Schema.Class<InsightTask>("InsightTask")({
+  task_id: Schema.String,
+  status: InsightStatus,
+  result: Schema.optional(InsightResult),
+  error: Schema.optional(Schema.String)
+}) {}

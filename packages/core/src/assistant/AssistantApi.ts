@@ -2,7 +2,18 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Authentication } from "../http/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
-import { ChatRequest, Conversation, ConversationList, ConversationPath, ConversationStart, MessageList, ToolList } from "./Assistant.js"
+import {
+  ChatRequest,
+  Conversation,
+  ConversationList,
+  ConversationPath,
+  ConversationStart,
+  InsightPath,
+  InsightRequest,
+  InsightTask,
+  MessageList,
+  ToolList
+} from "./Assistant.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
 export * from "./Assistant.js"
@@ -51,7 +62,21 @@ export class AssistantApi extends HttpApiGroup.make("assistant")
       )
       .annotate(OpenApi.Summary, "Ask the assistant; the answer streams as it is written")
   )
-  // Another user's conversation; an unknown id answers the API-wide 404; the hourly quotas the API-wide 429.
+  .add(
+    HttpApiEndpoint.post("insight", "/ai/insight")
+      .setPayload(InsightRequest)
+      .addSuccess(InsightTask, { status: 202 })
+      .addError(ApiError.UpstreamError)
+      .addError(ApiError.UpstreamTimeout)
+      .annotate(OpenApi.Summary, "Queue an insight on a symbol: sentiment, probability of a rise, key levels, drivers, risks")
+  )
+  .add(
+    HttpApiEndpoint.get("insightTask", "/ai/insight/:task_id")
+      .setPath(InsightPath)
+      .addSuccess(InsightTask)
+      .annotate(OpenApi.Summary, "An insight job: queued, running, then completed with its result or failed with its error")
+  )
+  // Another user's conversation or insight; an unknown id answers the API-wide 404; the hourly quotas the API-wide 429.
   .addError(ApiError.Forbidden)
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Assistant")

@@ -35,6 +35,8 @@ export interface AssistantOptions {
   readonly timeout: Duration.Duration
   readonly chatPerHour: number
   readonly insightsPerHour: number
+  /** How this instance runs insight jobs. */
+  readonly insightJobs: JobOptions
 }
 
 export interface RankingOptions {
@@ -113,6 +115,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   aiTimeoutMs: positiveInt("AI_TIMEOUT_MS", 60_000),
   aiChatPerHour: positiveInt("AI_CHAT_PER_HOUR", 60),
   aiInsightsPerHour: positiveInt("AI_INSIGHTS_PER_HOUR", 20),
+  insightJobs: jobOptionsConfig("INSIGHT"),
   rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
@@ -146,7 +149,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       provider: Option.map(c.aiBaseUrl, (baseUrl) => ({ baseUrl, model: c.aiModel, apiKey: c.aiApiKey })),
       timeout: Duration.millis(c.aiTimeoutMs),
       chatPerHour: c.aiChatPerHour,
-      insightsPerHour: c.aiInsightsPerHour
+      insightsPerHour: c.aiInsightsPerHour,
+      insightJobs: c.insightJobs
     },
     ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     signals: {

@@ -1,6 +1,6 @@
 import * as Sse from "@effect/experimental/Sse"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { AssistantChat, type ChatEvent, CurrentUser, TradingApi } from "@trading-platform/core"
+import { AssistantChat, type ChatEvent, CurrentUser, Insights, TradingApi } from "@trading-platform/core"
 import { Effect, Exit, Scope, Stream } from "effect"
 import { presentedToken } from "../http/PresentedToken.js"
 import { StreamLeases } from "../streams/StreamLeases.js"
@@ -14,7 +14,10 @@ export const AssistantHttpLive = HttpApiBuilder.group(TradingApi, "assistant", (
   Effect.gen(function*() {
     const assistant = yield* AssistantChat
     const leases = yield* StreamLeases
+    const insights = yield* Insights
     return handlers
+      .handle("insight", ({ payload }) => Effect.flatMap(CurrentUser, (caller) => insights.submit(caller, payload)))
+      .handle("insightTask", ({ path }) => Effect.flatMap(CurrentUser, (caller) => insights.get(caller, path.task_id)))
       .handle("tools", () => Effect.flatMap(CurrentUser, (caller) => assistant.tools(caller)))
       .handle("converse", ({ payload }) => Effect.flatMap(CurrentUser, (caller) => assistant.converse(caller, payload)))
       .handle("conversations", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => assistant.list(caller, urlParams)))

@@ -6,7 +6,8 @@ import { tradingProgram } from "../support/Backtests.js"
 import { postSse } from "../support/Sse.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
 
-const assistant = { ...platformOptions().assistant, chatPerHour: 3 }
+const defaults = platformOptions().assistant
+const assistant = { ...defaults, chatPerHour: 3, insightJobs: { ...defaults.insightJobs, concurrency: 0 } }
 
 const createProgram = (token: string) =>
   Effect.map(call("POST", "/api/programs", { token, body: { name: "every tenth bar", code: tradingProgram } }), (r) => {

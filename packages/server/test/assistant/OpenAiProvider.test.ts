@@ -42,6 +42,7 @@ const Server = Layer.unwrapScoped(Effect.map(FakeProvider, () =>
     config: {
       assistant: {
         ...platformOptions().assistant,
+        insightJobs: { ...platformOptions().assistant.insightJobs, concurrency: 0 },
         provider: Option.some({ baseUrl: fake.url, model: "test-model", apiKey: Option.some(Redacted.make(apiKey)) }),
         timeout: Duration.seconds(3)
       }
