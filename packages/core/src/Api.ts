@@ -2,6 +2,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountsApi } from "./accounts/AccountsApi.js"
 import { AnalyticsApi } from "./analytics/AnalyticsApi.js"
 import { AssistantApi } from "./assistant/AssistantApi.js"
+import { NewsApi } from "./news/NewsApi.js"
 import { BacktestsApi } from "./backtests/BacktestsApi.js"
 import { ApiError } from "./http/Errors.js"
 import { ProgramsApi } from "./programs/ProgramsApi.js"
@@ -25,6 +26,7 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(BacktestsApi)
   .add(AnalyticsApi)
   .add(AssistantApi)
+  .add(NewsApi)
   .add(RankingApi)
   .add(SignalsApi)
   .addError(ApiError.InvalidInput)

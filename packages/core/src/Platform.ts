@@ -5,6 +5,7 @@ import { AssistantLive } from "./assistant/AssistantLive.js"
 import { BacktestsLive } from "./backtests/BacktestsLive.js"
 import { JobsLive } from "./jobs/JobsLive.js"
 import { MarketLive } from "./market/MarketLive.js"
+import { NewsLive } from "./news/NewsLive.js"
 import { ProgramsLive } from "./programs/ProgramsLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
 import { DatabaseLive } from "./sql/Database.js"
@@ -37,7 +38,8 @@ export const PlatformLive = AssistantLive.pipe(
     AnalyticsLive,
     BacktestsLive,
     Rankings.Default,
-    SignalsLive
+    SignalsLive,
+    NewsLive
   )),
   Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),

@@ -20,6 +20,7 @@ export * from "./analytics/AnalyticsLive.js"
 export * from "./sandbox/SandboxLive.js"
 export * from "./jobs/JobsLive.js"
 export * from "./assistant/AssistantLive.js"
+export * from "./news/NewsLive.js"
 
 // What the features are built on, for hosts, tools and benchmarks.
 export { Secrets } from "./secrets/Secrets.js"

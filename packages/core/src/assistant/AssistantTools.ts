@@ -8,6 +8,8 @@ import { CurrentUser, type CurrentUserShape } from "../http/Authentication.js"
 import { errorCatalogue } from "../http/Errors.js"
 import { KlinesResponse, MarketDataQuery, MarketSymbol, PricesRequest, PricesResponse } from "../market/Market.js"
 import { MarketData } from "../market/MarketData.js"
+import { News } from "../news/News.js"
+import { NewsList } from "../news/NewsSource.js"
 import { ProgramId, ProgramList } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { RankingTable } from "../ranking/Ranking.js"
@@ -112,6 +114,16 @@ export const GetTriggers = tool(
   TriggerList
 )
 
+export const GetNews = tool(
+  "get_news",
+  "Recent stories from the caller's enabled news feeds, newest first; optionally only those mentioning one symbol.",
+  {
+    symbol: Schema.optional(MarketSymbol),
+    limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 20)), { default: () => 5 })
+  },
+  NewsList
+)
+
 /** Every tool the assistant may call. */
 export const AssistantToolkit = Toolkit.make(
   GetPrices,
@@ -123,7 +135,8 @@ export const AssistantToolkit = Toolkit.make(
   GetBacktest,
   GetRanking,
   ListSignals,
-  GetTriggers
+  GetTriggers,
+  GetNews
 )
 export type AssistantToolName = keyof typeof AssistantToolkit.tools
 
@@ -138,6 +151,7 @@ export const AssistantToolsLive = AssistantToolkit.toLayer(
     const backtests = yield* Backtests
     const rankings = yield* Rankings
     const signals = yield* Signals
+    const news = yield* News
     return {
       get_prices: (params) => market.prices(params).pipe(asToolFailure),
       get_klines: (params) => market.klines(params).pipe(asToolFailure),
@@ -165,18 +179,20 @@ export const AssistantToolsLive = AssistantToolkit.toLayer(
       get_backtest: ({ backtest_id }) => Effect.flatMap(caller, (user) => backtests.get(user, backtest_id)).pipe(asToolFailure),
       get_ranking: (params) => rankings.table(params).pipe(asToolFailure),
       list_signals: () => Effect.flatMap(caller, (user) => signals.list(user)),
-      get_triggers: (query) => Effect.flatMap(caller, (user) => signals.triggers(user, { ...query, offset: 0 })).pipe(asToolFailure)
+      get_triggers: (query) => Effect.flatMap(caller, (user) => signals.triggers(user, { ...query, offset: 0 })).pipe(asToolFailure),
+      get_news: ({ limit, symbol }) => Effect.flatMap(caller, (user) => news.list(user, { symbol, limit, offset: 0 }))
     }
   })
 )
 
-/** Whether what each tool needs is set up for the caller: a program to backtest, a pool whose triggers to read. */
+/** Whether what each tool needs is set up for the caller: a program to backtest, a pool whose triggers to read, an enabled feed. */
 export const toolConfigured = (user: CurrentUserShape) =>
   Effect.gen(function*() {
     const programs = yield* Programs
     const signals = yield* Signals
     const hasPrograms = (yield* programs.list(user, { limit: 1, offset: 0 })).programs.length > 0
     const hasPools = (yield* signals.list(user)).pools.length > 0
+    const hasFeeds = (yield* (yield* News).sources(user)).sources.some((s) => s.enabled)
     const configured: Record<AssistantToolName, boolean> = {
       get_prices: true,
       get_klines: true,
@@ -187,7 +203,8 @@ export const toolConfigured = (user: CurrentUserShape) =>
       get_backtest: true,
       get_ranking: true,
       list_signals: true,
-      get_triggers: hasPools
+      get_triggers: hasPools,
+      get_news: hasFeeds
     }
     return configured
   })

@@ -68,6 +68,7 @@ export const plan = (question: string, context: Record<string, unknown>, now: nu
   if (/\b(triggers?|triggered|fired|alerts?)\b/.test(words)) {
     calls.push({ name: "get_triggers", args: symbols[0] ? { symbol: symbols[0], limit: 10 } : { limit: 10 } })
   }
+  if (/\b(news|headlines?|stories)\b/.test(words)) calls.push({ name: "get_news", args: symbols[0] ? { symbol: symbols[0] } : {} })
   if (/\b(candles?|klines?|chart)\b/.test(words) && symbols[0]) {
     calls.push({ name: "get_klines", args: { symbol: symbols[0], timeframe, limit: 24 } })
   }
@@ -133,6 +134,10 @@ const readers: Record<AssistantToolName, (result: any) => Array<string>> = {
     r.triggers.length === 0
       ? ["None of your pools has fired yet."]
       : [`Latest firings: ${r.triggers.map((t: any) => `${t.pool_name} on ${t.symbol} at ${t.fired_at}`).join("; ")}.`],
+  get_news: (r) =>
+    r.items.length === 0
+      ? ["No stories from your enabled news sources yet (GET /api/news/sources lists them; enable one, then POST /api/news/refresh)."]
+      : [`Latest stories: ${r.items.map((i: any) => `"${i.title}"${i.symbols.length > 0 ? ` (${i.symbols.join(", ")})` : ""}`).join("; ")}.`],
   start_backtest: (r) => [`Queued backtest #${r.id} on ${r.symbol} ${r.timeframe}; ask about "backtest ${r.id}" for its result.`],
   get_backtest: (r) =>
     r.metrics

@@ -26,6 +26,15 @@ export interface PlatformOptions {
   readonly ranking: RankingOptions
   readonly signals: SignalEngineOptions
   readonly assistant: AssistantOptions
+  readonly news: NewsOptions
+}
+
+/** How news feeds are read. */
+export interface NewsOptions {
+  /** Time between two background fetches of every enabled feed (one instance fetches at a time). */
+  readonly fetchInterval: Duration.Duration
+  /** How long one feed may take to answer. */
+  readonly timeout: Duration.Duration
 }
 
 /** The assistant's language model and its per-user limits. */
@@ -116,6 +125,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   aiChatPerHour: positiveInt("AI_CHAT_PER_HOUR", 60),
   aiInsightsPerHour: positiveInt("AI_INSIGHTS_PER_HOUR", 20),
   insightJobs: jobOptionsConfig("INSIGHT"),
+  newsFetchIntervalS: positiveInt("NEWS_FETCH_INTERVAL_S", 600),
+  newsTimeoutMs: positiveInt("NEWS_TIMEOUT_MS", 10_000),
   rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
@@ -152,6 +163,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       insightsPerHour: c.aiInsightsPerHour,
       insightJobs: c.insightJobs
     },
+    news: { fetchInterval: Duration.seconds(c.newsFetchIntervalS), timeout: Duration.millis(c.newsTimeoutMs) },
     ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     signals: {
       sampler: c.signalSampler,

@@ -8,6 +8,7 @@ import m0006 from "./migrations/0006_backtest_jobs.js"
 import m0007 from "./migrations/0007_signals.js"
 import m0008 from "./migrations/0008_assistant.js"
 import m0009 from "./migrations/0009_ai_insights.js"
+import m0010 from "./migrations/0010_news.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -23,7 +24,8 @@ export const migrations = Migrator.fromRecord({
   "0006_backtest_jobs": m0006,
   "0007_signals": m0007,
   "0008_assistant": m0008,
-  "0009_ai_insights": m0009
+  "0009_ai_insights": m0009,
+  "0010_news": m0010
 })
 
 /** Runs every pending migration in one transaction; a concurrent runner waits for the lock. */

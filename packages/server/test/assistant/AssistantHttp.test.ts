@@ -33,7 +33,8 @@ for (const storage of testStorages) {
             "get_backtest",
             "get_ranking",
             "list_signals",
-            "get_triggers"
+            "get_triggers",
+            "get_news"
           ])
           for (const tool of before.body.tools) {
             expect(tool.id).toBe(tool.name)
@@ -42,8 +43,8 @@ for (const storage of testStorages) {
           expect(before.body.tools.find((t: any) => t.name === "start_backtest").configured).toBe(false)
           yield* createProgram(alice.token)
           const after = yield* call("GET", "/api/ai/tools", { token: alice.token })
-          // Triggers need a pool.
-          expect(after.body.tools.filter((t: any) => !t.configured).map((t: any) => t.name)).toEqual(["get_triggers"])
+          // Triggers need a pool, news an enabled feed.
+          expect(after.body.tools.filter((t: any) => !t.configured).map((t: any) => t.name)).toEqual(["get_triggers", "get_news"])
           expectError(yield* call("GET", "/api/ai/tools"), 401, "unauthorized")
         }))
 
