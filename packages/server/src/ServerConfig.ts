@@ -52,5 +52,7 @@ export const settings = [
   ["INSIGHT_POLL_INTERVAL_MS", "how often an idle insight worker looks for jobs, in milliseconds (1000)"],
   ["INSIGHT_LEASE_MS", "how long an insight claim holds without renewal before another worker takes the job over (30000)"],
   ["INSIGHT_MAX_ATTEMPTS", "claims of one insight job before it fails for good (3)"],
+  ["NEWS_FETCH_INTERVAL_S", "time between two background fetches of every enabled news feed, in seconds (600)"],
+  ["NEWS_TIMEOUT_MS", "how long one news feed may take to answer, in milliseconds (10000)"],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
 ] as const
