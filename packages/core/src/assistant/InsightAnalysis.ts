@@ -15,6 +15,8 @@ export interface InsightFacts {
   readonly candles: ReadonlyArray<Candle>
   /** The symbol's row of the ranking table, and how many rows it has; none when it is not ranked. */
   readonly ranking: { readonly row: RankingRow; readonly of: number } | undefined
+  /** Recent stories about the symbol from the job owner's news sources. */
+  readonly news: ReadonlyArray<{ readonly title: string; readonly link: string }>
   readonly now: Date
 }
 
@@ -66,6 +68,10 @@ export const analyse = (facts: InsightFacts): InsightResult => {
     drivers.push(`Ranks ${row.rank} of ${of} on the factor table (score ${row.score.toFixed(2)}).`)
   }
 
+  if (facts.news.length > 0) {
+    drivers.push(`In the news: ${facts.news.map((n) => `"${n.title}"`).join("; ")}.`)
+  }
+
   const bars = facts.candles
   const recent = bars.slice(-24)
   const lows = [Math.min(...recent.map((b) => b.low)), Math.min(...bars.map((b) => b.low))]
@@ -96,7 +102,8 @@ export const analyse = (facts: InsightFacts): InsightResult => {
       { name: "market_data", detail: `price, 24h change and funding of ${facts.symbol}` },
       { name: "klines", detail: `${bars.length} ${facts.timeframe} candles` },
       { name: "indicators", detail: "SMA(20), EMA(20), RSI(14)" },
-      ...(facts.ranking ? [{ name: "ranking", detail: `rank ${facts.ranking.row.rank} of ${facts.ranking.of}` }] : [])
+      ...(facts.ranking ? [{ name: "ranking", detail: `rank ${facts.ranking.row.rank} of ${facts.ranking.of}` }] : []),
+      ...facts.news.map((n) => ({ name: "news", detail: `${n.title} (${n.link})` }))
     ],
     generated_at: facts.now.toISOString()
   }

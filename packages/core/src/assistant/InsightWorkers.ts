@@ -2,14 +2,15 @@ import { Clock, Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { runJobWorkers } from "../jobs/JobWorkers.js"
 import { MarketData } from "../market/MarketData.js"
+import { News } from "../news/News.js"
 import { Rankings } from "../ranking/Rankings.js"
 import { analyse } from "./InsightAnalysis.js"
 import { insightJobs, type InsightRow, InsightsRepo } from "./InsightsRepo.js"
 
 /**
  * The insight workers of this instance (see `runJobWorkers`): each job gathers the market facts
- * of its symbol (price, candles, indicators, its rank on the factor table) and writes the
- * analyst's reading of them. A failure to read the market hands the job back for another attempt.
+ * of its symbol (price, candles, indicators, its rank on the factor table, the owner's recent news
+ * about it) and writes the analyst's reading of them. A failure to read the market hands the job back for another attempt.
  */
 export const InsightWorkersLive = Layer.scopedDiscard(
   Effect.gen(function*() {
@@ -17,6 +18,7 @@ export const InsightWorkersLive = Layer.scopedDiscard(
     const repo = yield* InsightsRepo
     const market = yield* MarketData
     const rankings = yield* Rankings
+    const news = yield* News
 
     const run = (row: InsightRow) =>
       Effect.gen(function*() {
@@ -32,6 +34,7 @@ export const InsightWorkersLive = Layer.scopedDiscard(
         // The ranking is a supporting fact: an insight is still worth having without it.
         const table = yield* rankings.table({ timeframe: row.timeframe, exchange: row.exchange, limit: 500 }).pipe(Effect.option)
         const ranked = table._tag === "Some" ? table.value.rows.find((r) => r.symbol === row.symbol) : undefined
+        const stories = yield* news.about(row.user_id, row.symbol, 3)
         return analyse({
           symbol: row.symbol,
           timeframe: row.timeframe,
@@ -43,6 +46,7 @@ export const InsightWorkersLive = Layer.scopedDiscard(
           rsi_14: facts.indicators["rsi"] ?? null,
           candles: facts.klines,
           ranking: ranked && table._tag === "Some" ? { row: ranked, of: table.value.rows.length } : undefined,
+          news: stories,
           now: new Date(yield* Clock.currentTimeMillis)
         })
       })

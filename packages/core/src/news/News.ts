@@ -5,6 +5,7 @@ import { PlatformConfig } from "../config/PlatformConfig.js"
 import type { CurrentUserShape } from "../http/Authentication.js"
 import { ownedBy } from "../http/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import type { UserId } from "../users/User.js"
 import { Venues } from "../venues/Venue.js"
 import { readFeed } from "./FeedReader.js"
 import { NewsRepo, type NewsSourceRow } from "./NewsRepo.js"
@@ -102,13 +103,17 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
         Effect.withSpan("News.list", { attributes: { userId: caller.id } })
       )
 
+    /** The latest stories about `symbol` from a user's enabled sources (for work done on their behalf, e.g. insights). */
+    const about = (user_id: UserId, symbol: string, limit: number) =>
+      repo.items({ user_id, symbol, limit, offset: 0 }).pipe(dieOnStorageFailure)
+
     /** Every enabled feed, once each: what the background fetcher runs. */
     const fetchAll = repo.enabledUrls.pipe(
       Effect.flatMap((urls) => Effect.forEach(urls, fetchFeed, { concurrency: 4, discard: true })),
       dieOnStorageFailure
     )
 
-    return { sources, create, update, remove, refresh, list, fetchAll } as const
+    return { sources, create, update, remove, refresh, list, about, fetchAll } as const
   })
 }) {}
 

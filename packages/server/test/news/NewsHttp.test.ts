@@ -48,8 +48,14 @@ const FeedServer = Effect.acquireRelease(
   (server) => Effect.sync(() => server.closeAllConnections?.() ?? server.close())
 )
 
+const defaults = platformOptions()
 const NewsServer = Layer.unwrapScoped(Effect.map(FeedServer, () =>
-  TestServer({ config: { news: { ...platformOptions().news, timeout: Duration.millis(500) } } })))
+  TestServer({
+    config: {
+      news: { ...defaults.news, timeout: Duration.millis(500) },
+      assistant: { ...defaults.assistant, insightJobs: { ...defaults.assistant.insightJobs, concurrency: 1 } }
+    }
+  })))
 
 const addSource = (token: string, name: string, path: string) =>
   Effect.map(call("POST", "/api/news/sources", { token, body: { name, url: feeds.url + path } }), (r) => {
@@ -144,6 +150,22 @@ describe("news", () => {
         expect(result.items.map((i: any) => i.title)).toEqual(["Ethereum upgrade ships"])
         const text = reply.events.filter((e) => e.event === "delta").map((e) => e.data.text).join("")
         expect(text).toContain('"Ethereum upgrade ships" (ETH)')
+      }))
+
+    it.effect("an insight names the owner's recent stories about its symbol among its drivers and sources", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* addSource(alice.token, "rss", "/rss")
+        yield* call("POST", "/api/news/refresh", { token: alice.token })
+        const queued = yield* call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: "BTC" } })
+        let task = queued.body
+        while (task.status === "queued" || task.status === "running") {
+          yield* Effect.sleep("50 millis")
+          task = (yield* call("GET", `/api/ai/insight/${queued.body.task_id}`, { token: alice.token })).body
+        }
+        expect(task.status).toBe("completed")
+        expect(task.result.drivers).toContain('In the news: "BTC breaks a record".')
+        expect(task.result.sources).toContainEqual({ name: "news", detail: "BTC breaks a record (http://news.test/btc-record)" })
       }))
   })
 })
