@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { AccountsLive } from "./accounts/AccountsLive.js"
 import { AnalyticsLive } from "./analytics/AnalyticsLive.js"
 import { AutomationLive } from "./automation/AutomationLive.js"
+import { AssistantLive } from "./assistant/AssistantLive.js"
 import { BacktestsLive } from "./backtests/BacktestsLive.js"
 import { JobsLive } from "./jobs/JobsLive.js"
 import { MarketLive } from "./market/MarketLive.js"
@@ -16,6 +17,7 @@ import { TraderLive } from "./trader/TraderLive.js"
 import { UsersLive } from "./users/UsersLive.js"
 import { VenueAccountsLive } from "./venues/VenueAccountsLive.js"
 import { VenuesLive } from "./venues/VenuesLive.js"
+import { NewsLive } from "./news/NewsLive.js"
 
 /**
  * The platform's services on the configured storage, with this instance's background work (the
@@ -31,12 +33,15 @@ export const PlatformLive = Layer.mergeAll(
   BacktestsLive,
   AutomationLive,
   StorageStatsLive,
-  RankingLive
+  RankingLive,
+  NewsLive
 ).pipe(
   // The ranking and automation read the signal engine (open interest samples, triggers).
   Layer.provideMerge(SignalsLive),
   // The live streams use the features above (market data, signals, backtests).
   (features) => StreamsLive.pipe(Layer.provideMerge(features)),
+  // The assistant's tools use every feature above.
+  (features) => AssistantLive.pipe(Layer.provideMerge(features)),
   Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),

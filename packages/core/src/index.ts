@@ -26,6 +26,8 @@ export * from "./ranking/RankingLive.js"
 export * from "./streams/StreamsLive.js"
 export * from "./sandbox/SandboxLive.js"
 export * from "./jobs/JobsLive.js"
+export * from "./assistant/AssistantLive.js"
+export * from "./news/NewsLive.js"
 
 // What the features are built on, for hosts, tools and benchmarks.
 export { Secrets } from "./secrets/Secrets.js"
