@@ -1,12 +1,13 @@
 import { Clock, Effect } from "effect"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { LeverageTooHigh } from "../http/Errors.js"
 import type { Pagination } from "../http/Pagination.js"
 import { Secrets } from "../secrets/Secrets.js"
-import { ownedBy } from "../http/Ownership.js"
+import { ownedBy } from "../users/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { Account, type AccountCreate, type AccountId, type AccountUpdate, leverageCap } from "./Account.js"
 import { type AccountEdit, AccountsRepo, type AccountRow } from "./AccountsRepo.js"
+import { tradingDefaults } from "./TradingDefaults.js"
 
 export const toAccount = ({ api_key_sealed, ...row }: AccountRow) => new Account({ ...row, has_api_key: api_key_sealed !== null })
 
@@ -62,7 +63,7 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
           ...edit,
           user_id: caller.id,
           account_type: input.account_type ?? "AI",
-          initial_capital: input.initial_capital ?? 10_000,
+          initial_capital: input.initial_capital ?? tradingDefaults.initialBalance,
           now: yield* now
         })
         return toAccount(row)

@@ -1,8 +1,8 @@
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { rateLimitPolicyPerMinute, type RateLimitPolicy } from "../http/RateLimitPolicy.js"
-import { type JobOptions, jobOptionsConfig } from "../jobs/JobOptions.js"
-import { integerSetting, positiveInt } from "./Settings.js"
-import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/QuickJsRuntime.js"
+import type { JobOptions } from "../jobs/JobOptions.js"
+import { integerSetting, jobOptionsConfig, positiveInt } from "./Settings.js"
+import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/SandboxLimits.js"
 
 /** Where the platform keeps its data. */
 export type StorageConfig =
