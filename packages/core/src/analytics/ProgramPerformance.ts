@@ -17,7 +17,7 @@ export const ProgramPerformanceParams = Schema.Struct({
 })
 export type ProgramPerformanceParams = typeof ProgramPerformanceParams.Type
 
-/** The spec's program summary item: one program's completed backtests, summed; `win_rate` a fraction 0..1. */
+/** One row of the program summary: one program's completed backtests, summed; `win_rate` a fraction 0..1. */
 export class ProgramPerformanceItem extends Schema.Class<ProgramPerformanceItem>("ProgramPerformanceItem")({
   program_id: ProgramId,
   total_trades: Schema.Int,
@@ -27,7 +27,7 @@ export class ProgramPerformanceItem extends Schema.Class<ProgramPerformanceItem>
   win_rate: Schema.Number
 }) {}
 
-/** The spec's program summary wrapper; `filters` echoes the filters applied (null when absent). */
+/** The program summary; `filters` echoes the filters applied (null when absent). */
 export class ProgramPerformance extends Schema.Class<ProgramPerformance>("ProgramPerformance")({
   dimension: SummaryDimension,
   filters: Schema.Struct({

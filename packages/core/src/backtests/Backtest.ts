@@ -123,7 +123,7 @@ const entryFields = {
   win_rate: Schema.NullOr(Schema.Number)
 }
 
-/** The spec's "Backtest (history entry)", with the market it ran on. */
+/** A backtest as history lists it, with the market it ran on. */
 export class BacktestEntry extends Schema.Class<BacktestEntry>("BacktestEntry")(entryFields) {}
 
 /** One backtest: its request, where the job is (`progress` 0..1, `error` when failed) and, once completed, its result. */

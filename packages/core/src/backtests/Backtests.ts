@@ -1,4 +1,4 @@
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { Conflict, InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
@@ -18,11 +18,10 @@ import {
   type BacktestRequest
 } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
+import { now } from "../time/Now.js"
 
 /** The longest backtest, in bars of its timeframe. */
 export const maxBacktestBars = 500_000
-
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 const toEntry = (row: BacktestRow) =>
   new BacktestEntry({

@@ -64,7 +64,7 @@ const secretKey = Config.option(
   )
 )
 
-/** DESIGN §8, read through Effect's Config (environment variables by default). */
+/** Every setting of `docs/configuration.md`, read through Effect's Config (environment variables by default). */
 export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.trading-data")),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),

@@ -5,7 +5,7 @@ export const ProgramId = Schema.Int.pipe(Schema.positive(), Schema.brand("Progra
 export type ProgramId = typeof ProgramId.Type
 
 /**
- * The spec's "Program create/update body". `language` stays a plain string here, so an unknown
+ * The body of a program's create and update. `language` stays a plain string here, so an unknown
  * one answers 422 `unsupported_language` rather than 400.
  */
 export const ProgramRequest = Schema.Struct({
@@ -25,7 +25,7 @@ const summaryFields = {
   updated_at: Schema.NullOr(Schema.String)
 }
 
-/** The spec's "Program listing entry": a program without its code. */
+/** A program as listed: without its code. */
 export class ProgramSummary extends Schema.Class<ProgramSummary>("ProgramSummary")(summaryFields) {}
 
 /** A program with its code, as `GET /api/programs/{id}` and `POST /api/programs` answer it. */

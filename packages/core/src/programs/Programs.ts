@@ -1,4 +1,4 @@
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import type { Pagination } from "../http/Pagination.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
@@ -7,6 +7,7 @@ import { ownedBy } from "../users/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { Program, type ProgramId, ProgramList, type ProgramRequest, ProgramSummary } from "./Program.js"
 import { type ProgramRow, ProgramsRepo } from "./ProgramsRepo.js"
+import { now } from "../time/Now.js"
 
 const toSummary = (row: ProgramRow) =>
   new ProgramSummary({
@@ -19,8 +20,6 @@ const toSummary = (row: ProgramRow) =>
   })
 
 const toProgram = (row: ProgramRow) => new Program({ ...toSummary(row), code: row.code })
-
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 /** Trading programs: ownership, and the rule that a stored program loads in the sandbox. */
 export class Programs extends Effect.Service<Programs>()("@trading-platform/core/Programs", {

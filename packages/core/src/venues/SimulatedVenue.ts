@@ -4,7 +4,7 @@ import { simulatedSymbol, type SimulatedSymbol, universe } from "./SimulatedMark
 import { type Exchange, type OrderResult, type Position, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 
-/** Paper trading costs, as fractions of notional (DESIGN's backtest defaults). */
+/** Paper trading costs, as fractions of notional: the same as a backtest's (`tradingDefaults`). */
 export const paperFeeRate = tradingDefaults.feeRate
 export const paperSlippage = tradingDefaults.slippage
 export const paperStartingCash = tradingDefaults.initialBalance

@@ -14,6 +14,7 @@ const packages = fileURLToPath(new URL("../../../", import.meta.url))
  */
 const layers: Record<string, ReadonlyArray<string>> = {
   core: [
+    "time",
     "retry",
     "http",
     "sandbox/SandboxLimits",

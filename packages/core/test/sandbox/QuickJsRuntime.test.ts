@@ -62,7 +62,7 @@ const checkFailure = (code: string) => Effect.flip(Effect.flatMap(ProgramRuntime
 
 describe("QuickJS program runtime", () => {
   it.layer(QuickJsProgramRuntime())((it) => {
-    it.scoped("decide sees DESIGN's data: symbol, timeframe, bar, candles ending with bar, position, balance, equity, params", () =>
+    it.scoped("decide sees the documented data: symbol, timeframe, bar, candles ending with bar, position, balance, equity, params", () =>
       Effect.gen(function*() {
         const account: AccountView = {
           position: { side: "short", size: 2, entry_price: 101, leverage: 3 },
