@@ -20,9 +20,9 @@ const layers: Record<string, ReadonlyArray<string>> = {
     "sandbox/SandboxLimits",
     "jobs",
     "config",
-    "system",
     "sql",
     "users",
+    "system",
     "secrets",
     "accounts",
     "venues",
@@ -31,7 +31,10 @@ const layers: Record<string, ReadonlyArray<string>> = {
     "sandbox",
     "programs",
     "backtests",
-    "analytics"
+    "analytics",
+    "signals",
+    "automation",
+    "arena"
   ],
   server: [
     "Version",
@@ -45,6 +48,9 @@ const layers: Record<string, ReadonlyArray<string>> = {
     "programs",
     "backtests",
     "analytics",
+    "signals",
+    "automation",
+    "arena",
     "docs"
   ]
 }
