@@ -7,8 +7,10 @@ import { BacktestsLive } from "./backtests/BacktestsLive.js"
 import { JobsLive } from "./jobs/JobsLive.js"
 import { MarketLive } from "./market/MarketLive.js"
 import { ProgramsLive } from "./programs/ProgramsLive.js"
+import { RankingLive } from "./ranking/RankingLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
 import { SignalsLive } from "./signals/SignalsLive.js"
+import { StreamsLive } from "./streams/StreamsLive.js"
 import { DatabaseLive } from "./sql/Database.js"
 import { StorageStatsLive } from "./system/StorageStatsLive.js"
 import { TraderLive } from "./trader/TraderLive.js"
@@ -29,10 +31,14 @@ export const PlatformLive = Layer.mergeAll(
   AnalyticsLive,
   BacktestsLive,
   ArenaLive,
-  StorageStatsLive
+  StorageStatsLive,
+  RankingLive
 ).pipe(
   Layer.provideMerge(AutomationLive),
+  // The ranking and automation read the signal engine (open interest samples, triggers).
   Layer.provideMerge(SignalsLive),
+  // The live streams use the features above (market data, signals, backtests).
+  (features) => StreamsLive.pipe(Layer.provideMerge(features)),
   Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),

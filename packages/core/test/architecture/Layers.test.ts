@@ -33,8 +33,10 @@ const layers: Record<string, ReadonlyArray<string>> = {
     "backtests",
     "analytics",
     "signals",
+    "ranking",
     "automation",
-    "arena"
+    "arena",
+    "streams"
   ],
   server: [
     "Version",
@@ -49,8 +51,10 @@ const layers: Record<string, ReadonlyArray<string>> = {
     "backtests",
     "analytics",
     "signals",
+    "ranking",
     "automation",
     "arena",
+    "streams",
     "docs"
   ]
 }
