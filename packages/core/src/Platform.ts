@@ -1,6 +1,7 @@
 import { Layer } from "effect"
 import { AccountsLive } from "./accounts/AccountsLive.js"
 import { AnalyticsLive } from "./analytics/AnalyticsLive.js"
+import { ArenaLive } from "./arena/ArenaLive.js"
 import { AutomationLive } from "./automation/AutomationLive.js"
 import { AssistantLive } from "./assistant/AssistantLive.js"
 import { BacktestsLive } from "./backtests/BacktestsLive.js"
@@ -31,11 +32,12 @@ export const PlatformLive = Layer.mergeAll(
   TraderLive,
   AnalyticsLive,
   BacktestsLive,
-  AutomationLive,
+  ArenaLive,
   StorageStatsLive,
   RankingLive,
   NewsLive
 ).pipe(
+  Layer.provideMerge(AutomationLive),
   // The ranking and automation read the signal engine (open interest samples, triggers).
   Layer.provideMerge(SignalsLive),
   // The live streams use the features above (market data, signals, backtests).

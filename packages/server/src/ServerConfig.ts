@@ -7,7 +7,7 @@ export interface ServerOptions {
   readonly logLevel: LogLevel.LogLevel
 }
 
-/** DESIGN §8: where the reference server listens, and how much it logs. */
+/** Where the reference server listens, and how much it logs (`docs/configuration.md`). */
 export const serverConfig: Config.Config<ServerOptions> = Config.all({
   port: integerSetting("PORT", 3000, "must be a port number from 0 (any free port) to 65535", (n) => n >= 0 && n <= 65535),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),

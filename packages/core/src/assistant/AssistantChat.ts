@@ -1,9 +1,9 @@
 import { type AiError, Tool } from "@effect/ai"
 import { Clock, Data, Effect, Option, Stream } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { CurrentUser, type CurrentUserShape } from "../http/Authentication.js"
+import { CurrentUser, type CurrentUserShape } from "../users/Authentication.js"
 import { RateLimited, UpstreamError, UpstreamTimeout } from "../http/Errors.js"
-import { ownedBy } from "../http/Ownership.js"
+import { ownedBy } from "../users/Ownership.js"
 import { type Pagination, pageOf } from "../http/Pagination.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import {

@@ -1,10 +1,10 @@
 import { Effect, Pool, Schema } from "effect"
-import type { Decider } from "../backtests/BacktestEngine.js"
+import type { Decider } from "../sandbox/Decider.js"
 import { ProgramInvalid } from "../http/Errors.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
 import { Decision, hold, ProgramRunError, type PositionView } from "../sandbox/Decision.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
-import type { SandboxLimits } from "../sandbox/QuickJsRuntime.js"
+import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
 import type { Candle } from "../venues/Venue.js"
 
 /** The account as a run shows it to the program. */

@@ -1,8 +1,8 @@
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { rateLimitPolicyPerMinute, type RateLimitPolicy } from "../http/RateLimitPolicy.js"
-import { type JobOptions, jobOptionsConfig } from "../jobs/JobOptions.js"
-import { integerSetting, positiveInt } from "./Settings.js"
-import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/QuickJsRuntime.js"
+import type { JobOptions } from "../jobs/JobOptions.js"
+import { integerSetting, jobOptionsConfig, positiveInt } from "./Settings.js"
+import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/SandboxLimits.js"
 
 /** Where the platform keeps its data. */
 export type StorageConfig =
@@ -111,7 +111,7 @@ const secretKey = Config.option(
   )
 )
 
-/** DESIGN §8, read through Effect's Config (environment variables by default). */
+/** Every setting of `docs/configuration.md`, read through Effect's Config (environment variables by default). */
 export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.trading-data")),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),

@@ -4,7 +4,7 @@ import { Effect, Schema } from "effect"
 import { readFileSync } from "node:fs"
 
 describe("error catalogue", () => {
-  it("has one stable code per error, with the statuses DESIGN §4 fixes", () => {
+  it("has one stable code per error, with the statuses docs/errors.md lists", () => {
     const byCode = Object.fromEntries(errorCatalogue.map((e) => [e.code, e.status]))
     expect(byCode).toEqual({
       invalid_input: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, payload_too_large: 413,
