@@ -62,6 +62,7 @@ const program = Effect.gen(function*() {
     ConfigError: (e) => Effect.sync(() => console.error(`Invalid configuration: ${describeConfigError(e)}`)),
     ServeError: (e) => Effect.sync(() => console.error(`Cannot listen: ${String((e.cause as Error)?.message ?? e.cause)}`)),
     SqlError: (e) => Effect.sync(() => console.error(`Storage failed to start: ${e.message}: ${String((e.cause as Error)?.message ?? e.cause)}`)),
+    DataDirectoryError: (e) => Effect.sync(() => console.error(e.message)),
     MigrationError: (e) => Effect.sync(() => console.error(`Database migration failed: ${e.message}`))
   }),
   Effect.zipRight(Effect.sync(() => (process.exitCode = 1)))

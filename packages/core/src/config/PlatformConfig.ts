@@ -23,6 +23,32 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
+  readonly automation: AutomationOptions
+  readonly ranking: RankingOptions
+  readonly signals: SignalEngineOptions
+}
+
+export interface RankingOptions {
+  /** How long a computed ranking table (or factor effectiveness) is served before it is computed again. */
+  readonly cacheTtl: Duration.Duration
+}
+
+/** How this instance takes part in the signal engine (one instance at a time runs it; see `SignalEngine`). */
+export interface SignalEngineOptions {
+  /** Whether this instance runs sampling rounds in the background (else only `evaluateNow` does). */
+  readonly sampler: boolean
+  /** Time between two sampling rounds. */
+  readonly samplingInterval: Duration.Duration
+  /** How long the engine lease holds without renewal before another instance takes the engine over. */
+  readonly lease: Duration.Duration
+}
+
+/** How this instance runs live automation: the binding scheduler, run workers and the arena PnL refresher. */
+export interface AutomationOptions extends JobOptions {
+  /** Whether this instance runs the scheduler, the signal subscription and the PnL refresher (each leased to one replica). */
+  readonly enabled: boolean
+  /** How often arena PnL is recomputed from fills and marks. */
+  readonly pnlRefreshInterval: Duration.Duration
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -79,7 +105,14 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   venue2: venueConnection("VENUE2", "https://fapi.binance.com"),
   simulationSeed: Config.integer("SIMULATION_SEED").pipe(Config.withDefault(42)),
   marketDataTtlMs: positiveInt("MARKET_DATA_TTL_MS", 2_000),
-  backtests: jobOptionsConfig("BACKTEST")
+  backtests: jobOptionsConfig("BACKTEST"),
+  automation: jobOptionsConfig("AUTOMATION"),
+  automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
+  pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
+  signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
+  samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
+  signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -104,7 +137,14 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       marketDataTtl: Duration.millis(c.marketDataTtlMs)
     },
     backtests: c.backtests,
-    sandbox: defaultSandboxLimits
+    sandbox: defaultSandboxLimits,
+    automation: { ...c.automation, enabled: c.automationEnabled, pnlRefreshInterval: Duration.millis(c.pnlRefreshMs) },
+    ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
+    signals: {
+      sampler: c.signalSampler,
+      samplingInterval: Duration.seconds(c.samplingIntervalS),
+      lease: Duration.seconds(c.signalLeaseS)
+    }
   }))
 )
 

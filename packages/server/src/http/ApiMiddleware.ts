@@ -11,6 +11,7 @@ import {
   Unavailable
 } from "@trading-platform/core"
 import { Cause, Effect, Option } from "effect"
+import { guardContentType } from "./ContentType.js"
 import { RateLimits } from "./RateLimits.js"
 import { maxBodyBytes } from "./RequestContext.js"
 
@@ -67,13 +68,14 @@ const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unkn
 
 /**
  * The API-level middleware: rate limits first (their headers go on every answer), then the body
- * cap, then the endpoint; any failure becomes a declared error that HttpApi encodes as the envelope.
+ * cap and its content type, then the endpoint; any failure becomes a declared error that HttpApi encodes as the envelope.
  */
 export const ApiMiddlewareLive = HttpApiBuilder.middleware(
   TradingApi,
   Effect.map(RateLimits, (limits) => (app: HttpApp.Default) =>
     limits.check.pipe(
       Effect.zipRight(guardContentLength),
+      Effect.zipRight(guardContentType),
       Effect.zipRight(app),
       Effect.catchAllCause(toDeclaredError)
     ) as HttpApp.Default)
