@@ -48,7 +48,7 @@ export const BindingRequest = Schema.Struct({
   enabled: defaulted(Schema.Boolean, bindingDefaults.enabled)
 }).pipe(
   Schema.filter((b) => hasTrigger(b) || { path: ["interval_minutes"], message: "give interval_minutes, signal_pool_ids, or both" })
-).annotations({ parseOptions: { errors: "all" } })
+).annotations({ parseOptions: { errors: "all" }, examples: [{ account_id: AccountId.make(1), symbols: ["BTC"], interval_minutes: 60 }] })
 export type BindingRequest = typeof BindingRequest.Type
 
 /** `PUT /api/programs/{id}/bindings/{binding_id}`: an absent field is kept; `null` clears `interval_minutes` and `leverage`. */
@@ -61,7 +61,7 @@ export const BindingUpdate = Schema.Struct({
   params: Schema.optional(Params),
   leverage: Schema.optional(Schema.NullOr(Leverage)),
   enabled: Schema.optional(Schema.Boolean)
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({ parseOptions: { errors: "all" }, examples: [{ enabled: false }] })
 export type BindingUpdate = typeof BindingUpdate.Type
 
 export class Binding extends Schema.Class<Binding>("Binding")({

@@ -56,7 +56,10 @@ export const SignalRequest = Schema.Struct({
   trigger_condition: TriggerCondition,
   description: Schema.optional(Schema.NullOr(description)),
   enabled: defaulted(Schema.Boolean, signalDefaults.enabled)
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ signal_name: "BTC jumps", trigger_condition: { metric: "price_change", operator: "gt", threshold: 2, time_window: "1h" } }]
+})
 export type SignalRequest = typeof SignalRequest.Type
 
 /** The spec's Signal. */
@@ -135,7 +138,7 @@ export const PoolRequest = Schema.Struct({
   symbols: defaulted(poolFields.symbols, poolDefaults.symbols),
   logic: defaulted(PoolLogic, poolDefaults.logic),
   enabled: defaulted(Schema.Boolean, poolDefaults.enabled)
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({ parseOptions: { errors: "all" }, examples: [{ pool_name: "majors", symbols: ["BTC", "ETH"], logic: "OR" }] })
 export type PoolRequest = typeof PoolRequest.Type
 
 /** The spec's "Pool update body": every field optional; a null leaves the field as it is. */
@@ -143,7 +146,7 @@ export const PoolUpdate = Schema.Struct(
   Object.fromEntries(Object.entries(poolFields).map(([key, field]) => [key, Schema.optional(Schema.NullOr(field))])) as {
     readonly [K in keyof typeof poolFields]: Schema.optional<Schema.NullOr<(typeof poolFields)[K]>>
   }
-).annotations({ parseOptions: { errors: "all" } })
+).annotations({ parseOptions: { errors: "all" }, examples: [{ pool_name: "majors, renamed" }] })
 export type PoolUpdate = typeof PoolUpdate.Type
 
 /** The spec's Signal pool. */
@@ -228,7 +231,7 @@ export type TriggerQuery = typeof TriggerQuery.Type
 /** `POST /api/signals/{id}/evaluate`. */
 export const EvaluateRequest = Schema.Struct({
   symbol: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9]{1,20}$/, { message: () => "must be a symbol such as BTC" }))
-})
+}).annotations({ examples: [{ symbol: "BTC" }] })
 
 /** A dry run of one signal on one symbol: nothing is written. */
 export class Evaluation extends Schema.Class<Evaluation>("Evaluation")({
