@@ -1,8 +1,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { rateLimitPolicyPerMinute, SignalEngine } from "@trading-platform/core"
+import { rateLimitPolicyPerMinute } from "@trading-platform/core"
 import { Effect, Exit, Layer, Scope, TestClock } from "effect"
 import { call, expectError, signUp } from "../support/TestServer.js"
-import { openSse, openWs, StreamTestServer } from "../support/StreamClients.js"
+import { evaluate, openSse, openWs, poolMetAt, StreamTestServer } from "../support/StreamClients.js"
 import { tradingProgram } from "../support/Backtests.js"
 
 const rateLimits = { ...rateLimitPolicyPerMinute({ auth: 10_000, read: 10_000, write: 10_000 }), websocket_messages_per_min: 20 }
@@ -40,12 +40,8 @@ layer(StreamTestServer({ config: { rateLimits } }), { timeout: "120 seconds" })(
       ws.send({ type: "auth", token: user.token })
       ws.send({ type: "subscribe", channel: "triggers" })
       expect(yield* wait(() => ws.next())).toEqual({ type: "subscribed", channel: "triggers" })
-      const signal = yield* call("POST", "/api/signals", {
-        token: user.token,
-        body: { signal_name: "oi", trigger_condition: { metric: "oi", operator: "gt", threshold: 0, time_window: "1m" } }
-      })
-      yield* call("POST", "/api/signals/pools", { token: user.token, body: { pool_name: "p", signal_ids: [signal.body.id], symbols: ["ETH"] } })
-      yield* Effect.flatMap(SignalEngine, (engine) => engine.evaluateNow)
+      yield* poolMetAt(user.token, ["ETH"])
+      yield* evaluate
       const event = yield* wait(() => ws.next((m) => m.type === "event"))
       expect(event).toMatchObject({ channel: "triggers", data: { user_id: user.id, symbol: "ETH" } })
       ws.socket.close()
