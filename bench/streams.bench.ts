@@ -16,7 +16,7 @@ import {
 import { ApiLive, EndStreamsOnShutdown, requestContext } from "@trading-platform/server"
 import { Effect, Layer, Queue } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { createServer, type ServerResponse } from "node:http"
+import { createServer, request, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
@@ -131,12 +131,16 @@ const platform = () =>
     const sql = yield* SqlClient.SqlClient
     const engine = yield* SignalEngine
     const base = `http://127.0.0.1:${port}`
+    // A connection per request: a kept-alive one may be closed by the server while the clients connect.
     const post = (path: string, body: unknown, token?: string) =>
-      fetch(base + path, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        body: JSON.stringify(body)
-      }).then((r) => r.json() as Promise<any>)
+      new Promise<any>((resolve, reject) => {
+        const headers = { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }
+        request(base + path, { method: "POST", headers, agent: false }, (res) => {
+          let text = ""
+          res.on("data", (chunk) => (text += chunk))
+          res.on("end", () => resolve(JSON.parse(text)))
+        }).on("error", reject).end(JSON.stringify(body))
+      })
     const email = `bench-${randomBytes(4).toString("hex")}@example.com`
     yield* Effect.promise(() => post("/api/users/register", { email, username: email.split("@")[0], password: "bench password" }))
     const login = yield* users.login({ email, password: "bench password" }, undefined)

@@ -25,6 +25,10 @@ const expectedOutput: Record<string, ReadonlyArray<RegExp>> = {
     /signed in as effect_\w+ \(id \d+\)/,
     /users\.me without a token: Unauthorized \(token_missing\)/
   ],
+  "live-streams": [
+    /snapshot: BTC \d[\d.]*, ETH \d[\d.]*, 0 recent trigger\(s\)/,
+    /backtest:\d+: queued 0%/
+  ],
   "promise-client": [
     /health: ok after 2 requests \(the first answered 503\)/,
     /signed in as promise_\w+ with 1 session\(s\)/,
