@@ -1,7 +1,7 @@
 import { FetchHttpClient, Socket } from "@effect/platform"
-import { type Exchange, errorCatalogue, type MarketEvent } from "@trading-platform/core/contract"
+import { type Exchange, errorCatalogue, type Issue, type MarketEvent } from "@trading-platform/core/contract"
 import { Effect, Either, Stream } from "effect"
-import { type ClientOptions, makeClient, type TradingClient } from "./Client.js"
+import { type ClientOptions, makeClient, RequestInputError, type TradingClient } from "./Client.js"
 import type { ChannelEvent } from "./LiveStreams.js"
 
 const statusByTag = new Map(errorCatalogue.map((row) => [row.name, { status: row.status, code: row.code }]))
@@ -13,13 +13,15 @@ interface Failure {
   readonly error?: string
   readonly request_id?: string | undefined
   readonly retry_after?: number
+  readonly issues?: ReadonlyArray<Issue>
   readonly response?: { readonly status: number; readonly headers: Readonly<Record<string, string | undefined>> }
 }
 
 /**
  * Every failure of the Promise client: an error answered by the API (`status`, `code`, `request_id`
  * and, for 429, `retry_after` from the envelope), an answer outside the contract (`unexpected_response`
- * with its status) or a request that never got an answer (`transport_error`, no status).
+ * with its status), a request that never got an answer (`transport_error`, no status) or one
+ * that was not sent because its input breaks the contract (`invalid_input`, no status, with `issues`).
  * The Effect client's error is kept as `cause`.
  */
 export class TradingApiError extends Error {
@@ -29,12 +31,20 @@ export class TradingApiError extends Error {
   readonly request_id: string | undefined
   /** Seconds to wait before trying again (429 only). */
   readonly retry_after: number | undefined
+  /** What is wrong with the input, one per field (`invalid_input` only). */
+  readonly issues: ReadonlyArray<Issue> | undefined
 
   constructor(failure: Failure) {
     super(failure.error ?? failure.message ?? failure._tag, { cause: failure })
     const declared = statusByTag.get(failure._tag)
     this.status = declared?.status ?? failure.response?.status
-    this.code = declared?.code ?? (failure._tag === "RequestError" ? "transport_error" : "unexpected_response")
+    this.code = declared?.code ??
+      (failure instanceof RequestInputError
+        ? "invalid_input"
+        : failure._tag === "RequestError"
+        ? "transport_error"
+        : "unexpected_response")
+    this.issues = failure.issues
     this.request_id = failure.request_id ?? failure.response?.headers["x-request-id"]
     this.retry_after = failure.retry_after
   }

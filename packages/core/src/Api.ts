@@ -9,6 +9,10 @@ import { UsersApi } from "./users/UsersApi.js"
 import { MarketApi } from "./market/MarketApi.js"
 import { VenueAccountsApi } from "./venues/VenueAccountsApi.js"
 import { TraderApi } from "./trader/TraderApi.js"
+import { AutomationApi } from "./automation/AutomationApi.js"
+import { ArenaApi } from "./arena/ArenaApi.js"
+import { StorageStatsApi } from "./system/StorageStatsApi.js"
+import { RankingApi } from "./ranking/RankingApi.js"
 import { StreamsApi } from "./streams/StreamsApi.js"
 import { SignalsApi } from "./signals/SignalsApi.js"
 
@@ -23,11 +27,16 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(ProgramsApi)
   .add(BacktestsApi)
   .add(AnalyticsApi)
+  .add(AutomationApi)
+  .add(ArenaApi)
+  .add(StorageStatsApi)
+  .add(RankingApi)
   .add(StreamsApi)
   .add(SignalsApi)
   .addError(ApiError.InvalidInput)
   .addError(ApiError.NotFound)
   .addError(ApiError.PayloadTooLarge)
+  .addError(ApiError.UnsupportedMediaType)
   .addError(ApiError.RateLimited)
   .addError(ApiError.InternalError)
   .addError(ApiError.Unavailable)

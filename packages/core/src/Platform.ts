@@ -1,14 +1,17 @@
 import { Layer } from "effect"
 import { AccountsLive } from "./accounts/AccountsLive.js"
 import { AnalyticsLive } from "./analytics/AnalyticsLive.js"
+import { AutomationLive } from "./automation/AutomationLive.js"
 import { BacktestsLive } from "./backtests/BacktestsLive.js"
 import { JobsLive } from "./jobs/JobsLive.js"
 import { MarketLive } from "./market/MarketLive.js"
 import { ProgramsLive } from "./programs/ProgramsLive.js"
+import { RankingLive } from "./ranking/RankingLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
 import { SignalsLive } from "./signals/SignalsLive.js"
 import { StreamsLive } from "./streams/StreamsLive.js"
 import { DatabaseLive } from "./sql/Database.js"
+import { StorageStatsLive } from "./system/StorageStatsLive.js"
 import { TraderLive } from "./trader/TraderLive.js"
 import { UsersLive } from "./users/UsersLive.js"
 import { VenueAccountsLive } from "./venues/VenueAccountsLive.js"
@@ -26,8 +29,12 @@ export const PlatformLive = Layer.mergeAll(
   TraderLive,
   AnalyticsLive,
   BacktestsLive,
-  SignalsLive
+  AutomationLive,
+  StorageStatsLive,
+  RankingLive
 ).pipe(
+  // The ranking and automation read the signal engine (open interest samples, triggers).
+  Layer.provideMerge(SignalsLive),
   // The live streams use the features above (market data, signals, backtests).
   (features) => StreamsLive.pipe(Layer.provideMerge(features)),
   Layer.provideMerge(ProgramsLive),

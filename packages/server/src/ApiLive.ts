@@ -7,12 +7,16 @@ import { BacktestsHttpLive } from "./backtests/BacktestsHttp.js"
 import { MarketHttpLive } from "./market/MarketHttp.js"
 import { VenueAccountsHttpLive } from "./venues/VenueAccountsHttp.js"
 import { TraderHttpLive } from "./trader/TraderHttp.js"
+import { RankingHttpLive } from "./ranking/RankingHttp.js"
 import { ApiMiddlewareLive } from "./http/ApiMiddleware.js"
 import { AuthenticationLive } from "./http/AuthenticationLive.js"
 import { RateLimiterLive, RateLimits } from "./http/RateLimits.js"
 import { ProgramsHttpLive } from "./programs/ProgramsHttp.js"
 import { HealthHttpLive } from "./system/HealthHttp.js"
 import { UsersHttpLive } from "./users/UsersHttp.js"
+import { AutomationHttpLive } from "./automation/AutomationHttp.js"
+import { ArenaHttpLive } from "./arena/ArenaHttp.js"
+import { StorageStatsHttpLive } from "./system/StorageStatsHttp.js"
 import { StreamLeases } from "./streams/StreamLeases.js"
 import { StreamsHttpLive } from "./streams/StreamsHttp.js"
 import { WebSocketLive } from "./streams/WebSocketRoute.js"
@@ -25,6 +29,8 @@ import { SignalsHttpLive } from "./signals/SignalsHttp.js"
 export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
+  Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
+  Layer.provide(RankingHttpLive),
   Layer.provide([StreamsHttpLive, WebSocketLive]),
   Layer.provide(SignalsHttpLive),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),

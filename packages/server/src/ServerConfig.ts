@@ -41,8 +41,15 @@ export const settings = [
   ["BACKTEST_POLL_INTERVAL_MS", "how often an idle backtest worker looks for jobs, in milliseconds (1000)"],
   ["BACKTEST_LEASE_MS", "how long a backtest claim holds without renewal before another worker takes the job over (30000)"],
   ["BACKTEST_MAX_ATTEMPTS", "claims of one backtest job before it fails for good (3)"],
+  ["RANKING_CACHE_S", "how long a computed ranking table or factor effectiveness is served, in seconds (60)"],
   ["SIGNAL_SAMPLER", "run the signal engine's sampling rounds in this instance (true)"],
   ["SAMPLING_INTERVAL_S", "seconds between two signal sampling rounds (15)"],
   ["SIGNAL_LEASE_S", "how long the signal engine lease holds without renewal before another instance takes over, in seconds (60)"],
+  ["AUTOMATION_ENABLED", "run the automation scheduler, signal-triggered runs and the arena PnL refresher here (true)"],
+  ["AUTOMATION_CONCURRENCY", "automation runs this instance executes at once; 0 runs none (2)"],
+  ["AUTOMATION_POLL_INTERVAL_MS", "how often the scheduler and idle run workers look for work, in milliseconds (1000)"],
+  ["AUTOMATION_LEASE_MS", "how long a run's claim (or the scheduler's lease) holds without renewal (30000)"],
+  ["AUTOMATION_MAX_ATTEMPTS", "claims of one automation run before it fails for good (3)"],
+  ["ARENA_PNL_REFRESH_MS", "how often arena PnL is recomputed from fills and marks, in milliseconds (60000)"],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
 ] as const

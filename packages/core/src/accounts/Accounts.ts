@@ -1,7 +1,8 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Effect } from "effect"
 import type { CurrentUserShape } from "../http/Authentication.js"
 import { LeverageTooHigh } from "../http/Errors.js"
-import type { Pagination } from "../http/Pagination.js"
+import { type Pagination, pageOf } from "../http/Pagination.js"
 import { Secrets } from "../secrets/Secrets.js"
 import { ownedBy } from "../http/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -35,6 +36,7 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
   effect: Effect.gen(function*() {
     const repo = yield* AccountsRepo
     const secrets = yield* Secrets
+    const sql = yield* SqlClient.SqlClient
 
     const seal = (key: string | null) => key === null ? null : secrets.seal(key)
 
@@ -69,7 +71,7 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
       }).pipe(dieOnStorageFailure, Effect.withSpan("Accounts.create", { attributes: { userId: caller.id } }))
 
     const list = (caller: CurrentUserShape, page: Pagination) =>
-      repo.listByUser({ user_id: caller.id, limit: page.limit, offset: page.offset }).pipe(
+      repo.listByUser({ user_id: caller.id, ...pageOf(page) }).pipe(
         Effect.map((rows) => rows.map(toAccount)),
         dieOnStorageFailure,
         Effect.withSpan("Accounts.list", { attributes: { userId: caller.id } })
@@ -78,9 +80,11 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
     const get = (caller: CurrentUserShape, id: AccountId) =>
       owned(caller, id).pipe(Effect.map(toAccount), Effect.withSpan("Accounts.get", { attributes: { id } }))
 
+    // The row is locked from the read to the write: concurrent updates apply one after the other,
+    // each checking the leverage rule against what the previous one wrote.
     const update = (caller: CurrentUserShape, id: AccountId, input: AccountUpdate) =>
       Effect.gen(function*() {
-        const current = yield* owned(caller, id)
+        const current = yield* repo.findByIdForUpdate(id).pipe(ownedBy(caller, `Account ${id}`))
         const edit: AccountEdit = {
           name: pick(input.name, current.name),
           is_active: pick(input.is_active, current.is_active),
@@ -96,7 +100,7 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
         }
         yield* checkLeverage(edit)
         return toAccount(yield* repo.update({ id, edit, now: yield* now }))
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Accounts.update", { attributes: { id } }))
+      }).pipe(sql.withTransaction, dieOnStorageFailure, Effect.withSpan("Accounts.update", { attributes: { id } }))
 
     const remove = (caller: CurrentUserShape, id: AccountId) =>
       owned(caller, id).pipe(

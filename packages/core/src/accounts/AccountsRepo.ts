@@ -55,6 +55,12 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@trading-platf
       Result: AccountRow,
       execute: (id) => sql`SELECT * FROM accounts WHERE id = ${id}`
     })
+    /** The row, locked until the surrounding transaction ends, so a read-check-write is not raced. */
+    const findByIdForUpdate = SqlSchema.findOne({
+      Request: AccountId,
+      Result: AccountRow,
+      execute: (id) => sql`SELECT * FROM accounts WHERE id = ${id} FOR UPDATE`
+    })
     const listByUser = SqlSchema.findAll({
       Request: Schema.Struct({ user_id: UserId, limit: Schema.Int, offset: Schema.Int }),
       Result: AccountRow,
@@ -69,6 +75,6 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@trading-platf
     })
     const remove = (id: AccountId) => sql`DELETE FROM accounts WHERE id = ${id}`.pipe(Effect.asVoid)
 
-    return { insert, findById, listByUser, update, remove } as const
+    return { insert, findById, findByIdForUpdate, listByUser, update, remove } as const
   })
 }) {}

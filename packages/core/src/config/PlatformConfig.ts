@@ -23,7 +23,14 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
+  readonly automation: AutomationOptions
+  readonly ranking: RankingOptions
   readonly signals: SignalEngineOptions
+}
+
+export interface RankingOptions {
+  /** How long a computed ranking table (or factor effectiveness) is served before it is computed again. */
+  readonly cacheTtl: Duration.Duration
 }
 
 /** How this instance takes part in the signal engine (one instance at a time runs it; see `SignalEngine`). */
@@ -34,6 +41,14 @@ export interface SignalEngineOptions {
   readonly samplingInterval: Duration.Duration
   /** How long the engine lease holds without renewal before another instance takes the engine over. */
   readonly lease: Duration.Duration
+}
+
+/** How this instance runs live automation: the binding scheduler, run workers and the arena PnL refresher. */
+export interface AutomationOptions extends JobOptions {
+  /** Whether this instance runs the scheduler, the signal subscription and the PnL refresher (each leased to one replica). */
+  readonly enabled: boolean
+  /** How often arena PnL is recomputed from fills and marks. */
+  readonly pnlRefreshInterval: Duration.Duration
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -91,6 +106,10 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   simulationSeed: Config.integer("SIMULATION_SEED").pipe(Config.withDefault(42)),
   marketDataTtlMs: positiveInt("MARKET_DATA_TTL_MS", 2_000),
   backtests: jobOptionsConfig("BACKTEST"),
+  automation: jobOptionsConfig("AUTOMATION"),
+  automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
+  pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
   signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60)
@@ -119,6 +138,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     },
     backtests: c.backtests,
     sandbox: defaultSandboxLimits,
+    automation: { ...c.automation, enabled: c.automationEnabled, pnlRefreshInterval: Duration.millis(c.pnlRefreshMs) },
+    ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     signals: {
       sampler: c.signalSampler,
       samplingInterval: Duration.seconds(c.samplingIntervalS),

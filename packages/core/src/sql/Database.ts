@@ -1,9 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer } from "effect"
-import { mkdirSync } from "node:fs"
 import { PlatformConfig, type StorageConfig } from "../config/PlatformConfig.js"
 import type { StorageKind } from "../system/Health.js"
+import { acquireDataDirectory } from "./DataDirectory.js"
 import { migrate } from "./Migrations.js"
 import * as PgliteClient from "./PgliteClient.js"
 
@@ -12,17 +12,21 @@ export class Storage extends Context.Tag("@trading-platform/core/Storage")<Stora
 
 const client = (storage: StorageConfig) => {
   if (storage.kind === "postgres") return PgClient.layer({ url: storage.url })
-  const memory = storage.dataDir.startsWith("memory://")
-  if (!memory) mkdirSync(storage.dataDir, { recursive: true })
-  return PgliteClient.layer(memory ? undefined : storage.dataDir)
+  return PgliteClient.layer(storage.dataDir.startsWith("memory://") ? undefined : storage.dataDir)
 }
+
+const migrated = (storage: StorageConfig) =>
+  Layer.effectContext(
+    Effect.zipRight(migrate, Effect.map(SqlClient.SqlClient, (sql) =>
+      Context.make(SqlClient.SqlClient, sql).pipe(Context.add(Storage, { kind: storage.kind }))))
+  ).pipe(Layer.provide(client(storage)))
 
 /** The SqlClient the configuration asks for, migrated to the current schema. */
 export const DatabaseLive = Layer.unwrapEffect(
   Effect.map(PlatformConfig, ({ storage }) =>
-    Layer.effectContext(
-      Effect.zipRight(migrate, Effect.map(SqlClient.SqlClient, (sql) =>
-        Context.make(SqlClient.SqlClient, sql).pipe(Context.add(Storage, { kind: storage.kind }))))
-    ).pipe(Layer.provide(client(storage)))
+    storage.kind === "pglite" && !storage.dataDir.startsWith("memory://")
+      // The folder is held (locked, owner-only) from before the database opens until after it closes.
+      ? Layer.unwrapScoped(Effect.map(acquireDataDirectory(storage.dataDir), (dir) => Layer.tap(migrated(storage), () => dir.restrict)))
+      : migrated(storage)
   )
 )

@@ -6,6 +6,7 @@ import m0004 from "./migrations/0004_trader_history.js"
 import m0005 from "./migrations/0005_programs.js"
 import m0006 from "./migrations/0006_backtest_jobs.js"
 import m0007 from "./migrations/0007_signals.js"
+import m0008 from "./migrations/0008_automation.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -19,7 +20,8 @@ export const migrations = Migrator.fromRecord({
   "0004_trader_history": m0004,
   "0005_programs": m0005,
   "0006_backtest_jobs": m0006,
-  "0007_signals": m0007
+  "0007_signals": m0007,
+  "0008_automation": m0008
 })
 
 /** Runs every pending migration in one transaction; a concurrent runner waits for the lock. */

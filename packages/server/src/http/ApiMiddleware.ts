@@ -1,7 +1,18 @@
 import { HttpApiBuilder, HttpApiError, HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
-import { InternalError, InvalidInput, NotFound, PayloadTooLarge, RateLimited, TradingApi, Unavailable } from "@trading-platform/core"
+import {
+  describeIssues,
+  InternalError,
+  InvalidInput,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  summarizeIssues,
+  TradingApi,
+  Unavailable
+} from "@trading-platform/core"
 import { Cause, Effect, Option } from "effect"
+import { guardContentType } from "./ContentType.js"
 import { RateLimits } from "./RateLimits.js"
 import { maxBodyBytes } from "./RequestContext.js"
 
@@ -26,10 +37,9 @@ const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unkn
   if (Option.isSome(failure)) {
     const e = failure.value
     if (e instanceof HttpApiError.HttpApiDecodeError) {
-      const issues = e.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }))
-      const first = issues[0]
+      const issues = describeIssues(e.issues)
       return Effect.fail(new InvalidInput({
-        error: first ? `Invalid request: ${first.path ? `${first.path}: ` : ""}${first.message}` : "Invalid request",
+        error: issues.length > 0 ? `Invalid request: ${summarizeIssues(issues)}` : "Invalid request",
         issues
       }))
     }
@@ -65,13 +75,14 @@ const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unkn
 
 /**
  * The API-level middleware: rate limits first (their headers go on every answer), then the body
- * cap, then the endpoint; any failure becomes a declared error that HttpApi encodes as the envelope.
+ * cap and its content type, then the endpoint; any failure becomes a declared error that HttpApi encodes as the envelope.
  */
 export const ApiMiddlewareLive = HttpApiBuilder.middleware(
   TradingApi,
   Effect.map(RateLimits, (limits) => (app: HttpApp.Default) =>
     limits.check.pipe(
       Effect.zipRight(guardContentLength),
+      Effect.zipRight(guardContentType),
       Effect.zipRight(app),
       Effect.catchAllCause(toDeclaredError)
     ) as HttpApp.Default)

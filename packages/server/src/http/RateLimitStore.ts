@@ -1,6 +1,6 @@
 import { RateLimiter } from "@effect/experimental"
-import * as RateLimiterRedis from "@effect/experimental/RateLimiter/Redis"
-import { Duration, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Duration, Effect, Layer, Redacted } from "effect"
+import { Redis } from "ioredis"
 
 const sweepInterval = Duration.toMillis("1 minute")
 
@@ -67,32 +67,166 @@ export const makeMemoryStore = Effect.gen(function*() {
 
 export const layerMemory = Layer.effect(RateLimiter.RateLimiterStore, Effect.map(makeMemoryStore, (m) => m.store))
 
+// The scripts of @effect/experimental's Redis store: the same arithmetic as the memory store above.
+const fixedWindowScript = `
+local key = KEYS[1]
+local tokens = tonumber(ARGV[1])
+local refillms = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local current = tonumber(redis.call("GET", key))
+if not current then
+  local nextpttl = refillms * tokens
+  redis.call("SET", key, tokens, "PX", nextpttl)
+  return { tokens, nextpttl }
+end
+local currentpttl = tonumber(redis.call("PTTL", key) or "0")
+local next = current + tokens
+if limit and next > limit then
+  return { next, currentpttl }
+end
+local nextpttl = currentpttl + (refillms * tokens)
+redis.call("SET", key, next, "PX", nextpttl)
+return { next, nextpttl }
+`
+
+const tokenBucketScript = `
+local key = KEYS[1]
+local last_refill_key = key .. ":refill"
+local tokens = tonumber(ARGV[1])
+local refill_ms = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local now = tonumber(ARGV[4])
+local overflow = ARGV[5] == "1"
+local current = tonumber(redis.call("GET", key))
+local last_refill = tonumber(redis.call("GET", last_refill_key))
+if not current then
+  current = limit
+  last_refill = now
+  redis.call("SET", key, current)
+  redis.call("SET", last_refill_key, last_refill)
+end
+local elapsed = now - last_refill
+local refill_amount = math.floor(elapsed / refill_ms)
+if refill_amount > 0 then
+  current = math.min(current + refill_amount, limit)
+  last_refill = last_refill + (refill_amount * refill_ms)
+  redis.call("SET", last_refill_key, last_refill)
+end
+local next = current - tokens
+if next < 0 and not overflow then
+  redis.call("SET", key, current)
+  return next
+end
+redis.call("SET", key, next)
+return next
+`
+
 /**
- * Counts in Redis, shared by every replica. While Redis is unreachable commands fail quickly
- * and the limiter lets requests through rather than stalling or failing them.
+ * Counts in Redis, shared by every replica, on a client of our own: its connection errors go to
+ * a listener (the fallback below reports an outage once) instead of ioredis' console output.
  */
-export const layerRedis = (url: Redacted.Redacted, prefix = "trading-platform:ratelimit:") => {
-  const u = new URL(Redacted.value(url))
-  const make = RateLimiterRedis.make({
-    host: u.hostname,
-    port: Number(u.port || 6379),
-    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
-    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-    db: Number(u.pathname.slice(1) || 0),
-    ...(u.protocol === "rediss:" ? { tls: {} } : {}),
-    prefix,
-    // A command waits for the connection, but fails after one reconnect attempt during an outage,
-    // and after 250 ms at most, so a slow Redis cannot stall requests.
-    maxRetriesPerRequest: 1,
-    commandTimeout: 250
+export const makeRedisStore = (url: Redacted.Redacted, prefix: string) =>
+  Effect.gen(function*() {
+    const u = new URL(Redacted.value(url))
+    const redis = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const client = new Redis({
+          host: u.hostname,
+          port: Number(u.port || 6379),
+          ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+          ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+          db: Number(u.pathname.slice(1) || 0),
+          ...(u.protocol === "rediss:" ? { tls: {} } : {}),
+          // A command fails after one reconnect attempt during an outage, and after 250 ms at
+          // most, so a slow or absent Redis cannot stall requests.
+          maxRetriesPerRequest: 1,
+          commandTimeout: 250,
+          scripts: {
+            fixedWindow: { lua: fixedWindowScript, numberOfKeys: 1 },
+            tokenBucket: { lua: tokenBucketScript, numberOfKeys: 1 }
+          }
+        })
+        client.on("error", () => {})
+        return client as Redis & {
+          fixedWindow: (key: string, tokens: number, refillMs: number, limit: number | undefined) => Promise<[number, number]>
+          tokenBucket: (key: string, tokens: number, refillMs: number, limit: number, now: number, overflow: 0 | 1) => Promise<number>
+        }
+      }),
+      // QUIT fails while Redis is unreachable; that must not fail shutdown.
+      (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
+    )
+    const failed = (cause: unknown) => new RateLimiter.RateLimitStoreError({ message: "Redis rate-limit command failed", cause })
+    return RateLimiter.RateLimiterStore.of({
+      fixedWindow: (options) =>
+        Effect.tryPromise({
+          try: () => redis.fixedWindow(`${prefix}${options.key}`, options.tokens, Duration.toMillis(options.refillRate), options.limit),
+          catch: failed
+        }),
+      tokenBucket: (options) =>
+        Effect.clockWith((clock) =>
+          Effect.tryPromise({
+            try: () =>
+              redis.tokenBucket(
+                `${prefix}${options.key}`,
+                options.tokens,
+                Duration.toMillis(options.refillRate),
+                options.limit,
+                clock.unsafeCurrentTimeMillis(),
+                options.allowOverflow ? 1 : 0
+              ),
+            catch: failed
+          })
+        )
+    })
   })
-  // The library's release sends QUIT, which fails while Redis is unreachable; that must not fail shutdown.
-  return Layer.scoped(
+
+/** While the shared store is down, one request in this interval tries it again; the others count locally. */
+export const probeInterval = Duration.seconds(5)
+
+/**
+ * `primary` while it answers; when it fails, `fallback` (counts of this process only) with one
+ * warning, trying `primary` again once per `probeInterval` and going back to it, with one
+ * notice, as soon as it answers.
+ */
+export const withFallback = (primary: RateLimiter.RateLimiterStore["Type"], fallback: RateLimiter.RateLimiterStore["Type"]) =>
+  Effect.gen(function*() {
+    const clock = yield* Effect.clock
+    let downSince: number | undefined
+    let lastTry = 0
+    const use = <A>(onPrimary: Effect.Effect<A, RateLimiter.RateLimiterError>, onFallback: Effect.Effect<A, RateLimiter.RateLimiterError>) =>
+      Effect.suspend(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        if (downSince !== undefined && now - lastTry < Duration.toMillis(probeInterval)) return onFallback
+        lastTry = now
+        return onPrimary.pipe(
+          Effect.tap(() => {
+            if (downSince === undefined) return Effect.void
+            downSince = undefined
+            return Effect.logInfo("Rate-limit store is back: limits are counted across replicas again")
+          }),
+          Effect.catchAll((e) => {
+            const first = downSince === undefined
+            if (first) downSince = now
+            const warn = first
+              ? Effect.logWarning(`Rate-limit store unreachable (${String((e.cause as Error | undefined)?.message ?? e.message)}); limits are counted per process until it is back`)
+              : Effect.void
+            return Effect.zipRight(warn, onFallback)
+          })
+        )
+      })
+    return RateLimiter.RateLimiterStore.of({
+      fixedWindow: (options) => use(primary.fixedWindow(options), fallback.fixedWindow(options)),
+      tokenBucket: (options) => use(primary.tokenBucket(options), fallback.tokenBucket(options))
+    })
+  })
+
+/** Redis, falling back to this process's memory while Redis is unreachable. */
+export const layerRedis = (url: Redacted.Redacted, prefix = "trading-platform:ratelimit:") =>
+  Layer.scoped(
     RateLimiter.RateLimiterStore,
     Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void).pipe(Effect.catchAllCause(() => Effect.void)))
-      return yield* make.pipe(Scope.extend(scope))
+      const redis = yield* makeRedisStore(url, prefix)
+      const memory = yield* makeMemoryStore
+      return yield* withFallback(redis, memory.store)
     })
   )
-}

@@ -5,7 +5,7 @@ import { PlatformConfig, PlatformLive, Users } from "@trading-platform/core"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Effect, FastCheck, Layer, Redacted } from "effect"
 import { createServer as createHttpServer, request as httpRequest } from "node:http"
-import { createServer as createTcpServer, connect, type Server, type Socket } from "node:net"
+import { makeTcpProxy } from "../support/TcpProxy.js"
 import { baseUrl, call, expectError, signUp, TestServer } from "../support/TestServer.js"
 import { TestConfig, testDatabaseUrl, testStorages } from "@trading-platform/core/testing"
 
@@ -39,12 +39,11 @@ layer(TestServer(), { timeout: "120 seconds" })("error envelope", (it) => {
       }
     }))
 
-  it.effect("malformed JSON, an empty body and a non-JSON body answer 400 invalid_input", () =>
+  it.effect("malformed JSON, an empty body and a JSON null answer 400 invalid_input", () =>
     Effect.gen(function*() {
       const json = { "content-type": "application/json" }
       expectError(yield* call("POST", "/api/users/login", { raw: "{\"email\": ", headers: json }), 400, "invalid_input")
       expectError(yield* call("POST", "/api/users/login", { raw: "", headers: json }), 400, "invalid_input")
-      expectError(yield* call("POST", "/api/users/login", { raw: "email=a", headers: { "content-type": "text/plain" } }), 400, "invalid_input")
       expectError(yield* call("POST", "/api/users/login", { raw: "null", headers: json }), 400, "invalid_input")
     }))
 
@@ -127,37 +126,8 @@ layer(DyingServer, { timeout: "120 seconds" })("a defect", (it) => {
     }))
 })
 
-/** A TCP proxy to PostgreSQL that the test can cut and restore, like a database going away. */
-const makeProxy = (target: URL) => {
-  const sockets = new Set<Socket>()
-  let server: Server | undefined
-  let port = 0
-  const start = () =>
-    new Promise<void>((resolve) => {
-      server = createTcpServer((client) => {
-        const upstream = connect(Number(target.port || 5432), target.hostname)
-        for (const s of [client, upstream]) {
-          sockets.add(s)
-          s.on("close", () => sockets.delete(s))
-          s.on("error", () => s.destroy())
-        }
-        client.pipe(upstream).pipe(client)
-      })
-      server.listen(port, "127.0.0.1", () => {
-        port = (server!.address() as { port: number }).port
-        resolve()
-      })
-    })
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy()
-      server?.close(() => resolve())
-    })
-  return { start, stop, port: () => port }
-}
-
 describe.skipIf(!testDatabaseUrl)("PostgreSQL going away", () => {
-  const proxy = makeProxy(new URL(testDatabaseUrl ?? "postgres://x"))
+  const proxy = makeTcpProxy(new URL(testDatabaseUrl ?? "postgres://x"))
   // A fresh database, reached through the proxy.
   const ProxiedConfig = Layer.effect(
     PlatformConfig,

@@ -1,43 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { spawn, type ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { start, waitFor } from "../support/ServerProcess.js"
 import { uniqueUser } from "../support/TestServer.js"
-
-const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
-
-interface Running {
-  readonly child: ChildProcess
-  readonly output: () => string
-  readonly exited: Promise<number | null>
-}
-
-/** Starts the server's entry point as `npm start` does, in its own process. */
-const start = (args: ReadonlyArray<string>, env: Record<string, string>): Running => {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@trading-platform/source", main, ...args], {
-    env: { PATH: process.env["PATH"] ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let output = ""
-  child.stdout!.on("data", (chunk) => (output += chunk))
-  child.stderr!.on("data", (chunk) => (output += chunk))
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  return { child, output: () => output, exited }
-}
-
-/** Polls the output until `pattern` shows up, with a deadline. */
-const waitFor = async (running: Running, pattern: RegExp, deadlineMs = 60_000) => {
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    const match = pattern.exec(running.output())
-    if (match) return match
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${pattern}; output:\n${running.output()}`)
-}
 
 const post = (base: string, path: string, body: unknown) =>
   fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
@@ -71,6 +38,30 @@ describe("the server entry point (npm start)", () => {
     const flag = start(["--token-ttl-days=-3"], { DATA_DIR: "memory://" })
     expect(await flag.exited).toBe(1)
     expect(flag.output()).toMatch(/Invalid configuration.*TOKEN_TTL_DAYS/)
+  })
+
+  it("--version prints the version and exits 0", { timeout: 60_000 }, async () => {
+    const run = start(["--version"], {})
+    expect(await run.exited).toBe(0)
+    expect(run.output().trim()).toMatch(/^\d+\.\d+\.\d+$/)
+  })
+
+  it("says at start where the API, its reference and the data are", { timeout: 60_000 }, async () => {
+    const run = start(["--port", "0"], { DATA_DIR: "memory://" })
+    const [, api, docs] = await waitFor(run, /API (http:\/\/[\d.:]+\/api\/), reference (http:\/\/[\d.:]+\/docs)/)
+    await waitFor(run, /Data: in memory/)
+    expect((await fetch(api!)).status).toBe(200)
+    expect(docs).toBe(api!.replace("/api/", "/docs"))
+    run.child.kill("SIGTERM")
+    expect(await run.exited).toBe(0)
+  })
+
+  it("a configuration error is one plain sentence naming the variable, given as flag or variable", { timeout: 60_000 }, async () => {
+    for (const [args, env] of [[["--port=abc"], {}], [[], { PORT: "abc" }]] as const) {
+      const run = start(args, { DATA_DIR: "memory://", ...env })
+      expect(await run.exited).toBe(1)
+      expect(run.output().trim()).toBe("Invalid configuration: PORT must be an integer value; got 'abc'")
+    }
   })
 
   it("on SIGTERM finishes the request in flight, closes the database and exits 0; the data is there after a restart", { timeout: 120_000 }, async () => {
