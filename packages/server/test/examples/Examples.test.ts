@@ -29,7 +29,7 @@ const expectedOutput: Record<string, ReadonlyArray<RegExp>> = {
   ],
   "live-streams": [
     /snapshot: BTC \d[\d.]*, ETH \d[\d.]*, 0 recent trigger\(s\)/,
-    /backtest:\d+: queued 0%/
+    /backtest:\d+: (queued|running|completed) \d+%/
   ],
   "first-backtest": [
     /backtest \d+: (queued|running) \d+%/,

@@ -3,13 +3,14 @@ import { rateLimitPolicyPerMinute } from "@trading-platform/core"
 import { Effect, Exit, Layer, Scope, TestClock } from "effect"
 import { call, expectError, signUp } from "../support/TestServer.js"
 import { evaluate, openSse, openWs, poolMetAt, StreamTestServer } from "../support/StreamClients.js"
-import { tradingProgram } from "../support/Backtests.js"
+import { marketNow, tradingProgram } from "../support/Backtests.js"
 
 const rateLimits = { ...rateLimitPolicyPerMinute({ auth: 10_000, read: 10_000, write: 10_000 }), websocket_messages_per_min: 20 }
 
 const wait = <A>(promise: () => Promise<A>) => Effect.promise(promise)
 
-layer(StreamTestServer({ config: { rateLimits } }), { timeout: "120 seconds" })("WebSocket /api/ws", (it) => {
+// At an instant with market data behind it, so backtests may be submitted.
+layer(StreamTestServer({ config: { rateLimits } }).pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(marketNow)))), { timeout: "120 seconds" })("WebSocket /api/ws", (it) => {
   it.effect("with the token in the query: ping, subscribe to prices, an event on its channel when the price moves", () =>
     Effect.gen(function*() {
       const user = yield* signUp("ws")
@@ -127,7 +128,7 @@ layer(StreamTestServer({ config: { rateLimits } }), { timeout: "120 seconds" })(
       const program = created.body.id as number
       const submitted = yield* call("POST", `/api/programs/${program}/backtest`, {
         token: owner.token,
-        body: { symbol: "BTC", timeframe: "1h", start: "2024-01-01T00:00:00Z", end: "2024-01-03T00:00:00Z" }
+        body: { symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-01-03T00:00:00Z" }
       })
       expect(submitted.status).toBe(202)
       const id = submitted.body.id as number
