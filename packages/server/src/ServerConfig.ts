@@ -41,5 +41,8 @@ export const settings = [
   ["BACKTEST_POLL_INTERVAL_MS", "how often an idle backtest worker looks for jobs, in milliseconds (1000)"],
   ["BACKTEST_LEASE_MS", "how long a backtest claim holds without renewal before another worker takes the job over (30000)"],
   ["BACKTEST_MAX_ATTEMPTS", "claims of one backtest job before it fails for good (3)"],
+  ["PURGE_INTERVAL_MINUTES", "how often expired sessions and old backtests are purged, in minutes (60)"],
+  ["SESSION_RETENTION_DAYS", "days expired or revoked sessions are kept before the purge deletes them (30)"],
+  ["BACKTEST_RETENTION_DAYS", "days finished backtests are kept before the purge deletes them; 0 keeps them (0)"],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
 ] as const

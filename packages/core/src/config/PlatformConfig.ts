@@ -23,6 +23,17 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
+  readonly retention: RetentionOptions
+}
+
+/** How long records that are no longer in use are kept before a purge deletes them. */
+export interface RetentionOptions {
+  /** How often the purges run (once across all replicas). */
+  readonly purgeInterval: Duration.Duration
+  /** Sessions this long after they expired or were revoked. */
+  readonly sessions: Duration.Duration
+  /** Finished backtests (completed, failed, cancelled) this long after they finished; none keeps them. */
+  readonly backtests: Option.Option<Duration.Duration>
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -79,7 +90,10 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   venue2: venueConnection("VENUE2", "https://fapi.binance.com"),
   simulationSeed: Config.integer("SIMULATION_SEED").pipe(Config.withDefault(42)),
   marketDataTtlMs: positiveInt("MARKET_DATA_TTL_MS", 2_000),
-  backtests: jobOptionsConfig("BACKTEST")
+  backtests: jobOptionsConfig("BACKTEST"),
+  purgeIntervalMinutes: positiveInt("PURGE_INTERVAL_MINUTES", 60),
+  sessionRetentionDays: integerSetting("SESSION_RETENTION_DAYS", 30, "must be a whole number of days, 0 or more", (n) => n >= 0),
+  backtestRetentionDays: integerSetting("BACKTEST_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -104,7 +118,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       marketDataTtl: Duration.millis(c.marketDataTtlMs)
     },
     backtests: c.backtests,
-    sandbox: defaultSandboxLimits
+    sandbox: defaultSandboxLimits,
+    retention: {
+      purgeInterval: Duration.minutes(c.purgeIntervalMinutes),
+      sessions: Duration.days(c.sessionRetentionDays),
+      backtests: c.backtestRetentionDays === 0 ? Option.none() : Option.some(Duration.days(c.backtestRetentionDays))
+    }
   }))
 )
 

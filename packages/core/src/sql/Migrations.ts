@@ -5,6 +5,7 @@ import m0003 from "./migrations/0003_venue_credentials.js"
 import m0004 from "./migrations/0004_trader_history.js"
 import m0005 from "./migrations/0005_programs.js"
 import m0006 from "./migrations/0006_backtest_jobs.js"
+import m0007 from "./migrations/0007_periodic_tasks.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -17,7 +18,8 @@ export const migrations = Migrator.fromRecord({
   "0003_venue_credentials": m0003,
   "0004_trader_history": m0004,
   "0005_programs": m0005,
-  "0006_backtest_jobs": m0006
+  "0006_backtest_jobs": m0006,
+  "0007_periodic_tasks": m0007
 })
 
 /** Runs every pending migration in one transaction; a concurrent runner waits for the lock. */

@@ -53,6 +53,8 @@ export const testOptions = (storage: StorageConfig, overrides: Partial<PlatformO
     venues: { ...defaults.venues, venue1: offline, venue2: offline },
     // No backtest workers unless a suite asks: an idle worker's poll would make every TestClock.adjust step through it.
     backtests: { ...defaults.backtests, concurrency: 0 },
+    // Purges yearly unless a suite asks: an hourly round would make a TestClock.adjust by months step through thousands.
+    retention: { ...defaults.retention, purgeInterval: Duration.days(365) },
     ...overrides
   })
 }
