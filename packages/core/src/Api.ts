@@ -9,6 +9,10 @@ import { UsersApi } from "./users/UsersApi.js"
 import { MarketApi } from "./market/MarketApi.js"
 import { VenueAccountsApi } from "./venues/VenueAccountsApi.js"
 import { TraderApi } from "./trader/TraderApi.js"
+import { AutomationApi } from "./automation/AutomationApi.js"
+import { ArenaApi } from "./arena/ArenaApi.js"
+import { StorageStatsApi } from "./system/StorageStatsApi.js"
+import { SignalsApi } from "./signals/SignalsApi.js"
 
 /** The whole HTTP contract: every feature's group, under `/api`, with the errors any endpoint may answer. */
 export class TradingApi extends HttpApi.make("trading-platform")
@@ -21,6 +25,10 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(ProgramsApi)
   .add(BacktestsApi)
   .add(AnalyticsApi)
+  .add(AutomationApi)
+  .add(ArenaApi)
+  .add(StorageStatsApi)
+  .add(SignalsApi)
   .addError(ApiError.InvalidInput)
   .addError(ApiError.NotFound)
   .addError(ApiError.PayloadTooLarge)

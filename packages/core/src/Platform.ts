@@ -1,12 +1,15 @@
 import { Layer } from "effect"
 import { AccountsLive } from "./accounts/AccountsLive.js"
 import { AnalyticsLive } from "./analytics/AnalyticsLive.js"
+import { AutomationLive } from "./automation/AutomationLive.js"
 import { BacktestsLive } from "./backtests/BacktestsLive.js"
 import { JobsLive } from "./jobs/JobsLive.js"
 import { MarketLive } from "./market/MarketLive.js"
 import { ProgramsLive } from "./programs/ProgramsLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
+import { SignalsLive } from "./signals/SignalsLive.js"
 import { DatabaseLive } from "./sql/Database.js"
+import { StorageStatsLive } from "./system/StorageStatsLive.js"
 import { TraderLive } from "./trader/TraderLive.js"
 import { UsersLive } from "./users/UsersLive.js"
 import { VenueAccountsLive } from "./venues/VenueAccountsLive.js"
@@ -23,8 +26,11 @@ export const PlatformLive = Layer.mergeAll(
   VenueAccountsLive,
   TraderLive,
   AnalyticsLive,
-  BacktestsLive
+  BacktestsLive,
+  AutomationLive,
+  StorageStatsLive
 ).pipe(
+  Layer.provideMerge(SignalsLive),
   Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),

@@ -13,6 +13,10 @@ import { RateLimiterLive, RateLimits } from "./http/RateLimits.js"
 import { ProgramsHttpLive } from "./programs/ProgramsHttp.js"
 import { HealthHttpLive } from "./system/HealthHttp.js"
 import { UsersHttpLive } from "./users/UsersHttp.js"
+import { AutomationHttpLive } from "./automation/AutomationHttp.js"
+import { ArenaHttpLive } from "./arena/ArenaHttp.js"
+import { StorageStatsHttpLive } from "./system/StorageStatsHttp.js"
+import { SignalsHttpLive } from "./signals/SignalsHttp.js"
 
 /**
  * The whole API implemented on the platform's services: handlers, authentication, rate limits
@@ -21,6 +25,8 @@ import { UsersHttpLive } from "./users/UsersHttp.js"
 export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
+  Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
+  Layer.provide(SignalsHttpLive),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
   Layer.provide(RateLimits.Default),
   Layer.provide(RateLimiterLive)

@@ -4,36 +4,57 @@ import { Instant } from "../backtests/Backtest.js"
 import { ProgramId } from "../programs/Program.js"
 import { idParam } from "../http/IdParam.js"
 
+/** What the summary groups by. */
+export const SummaryDimension = Schema.Literal("program", "symbol", "account")
 
-/** What the summary groups by; programs are the one dimension so far. */
-export const SummaryDimension = Schema.Literal("program")
+/** What it sums: live trades of automation runs (the default), or completed backtests. */
+export const SummarySource = Schema.Literal("live", "backtest")
 
-/** `GET /api/analytics/program-summary` query: completed backtests finished in `[from, to)`, optionally of one account. */
+/** `GET /api/analytics/program-summary` query: trades (or backtests) in `[from, to)`, optionally of one account. */
 export const ProgramPerformanceParams = Schema.Struct({
   dimension: Schema.optionalWith(SummaryDimension, { default: () => "program" as const }),
+  source: Schema.optionalWith(SummarySource, { default: () => "live" as const }),
   from: Schema.optional(Instant),
   to: Schema.optional(Instant),
   account_id: Schema.optional(idParam(AccountId))
 })
 export type ProgramPerformanceParams = typeof ProgramPerformanceParams.Type
 
-/** The spec's program summary item: one program's completed backtests, summed; `win_rate` a fraction 0..1. */
-export class ProgramPerformanceItem extends Schema.Class<ProgramPerformanceItem>("ProgramPerformanceItem")({
-  program_id: ProgramId,
+const totals = {
   total_trades: Schema.Int,
-  program_name: Schema.String,
   symbols_traded: Schema.Int,
   total_pnl: Schema.Number,
   win_rate: Schema.Number
+}
+
+/** The spec's program summary item: one program's trades, summed; `win_rate` a fraction 0..1. */
+export class ProgramPerformanceItem extends Schema.Class<ProgramPerformanceItem>("ProgramPerformanceItem")({
+  program_id: ProgramId,
+  program_name: Schema.String,
+  ...totals
+}) {}
+
+/** One symbol's trades across the caller's programs (`dimension=symbol`). */
+export class SymbolPerformanceItem extends Schema.Class<SymbolPerformanceItem>("SymbolPerformanceItem")({
+  symbol: Schema.String,
+  ...totals
+}) {}
+
+/** One account's trades (`dimension=account`). */
+export class AccountPerformanceItem extends Schema.Class<AccountPerformanceItem>("AccountPerformanceItem")({
+  account_id: AccountId,
+  account_name: Schema.String,
+  ...totals
 }) {}
 
 /** The spec's program summary wrapper; `filters` echoes the filters applied (null when absent). */
 export class ProgramPerformance extends Schema.Class<ProgramPerformance>("ProgramPerformance")({
   dimension: SummaryDimension,
   filters: Schema.Struct({
+    source: SummarySource,
     from: Schema.NullOr(Schema.String),
     to: Schema.NullOr(Schema.String),
     account_id: Schema.NullOr(AccountId)
   }),
-  items: Schema.Array(ProgramPerformanceItem)
+  items: Schema.Array(Schema.Union(ProgramPerformanceItem, SymbolPerformanceItem, AccountPerformanceItem))
 }) {}

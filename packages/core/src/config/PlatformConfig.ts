@@ -23,7 +23,27 @@ export interface PlatformOptions {
   readonly backtests: BacktestJobOptions
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
+  readonly automation: AutomationOptions
+  readonly signals: SignalEngineOptions
   readonly retention: RetentionOptions
+}
+
+/** How this instance takes part in the signal engine (one instance at a time runs it; see `SignalEngine`). */
+export interface SignalEngineOptions {
+  /** Whether this instance runs sampling rounds in the background (else only `evaluateNow` does). */
+  readonly sampler: boolean
+  /** Time between two sampling rounds. */
+  readonly samplingInterval: Duration.Duration
+  /** How long the engine lease holds without renewal before another instance takes the engine over. */
+  readonly lease: Duration.Duration
+}
+
+/** How this instance runs live automation: the binding scheduler, run workers and the arena PnL refresher. */
+export interface AutomationOptions extends JobOptions {
+  /** Whether this instance runs the scheduler, the signal subscription and the PnL refresher (each leased to one replica). */
+  readonly enabled: boolean
+  /** How often arena PnL is recomputed from fills and marks. */
+  readonly pnlRefreshInterval: Duration.Duration
 }
 
 /** How long records that are no longer in use are kept before a purge deletes them. */
@@ -91,6 +111,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   simulationSeed: Config.integer("SIMULATION_SEED").pipe(Config.withDefault(42)),
   marketDataTtlMs: positiveInt("MARKET_DATA_TTL_MS", 2_000),
   backtests: jobOptionsConfig("BACKTEST"),
+  automation: jobOptionsConfig("AUTOMATION"),
+  automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
+  pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
+  samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
+  signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60),
   purgeIntervalMinutes: positiveInt("PURGE_INTERVAL_MINUTES", 60),
   sessionRetentionDays: integerSetting("SESSION_RETENTION_DAYS", 30, "must be a whole number of days, 0 or more", (n) => n >= 0),
   backtestRetentionDays: integerSetting("BACKTEST_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0)
@@ -119,6 +145,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     },
     backtests: c.backtests,
     sandbox: defaultSandboxLimits,
+    automation: { ...c.automation, enabled: c.automationEnabled, pnlRefreshInterval: Duration.millis(c.pnlRefreshMs) },
+    signals: {
+      sampler: c.signalSampler,
+      samplingInterval: Duration.seconds(c.samplingIntervalS),
+      lease: Duration.seconds(c.signalLeaseS)
+    },
     retention: {
       purgeInterval: Duration.minutes(c.purgeIntervalMinutes),
       sessions: Duration.days(c.sessionRetentionDays),

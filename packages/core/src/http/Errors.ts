@@ -38,6 +38,15 @@ export class ProgramInvalid extends Schema.TaggedError<ProgramInvalid>()("Progra
 }) {}
 export class UnsupportedLanguage extends Schema.TaggedError<UnsupportedLanguage>()("UnsupportedLanguage", base) {}
 export class VenueRejected extends Schema.TaggedError<VenueRejected>()("VenueRejected", base) {}
+export class SignalInUse extends Schema.TaggedError<SignalInUse>()("SignalInUse", {
+  ...base,
+  pool_ids: Schema.Array(Schema.Int)
+}) {}
+export class ExchangeMismatch extends Schema.TaggedError<ExchangeMismatch>()("ExchangeMismatch", base) {}
+export class SymbolNotListed extends Schema.TaggedError<SymbolNotListed>()("SymbolNotListed", {
+  ...base,
+  symbols: Schema.Array(Schema.String)
+}) {}
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   ...base,
   retry_after: Schema.Int
@@ -97,6 +106,9 @@ const catalogue = {
   ProgramInvalid: [ProgramInvalid, "program_invalid", 422, "Program does not compile or lacks decide()"],
   UnsupportedLanguage: [UnsupportedLanguage, "unsupported_language", 422, "Program language is not supported"],
   VenueRejected: [VenueRejected, "venue_rejected", 422, "The venue refused the credentials"],
+  SignalInUse: [SignalInUse, "signal_in_use", 409, "The signal is part of a pool; remove it from the pools first"],
+  ExchangeMismatch: [ExchangeMismatch, "exchange_mismatch", 422, "A pool's signals (or wallet tracking) are not on the pool's exchange"],
+  SymbolNotListed: [SymbolNotListed, "symbol_not_listed", 422, "A symbol is not listed on the venue"],
   RateLimited: [RateLimited, "rate_limited", 429, "Request quota exceeded; wait retry_after seconds"],
   InternalError: [InternalError, "internal_error", 500, "Unexpected failure"],
   UpstreamError: [UpstreamError, "upstream_error", 502, "The venue or provider answered with a failure"],

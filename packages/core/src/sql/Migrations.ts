@@ -5,7 +5,9 @@ import m0003 from "./migrations/0003_venue_credentials.js"
 import m0004 from "./migrations/0004_trader_history.js"
 import m0005 from "./migrations/0005_programs.js"
 import m0006 from "./migrations/0006_backtest_jobs.js"
-import m0007 from "./migrations/0007_periodic_tasks.js"
+import m0007 from "./migrations/0007_signals.js"
+import m0008 from "./migrations/0008_automation.js"
+import m0009 from "./migrations/0009_periodic_tasks.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -19,7 +21,9 @@ export const migrations = Migrator.fromRecord({
   "0004_trader_history": m0004,
   "0005_programs": m0005,
   "0006_backtest_jobs": m0006,
-  "0007_periodic_tasks": m0007
+  "0007_signals": m0007,
+  "0008_automation": m0008,
+  "0009_periodic_tasks": m0009
 })
 
 /** Runs every pending migration in one transaction; a concurrent runner waits for the lock. */

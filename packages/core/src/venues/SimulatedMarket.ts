@@ -35,18 +35,18 @@ const wick = 0.0006
 const fundingPeriod = 8 * 3_600_000
 
 // murmur3's finalizer: a cheap integer hash with good avalanche, so nearby inputs look unrelated.
-const mix = (h: number) => {
+export const mix = (h: number) => {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
   return (h ^ (h >>> 16)) >>> 0
 }
-const stringHash = (s: string) => {
+export const stringHash = (s: string) => {
   let h = 0x811c9dc5
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193)
   return mix(h)
 }
 /** A uniform number in [0, 1) determined by the key and the integers given. */
-const uniform = (key: number, a: number, b = 0) => mix(key ^ mix(a + mix(b + 0x9e3779b9))) / 4_294_967_296
+export const uniform = (key: number, a: number, b = 0) => mix(key ^ mix(a + mix(b + 0x9e3779b9))) / 4_294_967_296
 
 // Smooth noise at several scales: slow trends, daily swings, hourly wiggles.
 const scales = [

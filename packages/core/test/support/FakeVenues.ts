@@ -191,6 +191,26 @@ export const startFakeVenue1 = () =>
               time: 1
             }
           }
+      case "userFills":
+        // One ordinary fill, and one that liquidated this user's BTC long.
+        return {
+          key: type,
+          json: [
+            { coin: "ETH", px: "3100.0", sz: "2.5", side: "A", time: 1_000, dir: "Open Short", closedPnl: "0.0", oid: 1, tid: 1 },
+            {
+              coin: "BTC",
+              px: "61000.0",
+              sz: "0.4",
+              side: "A",
+              time: 2_000,
+              dir: "Close Long",
+              closedPnl: "-1600.0",
+              oid: 2,
+              tid: 2,
+              liquidation: { liquidatedUser: body.user, markPx: "61000.0", method: "market" }
+            }
+          ]
+        }
       default:
         return { key: type, status: 422, json: "Failed to deserialize the JSON body into the target type" }
     }

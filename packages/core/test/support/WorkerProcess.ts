@@ -1,7 +1,7 @@
 /**
- * One platform instance with its backtest workers as an OS process of its own, configured from
- * the environment like `npm start`; prints "ready" once it has started. Run by the tests of jobs
- * across processes.
+ * One platform instance with its backtest workers and signal engine as an OS process of its own,
+ * configured from the environment like `npm start`; prints "ready" once it has started. Run by the
+ * tests of jobs and of the signal engine across processes.
  */
 import { PlatformConfig, PlatformLive } from "@trading-platform/core"
 import { Effect, Layer } from "effect"

@@ -33,10 +33,10 @@ for (const storage of testStorages) {
           const other = yield* signUp()
           yield* backtest(other.token, yield* createProgram(other.token, "Theirs"))
 
-          const reply = yield* call("GET", "/api/analytics/program-summary", { token })
+          const reply = yield* call("GET", "/api/analytics/program-summary?source=backtest", { token })
           expect(reply.status).toBe(200)
           expect(reply.body.dimension).toBe("program")
-          expect(reply.body.filters).toEqual({ from: null, to: null, account_id: null })
+          expect(reply.body.filters).toEqual({ source: "backtest", from: null, to: null, account_id: null })
           expect(reply.body.items.map((i: any) => i.program_id)).toEqual([first, second])
           const [one, two] = reply.body.items
           expect(Object.keys(one).sort()).toEqual(["program_id", "program_name", "symbols_traded", "total_pnl", "total_trades", "win_rate"])
@@ -50,6 +50,14 @@ for (const storage of testStorages) {
           expect(one.win_rate).toBeCloseTo((wins(a) + wins(b)) / (a.trades.length + b.trades.length), 10)
           expect(two).toMatchObject({ program_name: "Second", symbols_traded: 1, total_trades: c.metrics.total_trades })
           expect(two.win_rate).toBeCloseTo(c.metrics.win_rate, 10)
+
+          const bySymbol = (yield* call("GET", "/api/analytics/program-summary?source=backtest&dimension=symbol", { token })).body
+          expect(bySymbol.items.map((i: any) => [i.symbol, i.total_trades])).toEqual([
+            ["BTC", a.metrics.total_trades + c.metrics.total_trades],
+            ["ETH", b.metrics.total_trades]
+          ])
+          // Live trades are the default source; this user has none.
+          expect((yield* call("GET", "/api/analytics/program-summary", { token })).body.items).toEqual([])
         }))
 
       it.effect("GET /api/analytics/program-summary filters by account and by when backtests finished", () =>
@@ -60,17 +68,21 @@ for (const storage of testStorages) {
           const withAccount = yield* backtest(token, program, { account_id: account.id })
           yield* backtest(token, program)
 
-          const byAccount = yield* call("GET", `/api/analytics/program-summary?account_id=${account.id}`, { token })
-          expect(byAccount.body.filters).toEqual({ from: null, to: null, account_id: account.id })
+          const byAccountDimension = (yield* call("GET", "/api/analytics/program-summary?source=backtest&dimension=account", { token })).body
+          expect(byAccountDimension.items).toEqual([
+            expect.objectContaining({ account_id: account.id, account_name: account.name, total_trades: withAccount.metrics.total_trades })
+          ])
+          const byAccount = yield* call("GET", `/api/analytics/program-summary?source=backtest&account_id=${account.id}`, { token })
+          expect(byAccount.body.filters).toEqual({ source: "backtest", from: null, to: null, account_id: account.id })
           expect(byAccount.body.items).toHaveLength(1)
           expect(byAccount.body.items[0].total_trades).toBe(withAccount.metrics.total_trades)
 
           const finished = Date.parse(withAccount.finished_at)
           const window = `from=${new Date(finished).toISOString()}&to=${new Date(finished + 1000).toISOString()}`
-          const inside = yield* call("GET", `/api/analytics/program-summary?dimension=program&${window}`, { token })
+          const inside = yield* call("GET", `/api/analytics/program-summary?source=backtest&dimension=program&${window}`, { token })
           expect(inside.body.filters.from).toBe(new Date(finished).toISOString())
           expect(inside.body.items[0].total_trades).toBe(withAccount.metrics.total_trades * 2)
-          const before = yield* call("GET", `/api/analytics/program-summary?to=${new Date(finished).toISOString()}`, { token })
+          const before = yield* call("GET", `/api/analytics/program-summary?source=backtest&to=${new Date(finished).toISOString()}`, { token })
           expect(before.body.items).toEqual([])
         }))
 
@@ -87,6 +99,7 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const { token } = yield* signUp()
           expectError(yield* call("GET", "/api/analytics/program-summary?dimension=planet", { token }), 400, "invalid_input")
+          expectError(yield* call("GET", "/api/analytics/program-summary?source=dreams", { token }), 400, "invalid_input")
           expectError(yield* call("GET", "/api/analytics/program-summary?from=someday", { token }), 400, "invalid_input")
           expectError(yield* call("GET", "/api/analytics/program-summary?account_id=x", { token }), 400, "invalid_input")
           const reversed = "from=2025-02-01T00:00:00Z&to=2025-01-01T00:00:00Z"

@@ -7,7 +7,7 @@ import ts from "typescript"
 import { settings } from "../../src/ServerConfig.js"
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url))
-const guides = ["docs/client.md", "docs/embedding.md"]
+const guides = ["docs/client.md", "docs/embedding.md", "docs/signals.md"]
 
 /** The ```ts blocks of a guide, each a module of its own. */
 const codeBlocks = (guide: string) =>

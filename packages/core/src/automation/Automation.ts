@@ -1,0 +1,154 @@
+import { Schema } from "effect"
+import { AccountId } from "../accounts/Account.js"
+import { idParam } from "../http/IdParam.js"
+import { ProgramId } from "../programs/Program.js"
+import { Decision } from "../sandbox/Decision.js"
+import { Exchange, Timeframe } from "../venues/Venue.js"
+
+/** A binding's id. */
+export const BindingId = Schema.Int.pipe(Schema.positive(), Schema.brand("BindingId"))
+export type BindingId = typeof BindingId.Type
+
+export const RunId = Schema.Int.pipe(Schema.positive(), Schema.brand("RunId"))
+export type RunId = typeof RunId.Type
+
+/** `/programs/:id/bindings/:binding_id` */
+export const BindingPath = Schema.Struct({ id: idParam(ProgramId), binding_id: idParam(BindingId) })
+
+const Symbol = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(40), Schema.compose(Schema.Uppercase))
+const Symbols = Schema.Array(Symbol).pipe(Schema.minItems(1), Schema.maxItems(50))
+/** Every N minutes, at most once a week. */
+const IntervalMinutes = Schema.Int.pipe(Schema.between(1, 10_080))
+const PoolIds = Schema.Array(Schema.Int.pipe(Schema.positive())).pipe(Schema.maxItems(50))
+// Bounds are the account's rule (422 leverage_too_high), so only the shape is checked here.
+const Leverage = Schema.Int
+const Params = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+const hasTrigger = (b: { readonly interval_minutes?: number | null | undefined; readonly signal_pool_ids?: ReadonlyArray<number> | undefined }) =>
+  (b.interval_minutes ?? null) !== null || (b.signal_pool_ids ?? []).length > 0
+
+/** `POST /api/programs/{id}/bindings`: a schedule, signal pools, or both. */
+export const BindingRequest = Schema.Struct({
+  account_id: AccountId,
+  symbols: Symbols,
+  timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const, nullable: true }),
+  interval_minutes: Schema.optionalWith(IntervalMinutes, { nullable: true }),
+  signal_pool_ids: Schema.optionalWith(PoolIds, { default: () => [], nullable: true }),
+  params: Schema.optionalWith(Params, { default: () => ({}), nullable: true }),
+  leverage: Schema.optionalWith(Leverage, { nullable: true }),
+  enabled: Schema.optionalWith(Schema.Boolean, { default: () => true, nullable: true })
+}).pipe(
+  Schema.filter((b) => hasTrigger(b) || { path: ["interval_minutes"], message: "give interval_minutes, signal_pool_ids, or both" })
+).annotations({ parseOptions: { errors: "all" } })
+export type BindingRequest = typeof BindingRequest.Type
+
+/** `PUT /api/programs/{id}/bindings/{binding_id}`: an absent field is kept; `null` clears `interval_minutes` and `leverage`. */
+export const BindingUpdate = Schema.Struct({
+  account_id: Schema.optional(AccountId),
+  symbols: Schema.optional(Symbols),
+  timeframe: Schema.optional(Timeframe),
+  interval_minutes: Schema.optional(Schema.NullOr(IntervalMinutes)),
+  signal_pool_ids: Schema.optional(PoolIds),
+  params: Schema.optional(Params),
+  leverage: Schema.optional(Schema.NullOr(Leverage)),
+  enabled: Schema.optional(Schema.Boolean)
+}).annotations({ parseOptions: { errors: "all" } })
+export type BindingUpdate = typeof BindingUpdate.Type
+
+export class Binding extends Schema.Class<Binding>("Binding")({
+  id: BindingId,
+  program_id: ProgramId,
+  account_id: AccountId,
+  symbols: Schema.Array(Schema.String),
+  timeframe: Timeframe,
+  interval_minutes: Schema.NullOr(Schema.Int),
+  signal_pool_ids: Schema.Array(Schema.Int),
+  params: Params,
+  leverage: Schema.NullOr(Schema.Int),
+  enabled: Schema.Boolean,
+  /** When the schedule fires next; null without a schedule or while disabled. */
+  next_run_at: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String
+}) {}
+
+export class BindingList extends Schema.Class<BindingList>("BindingList")({ bindings: Schema.Array(Binding) }) {}
+
+/** What started a run. */
+export const RunTrigger = Schema.Literal("schedule", "signal", "manual")
+export type RunTrigger = typeof RunTrigger.Type
+
+/** `queued` until a worker claims it, `running`, then `completed` (decided, and its order placed or refused) or `failed`. */
+export const RunStatus = Schema.Literal("queued", "running", "completed", "failed")
+export type RunStatus = typeof RunStatus.Type
+
+export class Run extends Schema.Class<Run>("Run")({
+  id: RunId,
+  binding_id: BindingId,
+  program_id: ProgramId,
+  account_id: AccountId,
+  symbol: Schema.String,
+  trigger: RunTrigger,
+  status: RunStatus,
+  attempts: Schema.Int,
+  /** The program's decision at the last closed bar; null until it has decided. */
+  decision: Schema.NullOr(Decision),
+  error: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  started_at: Schema.NullOr(Schema.String),
+  finished_at: Schema.NullOr(Schema.String)
+}) {}
+
+export class RunList extends Schema.Class<RunList>("RunList")({ runs: Schema.Array(Run) }) {}
+
+/** `paper` fills against the venue's price in the platform's own ledger; `venue` is sent to the venue's API. */
+export const OrderRoute = Schema.Literal("paper", "venue")
+
+/**
+ * `pending` once decided, `submitted` while the venue has it, then `filled` or `rejected` (a rule
+ * of the account, or the venue, refused it; `error` says why).
+ */
+export const OrderStatus = Schema.Literal("pending", "submitted", "filled", "rejected")
+export type OrderStatus = typeof OrderStatus.Type
+
+export class Order extends Schema.Class<Order>("Order")({
+  id: Schema.Int,
+  run_id: Schema.NullOr(RunId),
+  binding_id: Schema.NullOr(BindingId),
+  program_id: Schema.NullOr(ProgramId),
+  account_id: AccountId,
+  symbol: Schema.String,
+  exchange: Exchange,
+  route: OrderRoute,
+  side: Schema.Literal("buy", "sell"),
+  quantity: Schema.Number,
+  leverage: Schema.Int,
+  status: OrderStatus,
+  venue_order_id: Schema.NullOr(Schema.String),
+  /** Average fill price; null until filled. */
+  price: Schema.NullOr(Schema.Number),
+  fee: Schema.NullOr(Schema.Number),
+  /** Profit of the part that reduced a position, before fees; 0 for a pure entry. */
+  realized_pnl: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  filled_at: Schema.NullOr(Schema.String)
+}) {}
+
+export class OrderList extends Schema.Class<OrderList>("OrderList")({ orders: Schema.Array(Order) }) {}
+
+export class AccountPosition extends Schema.Class<AccountPosition>("AccountPosition")({
+  account_id: AccountId,
+  symbol: Schema.String,
+  exchange: Exchange,
+  side: Schema.Literal("long", "short"),
+  size: Schema.Number,
+  entry_price: Schema.Number,
+  leverage: Schema.Int,
+  /** Cash frozen for the position (`frozen_cash` is the sum over the account's positions). */
+  margin: Schema.Number,
+  opened_at: Schema.String,
+  updated_at: Schema.String
+}) {}
+
+export class PositionList extends Schema.Class<PositionList>("PositionList")({ positions: Schema.Array(AccountPosition) }) {}

@@ -1,0 +1,81 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { AccountPath } from "../accounts/Account.js"
+import { Authentication } from "../http/Authentication.js"
+import { ApiError } from "../http/Errors.js"
+import { Pagination } from "../http/Pagination.js"
+import { ProgramPath } from "../programs/ProgramsApi.js"
+import { Binding, BindingList, BindingPath, BindingRequest, BindingUpdate, OrderList, PositionList, RunList } from "./Automation.js"
+
+export * from "./Automation.js"
+
+/** Live automation: bindings of programs to accounts, their runs, and the orders and positions they leave. */
+export class AutomationApi extends HttpApiGroup.make("automation")
+  .add(
+    HttpApiEndpoint.post("create", "/programs/:id/bindings")
+      .setPath(ProgramPath)
+      .setPayload(BindingRequest)
+      .addSuccess(Binding, { status: 201 })
+      .addError(ApiError.LeverageTooHigh)
+      .annotate(OpenApi.Summary, "Bind the program to an account: symbols, a schedule (every N minutes) and/or signal pools, params")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/programs/:id/bindings")
+      .setPath(ProgramPath)
+      .setUrlParams(Pagination)
+      .addSuccess(BindingList)
+      .annotate(OpenApi.Summary, "The program's bindings, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/programs/:id/bindings/:binding_id")
+      .setPath(BindingPath)
+      .addSuccess(Binding)
+      .annotate(OpenApi.Summary, "One binding")
+  )
+  .add(
+    HttpApiEndpoint.put("update", "/programs/:id/bindings/:binding_id")
+      .setPath(BindingPath)
+      .setPayload(BindingUpdate)
+      .addSuccess(Binding)
+      .addError(ApiError.LeverageTooHigh)
+      .annotate(OpenApi.Summary, "Change a binding; enabled: false stops its schedule and signals, true starts them again")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/programs/:id/bindings/:binding_id")
+      .setPath(BindingPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Delete a binding with its runs; its orders stay in the account's history")
+  )
+  .add(
+    HttpApiEndpoint.post("run", "/programs/:id/bindings/:binding_id/run")
+      .setPath(BindingPath)
+      .addSuccess(RunList, { status: 202 })
+      .annotate(OpenApi.Summary, "Queue one run per symbol now, whatever the schedule")
+  )
+  .add(
+    HttpApiEndpoint.get("runs", "/programs/:id/bindings/:binding_id/runs")
+      .setPath(BindingPath)
+      .setUrlParams(Pagination)
+      .addSuccess(RunList)
+      .annotate(OpenApi.Summary, "The binding's runs, newest first: trigger, status, decision and error")
+  )
+  .add(
+    HttpApiEndpoint.get("orders", "/account/:account_id/orders")
+      .setPath(AccountPath)
+      .setUrlParams(Pagination)
+      .addSuccess(OrderList)
+      .annotate(OpenApi.Summary, "The account's orders from automation runs, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("positions", "/account/:account_id/positions")
+      .setPath(AccountPath)
+      .setUrlParams(Pagination)
+      .addSuccess(PositionList)
+      .annotate(OpenApi.Summary, "The account's open positions, by symbol")
+  )
+  .addError(ApiError.Forbidden)
+  .addError(ApiError.NotFound)
+  .addError(ApiError.UpstreamError)
+  .addError(ApiError.UpstreamTimeout)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Automation")
+{}

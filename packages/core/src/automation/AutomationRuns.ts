@@ -1,0 +1,276 @@
+import { Cause, Clock, Data, Duration, Effect, Layer, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import { hostname } from "node:os"
+import { AccountsRepo, type AccountRow } from "../accounts/AccountsRepo.js"
+import { PlatformConfig } from "../config/PlatformConfig.js"
+import { ProgramsRepo } from "../programs/ProgramsRepo.js"
+import { type Decision, hold, ProgramRunError } from "../sandbox/Decision.js"
+import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
+import { compileProgram } from "../sandbox/ProgramSource.js"
+import { candleWindow } from "../sandbox/QuickJsRuntime.js"
+import { Secrets } from "../secrets/Secrets.js"
+import { paperFeeRate, paperSlippage } from "../venues/SimulatedVenue.js"
+import { type Exchange, timeframeMillis, type VenueCredentials, Venues } from "../venues/Venue.js"
+import { VenueCredentialsRepo } from "../venues/VenueCredentialsRepo.js"
+import { accountExchange, maxLeverageOf } from "./Bindings.js"
+import { AutomationSignal } from "./AutomationSignal.js"
+import { type BindingRow, BindingsRepo } from "./BindingsRepo.js"
+import type { Held } from "./Ledger.js"
+import { sizeOrder } from "./Ledger.js"
+import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
+import { type RunClaim, type RunRow, RunsRepo } from "./RunsRepo.js"
+
+/** The run was taken over by another worker: stop without writing. */
+class Stopped extends Data.TaggedError("Stopped") {}
+
+/** The run ends for a reason that running it again would not change (the program's failure, a rule). */
+class RunFailed extends Data.TaggedError("RunFailed")<{ readonly message: string }> {}
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+const messageOf = (cause: Cause.Cause<unknown>) => {
+  const error = Cause.squash(cause)
+  if (typeof error === "object" && error !== null && "error" in error && typeof error.error === "string") return error.error
+  return error instanceof Error ? error.message : String(error)
+}
+
+const unbounded = { floor: -Infinity, ceiling: Infinity }
+
+/**
+ * Executes automation runs, a pool of workers per instance like the backtest workers: each claims
+ * one run at a time from the database (one per binding at a time, across replicas), renews its
+ * lease while it works, and hands the run back when the venue or the database fails. A run:
+ *
+ * 1. decides: the program is fed the latest closed candles of the binding's timeframe (up to 500)
+ *    bar by bar, as a backtest would, with the account's live position and balance, and the
+ *    decision at the last bar counts; it is written on the run and in the account's decision log;
+ * 2. sizes the order as the backtest engine does, within the account's leverage and cash, and
+ *    records it under the run's id, so a run taken over after a crash finds it instead of
+ *    deciding again;
+ * 3. fills it: on paper against the venue's price, or through the venue's API when the account
+ *    has credentials for a venue in http mode; the fill, the cash and the position are one
+ *    transaction, and an order the venue may have received is never sent twice.
+ *
+ * A program that throws, exceeds its caps or answers garbage fails the run at once, never retried.
+ */
+export const AutomationRunsLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const { automation: options, venues: venueOptions } = yield* PlatformConfig
+    const runs = yield* RunsRepo
+    const bindings = yield* BindingsRepo
+    const ledger = yield* LedgerRepo
+    const accounts = yield* AccountsRepo
+    const programs = yield* ProgramsRepo
+    const credentialsRepo = yield* VenueCredentialsRepo
+    const secrets = yield* Secrets
+    const runtime = yield* ProgramRuntime
+    const venues = yield* Venues
+    const signal = yield* AutomationSignal
+    const worker = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
+    const leaseUntil = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms + Duration.toMillis(options.lease)))
+
+    const found = (what: string) => <A>(option: Option.Option<A>): Effect.Effect<A, RunFailed> =>
+      Option.isSome(option) ? Effect.succeed(option.value) : Effect.fail(new RunFailed({ message: `${what} no longer exists` }))
+
+    /** The program's decision at the last closed bar, the window replayed bar by bar as in a backtest. */
+    const decide = (run: RunRow, binding: BindingRow, account: AccountRow, held: Held | null, exchange: Exchange) =>
+      Effect.gen(function*() {
+        const program = yield* Effect.flatMap(programs.findById(run.program_id), found(`Program ${run.program_id}`))
+        const code = yield* compileProgram(program.code, program.language)
+        const step = timeframeMillis[binding.timeframe]
+        const end = Math.floor((yield* Clock.currentTimeMillis) / step) * step
+        const candles = yield* venues[exchange].candles({
+          symbol: run.symbol,
+          timeframe: binding.timeframe,
+          start: end - candleWindow * step,
+          end
+        })
+        if (candles.length === 0) return yield* new RunFailed({ message: `No closed ${binding.timeframe} candles of ${run.symbol}` })
+        const decider = yield* runtime.load({ code, symbol: run.symbol, timeframe: binding.timeframe, params: binding.params, seed: run.id })
+        decider.chunk(candles)
+        const view = {
+          position: held === null ? null : { side: held.side, size: held.size, entry_price: held.entry_price, leverage: held.leverage },
+          balance: account.current_cash + account.frozen_cash
+        }
+        const last = candles.length - 1
+        let decision: Decision = hold
+        for (let from = 0; from <= last;) {
+          const stop = yield* Effect.try({
+            try: () => decider.decide(from, view, unbounded),
+            catch: (e) => e instanceof ProgramRunError ? e : new ProgramRunError({ reason: "threw", message: String(e) })
+          })
+          if (stop.index === last && stop.decision) decision = stop.decision
+          // Decisions before the last bar are the program warming up on history: only the last bar acts.
+          from = stop.decision ? stop.index + 1 : Math.max(stop.index, from + 1)
+        }
+        return decision
+      }).pipe(Effect.scoped)
+
+    const credentialsOf = (accountId: AccountRow["id"], exchange: Exchange) =>
+      Effect.map(credentialsRepo.find({ account_id: accountId, venue: exchange }), Option.map((row): VenueCredentials => {
+        const secret = secrets.open(row.secret_sealed)
+        if (exchange === "venue1") return { kind: "wallet", environment: row.environment, address: row.public_id ?? "", privateKey: secret }
+        const keys = JSON.parse(secret) as { api_key: string; secret_key: string }
+        return { kind: "apiKey", environment: row.environment, apiKey: keys.api_key, secretKey: keys.secret_key }
+      }))
+
+    /** Fills a recorded order once; an order that may have reached the venue is never sent again. */
+    const settle = (order: OrderRow) =>
+      Effect.gen(function*() {
+        if (order.status === "filled") return null
+        if (order.status === "rejected") return `Order ${order.id} rejected: ${order.error}`
+        const venue = venues[order.exchange]
+        if (order.route === "paper") {
+          const ticker = (yield* venue.tickers).get(order.symbol)
+          if (ticker === undefined) return yield* new RunFailed({ message: `Unknown symbol on ${order.exchange}: ${order.symbol}` })
+          const price = ticker.price * (1 + (order.side === "buy" ? paperSlippage : -paperSlippage))
+          yield* ledger.fill(order, { price, fee: order.quantity * price * paperFeeRate, venue_order_id: null, at: yield* now })
+          return null
+        }
+        const unconfirmed = (why: string) =>
+          Effect.zipRight(
+            ledger.reject(order.id, `${why}; it was not sent again, so check the venue`),
+            Effect.fail(new RunFailed({ message: `The venue did not confirm order ${order.id}: ${why}` }))
+          )
+        if (!(yield* ledger.markSubmitted(order.id))) return yield* unconfirmed("the order was sent before the run was interrupted")
+        const credentials = yield* Effect.flatMap(credentialsOf(order.account_id, order.exchange), found("The account's venue credentials"))
+        const placed = yield* Effect.either(venue.placeOrder(credentials, { symbol: order.symbol, side: order.side, quantity: order.quantity }))
+        if (placed._tag === "Left") {
+          const e = placed.left
+          if (e._tag === "VenueRejected" || e._tag === "UnknownSymbol") {
+            const error = e._tag === "UnknownSymbol" ? `Unknown symbol on ${order.exchange}: ${e.symbol}` : e.error
+            yield* ledger.reject(order.id, error)
+            return `Order ${order.id} rejected: ${error}`
+          }
+          return yield* unconfirmed(e.error)
+        }
+        const result = placed.right
+        if (result.status !== "filled" || result.average_price === null) {
+          const error = `The venue left order ${result.order_id} open`
+          yield* ledger.reject(order.id, error)
+          return `Order ${order.id} rejected: ${error}`
+        }
+        const price = result.average_price
+        yield* ledger.fill(
+          { ...order, quantity: result.filled_quantity },
+          { price, fee: result.fee ?? result.filled_quantity * price * paperFeeRate, venue_order_id: result.order_id, at: yield* now }
+        )
+        return null
+      })
+
+    /** One claimed run, from the decision to the fill (or from wherever an earlier attempt stopped). */
+    const execute = (run: RunRow, claim: RunClaim) =>
+      Effect.gen(function*() {
+        const binding = yield* Effect.flatMap(bindings.findById(run.binding_id), found(`Binding ${run.binding_id}`))
+        const account = yield* Effect.flatMap(accounts.findById(run.account_id), found(`Account ${run.account_id}`))
+        const recorded = yield* ledger.orderOfRun(run.id)
+        if (Option.isSome(recorded)) return yield* settle(recorded.value)
+        if (!account.is_active) return yield* new RunFailed({ message: `Account ${account.id} is not active` })
+        const exchange = accountExchange(account)
+        const held: Held | null = Option.getOrNull(yield* ledger.position({ account_id: account.id, symbol: run.symbol }))
+        let decision = run.decision
+        if (decision === null) {
+          decision = yield* decide(run, binding, account, held, exchange)
+          const at = yield* now
+          yield* runs.decided(claim, decision)
+          yield* ledger.logDecision({
+            account_id: account.id,
+            decision_time: at,
+            symbol: run.symbol,
+            operation: decision.operation,
+            target_portion_of_balance: decision.target_portion_of_balance ?? null,
+            leverage: decision.leverage === undefined ? null : Math.round(decision.leverage),
+            reason: decision.reason ?? null
+          })
+        }
+        const leverage = decision.leverage ?? binding.leverage ?? account.default_leverage ?? 1
+        const ticker = (yield* venues[exchange].tickers).get(run.symbol)
+        if (ticker === undefined) return yield* new RunFailed({ message: `Unknown symbol on ${exchange}: ${run.symbol}` })
+        const sizing = sizeOrder(decision, held, {
+          freeCash: account.current_cash,
+          feeRate: paperFeeRate,
+          leverage,
+          price: ticker.price * (1 + paperSlippage)
+        })
+        if (sizing._tag === "Nothing") return null
+        const max = maxLeverageOf(account)
+        const refusal = leverage > max
+          ? `leverage_too_high: leverage ${leverage} is above the account's limit ${max}`
+          : !Number.isInteger(leverage)
+          ? `leverage must be a whole number, not ${leverage}`
+          : null
+        const credentials = yield* credentialsOf(account.id, exchange)
+        const route = venueOptions[exchange].mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
+          ? "venue" as const
+          : "paper" as const
+        const order = yield* ledger.insertOrder({
+          run_id: run.id,
+          binding_id: binding.id,
+          program_id: run.program_id,
+          user_id: run.user_id,
+          account_id: account.id,
+          symbol: run.symbol,
+          exchange,
+          route,
+          side: sizing.side,
+          quantity: sizing.quantity,
+          leverage: Math.max(1, Math.round(leverage)),
+          status: refusal === null ? "pending" : "rejected",
+          error: refusal,
+          created_at: yield* now
+        })
+        return yield* settle(order)
+      })
+
+    const run = (row: RunRow) => {
+      const claim: RunClaim = { id: row.id, attempts: row.attempts }
+      const finish = (status: "completed" | "failed", error: string | null) =>
+        Effect.flatMap(now, (at) => runs.finish(claim, status, error, at))
+      if (row.attempts > options.maxAttempts) {
+        return finish("failed", `Gave up after ${options.maxAttempts} attempts${row.error === null ? "" : `: ${row.error}`}`)
+      }
+      const renew = Effect.forever(
+        Effect.zipRight(
+          Effect.sleep(Duration.toMillis(options.lease) / 3),
+          Effect.flatMap(leaseUntil, (until) => runs.renew(claim, until)).pipe(
+            Effect.flatMap((ours) => (ours ? Effect.void : Effect.fail(new Stopped())))
+          )
+        )
+      )
+      return Effect.raceFirst(execute(row, claim), renew).pipe(
+        // A refused order does not fail the run: the program decided; the refusal is its note.
+        Effect.flatMap((refusal) => finish("completed", refusal)),
+        Effect.catchTags({
+          Stopped: () => Effect.void,
+          RunFailed: (e) => finish("failed", e.message),
+          ProgramRunError: (e) => finish("failed", `Program error (${e.reason}): ${e.message}`),
+          ProgramInvalid: (e) => finish("failed", `Program does not load: ${e.error}`),
+          UnsupportedLanguage: (e) => finish("failed", e.error),
+          UnknownSymbol: (e) => finish("failed", `Unknown symbol: ${e.symbol}`)
+        }),
+        // Anything else (the venue or the database failing, a defect) hands the run back for another attempt.
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.flatMap(now, (at) => runs.release(claim, messageOf(cause), at))
+        ),
+        Effect.onInterrupt(() => Effect.ignore(Effect.flatMap(now, (at) => runs.release(claim, "The worker stopped", at)))),
+        Effect.withSpan("AutomationRuns.run", { attributes: { runId: row.id, attempt: row.attempts } })
+      )
+    }
+
+    const claimAndRun = Effect.gen(function*() {
+      const claimed = yield* runs.claim({ now: yield* now, lease_until: yield* leaseUntil, worker })
+      if (claimed === undefined) return yield* signal.idle(options.pollInterval)
+      yield* run(claimed)
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.zipRight(Effect.logWarning("Automation worker failed; retrying", cause), Effect.sleep(options.pollInterval))
+      )
+    )
+
+    for (let i = 0; i < options.concurrency; i++) yield* Effect.forkScoped(Effect.forever(claimAndRun))
+  })
+)

@@ -1,0 +1,91 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Clock, Effect, Layer, Queue } from "effect"
+import { PlatformConfig } from "../config/PlatformConfig.js"
+import type { Trigger } from "../signals/Signal.js"
+import { SignalEngine } from "../signals/SignalEngine.js"
+import { AutomationSignal } from "./AutomationSignal.js"
+import { leasedLoop } from "./BackgroundLeases.js"
+import { BindingsRepo } from "./BindingsRepo.js"
+import { RunsRepo } from "./RunsRepo.js"
+
+/**
+ * The schedule of bindings: every poll interval, the replica holding the `automation_scheduler`
+ * lease queues one run per symbol of each binding whose slot is due, and moves the binding to its
+ * next slot (missed slots, after downtime, run once, not once each). A slot's runs carry the key
+ * `schedule:<binding>:<slot>:<symbol>`, so a slot is queued once even if two replicas saw it.
+ */
+export const AutomationSchedulerLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const { automation: options } = yield* PlatformConfig
+    const bindings = yield* BindingsRepo
+    const runs = yield* RunsRepo
+    const signal = yield* AutomationSignal
+    const sql = yield* SqlClient.SqlClient
+
+    const pass = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      for (const binding of yield* bindings.due(new Date(now))) {
+        const slot = Date.parse(binding.next_run_at!)
+        const step = binding.interval_minutes! * 60_000
+        const next = slot + step * Math.max(1, Math.ceil((now - slot + 1) / step))
+        // Moving the slot and queueing its runs stand or fall together.
+        const queued = yield* sql.withTransaction(Effect.gen(function*() {
+          if (!(yield* bindings.advance(binding.id, new Date(slot), new Date(next)))) return false
+          yield* runs.enqueue(
+          binding.symbols.map((symbol) => ({
+            binding_id: binding.id,
+            user_id: binding.user_id,
+            program_id: binding.program_id,
+            account_id: binding.account_id,
+            symbol,
+            trigger: "schedule" as const,
+            idempotency_key: `schedule:${binding.id}:${slot}:${symbol}`
+          })),
+          new Date(now)
+          )
+          return true
+        }))
+        if (queued) yield* signal.wake
+      }
+    })
+
+    yield* leasedLoop("automation_scheduler", { interval: options.pollInterval, lease: options.lease }, pass)
+  })
+)
+
+/**
+ * Runs on signals: every trigger of a signal pool queues a run for each enabled binding that
+ * listens to the pool and trades the trigger's symbol. Every replica sees every trigger; the key
+ * `signal:<binding>:<trigger>:<symbol>` makes each one run once.
+ */
+export const AutomationSignalTriggersLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const engine = yield* SignalEngine
+    const bindings = yield* BindingsRepo
+    const runs = yield* RunsRepo
+    const signal = yield* AutomationSignal
+    const triggers = yield* engine.subscribe
+
+    const onTrigger = (trigger: Trigger) =>
+      Effect.gen(function*() {
+        const listening = (yield* bindings.listeningTo(trigger.pool_id)).filter((b) => b.symbols.includes(trigger.symbol))
+        const queued = yield* runs.enqueue(
+          listening.map((binding) => ({
+            binding_id: binding.id,
+            user_id: binding.user_id,
+            program_id: binding.program_id,
+            account_id: binding.account_id,
+            symbol: trigger.symbol,
+            trigger: "signal" as const,
+            idempotency_key: `signal:${binding.id}:${trigger.id}:${trigger.symbol}`
+          })),
+          new Date(yield* Clock.currentTimeMillis)
+        )
+        if (queued.length > 0) yield* signal.wake
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning(`Runs for trigger ${trigger.id} could not be queued`, cause))
+      )
+
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(triggers), onTrigger)))
+  })
+)

@@ -1,0 +1,217 @@
+import { Clock, Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { type AccountId, leverageCap } from "../accounts/Account.js"
+import { Accounts } from "../accounts/Accounts.js"
+import type { AccountRow } from "../accounts/AccountsRepo.js"
+import type { CurrentUserShape } from "../http/Authentication.js"
+import { InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
+import { ownedBy } from "../http/Ownership.js"
+import type { Pagination } from "../http/Pagination.js"
+import type { ProgramId } from "../programs/Program.js"
+import { Programs } from "../programs/Programs.js"
+import { PoolId } from "../signals/Signal.js"
+import { SignalsRepo } from "../signals/SignalsRepo.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { type Exchange, Venues } from "../venues/Venue.js"
+import {
+  AccountPosition,
+  Binding,
+  type BindingId,
+  BindingList,
+  type BindingRequest,
+  type BindingUpdate,
+  Order,
+  OrderList,
+  PositionList,
+  Run,
+  RunList
+} from "./Automation.js"
+import { AutomationSignal } from "./AutomationSignal.js"
+import { type BindingEdit, type BindingRow, BindingsRepo } from "./BindingsRepo.js"
+import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
+import { type RunRow, RunsRepo } from "./RunsRepo.js"
+
+/** The venue an account trades on: venue1 when enabled for it, venue2 otherwise (as the leverage rule reads it). */
+export const accountExchange = (account: Pick<AccountRow, "venue1_enabled">): Exchange =>
+  account.venue1_enabled ? "venue1" : "venue2"
+
+/** The highest leverage the account allows: its `max_leverage`, else its venue's cap. */
+export const maxLeverageOf = (account: Pick<AccountRow, "venue1_enabled" | "max_leverage">) =>
+  account.max_leverage ?? leverageCap[accountExchange(account)]
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+export const toBinding = ({ user_id: _, ...row }: BindingRow) => new Binding(row)
+
+export const toRun = (row: RunRow) =>
+  new Run({
+    id: row.id,
+    binding_id: row.binding_id,
+    program_id: row.program_id,
+    account_id: row.account_id,
+    symbol: row.symbol,
+    trigger: row.trigger,
+    status: row.status,
+    attempts: row.attempts,
+    decision: row.decision,
+    error: row.error,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at
+  })
+
+const toOrder = ({ user_id: _, ...row }: OrderRow) => new Order(row)
+
+/** The next slot of a schedule that starts now; none without a schedule or while disabled. */
+const firstSlot = (edit: Pick<BindingEdit, "enabled" | "interval_minutes">, at: Date) =>
+  edit.enabled && edit.interval_minutes !== null ? new Date(at.getTime() + edit.interval_minutes * 60_000) : null
+
+/** Bindings of programs to accounts: their rules and ownership, manual runs, and the reads of runs, orders and positions. */
+export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core/Bindings", {
+  effect: Effect.gen(function*() {
+    const repo = yield* BindingsRepo
+    const runs = yield* RunsRepo
+    const ledger = yield* LedgerRepo
+    const programs = yield* Programs
+    const accounts = yield* Accounts
+    const venues = yield* Venues
+    const signal = yield* AutomationSignal
+    const signalsRepo = yield* SignalsRepo
+
+    /** The caller's binding of the caller's program: 404 when it does not exist or is another program's, 403 when another user's. */
+    const owned = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
+      Effect.gen(function*() {
+        yield* programs.owned(caller, programId)
+        const binding = yield* repo.findById(id).pipe(ownedBy(caller, `Binding ${id}`))
+        if (binding.program_id !== programId) return yield* new NotFound({ error: `Binding ${id} not found` })
+        return binding
+      })
+
+    /** The rules of a binding's settings against its account: leverage within the account's, symbols listed on its venue. */
+    const checked = (caller: CurrentUserShape, edit: BindingEdit) =>
+      Effect.gen(function*() {
+        const account = yield* accounts.owned(caller, edit.account_id)
+        const max = maxLeverageOf(account)
+        if (edit.leverage !== null && (edit.leverage < 1 || edit.leverage > max)) {
+          return yield* new LeverageTooHigh({ error: `Leverage ${edit.leverage} is outside 1..${max}, the account's limit` })
+        }
+        // A pool's triggers start runs with the binding's account, so the pool must be the caller's too.
+        yield* Effect.forEach(edit.signal_pool_ids, (id) => signalsRepo.findPool(PoolId.make(id)).pipe(ownedBy(caller, `Pool ${id}`)))
+        const exchange = accountExchange(account)
+        const listed = yield* venues[exchange].tickers
+        const unknown = edit.symbols.filter((s) => !listed.has(s))
+        if (unknown.length > 0) return yield* new NotFound({ error: `Unknown symbol on ${exchange}: ${unknown.join(", ")}` })
+        return edit
+      })
+
+    const create = (caller: CurrentUserShape, programId: ProgramId, input: BindingRequest) =>
+      Effect.gen(function*() {
+        yield* programs.owned(caller, programId)
+        const at = yield* now
+        const edit: BindingEdit = {
+          account_id: input.account_id,
+          symbols: Array.from(new Set(input.symbols)),
+          timeframe: input.timeframe,
+          interval_minutes: input.interval_minutes ?? null,
+          signal_pool_ids: Array.from(new Set(input.signal_pool_ids)),
+          params: input.params,
+          leverage: input.leverage ?? null,
+          enabled: input.enabled,
+          next_run_at: null
+        }
+        yield* checked(caller, edit)
+        const row = yield* repo.insert({ edit: { ...edit, next_run_at: firstSlot(edit, at) }, user_id: caller.id, program_id: programId, now: at })
+        return toBinding(row)
+      }).pipe(dieOnStorageFailure, Effect.withSpan("Bindings.create", { attributes: { userId: caller.id, programId } }))
+
+    const list = (caller: CurrentUserShape, programId: ProgramId, page: Pagination) =>
+      Effect.zipRight(programs.owned(caller, programId), repo.listByProgram({ program_id: programId, ...page })).pipe(
+        Effect.map((rows) => new BindingList({ bindings: rows.map(toBinding) })),
+        dieOnStorageFailure,
+        Effect.withSpan("Bindings.list", { attributes: { userId: caller.id, programId } })
+      )
+
+    const get = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
+      owned(caller, programId, id).pipe(
+        Effect.map(toBinding),
+        dieOnStorageFailure,
+        Effect.withSpan("Bindings.get", { attributes: { userId: caller.id, bindingId: id } })
+      )
+
+    const update = (caller: CurrentUserShape, programId: ProgramId, id: BindingId, input: BindingUpdate) =>
+      Effect.gen(function*() {
+        const current = yield* owned(caller, programId, id)
+        const edit: BindingEdit = {
+          account_id: input.account_id ?? current.account_id,
+          symbols: input.symbols === undefined ? current.symbols : Array.from(new Set(input.symbols)),
+          timeframe: input.timeframe ?? current.timeframe,
+          interval_minutes: input.interval_minutes === undefined ? current.interval_minutes : input.interval_minutes,
+          signal_pool_ids: input.signal_pool_ids === undefined ? current.signal_pool_ids : Array.from(new Set(input.signal_pool_ids)),
+          params: input.params ?? current.params,
+          leverage: input.leverage === undefined ? current.leverage : input.leverage,
+          enabled: input.enabled ?? current.enabled,
+          next_run_at: null
+        }
+        if (edit.interval_minutes === null && edit.signal_pool_ids.length === 0) {
+          const message = "give interval_minutes, signal_pool_ids, or both"
+          return yield* new InvalidInput({ error: `interval_minutes ${message}`, issues: [{ path: "interval_minutes", message }] })
+        }
+        yield* checked(caller, edit)
+        const at = yield* now
+        // A schedule that keeps its interval and stays enabled keeps its slot; any other change starts it afresh.
+        const keepsSlot = current.enabled && edit.enabled && current.interval_minutes === edit.interval_minutes
+        const next_run_at = keepsSlot && current.next_run_at !== null ? new Date(current.next_run_at) : firstSlot(edit, at)
+        return toBinding(yield* repo.update({ id, edit: { ...edit, next_run_at }, now: at }))
+      }).pipe(dieOnStorageFailure, Effect.withSpan("Bindings.update", { attributes: { userId: caller.id, bindingId: id } }))
+
+    const remove = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
+      Effect.zipRight(owned(caller, programId, id), repo.remove(id)).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Bindings.remove", { attributes: { userId: caller.id, bindingId: id } })
+      )
+
+    /** Queues one run per symbol now, whatever the schedule; answers the queued runs. */
+    const runNow = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
+      Effect.gen(function*() {
+        const binding = yield* owned(caller, programId, id)
+        const at = yield* now
+        const queued = yield* runs.enqueue(
+          binding.symbols.map((symbol) => ({
+            binding_id: binding.id,
+            user_id: binding.user_id,
+            program_id: binding.program_id,
+            account_id: binding.account_id,
+            symbol,
+            trigger: "manual" as const,
+            idempotency_key: `manual:${binding.id}:${symbol}:${randomUUID()}`
+          })),
+          at
+        )
+        yield* signal.wake
+        return new RunList({ runs: queued.map(toRun) })
+      }).pipe(dieOnStorageFailure, Effect.withSpan("Bindings.runNow", { attributes: { userId: caller.id, bindingId: id } }))
+
+    const listRuns = (caller: CurrentUserShape, programId: ProgramId, id: BindingId, page: Pagination) =>
+      Effect.zipRight(owned(caller, programId, id), runs.listByBinding({ binding_id: id, ...page })).pipe(
+        Effect.map((rows) => new RunList({ runs: rows.map(toRun) })),
+        dieOnStorageFailure,
+        Effect.withSpan("Bindings.listRuns", { attributes: { userId: caller.id, bindingId: id } })
+      )
+
+    const listOrders = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
+      Effect.zipRight(accounts.owned(caller, accountId), ledger.orders({ account_id: accountId, ...page })).pipe(
+        Effect.map((rows) => new OrderList({ orders: rows.map(toOrder) })),
+        dieOnStorageFailure,
+        Effect.withSpan("Bindings.listOrders", { attributes: { userId: caller.id, accountId } })
+      )
+
+    const listPositions = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
+      Effect.zipRight(accounts.owned(caller, accountId), ledger.positions({ account_id: accountId, ...page })).pipe(
+        Effect.map((rows) => new PositionList({ positions: rows.map((p) => new AccountPosition(p)) })),
+        dieOnStorageFailure,
+        Effect.withSpan("Bindings.listPositions", { attributes: { userId: caller.id, accountId } })
+      )
+
+    return { create, list, get, update, remove, runNow, listRuns, listOrders, listPositions } as const
+  })
+}) {}

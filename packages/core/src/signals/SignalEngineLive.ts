@@ -1,0 +1,266 @@
+import { Cause, Clock, Data, Duration, Effect, Either, Fiber, Layer, PubSub, Schedule, Stream } from "effect"
+import { randomBytes } from "node:crypto"
+import { hostname } from "node:os"
+import { PlatformConfig } from "../config/PlatformConfig.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
+import type { MarketSample } from "./MarketSample.js"
+import { evaluateCondition } from "./Metrics.js"
+import { describeFailure, sampleSymbols } from "./Sampler.js"
+import { type SignalValue, Trigger } from "./Signal.js"
+import { type SignalEngineShape, SignalEngine } from "./SignalEngine.js"
+import { type NewTrigger, type SampleOutcome, SignalEngineRepo } from "./SignalEngineRepo.js"
+import { type PoolRow, type SignalRow, SignalsRepo } from "./SignalsRepo.js"
+import { WalletActivity } from "./WalletActivity.js"
+import { defaultSizeChangeThreshold, walletEvents } from "./WalletEvents.js"
+
+/** The samples kept per exchange and symbol: enough for the longest `time_window`. */
+export const sampleRetention = timeframeMillis["1d"]
+
+const leaseName = "signal-engine"
+
+/** Another process took the engine over during the round: write nothing. */
+class LeaseLost extends Data.TaggedError("LeaseLost") {}
+
+/** A pool's condition for one symbol over its history: each enabled signal's value, and the pool's verdict. */
+export const evaluatePool = (
+  pool: Pick<PoolRow, "logic" | "signal_ids">,
+  signals: ReadonlyMap<number, SignalRow>,
+  history: ReadonlyArray<MarketSample>,
+  at: number
+) => {
+  const values: Array<SignalValue> = []
+  for (const id of pool.signal_ids) {
+    const signal = signals.get(id)
+    if (signal === undefined || !signal.enabled) continue
+    const condition = signal.trigger_condition
+    values.push({ signal_id: signal.id, signal_name: signal.signal_name, ...condition, ...evaluateCondition(condition, history, at) })
+  }
+  const met = values.length > 0 && (pool.logic === "AND" ? values.every((v) => v.met) : values.some((v) => v.met))
+  return { values, met }
+}
+
+const keyOf = (exchange: Exchange, symbol: string) => `${exchange}:${symbol}`
+
+const poolFields = (pool: PoolRow) => ({
+  pool_id: pool.id,
+  user_id: pool.user_id,
+  pool_name: pool.pool_name,
+  exchange: pool.exchange,
+  source_type: pool.source_type,
+  logic: pool.logic
+})
+
+/**
+ * The engine of this instance. Each round (every `signals.samplingInterval` while started, or on
+ * `evaluateNow`) takes or renews the engine lease, samples every symbol of every enabled
+ * `market_signals` pool and every wallet of every enabled `wallet_tracking` pool, and in one
+ * transaction (which first checks that the lease is still its own) stores the samples and, per
+ * pool and symbol, the new edge state and a trigger row on each edge from not met to met, and per
+ * tracked wallet its positions and a trigger row per change since the last sync. The lease holder keeps the sampled windows in memory, loaded from the
+ * database when it takes the engine over, so a restart does not start blind.
+ */
+export const SignalEngineLive = Layer.scoped(
+  SignalEngine,
+  Effect.gen(function*() {
+    const { signals: options } = yield* PlatformConfig
+    const venues = yield* Venues
+    const repo = yield* SignalEngineRepo
+    const signalsRepo = yield* SignalsRepo
+    const wallets = yield* WalletActivity
+    const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
+    const interval = Duration.toMillis(options.samplingInterval)
+    const events = yield* Effect.acquireRelease(PubSub.unbounded<Trigger>(), PubSub.shutdown)
+    const lock = yield* Effect.makeSemaphore(1)
+
+    // The windows, valid while this instance holds the lease without a break.
+    const windows = new Map<string, Array<MarketSample>>()
+    let holding = false
+    let published = yield* dieOnStorageFailure(repo.lastTriggerId)
+
+    const windowOf = (exchange: Exchange, symbol: string, at: number) =>
+      Effect.gen(function*() {
+        const key = keyOf(exchange, symbol)
+        const known = windows.get(key)
+        if (known !== undefined) return known
+        const loaded = [...yield* repo.samples({ exchange, symbol, since: new Date(at - sampleRetention) })]
+        windows.set(key, loaded)
+        return loaded
+      })
+
+    const marketPools = (pools: ReadonlyArray<PoolRow>) =>
+      pools.filter((p) => p.source_type === "market_signals" && p.symbols.length > 0 && p.signal_ids.length > 0)
+
+    const round = Effect.gen(function*() {
+      const at = yield* Clock.currentTimeMillis
+      const now = new Date(at)
+      if (!(yield* repo.acquireLease(leaseName, holder, now, new Date(at + Duration.toMillis(options.lease))))) {
+        holding = false
+        windows.clear()
+        return []
+      }
+      if (!holding) windows.clear()
+      holding = true
+
+      const enabled = yield* signalsRepo.enabledPools()
+      const pools = marketPools(enabled)
+      const walletPools = enabled.filter((p) => p.source_type === "wallet_tracking")
+      const signals = new Map(
+        (yield* signalsRepo.signalsByIds([...new Set(pools.flatMap((p) => p.signal_ids))])).map((s) => [s.id as number, s])
+      )
+      const wanted = new Map<Exchange, Set<string>>()
+      for (const pool of pools) {
+        const symbols = wanted.get(pool.exchange) ?? new Set()
+        for (const symbol of pool.symbols) symbols.add(symbol)
+        wanted.set(pool.exchange, symbols)
+      }
+
+      // Sample every wanted symbol; each sample's flows start where the last one ended.
+      const outcomes: Array<SampleOutcome> = []
+      const fresh = new Map<string, MarketSample>()
+      for (const [exchange, symbols] of wanted) {
+        const last = new Map<string, number>()
+        for (const symbol of symbols) {
+          const window = yield* windowOf(exchange, symbol, at)
+          last.set(symbol, window.length > 0 ? window[window.length - 1]!.sampled_at : at - interval)
+        }
+        const results = yield* sampleSymbols(venues[exchange], [...symbols], at, (s) => last.get(s)!)
+        for (const [symbol, result] of results) {
+          if (Either.isRight(result)) {
+            outcomes.push({ _tag: "Sampled", sample: result.right })
+            fresh.set(keyOf(exchange, symbol), result.right)
+          } else {
+            outcomes.push({ _tag: "Failed", exchange, symbol, error: describeFailure(result.left) })
+          }
+        }
+      }
+
+      const addresses = [...new Set(walletPools.flatMap((p) => (p.source_config.addresses ?? []).map((a) => a.toLowerCase())))]
+      const snapshots = new Map(
+        yield* Effect.forEach(addresses, (address) => Effect.map(Effect.either(wallets.snapshot(address)), (s) => [address, s] as const), {
+          concurrency: 8
+        })
+      )
+
+      const fired = yield* repo.sql.withTransaction(Effect.gen(function*() {
+        if (!(yield* repo.holdsLease(leaseName, holder, now))) return yield* new LeaseLost()
+        yield* repo.recordRound(outcomes, now)
+        const fired: Array<Trigger> = []
+        const fire = (trigger: Omit<NewTrigger, "fired_at">) =>
+          Effect.map(repo.insertTrigger({ ...trigger, fired_at: now }), (id) => {
+            fired.push(new Trigger({ ...trigger, id, fired_at: now.toISOString() }))
+          })
+        for (const pool of pools) {
+          for (const symbol of pool.symbols) {
+            const key = keyOf(pool.exchange, symbol)
+            const sample = fresh.get(key)
+            // No fresh data for the symbol this round: its edge stays as it was.
+            if (sample === undefined) continue
+            const { met, values } = evaluatePool(pool, signals, [...windows.get(key)!, sample], at)
+            if (yield* repo.setEdge(pool.id, symbol, met, now)) yield* fire({ ...poolFields(pool), symbol, values, wallet_event: null })
+          }
+        }
+        for (const pool of walletPools) {
+          const known = new Map((yield* repo.wallets(pool.id)).map((w) => [w.address, w]))
+          for (const address of pool.source_config.addresses ?? []) {
+            const snapshot = snapshots.get(address.toLowerCase())!
+            if (Either.isLeft(snapshot)) {
+              yield* repo.walletFailed(pool.id, address, snapshot.left.error)
+              continue
+            }
+            // The first sync only sets the baseline: positions held before tracking began are not news.
+            const last = known.get(address)?.last_sync_at
+            if (last !== null && last !== undefined) {
+              const threshold = pool.source_config.size_change_threshold ?? defaultSizeChangeThreshold
+              for (const { event, symbol } of walletEvents(address, known.get(address)!.positions, snapshot.right, last.getTime(), at, threshold)) {
+                yield* fire({ ...poolFields(pool), symbol, values: [], wallet_event: event })
+              }
+            }
+            yield* repo.walletSynced(pool.id, { address, positions: snapshot.right.positions, last_sync_at: now })
+          }
+        }
+        yield* repo.prune(new Date(at - sampleRetention))
+        return fired
+      }))
+
+      for (const [key, sample] of fresh) {
+        const window = windows.get(key)!
+        window.push(sample)
+        const keepFrom = window.findIndex((s) => s.sampled_at >= at - sampleRetention)
+        if (keepFrom > 0) window.splice(0, keepFrom)
+      }
+      return fired
+    }).pipe(
+      Effect.catchTag("LeaseLost", () =>
+        Effect.sync(() => {
+          holding = false
+          windows.clear()
+          return []
+        })),
+      Effect.withSpan("SignalEngine.round")
+    )
+
+    /** Publishes every trigger row this process has not published yet, oldest first. */
+    const publishNew = Effect.gen(function*() {
+      for (;;) {
+        const rows = yield* repo.triggersAfter(published)
+        if (rows.length === 0) return
+        for (const row of rows) yield* PubSub.publish(events, new Trigger(row))
+        published = rows[rows.length - 1]!.id
+      }
+    })
+
+    const evaluateNow = lock.withPermits(1)(
+      Effect.gen(function*() {
+        const fired = yield* round
+        yield* publishNew
+        return fired
+      })
+    ).pipe(dieOnStorageFailure, Effect.withSpan("SignalEngine.evaluateNow"))
+
+    // A failed round (the database away, a defect) is logged; the next one tries again.
+    const tick = evaluateNow.pipe(
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("Signal engine round failed", cause)
+      )
+    )
+
+    const scope = yield* Effect.scope
+    let running: Fiber.RuntimeFiber<unknown> | undefined
+    const start = Effect.suspend(() =>
+      running !== undefined
+        ? Effect.void
+        : Effect.map(Effect.forkIn(Effect.repeat(tick, Schedule.spaced(options.samplingInterval)), scope), (fiber) => {
+          running = fiber
+        })
+    )
+    // Hands the lease back at once, so another instance need not wait for it to run out.
+    const stop = lock.withPermits(1)(Effect.suspend(() => {
+      const fiber = running
+      running = undefined
+      const held = holding
+      holding = false
+      windows.clear()
+      return Effect.zipRight(
+        fiber === undefined ? Effect.void : Fiber.interrupt(fiber),
+        held ? Effect.ignore(repo.releaseLease(leaseName, holder)) : Effect.void
+      )
+    }))
+    yield* Effect.addFinalizer(() => stop)
+    if (options.sampler) yield* start
+
+    return {
+      triggers: Stream.fromPubSub(events),
+      subscribe: PubSub.subscribe(events),
+      evaluateNow,
+      samples: (exchange, symbol, since) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) =>
+          repo.samples({ exchange, symbol, since: new Date(since ?? at - sampleRetention) })).pipe(
+            dieOnStorageFailure,
+            Effect.withSpan("SignalEngine.samples", { attributes: { exchange, symbol } })
+          ),
+      start,
+      stop
+    } satisfies SignalEngineShape
+  })
+)

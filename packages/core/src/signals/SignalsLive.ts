@@ -1,0 +1,25 @@
+import { Layer } from "effect"
+import { SignalEngineLive } from "./SignalEngineLive.js"
+import { SignalEngineRepo } from "./SignalEngineRepo.js"
+import { Signals } from "./Signals.js"
+import { SignalsRepo } from "./SignalsRepo.js"
+import { WalletActivityLive } from "./WalletActivity.js"
+
+export { depthLevels, MarketSample } from "./MarketSample.js"
+export { conditionMet, evaluateCondition, metricValue, windowOf } from "./Metrics.js"
+export { SignalEngine, type SignalEngineShape } from "./SignalEngine.js"
+export { evaluatePool, SignalEngineLive, sampleRetention } from "./SignalEngineLive.js"
+export { SignalEngineRepo } from "./SignalEngineRepo.js"
+export { Signals } from "./Signals.js"
+export { SignalsRepo } from "./SignalsRepo.js"
+export * from "./WalletActivity.js"
+export { defaultSizeChangeThreshold, walletEvents } from "./WalletEvents.js"
+export type { SignalEngineOptions } from "../config/PlatformConfig.js"
+
+/**
+ * Signals and pools (the service) and this instance's signal engine (see `SignalEngine`), which
+ * share their repositories; the engine runs for as long as the layer lives.
+ */
+export const SignalsLive = Layer.mergeAll(Signals.Default, SignalEngineLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default, WalletActivityLive))
+)

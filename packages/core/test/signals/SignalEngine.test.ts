@@ -1,0 +1,340 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import {
+  type CurrentUserShape,
+  DatabaseLive,
+  makeSimulatedVenue,
+  PlatformConfig,
+  type PlatformOptions,
+  type SessionId,
+  SignalEngine,
+  SignalEngineLive,
+  SignalEngineRepo,
+  Signals,
+  SignalsRepo,
+  type StorageConfig,
+  type Trigger,
+  Unavailable,
+  type UserId,
+  type Venue,
+  Venues,
+  simulatedWalletActivity,
+  WalletActivity,
+  type WalletSnapshot
+} from "@trading-platform/core"
+import { Chunk, Duration, Effect, Exit, Layer, Queue, Scope, TestClock } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { testOptions } from "@trading-platform/core/testing"
+
+const start = Date.parse("2025-03-01T00:00:00Z")
+
+/**
+ * The simulated venue1, with a script: the bid side of the book is `bidScale` times the ask side
+ * (so depth_ratio is exactly `bidScale`), and symbols in `failing` fail their open interest.
+ */
+const scriptedVenue = Effect.map(makeSimulatedVenue("venue1", 42), (venue) => {
+  const script = { bidScale: 1, failing: new Set<string>() }
+  const scripted: Venue = {
+    ...venue,
+    depth: (symbol, levels) =>
+      Effect.map(venue.depth(symbol, levels), (book) => ({
+        bids: book.asks.map(([price, size]) => [price, size * script.bidScale] as const),
+        asks: book.asks
+      })),
+    openInterest: (symbol) =>
+      script.failing.has(symbol) ? Effect.fail(new Unavailable({ error: "venue1 is down for maintenance" })) : venue.openInterest(symbol)
+  }
+  return { script, scripted }
+})
+
+type Script = Effect.Effect.Success<typeof scriptedVenue>["script"]
+
+/** The signal services and engine of one instance on the storage, with the scripted venue1. */
+const instance = (
+  storage: StorageConfig,
+  script: Effect.Effect.Success<typeof scriptedVenue>,
+  overrides: Partial<PlatformOptions> = {},
+  wallets: WalletActivity["Type"] = simulatedWalletActivity(42)
+) =>
+  Layer.mergeAll(SignalEngineLive, Signals.Default).pipe(
+    Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default, Layer.succeed(WalletActivity, wallets))),
+    Layer.provideMerge(Layer.effect(Venues, Effect.map(makeSimulatedVenue("venue2", 42), (venue2) => ({ venue1: script.scripted, venue2 })))),
+    Layer.provideMerge(DatabaseLive),
+    Layer.provideMerge(PlatformConfig.layer(testOptions(storage, overrides)))
+  )
+
+/** A user row to own signals (the engine does not care how users came to be). */
+const newUser = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const name = `engine_${Math.random().toString(36).slice(2, 10)}`
+  const [row] = yield* sql<{ id: number }>`
+    INSERT INTO users (email, username, password_hash, created_at, updated_at)
+    VALUES (${`${name}@example.com`}, ${name}, 'x', now(), now()) RETURNING id`
+  return { id: row!.id as UserId, email: `${name}@example.com`, username: name, sessionId: 1 as SessionId } satisfies CurrentUserShape
+})
+
+/** A pool on BTC (and `symbols`) whose one signal is met while depth_ratio > 1. */
+const depthPool = (caller: CurrentUserShape, symbols: ReadonlyArray<string> = ["BTC"]) =>
+  Effect.gen(function*() {
+    const signals = yield* Signals
+    const signal = yield* signals.create(caller, {
+      signal_name: "bids outweigh asks",
+      exchange: "venue1",
+      trigger_condition: { metric: "depth_ratio", operator: "gt", threshold: 1, time_window: "1m" },
+      enabled: true
+    })
+    return yield* signals.createPool(caller, {
+      pool_name: "depth",
+      exchange: "venue1",
+      source_type: "market_signals",
+      source_config: {},
+      signal_ids: [signal.id],
+      symbols,
+      logic: "AND",
+      enabled: true
+    })
+  })
+
+/** One round `interval` after the last, with the book scripted to `bidScale`; answers the triggers fired. */
+const roundWith = (script: Script, bidScale: number) =>
+  Effect.gen(function*() {
+    script.bidScale = bidScale
+    yield* TestClock.adjust(Duration.seconds(15))
+    return yield* Effect.flatMap(SignalEngine, (engine) => engine.evaluateNow)
+  })
+
+const memory: StorageConfig = { kind: "pglite", dataDir: "memory://" }
+
+describe("signal engine", () => {
+  it.scoped("fires on the edge from not met to met per pool and symbol: met, met, unmet, met fires twice", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const venue = yield* scriptedVenue
+      const context = yield* Layer.build(instance(memory, venue))
+      yield* Effect.gen(function*() {
+        const caller = yield* newUser
+        const pool = yield* depthPool(caller)
+        const fired: Array<number> = []
+        for (const scale of [2, 3, 0.5, 2]) fired.push((yield* roundWith(venue.script, scale)).length)
+        expect(fired).toEqual([1, 0, 0, 1])
+        const log = yield* Effect.flatMap(Signals, (s) => s.triggers(caller, { limit: 50, offset: 0 }))
+        expect(log.triggers).toHaveLength(2)
+        expect(log.next_offset).toBeNull()
+        // Newest first, with the time of the round and the value that fired it.
+        expect(log.triggers.map((t) => t.fired_at)).toEqual([
+          new Date(start + 60_000).toISOString(),
+          new Date(start + 15_000).toISOString()
+        ])
+        expect(log.triggers[0]).toMatchObject({ pool_id: pool.id, user_id: caller.id, symbol: "BTC", logic: "AND", wallet_event: null })
+        expect(log.triggers[0]!.values).toEqual([expect.objectContaining({ metric: "depth_ratio", operator: "gt", threshold: 1, met: true })])
+        expect(log.triggers[0]!.values[0]!.value).toBeCloseTo(2)
+        expect(log.triggers[1]!.values[0]!.value).toBeCloseTo(2)
+      }).pipe(Effect.provide(context))
+    }))
+
+  it.scoped("OR fires when one signal holds, AND only when all do; a disabled signal does not count", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const venue = yield* scriptedVenue
+      const context = yield* Layer.build(instance(memory, venue))
+      yield* Effect.gen(function*() {
+        const caller = yield* newUser
+        const signals = yield* Signals
+        const make = (threshold: number, enabled = true) =>
+          Effect.map(signals.create(caller, {
+            signal_name: `depth over ${threshold}`,
+            exchange: "venue1",
+            trigger_condition: { metric: "depth_ratio", operator: "gt", threshold, time_window: "1m" },
+            enabled
+          }), (s) => s.id)
+        const [low, high, off] = [yield* make(1), yield* make(5), yield* make(100, false)]
+        const pool = (logic: "AND" | "OR", ids: Array<typeof low>) =>
+          signals.createPool(caller, {
+            pool_name: logic,
+            exchange: "venue1",
+            source_type: "market_signals",
+            source_config: {},
+            signal_ids: ids,
+            symbols: ["ETH"],
+            logic,
+            enabled: true
+          })
+        const and = yield* pool("AND", [low, high, off])
+        const or = yield* pool("OR", [low, high])
+        const first = yield* roundWith(venue.script, 2)
+        expect(first.map((t) => t.pool_id)).toEqual([or.id])
+        expect(first[0]!.values.map((v) => v.met)).toEqual([true, false])
+        const second = yield* roundWith(venue.script, 6)
+        // The AND pool's disabled signal is left out: both enabled ones hold.
+        expect(second.map((t) => t.pool_id)).toEqual([and.id])
+        expect(second[0]!.values.map((v) => v.signal_id)).toEqual([low, high])
+      }).pipe(Effect.provide(context))
+    }))
+
+  it.scoped("a venue failing for one symbol never stops the others; failures are counted in the pool status", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const venue = yield* scriptedVenue
+      const context = yield* Layer.build(instance(memory, venue))
+      yield* Effect.gen(function*() {
+        const caller = yield* newUser
+        const pool = yield* depthPool(caller, ["BTC", "ETH"])
+        venue.script.failing.add("ETH")
+        const fired = yield* roundWith(venue.script, 2)
+        yield* roundWith(venue.script, 2)
+        expect(fired.map((t) => t.symbol)).toEqual(["BTC"])
+        const engine = yield* SignalEngine
+        expect(yield* engine.samples("venue1", "BTC")).toHaveLength(2)
+        expect(yield* engine.samples("venue1", "ETH")).toHaveLength(0)
+        const status = yield* Effect.flatMap(Signals, (s) => s.poolStatus(caller))
+        expect(status.pools).toEqual([{
+          pool_id: pool.id,
+          pool_name: "depth",
+          enabled: true,
+          symbol_count: 2,
+          last_sampled_at: new Date(start + 30_000).toISOString(),
+          errors: 2,
+          last_error: "venue1 is down for maintenance"
+        }])
+        // Once ETH answers again, its edge fires on its own.
+        venue.script.failing.clear()
+        expect((yield* roundWith(venue.script, 2)).map((t) => t.symbol)).toEqual(["ETH"])
+      }).pipe(Effect.provide(context))
+    }))
+
+  it.scoped("a restart keeps edges and windows: met before the restart does not fire again after it", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const dataDir = mkdtempSync(join(tmpdir(), "signals-restart-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
+      const storage: StorageConfig = { kind: "pglite", dataDir }
+      const venue = yield* scriptedVenue
+      const first = yield* Scope.make()
+      const caller = yield* Effect.gen(function*() {
+        const caller = yield* newUser
+        yield* depthPool(caller)
+        expect((yield* roundWith(venue.script, 2)).length).toBe(1)
+        return caller
+      }).pipe(Effect.provide(yield* Layer.buildWithScope(instance(storage, venue), first)))
+      yield* Scope.close(first, Exit.void)
+
+      const second = yield* Layer.build(instance(storage, venue))
+      yield* Effect.gen(function*() {
+        const engine = yield* SignalEngine
+        // Still met after the restart: no new edge.
+        expect((yield* roundWith(venue.script, 3)).length).toBe(0)
+        // The window spans the restart.
+        expect((yield* engine.samples("venue1", "BTC")).map((s) => s.sampled_at)).toEqual([start + 15_000, start + 30_000])
+        expect((yield* roundWith(venue.script, 0.5)).length).toBe(0)
+        expect((yield* roundWith(venue.script, 2)).length).toBe(1)
+        const log = yield* Effect.flatMap(Signals, (s) => s.triggers(caller, { limit: 50, offset: 0 }))
+        expect(log.triggers).toHaveLength(2)
+      }).pipe(Effect.provide(second))
+    }), { timeout: 60_000 })
+
+  it.scoped("with the sampler on, rounds run on the clock and triggers reach subscribers without real waiting", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const venue = yield* scriptedVenue
+      venue.script.bidScale = 0.5
+      const context = yield* Layer.build(
+        instance(memory, venue, { signals: { sampler: true, samplingInterval: Duration.seconds(15), lease: Duration.seconds(60) } })
+      )
+      yield* Effect.gen(function*() {
+        const engine = yield* SignalEngine
+        const events = yield* engine.subscribe
+        const caller = yield* newUser
+        const pool = yield* depthPool(caller)
+        const samples = () => Effect.map(engine.samples("venue1", "BTC"), (s) => s.length)
+        // The first round ran when the engine started, before the pool existed.
+        expect(yield* samples()).toBe(0)
+        yield* TestClock.adjust(Duration.seconds(15))
+        expect(yield* samples()).toBe(1)
+        venue.script.bidScale = 2
+        yield* TestClock.adjust(Duration.seconds(15))
+        expect(yield* samples()).toBe(2)
+        const fired: Trigger = yield* Queue.take(events)
+        expect(fired).toMatchObject({ pool_id: pool.id, symbol: "BTC", fired_at: new Date(start + 30_000).toISOString() })
+        yield* TestClock.adjust(Duration.seconds(45))
+        expect(yield* samples()).toBe(5)
+        expect(Chunk.size(yield* Queue.takeAll(events))).toBe(0)
+        // Stopped, nothing samples; started again, rounds resume.
+        yield* engine.stop
+        yield* TestClock.adjust(Duration.seconds(60))
+        expect(yield* samples()).toBe(5)
+        yield* engine.start
+        yield* TestClock.adjust(Duration.seconds(15))
+        expect(yield* samples()).toBe(7)
+      }).pipe(Effect.provide(context))
+    }))
+
+  it.scoped("wallet tracking: the first sync is the baseline, then opened, resized, flipped, closed and liquidated positions fire", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const venue = yield* scriptedVenue
+      const wallet = `0x${"ab".repeat(20)}`
+      let snapshot: WalletSnapshot = { positions: [{ symbol: "BTC", size: 1, entry_price: 60_000 }], liquidations: [] }
+      let down = false
+      const scripted = {
+        snapshot: () => down ? Effect.fail(new Unavailable({ error: "venue1 is down" })) : Effect.sync(() => snapshot)
+      }
+      const context = yield* Layer.build(instance(memory, venue, {}, scripted))
+      yield* Effect.gen(function*() {
+        const caller = yield* newUser
+        const signals = yield* Signals
+        const pool = yield* signals.createPool(caller, {
+          pool_name: "whales",
+          exchange: "venue1",
+          source_type: "wallet_tracking",
+          source_config: { addresses: [wallet], size_change_threshold: 0.1 },
+          signal_ids: [],
+          symbols: [],
+          logic: "OR",
+          enabled: true
+        })
+        const kinds = (fired: ReadonlyArray<Trigger>) => fired.map((t) => `${t.symbol}:${t.wallet_event?.kind}`)
+        expect(kinds(yield* roundWith(venue.script, 1))).toEqual([])
+        snapshot = { positions: [{ symbol: "BTC", size: 1.05, entry_price: 60_000 }, { symbol: "ETH", size: -3, entry_price: 3_000 }], liquidations: [] }
+        const opened = yield* roundWith(venue.script, 1)
+        expect(kinds(opened)).toEqual(["ETH:opened"])
+        expect(opened[0]).toMatchObject({ pool_id: pool.id, source_type: "wallet_tracking", values: [] })
+        expect(opened[0]!.wallet_event).toEqual({
+          address: wallet,
+          kind: "opened",
+          previous_size: 0,
+          size: -3,
+          price: 3_000,
+          time: new Date(start + 30_000).toISOString()
+        })
+        snapshot = { positions: [{ symbol: "BTC", size: 1.5, entry_price: 61_000 }, { symbol: "ETH", size: 2, entry_price: 3_100 }], liquidations: [] }
+        expect(kinds(yield* roundWith(venue.script, 1))).toEqual(["BTC:size_changed", "ETH:flipped"])
+        snapshot = { positions: [], liquidations: [{ symbol: "ETH", time: start + 50_000, size: 2, price: 2_500 }] }
+        expect(kinds(yield* roundWith(venue.script, 1))).toEqual(["ETH:liquidated", "BTC:closed"])
+        // Reported once: the next sync is after it.
+        expect(kinds(yield* roundWith(venue.script, 1))).toEqual([])
+        down = true
+        yield* roundWith(venue.script, 1)
+        const status = yield* signals.walletStatus(caller)
+        expect(status).toEqual({ enabled: true, last_sync_at: new Date(start + 75_000).toISOString(), tracked_wallets: 1, errors: 1 })
+      }).pipe(Effect.provide(context))
+    }))
+
+  it.scoped("simulated wallets are a pure function of seed, address and time, and change over time", () =>
+    Effect.gen(function*() {
+      const wallet = `0x${"12".repeat(20)}`
+      const a = simulatedWalletActivity(42)
+      const b = simulatedWalletActivity(42)
+      yield* TestClock.setTime(start)
+      expect(yield* a.snapshot(wallet)).toEqual(yield* b.snapshot(wallet.toUpperCase().replace("0X", "0x")))
+      const seen: Array<WalletSnapshot> = []
+      for (let i = 0; i < 24; i++) {
+        seen.push(yield* a.snapshot(wallet))
+        yield* TestClock.adjust(Duration.minutes(5))
+      }
+      expect(new Set(seen.map((s) => JSON.stringify(s.positions))).size).toBeGreaterThan(5)
+      expect(seen.some((s) => s.liquidations.length > 0)).toBe(true)
+      expect(yield* simulatedWalletActivity(7).snapshot(wallet)).not.toEqual(yield* a.snapshot(wallet))
+    }))
+})

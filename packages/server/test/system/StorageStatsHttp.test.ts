@@ -1,0 +1,38 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { testStorages } from "@trading-platform/core/testing"
+import { createAccount } from "../support/Accounts.js"
+import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
+
+for (const storage of testStorages) {
+  describe.skipIf(!storage.available)(`storage stats over ${storage.name}`, () => {
+    layer(TestServer({ storage }), { timeout: "60 seconds" })((it) => {
+      it.effect("GET /api/system/storage-stats counts every table's rows and sizes from the catalog", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const before = (yield* call("GET", "/api/system/storage-stats", { token })).body
+          yield* createAccount(token)
+          yield* createAccount(token)
+          const reply = yield* call("GET", "/api/system/storage-stats", { token })
+          expect(reply.status).toBe(200)
+          const { tables, total_rows, total_size_mb } = reply.body
+          for (const name of ["users", "sessions", "accounts", "programs", "backtests", "automation_bindings", "automation_runs", "automation_orders", "account_positions"]) {
+            expect(tables[name]).toEqual({ rows: expect.any(Number), size_mb: expect.any(Number) })
+          }
+          expect(tables.accounts.rows).toBe(before.tables.accounts.rows + 2)
+          expect(tables.users.rows).toBeGreaterThanOrEqual(1)
+          expect(tables.accounts.size_mb).toBeGreaterThan(0)
+          const values = Object.values(tables) as Array<{ rows: number; size_mb: number }>
+          expect(total_rows).toBe(values.reduce((sum, t) => sum + t.rows, 0))
+          expect(total_size_mb).toBeCloseTo(values.reduce((sum, t) => sum + t.size_mb, 0), 1)
+          expect(total_size_mb).toBeGreaterThan(0)
+        }))
+
+      it.effect("GET /api/system/storage-stats without a token answers 401", () =>
+        Effect.gen(function*() {
+          expectError(yield* call("GET", "/api/system/storage-stats"), 401, "unauthorized")
+          expectError(yield* call("GET", "/api/system/storage-stats", { token: "not-a-token" }), 401, "unauthorized")
+        }))
+    })
+  })
+}
