@@ -50,8 +50,9 @@ export const settings = [
   ["AUTOMATION_LEASE_MS", "how long a run's claim (or the scheduler's lease) holds without renewal (30000)"],
   ["AUTOMATION_MAX_ATTEMPTS", "claims of one automation run before it fails for good (3)"],
   ["ARENA_PNL_REFRESH_MS", "how often arena PnL is recomputed from fills and marks, in milliseconds (60000)"],
-  ["PURGE_INTERVAL_MINUTES", "how often expired sessions and old backtests are purged, in minutes (60)"],
+  ["PURGE_INTERVAL_MINUTES", "how often expired sessions, old backtests and old triggers are purged, in minutes (60)"],
   ["SESSION_RETENTION_DAYS", "days expired or revoked sessions are kept before the purge deletes them (30)"],
   ["BACKTEST_RETENTION_DAYS", "days finished backtests are kept before the purge deletes them; 0 keeps them (0)"],
+  ["TRIGGER_RETENTION_DAYS", "days signal triggers are kept in the trigger log before the purge deletes them; 0 keeps them (0)"],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
 ] as const

@@ -54,6 +54,8 @@ export interface RetentionOptions {
   readonly sessions: Duration.Duration
   /** Finished backtests (completed, failed, cancelled) this long after they finished; none keeps them. */
   readonly backtests: Option.Option<Duration.Duration>
+  /** Triggers of the signal trigger log this long after they fired; none keeps them. */
+  readonly triggers: Option.Option<Duration.Duration>
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -95,6 +97,9 @@ const secretKey = Config.option(
   )
 )
 
+/** A retention in days; 0 keeps forever. */
+const days = (n: number) => (n === 0 ? Option.none() : Option.some(Duration.days(n)))
+
 /** DESIGN §8, read through Effect's Config (environment variables by default). */
 export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.trading-data")),
@@ -119,7 +124,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60),
   purgeIntervalMinutes: positiveInt("PURGE_INTERVAL_MINUTES", 60),
   sessionRetentionDays: integerSetting("SESSION_RETENTION_DAYS", 30, "must be a whole number of days, 0 or more", (n) => n >= 0),
-  backtestRetentionDays: integerSetting("BACKTEST_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0)
+  backtestRetentionDays: integerSetting("BACKTEST_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0),
+  triggerRetentionDays: integerSetting("TRIGGER_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -154,7 +160,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     retention: {
       purgeInterval: Duration.minutes(c.purgeIntervalMinutes),
       sessions: Duration.days(c.sessionRetentionDays),
-      backtests: c.backtestRetentionDays === 0 ? Option.none() : Option.some(Duration.days(c.backtestRetentionDays))
+      backtests: days(c.backtestRetentionDays),
+      triggers: days(c.triggerRetentionDays)
     }
   }))
 )
