@@ -1,7 +1,8 @@
-import { FetchHttpClient } from "@effect/platform"
-import { errorCatalogue } from "@trading-platform/core/contract"
-import { Effect, Either } from "effect"
-import { type ClientOptions, makeClient, type TradingClient } from "./Client.js"
+import { FetchHttpClient, Socket } from "@effect/platform"
+import { type Exchange, errorCatalogue, type Issue, type MarketEvent } from "@trading-platform/core/contract"
+import { Effect, Either, Stream } from "effect"
+import { type ClientOptions, makeClient, RequestInputError, type TradingClient } from "./Client.js"
+import type { ChannelEvent } from "./LiveStreams.js"
 
 const statusByTag = new Map(errorCatalogue.map((row) => [row.name, { status: row.status, code: row.code }]))
 
@@ -12,13 +13,15 @@ interface Failure {
   readonly error?: string
   readonly request_id?: string | undefined
   readonly retry_after?: number
+  readonly issues?: ReadonlyArray<Issue>
   readonly response?: { readonly status: number; readonly headers: Readonly<Record<string, string | undefined>> }
 }
 
 /**
  * Every failure of the Promise client: an error answered by the API (`status`, `code`, `request_id`
  * and, for 429, `retry_after` from the envelope), an answer outside the contract (`unexpected_response`
- * with its status) or a request that never got an answer (`transport_error`, no status).
+ * with its status), a request that never got an answer (`transport_error`, no status) or one
+ * that was not sent because its input breaks the contract (`invalid_input`, no status, with `issues`).
  * The Effect client's error is kept as `cause`.
  */
 export class TradingApiError extends Error {
@@ -28,12 +31,20 @@ export class TradingApiError extends Error {
   readonly request_id: string | undefined
   /** Seconds to wait before trying again (429 only). */
   readonly retry_after: number | undefined
+  /** What is wrong with the input, one per field (`invalid_input` only). */
+  readonly issues: ReadonlyArray<Issue> | undefined
 
   constructor(failure: Failure) {
     super(failure.error ?? failure.message ?? failure._tag, { cause: failure })
     const declared = statusByTag.get(failure._tag)
     this.status = declared?.status ?? failure.response?.status
-    this.code = declared?.code ?? (failure._tag === "RequestError" ? "transport_error" : "unexpected_response")
+    this.code = declared?.code ??
+      (failure instanceof RequestInputError
+        ? "invalid_input"
+        : failure._tag === "RequestError"
+        ? "transport_error"
+        : "unexpected_response")
+    this.issues = failure.issues
     this.request_id = failure.request_id ?? failure.response?.headers["x-request-id"]
     this.retry_after = failure.retry_after
   }
@@ -45,10 +56,24 @@ type PromiseMethod<F> = F extends (...args: infer Args) => Effect.Effect<infer A
   ? (...args: { [I in keyof Args]: WithoutResponse<Args[I]> }) => Promise<Exclude<A, readonly [any, any]>>
   : never
 
-/** The same groups and methods as `TradingClient`, answering Promises that reject with `TradingApiError`. */
+type LiveStreamKeys = "marketIntelligence" | "subscribe"
+
+/**
+ * The same groups and methods as `TradingClient`, answering Promises that reject with
+ * `TradingApiError`; the live streams are async iterables (leave the `for await` to close them)
+ * that reject with `LiveStreamError` once reconnecting has given up.
+ */
 export type PromiseClient = {
-  readonly [K in keyof TradingClient]: TradingClient[K] extends (...args: any) => any ? PromiseMethod<TradingClient[K]>
+  readonly [K in Exclude<keyof TradingClient, LiveStreamKeys>]: TradingClient[K] extends (...args: any) => any ? PromiseMethod<TradingClient[K]>
     : { readonly [M in keyof TradingClient[K]]: PromiseMethod<TradingClient[K][M]> }
+} & {
+  readonly marketIntelligence: (symbols: ReadonlyArray<string>, params?: { readonly exchange?: Exchange }) => AsyncIterable<MarketEvent>
+  readonly subscribe: (channels: ReadonlyArray<string>) => AsyncIterable<ChannelEvent>
+}
+
+export interface PromiseClientOptions extends ClientOptions {
+  /** The WebSocket class for `subscribe`: the global one by default (browsers, Node 22+); on Node 20 pass `ws`'s. */
+  readonly WebSocket?: (new(url: string, protocols?: string | Array<string>) => unknown) | undefined
 }
 
 const toPromise = (method: (...args: Array<unknown>) => Effect.Effect<unknown, unknown>) => (...args: Array<unknown>) =>
@@ -57,14 +82,23 @@ const toPromise = (method: (...args: Array<unknown>) => Effect.Effect<unknown, u
   )
 
 /** The typed client for code that does not use Effect: every endpoint answers a Promise. Sends with `fetch`. */
-export const createClient = (options: ClientOptions): PromiseClient => {
-  const client: Record<string, unknown> = Effect.runSync(makeClient(options).pipe(Effect.provide(FetchHttpClient.layer)))
-  return Object.fromEntries(
+export const createClient = (options: PromiseClientOptions): PromiseClient => {
+  const { marketIntelligence, subscribe, ...client } = Effect.runSync(makeClient(options).pipe(Effect.provide(FetchHttpClient.layer)))
+  const WebSocketClass = options.WebSocket ?? globalThis.WebSocket
+  const live = {
+    marketIntelligence: (symbols: ReadonlyArray<string>, params: { readonly exchange?: Exchange } = {}) =>
+      Stream.toAsyncIterable(marketIntelligence(symbols, params)),
+    subscribe: (channels: ReadonlyArray<string>) =>
+      Stream.toAsyncIterable(subscribe(channels).pipe(
+        Stream.provideService(Socket.WebSocketConstructor, (url, protocols) => new WebSocketClass(url, protocols) as globalThis.WebSocket)
+      ))
+  }
+  return Object.assign(live, Object.fromEntries(
     Object.entries(client).map(([key, member]) => [
       key,
       typeof member === "function"
         ? toPromise(member as any)
         : Object.fromEntries(Object.entries(member as object).map(([name, method]) => [name, toPromise(method)]))
     ])
-  ) as PromiseClient
+  )) as unknown as PromiseClient
 }

@@ -12,6 +12,8 @@ import { TraderApi } from "./trader/TraderApi.js"
 import { AutomationApi } from "./automation/AutomationApi.js"
 import { ArenaApi } from "./arena/ArenaApi.js"
 import { StorageStatsApi } from "./system/StorageStatsApi.js"
+import { RankingApi } from "./ranking/RankingApi.js"
+import { StreamsApi } from "./streams/StreamsApi.js"
 import { SignalsApi } from "./signals/SignalsApi.js"
 
 /** The whole HTTP contract: every feature's group, under `/api`, with the errors any endpoint may answer. */
@@ -28,6 +30,8 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(AutomationApi)
   .add(ArenaApi)
   .add(StorageStatsApi)
+  .add(RankingApi)
+  .add(StreamsApi)
   .add(SignalsApi)
   .addError(ApiError.InvalidInput)
   .addError(ApiError.NotFound)

@@ -6,8 +6,10 @@ import { BacktestsLive } from "./backtests/BacktestsLive.js"
 import { JobsLive } from "./jobs/JobsLive.js"
 import { MarketLive } from "./market/MarketLive.js"
 import { ProgramsLive } from "./programs/ProgramsLive.js"
+import { RankingLive } from "./ranking/RankingLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
 import { SignalsLive } from "./signals/SignalsLive.js"
+import { StreamsLive } from "./streams/StreamsLive.js"
 import { DatabaseLive } from "./sql/Database.js"
 import { StorageStatsLive } from "./system/StorageStatsLive.js"
 import { TraderLive } from "./trader/TraderLive.js"
@@ -28,9 +30,13 @@ export const PlatformLive = Layer.mergeAll(
   AnalyticsLive,
   BacktestsLive,
   AutomationLive,
-  StorageStatsLive
+  StorageStatsLive,
+  RankingLive
 ).pipe(
+  // The ranking and automation read the signal engine (open interest samples, triggers).
   Layer.provideMerge(SignalsLive),
+  // The live streams use the features above (market data, signals, backtests).
+  (features) => StreamsLive.pipe(Layer.provideMerge(features)),
   Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),

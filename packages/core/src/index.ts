@@ -3,6 +3,7 @@ export * from "./contract.js"
 
 // Running it: the settings, and the whole platform as one layer on its storage.
 export * from "./config/PlatformConfig.js"
+export { describeConfigError } from "./config/ConfigFailure.js"
 export { PlatformLive } from "./Platform.js"
 export { DatabaseLive, Storage } from "./sql/Database.js"
 export { DataDirectoryError } from "./sql/DataDirectory.js"
@@ -21,6 +22,8 @@ export * from "./analytics/AnalyticsLive.js"
 export * from "./signals/SignalsLive.js"
 export * from "./automation/AutomationLive.js"
 export * from "./system/StorageStatsLive.js"
+export * from "./ranking/RankingLive.js"
+export * from "./streams/StreamsLive.js"
 export * from "./sandbox/SandboxLive.js"
 export * from "./jobs/JobsLive.js"
 

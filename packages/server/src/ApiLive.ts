@@ -7,6 +7,7 @@ import { BacktestsHttpLive } from "./backtests/BacktestsHttp.js"
 import { MarketHttpLive } from "./market/MarketHttp.js"
 import { VenueAccountsHttpLive } from "./venues/VenueAccountsHttp.js"
 import { TraderHttpLive } from "./trader/TraderHttp.js"
+import { RankingHttpLive } from "./ranking/RankingHttp.js"
 import { ApiMiddlewareLive } from "./http/ApiMiddleware.js"
 import { AuthenticationLive } from "./http/AuthenticationLive.js"
 import { RateLimiterLive, RateLimits } from "./http/RateLimits.js"
@@ -16,6 +17,9 @@ import { UsersHttpLive } from "./users/UsersHttp.js"
 import { AutomationHttpLive } from "./automation/AutomationHttp.js"
 import { ArenaHttpLive } from "./arena/ArenaHttp.js"
 import { StorageStatsHttpLive } from "./system/StorageStatsHttp.js"
+import { StreamLeases } from "./streams/StreamLeases.js"
+import { StreamsHttpLive } from "./streams/StreamsHttp.js"
+import { WebSocketLive } from "./streams/WebSocketRoute.js"
 import { SignalsHttpLive } from "./signals/SignalsHttp.js"
 
 /**
@@ -26,8 +30,11 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
   Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
+  Layer.provide(RankingHttpLive),
+  Layer.provide([StreamsHttpLive, WebSocketLive]),
   Layer.provide(SignalsHttpLive),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
   Layer.provide(RateLimits.Default),
+  Layer.provide(StreamLeases.Default),
   Layer.provide(RateLimiterLive)
 )

@@ -5,6 +5,7 @@ const names = new Set<string>(settings.map(([name]) => name))
 export type ParsedArgs =
   | { readonly _tag: "Run"; readonly values: Map<string, string> }
   | { readonly _tag: "Help" }
+  | { readonly _tag: "Version" }
   | { readonly _tag: "Invalid"; readonly message: string }
 
 /** `--data-dir x`, `--data-dir=x` and a bare `--trust-proxy` (true) become `DATA_DIR` and so on. */
@@ -13,6 +14,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === "--help" || arg === "-h") return { _tag: "Help" }
+    if (arg === "--version" || arg === "-v") return { _tag: "Version" }
     const match = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(arg)
     const name = match?.[1]?.replaceAll("-", "_").toUpperCase()
     if (!match || !name || !names.has(name)) return { _tag: "Invalid", message: `Unknown argument ${arg}; see --help` }
@@ -24,7 +26,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
 }
 
 export const usage = [
-  "Usage: trading-platform [--flag value ...]",
+  "Usage: trading-platform [--flag value ...] | --version | --help",
   "",
   "Every flag may also be given as an environment variable (flags win):",
   ...settings.map(([name, help]) => `  --${name.toLowerCase().replaceAll("_", "-").padEnd(26)} ${name.padEnd(26)} ${help}`)

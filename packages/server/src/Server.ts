@@ -4,21 +4,25 @@ import { PlatformLive } from "@trading-platform/core"
 import { Layer } from "effect"
 import { createServer } from "node:http"
 import { ApiLive } from "./ApiLive.js"
+import { LandingLive } from "./docs/Landing.js"
 import { OpenApiLive } from "./docs/OpenApiDocument.js"
 import { requestContext } from "./http/RequestContext.js"
+import { EndStreamsOnShutdown } from "./streams/StreamsShutdown.js"
 
 /**
  * The reference server on `node:http`. The API (and its database) is built before the server
  * listens and released after it has closed, so on shutdown in-flight requests finish against an
- * open database. Serves `GET /openapi.json` too. Needs `PlatformConfig`.
+ * open database. Serves `GET /openapi.json`, `GET /` (to `/docs`) and `GET /api/` too. Needs `PlatformConfig`.
  */
 export const ServerLive = (listen: { readonly port: number; readonly host: string }) =>
   HttpApiBuilder.serve(requestContext).pipe(
     HttpServer.withLogAddress,
+    Layer.provide(EndStreamsOnShutdown),
     Layer.provideMerge(NodeHttpServer.layer(createServer, listen)),
     Layer.provide(ApiLive),
     Layer.provide(PlatformLive),
     Layer.provide(OpenApiLive),
+    Layer.provide(LandingLive),
     // Effect's tracer costs ~1.4x throughput and the reference server exports spans nowhere.
     Layer.provide(Layer.setTracerEnabled(false))
   )

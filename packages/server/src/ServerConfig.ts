@@ -41,6 +41,7 @@ export const settings = [
   ["BACKTEST_POLL_INTERVAL_MS", "how often an idle backtest worker looks for jobs, in milliseconds (1000)"],
   ["BACKTEST_LEASE_MS", "how long a backtest claim holds without renewal before another worker takes the job over (30000)"],
   ["BACKTEST_MAX_ATTEMPTS", "claims of one backtest job before it fails for good (3)"],
+  ["RANKING_CACHE_S", "how long a computed ranking table or factor effectiveness is served, in seconds (60)"],
   ["SIGNAL_SAMPLER", "run the signal engine's sampling rounds in this instance (true)"],
   ["SAMPLING_INTERVAL_S", "seconds between two signal sampling rounds (15)"],
   ["SIGNAL_LEASE_S", "how long the signal engine lease holds without renewal before another instance takes over, in seconds (60)"],

@@ -5,3 +5,5 @@ export { makeNodeHandler, makeWebHandler, type EmbedOptions, type NodeHandler, t
 export { requestContext } from "./http/RequestContext.js"
 export { ServerLive } from "./Server.js"
 export { serverConfig, type ServerOptions } from "./ServerConfig.js"
+export { leaseTtl, StreamLeases } from "./streams/StreamLeases.js"
+export { EndStreamsOnShutdown } from "./streams/StreamsShutdown.js"

@@ -1,11 +1,14 @@
 #!/usr/bin/env node
+import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
-import { PlatformConfig } from "@trading-platform/core"
+import { resolve } from "node:path"
+import { describeConfigError, PlatformConfig } from "@trading-platform/core"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import { parseArgs, usage } from "./CommandLine.js"
 import { DocsPageLive } from "./docs/DocsPage.js"
 import { serverConfig } from "./ServerConfig.js"
 import { ServerLive } from "./Server.js"
+import { version } from "./Version.js"
 
 // A request still running this long after SIGTERM does not keep the process alive.
 const drainTimeoutMs = 15_000
@@ -15,6 +18,10 @@ if (args._tag === "Help") {
   console.log(usage)
   process.exit(0)
 }
+if (args._tag === "Version") {
+  console.log(version)
+  process.exit(0)
+}
 if (args._tag === "Invalid") {
   console.error(args.message)
   process.exit(2)
@@ -22,17 +29,37 @@ if (args._tag === "Invalid") {
 
 const provider = ConfigProvider.fromMap(args.values).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
 
+/** Once listening: where the API, its reference and its data are, so a newcomer knows where to go. */
+const startBanner = Layer.effectDiscard(Effect.gen(function*() {
+  const server = yield* HttpServer.HttpServer
+  const { storage } = yield* PlatformConfig
+  const base = server.address._tag === "TcpAddress"
+    ? `http://${server.address.hostname.includes(":") ? `[${server.address.hostname}]` : server.address.hostname}:${server.address.port}`
+    : `unix:${server.address.path}`
+  yield* Effect.log(`Trading Platform ${version}: API ${base}/api/, reference ${base}/docs`)
+  yield* Effect.log(
+    storage.kind === "postgres"
+      ? "Data: PostgreSQL (DATABASE_URL)"
+      : storage.dataDir.startsWith("memory://")
+      ? "Data: in memory (DATA_DIR=memory://), gone when the server stops"
+      : `Data directory: ${resolve(storage.dataDir)}`
+  )
+}))
+
 const program = Effect.gen(function*() {
   const { host, logLevel, port } = yield* serverConfig
   return yield* Layer.launch(
-    ServerLive({ port, host }).pipe(Layer.provide(DocsPageLive), Layer.provide(PlatformConfig.fromEnv))
+    startBanner.pipe(
+      Layer.provide(ServerLive({ port, host }).pipe(Layer.provide(DocsPageLive))),
+      Layer.provide(PlatformConfig.fromEnv)
+    )
   ).pipe(
     Logger.withMinimumLogLevel(logLevel)
   )
 }).pipe(
   Effect.withConfigProvider(provider),
   Effect.catchTags({
-    ConfigError: (e) => Effect.sync(() => console.error(`Invalid configuration: ${e}`)),
+    ConfigError: (e) => Effect.sync(() => console.error(`Invalid configuration: ${describeConfigError(e)}`)),
     ServeError: (e) => Effect.sync(() => console.error(`Cannot listen: ${String((e.cause as Error)?.message ?? e.cause)}`)),
     SqlError: (e) => Effect.sync(() => console.error(`Storage failed to start: ${e.message}: ${String((e.cause as Error)?.message ?? e.cause)}`)),
     DataDirectoryError: (e) => Effect.sync(() => console.error(e.message)),

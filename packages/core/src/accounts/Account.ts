@@ -65,7 +65,7 @@ export const AccountCreate = Schema.Struct({
   max_leverage: Schema.optional(Schema.NullOr(Leverage)),
   venue1_enabled: Schema.optional(Schema.Boolean),
   venue1_environment: Schema.optional(Schema.NullOr(Venue1Environment))
-}).annotations(allErrors)
+}).annotations({ ...allErrors, examples: [{ name: "paper", initial_capital: 10000, default_leverage: 2, max_leverage: 10 }] })
 export type AccountCreate = typeof AccountCreate.Type
 
 /**
@@ -84,7 +84,7 @@ export const AccountUpdate = Schema.Struct({
   venue1_enabled: Schema.optional(Schema.NullOr(Schema.Boolean)),
   venue1_environment: Schema.optional(Schema.NullOr(Venue1Environment)),
   avatar_preset_id: Schema.optional(Schema.NullOr(Schema.Int))
-}).annotations(allErrors)
+}).annotations({ ...allErrors, examples: [{ name: "paper, renamed", default_leverage: 3 }] })
 export type AccountUpdate = typeof AccountUpdate.Type
 
 /** Highest leverage each venue allows; an account's venue is venue1 when `venue1_enabled`. */

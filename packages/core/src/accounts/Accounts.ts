@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Effect } from "effect"
 import type { CurrentUserShape } from "../http/Authentication.js"
 import { LeverageTooHigh } from "../http/Errors.js"
-import type { Pagination } from "../http/Pagination.js"
+import { type Pagination, pageOf } from "../http/Pagination.js"
 import { Secrets } from "../secrets/Secrets.js"
 import { ownedBy } from "../http/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -71,7 +71,7 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
       }).pipe(dieOnStorageFailure, Effect.withSpan("Accounts.create", { attributes: { userId: caller.id } }))
 
     const list = (caller: CurrentUserShape, page: Pagination) =>
-      repo.listByUser({ user_id: caller.id, limit: page.limit, offset: page.offset }).pipe(
+      repo.listByUser({ user_id: caller.id, ...pageOf(page) }).pipe(
         Effect.map((rows) => rows.map(toAccount)),
         dieOnStorageFailure,
         Effect.withSpan("Accounts.list", { attributes: { userId: caller.id } })

@@ -22,8 +22,9 @@ export class Analytics extends Effect.Service<Analytics>()("@trading-platform/co
     const repo = yield* AnalyticsRepo
     const accounts = yield* Accounts
 
-    const programSummary = (caller: CurrentUserShape, params: ProgramPerformanceParams) =>
+    const programSummary = (caller: CurrentUserShape, query: ProgramPerformanceParams) =>
       Effect.gen(function*() {
+        const params = { ...query, source: query.source ?? "live", dimension: query.dimension ?? "program" } as const
         const from = date(params.from)
         const to = date(params.to)
         if (from !== undefined && to !== undefined && !(from < to)) {

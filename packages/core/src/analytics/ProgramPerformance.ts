@@ -3,6 +3,7 @@ import { AccountId } from "../accounts/Account.js"
 import { Instant } from "../backtests/Backtest.js"
 import { ProgramId } from "../programs/Program.js"
 import { idParam } from "../http/IdParam.js"
+import { defaultedParam } from "../http/Defaults.js"
 
 /** What the summary groups by. */
 export const SummaryDimension = Schema.Literal("program", "symbol", "account")
@@ -12,8 +13,8 @@ export const SummarySource = Schema.Literal("live", "backtest")
 
 /** `GET /api/analytics/program-summary` query: trades (or backtests) in `[from, to)`, optionally of one account. */
 export const ProgramPerformanceParams = Schema.Struct({
-  dimension: Schema.optionalWith(SummaryDimension, { default: () => "program" as const }),
-  source: Schema.optionalWith(SummarySource, { default: () => "live" as const }),
+  dimension: defaultedParam(SummaryDimension, "program"),
+  source: defaultedParam(SummarySource, "live"),
   from: Schema.optional(Instant),
   to: Schema.optional(Instant),
   account_id: Schema.optional(idParam(AccountId))

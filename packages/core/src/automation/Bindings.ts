@@ -6,7 +6,7 @@ import type { AccountRow } from "../accounts/AccountsRepo.js"
 import type { CurrentUserShape } from "../http/Authentication.js"
 import { InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
 import { ownedBy } from "../http/Ownership.js"
-import type { Pagination } from "../http/Pagination.js"
+import { type Pagination, pageOf } from "../http/Pagination.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { PoolId } from "../signals/Signal.js"
@@ -125,7 +125,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
       }).pipe(dieOnStorageFailure, Effect.withSpan("Bindings.create", { attributes: { userId: caller.id, programId } }))
 
     const list = (caller: CurrentUserShape, programId: ProgramId, page: Pagination) =>
-      Effect.zipRight(programs.owned(caller, programId), repo.listByProgram({ program_id: programId, ...page })).pipe(
+      Effect.zipRight(programs.owned(caller, programId), repo.listByProgram({ program_id: programId, ...pageOf(page) })).pipe(
         Effect.map((rows) => new BindingList({ bindings: rows.map(toBinding) })),
         dieOnStorageFailure,
         Effect.withSpan("Bindings.list", { attributes: { userId: caller.id, programId } })
@@ -192,21 +192,21 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
       }).pipe(dieOnStorageFailure, Effect.withSpan("Bindings.runNow", { attributes: { userId: caller.id, bindingId: id } }))
 
     const listRuns = (caller: CurrentUserShape, programId: ProgramId, id: BindingId, page: Pagination) =>
-      Effect.zipRight(owned(caller, programId, id), runs.listByBinding({ binding_id: id, ...page })).pipe(
+      Effect.zipRight(owned(caller, programId, id), runs.listByBinding({ binding_id: id, ...pageOf(page) })).pipe(
         Effect.map((rows) => new RunList({ runs: rows.map(toRun) })),
         dieOnStorageFailure,
         Effect.withSpan("Bindings.listRuns", { attributes: { userId: caller.id, bindingId: id } })
       )
 
     const listOrders = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
-      Effect.zipRight(accounts.owned(caller, accountId), ledger.orders({ account_id: accountId, ...page })).pipe(
+      Effect.zipRight(accounts.owned(caller, accountId), ledger.orders({ account_id: accountId, ...pageOf(page) })).pipe(
         Effect.map((rows) => new OrderList({ orders: rows.map(toOrder) })),
         dieOnStorageFailure,
         Effect.withSpan("Bindings.listOrders", { attributes: { userId: caller.id, accountId } })
       )
 
     const listPositions = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
-      Effect.zipRight(accounts.owned(caller, accountId), ledger.positions({ account_id: accountId, ...page })).pipe(
+      Effect.zipRight(accounts.owned(caller, accountId), ledger.positions({ account_id: accountId, ...pageOf(page) })).pipe(
         Effect.map((rows) => new PositionList({ positions: rows.map((p) => new AccountPosition(p)) })),
         dieOnStorageFailure,
         Effect.withSpan("Bindings.listPositions", { attributes: { userId: caller.id, accountId } })

@@ -5,6 +5,7 @@ import { Pagination } from "../http/Pagination.js"
 import { ProgramId } from "../programs/Program.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 import { idParam } from "../http/IdParam.js"
+import { defaulted } from "../http/Defaults.js"
 
 /** A backtest's id. */
 export const BacktestId = Schema.Int.pipe(Schema.positive(), Schema.brand("BacktestId"))
@@ -17,26 +18,38 @@ export type BacktestStatus = JobStatus
 /** An ISO-8601 date and time on the wire. */
 export const Instant = Schema.String.pipe(
   Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "must be an ISO-8601 date and time" })
-)
+).annotations({ jsonSchema: { format: "date-time" }, examples: ["2025-01-01T00:00:00Z"] })
 
 const Fraction = Schema.Number.pipe(Schema.finite(), Schema.between(0, 0.1))
 
-/** `POST /api/programs/{id}/backtest`. */
+/** What a backtest request leaves out: DESIGN's fees and slippage (fractions of notional), 10000 to start with. */
+export const backtestDefaults = {
+  exchange: "venue1",
+  initial_balance: 10_000,
+  fee_rate: 0.00035,
+  slippage: 0.0005,
+  leverage: 1
+} as const
+
+/** `POST /api/programs/{id}/backtest`; the service fills in `backtestDefaults`. */
 export const BacktestRequest = Schema.Struct({
   symbol: Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(40)),
-  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const, nullable: true }),
+  exchange: defaulted(Exchange, backtestDefaults.exchange),
   timeframe: Timeframe,
   start: Instant,
   end: Instant,
-  initial_balance: Schema.optionalWith(Schema.Number.pipe(Schema.finite(), Schema.positive(), Schema.lessThanOrEqualTo(1e12)), {
-    default: () => 10_000,
-    nullable: true
-  }),
-  fee_rate: Schema.optionalWith(Fraction, { default: () => 0.00035, nullable: true }),
-  slippage: Schema.optionalWith(Fraction, { default: () => 0.0005, nullable: true }),
-  leverage: Schema.optionalWith(Schema.Number.pipe(Schema.between(1, 125)), { default: () => 1, nullable: true }),
+  initial_balance: defaulted(
+    Schema.Number.pipe(Schema.finite(), Schema.positive(), Schema.lessThanOrEqualTo(1e12)),
+    backtestDefaults.initial_balance
+  ),
+  fee_rate: defaulted(Fraction, backtestDefaults.fee_rate),
+  slippage: defaulted(Fraction, backtestDefaults.slippage),
+  leverage: defaulted(Schema.Number.pipe(Schema.between(1, 125)), backtestDefaults.leverage),
   account_id: Schema.optionalWith(AccountId, { nullable: true })
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-02-01T00:00:00Z" }]
+})
 export type BacktestRequest = typeof BacktestRequest.Type
 
 /** DESIGN's metrics; `win_rate` is a fraction, `profit_factor` null without a losing trade. */
@@ -116,7 +129,7 @@ export const BacktestHistoryParams = Schema.Struct({
   account_id: Schema.optional(idParam(AccountId)),
   status: Schema.optional(BacktestStatus),
   ...Pagination.fields
-})
+}).annotations({ parseOptions: { errors: "all" } })
 export type BacktestHistoryParams = typeof BacktestHistoryParams.Type
 
 /** `GET /api/programs/backtest/history`: the caller's backtests, newest first. */

@@ -71,7 +71,10 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
         Effect.flatMap((thread) => feed(row, thread, lease)),
         // The program's own failure: running it again would fail the same way.
         Effect.catchTags({
-          ProgramRunError: (e) => new JobFailed({ message: `Program error (${e.reason}): ${e.message}` }),
+          ProgramRunError: (e) =>
+            new JobFailed({
+              message: `Program error (${e.reason})${e.time === undefined ? "" : ` at the bar of ${new Date(e.time).toISOString()}`}: ${e.message}`
+            }),
           ProgramInvalid: (e) => new JobFailed({ message: `Program does not load: ${e.error}` }),
           UnknownSymbol: (e) => new JobFailed({ message: `Unknown symbol on ${row.exchange}: ${e.symbol}` })
         })

@@ -1,16 +1,18 @@
 import { Clock, Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import type { CurrentUserShape } from "../http/Authentication.js"
-import { Conflict, InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
+import { Conflict, InvalidInput, LeverageTooHigh, NoMarketData, NotFound } from "../http/Errors.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { ownedBy } from "../http/Ownership.js"
+import { pageOf } from "../http/Pagination.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { timeframeMillis, Venues } from "../venues/Venue.js"
 import {
   Backtest,
+  backtestDefaults,
   BacktestEntry,
   BacktestHistory,
   type BacktestHistoryParams,
@@ -84,11 +86,22 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         if ((end - start) / timeframeMillis[input.timeframe] > maxBacktestBars) {
           return yield* invalid("end", `the range must span at most ${maxBacktestBars} bars of the timeframe`)
         }
+        // A range with no closed candle would run to "completed" with nothing in it.
+        const step = timeframeMillis[input.timeframe]
+        const nowMs = yield* Clock.currentTimeMillis
+        if (Math.ceil(start / step) * step + step > nowMs) {
+          const until = new Date(Math.floor(nowMs / step) * step).toISOString()
+          return yield* new NoMarketData({
+            error: `No ${input.timeframe} candles from ${input.start}: they exist up to ${until}; start the backtest before that`,
+            available_until: until
+          })
+        }
         return { start, end }
       })
 
-    const submit = (caller: CurrentUserShape, programId: ProgramId, input: BacktestRequest) =>
+    const submit = (caller: CurrentUserShape, programId: ProgramId, request: BacktestRequest) =>
       Effect.gen(function*() {
+        const input = { ...backtestDefaults, ...request }
         const { start, end } = yield* range(input)
         const program = yield* programs.owned(caller, programId)
         if (input.account_id !== undefined) {
@@ -123,7 +136,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         return toBacktest(row)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Backtests.submit", { attributes: { userId: caller.id, programId, symbol: input.symbol } })
+        Effect.withSpan("Backtests.submit", { attributes: { userId: caller.id, programId, symbol: request.symbol } })
       )
 
     const get = (caller: CurrentUserShape, id: BacktestId) =>
@@ -151,7 +164,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         // A filter naming another user's program or account is refused like any other use of it.
         if (params.program_id !== undefined) yield* programs.owned(caller, params.program_id)
         if (params.account_id !== undefined) yield* accounts.owned(caller, params.account_id)
-        return yield* repo.history({ ...params, user_id: caller.id })
+        return yield* repo.history({ ...params, ...pageOf(params), user_id: caller.id })
       }).pipe(
         Effect.map((rows) => new BacktestHistory({ backtests: rows.map(toEntry) })),
         dieOnStorageFailure,

@@ -24,8 +24,14 @@ export interface PlatformOptions {
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
   readonly automation: AutomationOptions
+  readonly ranking: RankingOptions
   readonly signals: SignalEngineOptions
   readonly retention: RetentionOptions
+}
+
+export interface RankingOptions {
+  /** How long a computed ranking table (or factor effectiveness) is served before it is computed again. */
+  readonly cacheTtl: Duration.Duration
 }
 
 /** How this instance takes part in the signal engine (one instance at a time runs it; see `SignalEngine`). */
@@ -119,6 +125,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   automation: jobOptionsConfig("AUTOMATION"),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
   pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
   signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60),
@@ -152,6 +159,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     backtests: c.backtests,
     sandbox: defaultSandboxLimits,
     automation: { ...c.automation, enabled: c.automationEnabled, pnlRefreshInterval: Duration.millis(c.pnlRefreshMs) },
+    ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     signals: {
       sampler: c.signalSampler,
       samplingInterval: Duration.seconds(c.samplingIntervalS),

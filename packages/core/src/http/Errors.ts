@@ -38,6 +38,7 @@ export class ProgramInvalid extends Schema.TaggedError<ProgramInvalid>()("Progra
 }) {}
 export class UnsupportedLanguage extends Schema.TaggedError<UnsupportedLanguage>()("UnsupportedLanguage", base) {}
 export class VenueRejected extends Schema.TaggedError<VenueRejected>()("VenueRejected", base) {}
+export class NoFactorHistory extends Schema.TaggedError<NoFactorHistory>()("NoFactorHistory", base) {}
 export class SignalInUse extends Schema.TaggedError<SignalInUse>()("SignalInUse", {
   ...base,
   pool_ids: Schema.Array(Schema.Int)
@@ -46,6 +47,11 @@ export class ExchangeMismatch extends Schema.TaggedError<ExchangeMismatch>()("Ex
 export class SymbolNotListed extends Schema.TaggedError<SymbolNotListed>()("SymbolNotListed", {
   ...base,
   symbols: Schema.Array(Schema.String)
+}) {}
+export class NoMarketData extends Schema.TaggedError<NoMarketData>()("NoMarketData", {
+  ...base,
+  /** The last candle close the venue has, as ISO-8601; nothing after it exists yet. */
+  available_until: Schema.String
 }) {}
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   ...base,
@@ -106,9 +112,11 @@ const catalogue = {
   ProgramInvalid: [ProgramInvalid, "program_invalid", 422, "Program does not compile or lacks decide()"],
   UnsupportedLanguage: [UnsupportedLanguage, "unsupported_language", 422, "Program language is not supported"],
   VenueRejected: [VenueRejected, "venue_rejected", 422, "The venue refused the credentials"],
+  NoFactorHistory: [NoFactorHistory, "no_factor_history", 422, "The factor is sampled now and has no history to measure"],
   SignalInUse: [SignalInUse, "signal_in_use", 409, "The signal is part of a pool; remove it from the pools first"],
   ExchangeMismatch: [ExchangeMismatch, "exchange_mismatch", 422, "A pool's signals (or wallet tracking) are not on the pool's exchange"],
   SymbolNotListed: [SymbolNotListed, "symbol_not_listed", 422, "A symbol is not listed on the venue"],
+  NoMarketData: [NoMarketData, "no_market_data", 422, "The backtest's range holds no candles (it starts in the future)"],
   RateLimited: [RateLimited, "rate_limited", 429, "Request quota exceeded; wait retry_after seconds"],
   InternalError: [InternalError, "internal_error", 500, "Unexpected failure"],
   UpstreamError: [UpstreamError, "upstream_error", 502, "The venue or provider answered with a failure"],

@@ -1,4 +1,6 @@
 import { Schema } from "effect"
+import { defaulted, defaultedParam } from "../http/Defaults.js"
+import { integerParam } from "../http/IdParam.js"
 import { Candle, Exchange, Timeframe } from "../venues/Venue.js"
 
 /** A bare coin name such as `BTC`; lower case is accepted. */
@@ -19,18 +21,21 @@ const Symbols = Schema.Array(MarketSymbol).pipe(
 
 const allErrors = { parseOptions: { errors: "all" } } as const
 
+/** What a market request leaves out. */
+export const marketDefaults = { exchange: "venue1", timeframe: "1h", limit: 100, indicators: [] as ReadonlyArray<Indicator> } as const
+
 export const PricesRequest = Schema.Struct({
   symbols: Symbols,
-  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const, nullable: true })
-}).annotations(allErrors)
+  exchange: defaulted(Exchange, marketDefaults.exchange)
+}).annotations({ ...allErrors, examples: [{ symbols: ["BTC", "ETH"] }] })
 export type PricesRequest = typeof PricesRequest.Type
 
 export const MarketDataQuery = Schema.Struct({
   ...PricesRequest.fields,
-  timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const }),
-  limit: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 500)), { default: () => 100 }),
-  indicators: Schema.optionalWith(Schema.Array(Indicator), { default: () => [] })
-}).annotations(allErrors)
+  timeframe: defaulted(Timeframe, marketDefaults.timeframe),
+  limit: defaulted(Schema.Int.pipe(Schema.between(1, 500)), marketDefaults.limit),
+  indicators: defaulted(Schema.Array(Indicator), marketDefaults.indicators)
+}).annotations({ ...allErrors, examples: [{ symbols: ["BTC"], timeframe: "1h", limit: 50, indicators: ["sma", "rsi"] }] })
 export type MarketDataQuery = typeof MarketDataQuery.Type
 
 export const PriceSnapshot = Schema.Struct({
@@ -73,9 +78,9 @@ export class MarketDataResponse extends Schema.Class<MarketDataResponse>("Market
 
 export const KlinesParams = Schema.Struct({
   symbol: MarketSymbol,
-  timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const }),
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)), { default: () => 100 }),
-  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const })
+  timeframe: defaultedParam(Timeframe, marketDefaults.timeframe),
+  limit: defaultedParam(integerParam(1, 1000), marketDefaults.limit),
+  exchange: defaultedParam(Exchange, marketDefaults.exchange)
 })
 export type KlinesParams = typeof KlinesParams.Type
 

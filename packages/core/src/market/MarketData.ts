@@ -6,6 +6,7 @@ import {
   type Indicator,
   KlinesResponse,
   MarketDataResponse,
+  marketDefaults,
   type MarketDataQuery,
   type PriceSnapshot,
   type PricesRequest,
@@ -107,21 +108,26 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         return { found, errors, timestamp: new Date(yield* Clock.currentTimeMillis).toISOString() }
       })
 
-    const prices = (input: PricesRequest) =>
-      Effect.map(perSymbol(input.exchange, input.symbols, (t) => snapshot(input.exchange, t)), ({ errors, found, timestamp }) =>
+    const prices = (request: PricesRequest) => {
+      const input = { ...marketDefaults, ...request }
+      return Effect.map(perSymbol(input.exchange, input.symbols, (t) => snapshot(input.exchange, t)), ({ errors, found, timestamp }) =>
         new PricesResponse({ exchange: input.exchange, timestamp, prices: found, errors })).pipe(
           Effect.withSpan("MarketData.prices", { attributes: { exchange: input.exchange, symbols: input.symbols.length } })
         )
+    }
 
-    const klines = (params: KlinesParams) =>
-      latestCandles(params.exchange, params.symbol, params.timeframe, params.limit).pipe(
+    const klines = (request: KlinesParams) => {
+      const params = { ...marketDefaults, ...request }
+      return latestCandles(params.exchange, params.symbol, params.timeframe, params.limit).pipe(
         Effect.catchTag("UnknownSymbol", () => Effect.fail(new NotFound({ error: `${unknownSymbol(params.exchange)}: ${params.symbol}` }))),
         Effect.map((klines) => new KlinesResponse({ exchange: params.exchange, symbol: params.symbol, timeframe: params.timeframe, klines })),
         Effect.withSpan("MarketData.klines", { attributes: { exchange: params.exchange, symbol: params.symbol } })
       )
+    }
 
-    const query = (input: MarketDataQuery) =>
-      perSymbol(input.exchange, input.symbols, (ticker) =>
+    const query = (request: MarketDataQuery) => {
+      const input = { ...marketDefaults, ...request }
+      return perSymbol(input.exchange, input.symbols, (ticker) =>
         Effect.zipWith(
           snapshot(input.exchange, ticker),
           latestCandles(input.exchange, ticker.symbol, input.timeframe, input.limit).pipe(
@@ -141,6 +147,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
           ),
           Effect.withSpan("MarketData.query", { attributes: { exchange: input.exchange, symbols: input.symbols.length } })
         )
+    }
 
     return { prices, klines, query } as const
   })

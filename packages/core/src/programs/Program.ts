@@ -8,13 +8,33 @@ export type ProgramId = typeof ProgramId.Type
  * The spec's "Program create/update body". `language` stays a plain string here, so an unknown
  * one answers 422 `unsupported_language` rather than 400.
  */
+const Code = Schema.String.pipe(Schema.maxLength(200_000, { message: () => "must be at most 200000 characters" }))
+const Name = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(200))
+const Description = Schema.NullOr(Schema.String.pipe(Schema.maxLength(5000)))
+const Language = Schema.NullOr(Schema.String.pipe(Schema.maxLength(50)))
+
 export const ProgramRequest = Schema.Struct({
-  code: Schema.String.pipe(Schema.maxLength(200_000, { message: () => "must be at most 200000 characters" })),
-  name: Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(200)),
-  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(5000)))),
-  language: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(50))))
-}).annotations({ parseOptions: { errors: "all" } })
+  code: Code,
+  name: Name,
+  description: Schema.optional(Description),
+  language: Schema.optional(Language)
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ name: "always hold", code: "export function decide(data) {\n  return { operation: \"hold\" }\n}\n", language: "javascript" }]
+})
 export type ProgramRequest = typeof ProgramRequest.Type
+
+/**
+ * `PUT /api/programs/{id}` patches, as `PUT /api/account/{id}` does: an absent field keeps its
+ * value (a null `language` too); a null `description` clears it.
+ */
+export const ProgramUpdate = Schema.Struct({
+  code: Schema.optional(Code),
+  name: Schema.optional(Name),
+  description: Schema.optional(Description),
+  language: Schema.optional(Language)
+}).annotations({ parseOptions: { errors: "all" }, examples: [{ name: "always hold, renamed" }] })
+export type ProgramUpdate = typeof ProgramUpdate.Type
 
 const summaryFields = {
   id: ProgramId,

@@ -1,11 +1,11 @@
 import { Clock, Effect } from "effect"
 import type { CurrentUserShape } from "../http/Authentication.js"
-import type { Pagination } from "../http/Pagination.js"
+import { type Pagination, pageOf } from "../http/Pagination.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { ownedBy } from "../http/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
-import { Program, type ProgramId, ProgramList, type ProgramRequest, ProgramSummary } from "./Program.js"
+import { Program, type ProgramId, ProgramList, type ProgramRequest, ProgramSummary, type ProgramUpdate } from "./Program.js"
 import { type ProgramRow, ProgramsRepo } from "./ProgramsRepo.js"
 
 const toSummary = (row: ProgramRow) =>
@@ -48,7 +48,7 @@ export class Programs extends Effect.Service<Programs>()("@trading-platform/core
       )
 
     const list = (caller: CurrentUserShape, page: Pagination) =>
-      repo.listByUser({ user_id: caller.id, limit: page.limit, offset: page.offset }).pipe(
+      repo.listByUser({ user_id: caller.id, ...pageOf(page) }).pipe(
         Effect.map((rows) => new ProgramList({ programs: rows.map(toSummary) })),
         dieOnStorageFailure,
         Effect.withSpan("Programs.list", { attributes: { userId: caller.id } })
@@ -61,8 +61,17 @@ export class Programs extends Effect.Service<Programs>()("@trading-platform/core
         Effect.withSpan("Programs.get", { attributes: { userId: caller.id, programId: id } })
       )
 
-    const update = (caller: CurrentUserShape, id: ProgramId, input: ProgramRequest) =>
-      Effect.zipRight(owned(caller, id), validated(input)).pipe(
+    const update = (caller: CurrentUserShape, id: ProgramId, input: ProgramUpdate) =>
+      owned(caller, id).pipe(
+        // The stored program with the fields given; the whole is checked again, as a new one would be.
+        Effect.flatMap((current) =>
+          validated({
+            code: input.code ?? current.code,
+            name: input.name ?? current.name,
+            description: input.description === undefined ? current.description : input.description,
+            language: input.language ?? current.language
+          })
+        ),
         Effect.flatMap((write) => repo.update({ ...write, id })),
         Effect.map(toSummary),
         dieOnStorageFailure,

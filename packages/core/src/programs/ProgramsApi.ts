@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../http/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
-import { Program, ProgramId, ProgramList, ProgramRequest, ProgramSummary } from "./Program.js"
+import { Program, ProgramId, ProgramList, ProgramRequest, ProgramSummary, ProgramUpdate } from "./Program.js"
 import { idParam } from "../http/IdParam.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
@@ -39,13 +39,13 @@ export class ProgramsApi extends HttpApiGroup.make("programs")
   .add(
     HttpApiEndpoint.put("update", "/programs/:id")
       .setPath(ProgramPath)
-      .setPayload(ProgramRequest)
+      .setPayload(ProgramUpdate)
       .addSuccess(ProgramSummary)
       .addError(ApiError.Forbidden)
       .addError(ApiError.NotFound)
       .addError(ApiError.ProgramInvalid)
       .addError(ApiError.UnsupportedLanguage)
-      .annotate(OpenApi.Summary, "Replace a program's code, name, description and language")
+      .annotate(OpenApi.Summary, "Change a program: the fields given replace theirs, absent ones are kept (as PUT /account/{id} does)")
   )
   .add(
     HttpApiEndpoint.del("delete", "/programs/:id")

@@ -1,10 +1,11 @@
-import { Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { Effect, Either, Layer, Schema } from "effect"
 import { newQuickJSWASMModule, type QuickJSHandle } from "quickjs-emscripten"
 import type { Decider } from "../backtests/BacktestEngine.js"
 import type { Candle } from "../venues/Venue.js"
 import { checkInWorker } from "./CheckWorker.js"
 import { Decision, ProgramRunError } from "./Decision.js"
 import { firstLine, loadFailure } from "./LoadFailure.js"
+import { parseErrorIssues, summarizeIssues } from "../http/DecodeFailure.js"
 import { ProgramRuntime, type ProgramRun } from "./ProgramRuntime.js"
 import { taSource } from "./TaSource.js"
 import { makeWindowIndicators, windowIndicatorsSource } from "./WindowIndicators.js"
@@ -176,7 +177,10 @@ const bootstrap = `(function (seed) {
           data.bar = bar
           data.equity = side === 0 ? balance : balance + side * size * (close - entry)
           const d = decide(data)
-          if (d === null || typeof d !== "object" || d.operation !== "hold") return i + ":" + (stringify(d) ?? "undefined")
+          // A Promise (an async decide) would stringify as {}; it is named instead.
+          if (d === null || typeof d !== "object" || d.operation !== "hold") {
+            return i + ":" + (typeof d?.then === "function" ? "promise" : (stringify(d) ?? "undefined"))
+          }
         }
       } catch (e) {
         return at + ":!" + describe(e)
@@ -362,8 +366,11 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
       if (answer.startsWith("!")) {
         return fail(index, exhausted.test(answer) ? "memory_exceeded" : "threw", `decide threw ${firstLine(answer.slice(1))}`)
       }
+      if (answer === "promise") {
+        return fail(index, "invalid_decision", "decide returned a Promise; it must return its decision directly (decide cannot be async)")
+      }
       const decision = Either.getOrElse(decodeDecision(answer), (e) =>
-        fail(index, "invalid_decision", `decide returned an invalid decision: ${ParseResult.TreeFormatter.formatErrorSync(e).slice(0, 500)}`))
+        fail(index, "invalid_decision", `decide returned an invalid decision: ${summarizeIssues(parseErrorIssues(e)).slice(0, 500)}`))
       return { index, decision }
     }
   }

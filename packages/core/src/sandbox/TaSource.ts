@@ -1,3 +1,5 @@
+import { factorHelperNames, taFactorSource } from "./TaFactorSource.js"
+
 /**
  * The `ta` helpers as JavaScript source: the sandbox runs it, and the host runs the very same
  * text (`hostTa`), so both compute bit for bit the same values. Every helper takes an array of
@@ -20,21 +22,13 @@ const ta = (() => {
     else while (i < n) sum += values[i++].close
     return sum / period
   }
-  const emaSeries = (values, period) => {
-    const k = 2 / (period + 1)
-    const out = []
-    let e = null
-    for (let i = 0; i < values.length; i++) {
-      const v = value(values[i])
-      e = e === null ? v : v * k + e * (1 - k)
-      out[i] = e
-    }
-    return out
-  }
+  // Seeded with the first value. No arrays: the ranking computes these for every symbol.
   const ema = (values, period) => {
     if (!(period >= 1) || values.length < period) return null
-    const series = emaSeries(values, period)
-    return series[series.length - 1]
+    const k = 2 / (period + 1)
+    let e = value(values[0])
+    for (let i = 1; i < values.length; i++) e = value(values[i]) * k + e * (1 - k)
+    return e
   }
   // Wilder's smoothing, seeded with the plain average of the first period.
   const rsi = (values, period = 14) => {
@@ -54,11 +48,20 @@ const ta = (() => {
   }
   const macd = (values, fast = 12, slow = 26, signal = 9) => {
     if (!(fast >= 1) || !(slow >= 1) || !(signal >= 1) || values.length < slow + signal - 1) return null
-    const f = emaSeries(values, fast), s = emaSeries(values, slow)
-    const line = []
-    for (let i = floor(slow - 1); i < f.length; i++) line[line.length] = f[i] - s[i]
-    const sig = emaSeries(line, signal)
-    const m = line[line.length - 1], g = sig[sig.length - 1]
+    // The fast and slow averages, and from bar floor(slow - 1) on the signal average of their difference, in one pass.
+    const kf = 2 / (fast + 1), ks = 2 / (slow + 1), kg = 2 / (signal + 1), start = floor(slow - 1)
+    let f = value(values[0]), s = f, m = f - s, g = null
+    for (let i = 0; i < values.length; i++) {
+      if (i > 0) {
+        const v = value(values[i])
+        f = v * kf + f * (1 - kf)
+        s = v * ks + s * (1 - ks)
+      }
+      if (i >= start) {
+        m = f - s
+        g = g === null ? m : m * kg + g * (1 - kg)
+      }
+    }
     return { macd: m, signal: g, histogram: m - g }
   }
   const atr = (candles, period = 14) => {
@@ -85,12 +88,13 @@ const ta = (() => {
     const d = k * sqrt(sq / period)
     return { upper: middle + d, middle, lower: middle - d }
   }
-  return Object.freeze({ sma, ema, rsi, macd, atr, bollinger })
+  ${taFactorSource}
+  return Object.freeze({ sma, ema, rsi, macd, atr, bollinger, ${factorHelperNames.join(", ")} })
 })()
 `
 
 /** The names of the `ta` helpers. */
-export const indicatorNames = ["sma", "ema", "rsi", "macd", "atr", "bollinger"] as const
+export const indicatorNames = ["sma", "ema", "rsi", "macd", "atr", "bollinger", ...factorHelperNames] as const
 export type IndicatorName = typeof indicatorNames[number]
 
 /** What a helper answers: a number, null while there is too little data, or (macd, bollinger) an object. */

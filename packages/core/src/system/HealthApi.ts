@@ -13,4 +13,5 @@ export class HealthApi extends HttpApiGroup.make("health", { topLevel: true })
       .addError(ApiError.Unavailable)
       .annotate(OpenApi.Summary, "Liveness and storage check")
   )
+  .annotate(OpenApi.Title, "Health")
 {}

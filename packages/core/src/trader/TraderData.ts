@@ -5,7 +5,7 @@ import { Account } from "../accounts/Account.js"
 const Instant = Schema.String.pipe(
   Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "must be an ISO-8601 timestamp" }),
   Schema.transform(Schema.String, { strict: true, decode: (s) => new Date(s).toISOString(), encode: (s) => s })
-)
+).annotations({ jsonSchema: { type: "string", format: "date-time" }, examples: ["2025-01-01T00:00:00Z"] })
 const Positive = Schema.Number.pipe(Schema.finite(), Schema.positive())
 const Symbol = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20))
 const maxRows = 10_000
@@ -39,7 +39,14 @@ export const TraderDocument = Schema.Struct({
   account: Schema.optional(Schema.Unknown),
   decision_logs: Schema.Array(DecisionLog).pipe(Schema.maxItems(maxRows)),
   trades: Schema.Array(TradeRecord).pipe(Schema.maxItems(maxRows))
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{
+    version: "1.0",
+    decision_logs: [{ decision_time: "2025-01-01T00:00:00Z", symbol: "BTC", operation: "buy", target_portion_of_balance: 0.5, reason: "breakout" }],
+    trades: [{ trade_time: "2025-01-01T00:05:00Z", symbol: "BTC", side: "buy", quantity: 0.1, price: 94000, fee: 3.29 }]
+  }]
+})
 export type TraderDocument = typeof TraderDocument.Type
 
 export class TraderExport extends Schema.Class<TraderExport>("TraderExport")({

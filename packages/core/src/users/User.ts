@@ -29,13 +29,16 @@ export class User extends Schema.Class<User>("User")({
 // Report every invalid field at once, not only the first.
 const allErrors = { parseOptions: { errors: "all" } } as const
 
-export const RegisterRequest = Schema.Struct({ email: Email, password: Password, username: Username }).annotations(allErrors)
+export const RegisterRequest = Schema.Struct({ email: Email, password: Password, username: Username }).annotations({
+  ...allErrors,
+  examples: [{ email: "ada@example.com", password: "correct horse", username: "ada" }]
+})
 export type RegisterRequest = typeof RegisterRequest.Type
 
 export const LoginRequest = Schema.Struct({
   email: Schema.Trim.pipe(Schema.maxLength(254)),
   password: Schema.String.pipe(Schema.maxLength(256))
-}).annotations(allErrors)
+}).annotations({ ...allErrors, examples: [{ email: "ada@example.com", password: "correct horse" }] })
 export type LoginRequest = typeof LoginRequest.Type
 
 export class LoginResponse extends Schema.Class<LoginResponse>("LoginResponse")({
@@ -48,7 +51,7 @@ export class LoginResponse extends Schema.Class<LoginResponse>("LoginResponse")(
 export const PasswordChangeRequest = Schema.Struct({
   current_password: Schema.String.pipe(Schema.maxLength(256)),
   new_password: Password
-}).annotations(allErrors)
+}).annotations({ ...allErrors, examples: [{ current_password: "correct horse", new_password: "battery staple" }] })
 export type PasswordChangeRequest = typeof PasswordChangeRequest.Type
 
 export class Session extends Schema.Class<Session>("Session")({

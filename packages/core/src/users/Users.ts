@@ -5,7 +5,7 @@ import { Clock, Duration, Effect, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import type { CurrentUserShape } from "../http/Authentication.js"
 import { Conflict, NotFound, Unauthorized } from "../http/Errors.js"
-import type { Pagination } from "../http/Pagination.js"
+import { type Pagination, pageOf } from "../http/Pagination.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { hashPassword, verifyPassword } from "./Passwords.js"
 import { hashSessionToken, newSessionToken } from "./SessionTokens.js"
@@ -132,7 +132,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
 
     const sessions = (caller: CurrentUserShape, page: Pagination) =>
       Effect.gen(function*() {
-        const rows = yield* repo.listActiveSessions({ user_id: caller.id, now: yield* now, limit: page.limit, offset: page.offset })
+        const rows = yield* repo.listActiveSessions({ user_id: caller.id, now: yield* now, ...pageOf(page) })
         return new SessionList({ sessions: rows.map((row) => toSession(row, caller.sessionId)) })
       }).pipe(
         dieOnStorageFailure,

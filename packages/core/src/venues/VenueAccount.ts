@@ -7,7 +7,10 @@ export const WalletRequest = Schema.Struct({
   environment: Venue1Environment,
   wallet_address: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{40}$/, { message: () => "must be 0x and 40 hex digits" })),
   private_key: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{64}$/, { message: () => "must be 0x and 64 hex digits" }))
-}).annotations(allErrors)
+}).annotations({
+  ...allErrors,
+  examples: [{ environment: "testnet", wallet_address: `0x${"1".repeat(40)}`, private_key: `0x${"a".repeat(64)}` }]
+})
 export type WalletRequest = typeof WalletRequest.Type
 
 // Messages never quote the value: these are secrets.
@@ -22,7 +25,10 @@ export const Venue2SetupRequest = Schema.Struct({
   secret_key: Key,
   max_leverage: Schema.optional(Schema.Int),
   default_leverage: Schema.optional(Schema.Int)
-}).annotations(allErrors)
+}).annotations({
+  ...allErrors,
+  examples: [{ environment: "testnet", api_key: "AK0123456789abcdefXYZ", secret_key: "SK0123456789abcdefSECRETVALUE" }]
+})
 export type Venue2SetupRequest = typeof Venue2SetupRequest.Type
 
 /** The spec's wallet connectivity test result. */

@@ -10,6 +10,7 @@ describe("error catalogue", () => {
       invalid_input: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, payload_too_large: 413,
       leverage_too_high: 422, program_invalid: 422, unsupported_language: 422, venue_rejected: 422,
       signal_in_use: 409, exchange_mismatch: 422, symbol_not_listed: 422,
+      no_factor_history: 422,
       rate_limited: 429, internal_error: 500, upstream_error: 502, unavailable: 503, upstream_timeout: 504
     })
   })

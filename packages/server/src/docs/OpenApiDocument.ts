@@ -49,11 +49,41 @@ const withoutUnknownIds = (spec: Record<string, any>): Record<string, any> =>
       ? Object.fromEntries(Object.entries(value).filter(([key]) => key !== "$id"))
       : value))
 
+/** The groups in the order a user meets them; a group not listed here follows them. */
+const tagOrder = [
+  "Health",
+  "Users and sessions",
+  "Accounts",
+  "Venue connections",
+  "Market data",
+  "Programs",
+  "Backtests",
+  "Analytics",
+  "Trader history"
+]
+
+const inTagOrder = (spec: Record<string, any>): Record<string, any> => {
+  const rank = (tag: { name: string }) => (tagOrder.includes(tag.name) ? tagOrder.indexOf(tag.name) : tagOrder.length)
+  return { ...spec, tags: [...spec.tags].sort((a, b) => rank(a) - rank(b)) }
+}
+
+/** The document's introduction: the first calls, then authentication. */
+const description = [
+  "Start here: `POST /api/users/register` with `{email, password, username}`, then `POST /api/users/login` " +
+  "with `{email, password}`; its `session_token` authorizes every other call. Then create an account " +
+  "(`POST /api/account`), read prices (`POST /api/market/prices`), store a trading program " +
+  "(`POST /api/programs`) and backtest it (`POST /api/programs/{id}/backtest`, then poll " +
+  "`GET /api/programs/backtest/{id}`). Every request body below has an example that works as it is.",
+  "Authentication: send the token as `Authorization: Bearer <session_token>` (the `session_token` query " +
+  "parameter is accepted for older clients). A token lasts 180 days by default; `POST /api/users/logout` " +
+  "revokes it and a password change revokes them all. Failures answer `{error, code, request_id}` with a " +
+  "stable `code`; 429 carries `retry_after` and a `Retry-After` header."
+].join("\n\n")
+
 /** The contract as documented: the server's version, without Effect's own decode error, valid as 3.1. */
-const DocumentedApi = TradingApi.annotate(OpenApi.Version, version).annotate(
-  OpenApi.Transform,
-  (spec) => withoutUnknownIds(withoutDecodeError(spec))
-)
+const DocumentedApi = TradingApi.annotate(OpenApi.Version, version)
+  .annotate(OpenApi.Description, description)
+  .annotate(OpenApi.Transform, (spec) => inTagOrder(withoutUnknownIds(withoutDecodeError(spec))))
 
 /** The OpenAPI 3.1 document of the whole contract (`GET /openapi.json`, `docs/openapi.json`). */
 export const openApiDocument = (): OpenApi.OpenAPISpec => OpenApi.fromApi(DocumentedApi)

@@ -1,6 +1,16 @@
-import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder, HttpApiError, HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
-import { InternalError, InvalidInput, NotFound, PayloadTooLarge, TradingApi, Unavailable } from "@trading-platform/core"
+import {
+  describeIssues,
+  InternalError,
+  InvalidInput,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  summarizeIssues,
+  TradingApi,
+  Unavailable
+} from "@trading-platform/core"
 import { Cause, Effect, Option } from "effect"
 import { guardContentType } from "./ContentType.js"
 import { RateLimits } from "./RateLimits.js"
@@ -22,17 +32,22 @@ const guardContentLength = Effect.flatMap(HttpServerRequest.HttpServerRequest, (
 })
 
 /** Turns every failure that is not already a declared API error into one, so all answer the envelope. */
-const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unknown> => {
+const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unknown, HttpServerRequest.HttpServerRequest> => {
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const e = failure.value
     if (e instanceof HttpApiError.HttpApiDecodeError) {
-      const issues = e.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }))
-      const first = issues[0]
+      const issues = describeIssues(e.issues)
       return Effect.fail(new InvalidInput({
-        error: first ? `Invalid request: ${first.path ? `${first.path}: ` : ""}${first.message}` : "Invalid request",
+        error: issues.length > 0 ? `Invalid request: ${summarizeIssues(issues)}` : "Invalid request",
         issues
       }))
+    }
+    // A 429 from an endpoint (e.g. a second stream) says how long to wait, as the limiter's does.
+    if (e instanceof RateLimited) {
+      return HttpApp.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(e.retry_after)))
+      ).pipe(Effect.zipRight(Effect.failCause(cause)))
     }
     if (e instanceof HttpServerError.RouteNotFound) {
       return Effect.fail(new NotFound({ error: `No route for ${e.request.method} ${e.request.url.split("?", 1)[0]}` }))

@@ -4,7 +4,9 @@ import { execFile } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { baseUrl, TestServer } from "../support/TestServer.js"
+import { testStorages } from "@trading-platform/core/testing"
+import { BacktestServer } from "../support/Backtests.js"
+import { baseUrl } from "../support/TestServer.js"
 
 const examplesDir = fileURLToPath(new URL("../../../../examples/", import.meta.url))
 
@@ -25,6 +27,10 @@ const expectedOutput: Record<string, ReadonlyArray<RegExp>> = {
     /signed in as effect_\w+ \(id \d+\)/,
     /users\.me without a token: Unauthorized \(token_missing\)/
   ],
+  "first-backtest": [
+    /backtest \d+: (queued|running) \d+%/,
+    /completed: \d+ trades, pnl -?[\d.]+ \(-?[\d.]+%\), win rate \d+%, max drawdown [\d.]+%, sharpe -?[\d.]+/
+  ],
   "promise-client": [
     /health: ok after 2 requests \(the first answered 503\)/,
     /signed in as promise_\w+ with 1 session\(s\)/,
@@ -43,7 +49,8 @@ const start = (example: string, env: Record<string, string> = {}) =>
   ).pipe(Effect.map(({ stdout }) => stdout))
 
 describe("examples", () => {
-  layer(TestServer(), { timeout: "120 seconds" })((it) => {
+  // With backtest workers and closed candles, for first-backtest.
+  layer(BacktestServer(testStorages[0]!), { timeout: "120 seconds" })((it) => {
     it("every example has a start script and is run here", () => {
       const examples = readdirSync(examplesDir).sort()
       expect(examples).toEqual(Object.keys(expectedOutput).sort())

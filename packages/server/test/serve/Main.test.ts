@@ -40,6 +40,30 @@ describe("the server entry point (npm start)", () => {
     expect(flag.output()).toMatch(/Invalid configuration.*TOKEN_TTL_DAYS/)
   })
 
+  it("--version prints the version and exits 0", { timeout: 60_000 }, async () => {
+    const run = start(["--version"], {})
+    expect(await run.exited).toBe(0)
+    expect(run.output().trim()).toMatch(/^\d+\.\d+\.\d+$/)
+  })
+
+  it("says at start where the API, its reference and the data are", { timeout: 60_000 }, async () => {
+    const run = start(["--port", "0"], { DATA_DIR: "memory://" })
+    const [, api, docs] = await waitFor(run, /API (http:\/\/[\d.:]+\/api\/), reference (http:\/\/[\d.:]+\/docs)/)
+    await waitFor(run, /Data: in memory/)
+    expect((await fetch(api!)).status).toBe(200)
+    expect(docs).toBe(api!.replace("/api/", "/docs"))
+    run.child.kill("SIGTERM")
+    expect(await run.exited).toBe(0)
+  })
+
+  it("a configuration error is one plain sentence naming the variable, given as flag or variable", { timeout: 60_000 }, async () => {
+    for (const [args, env] of [[["--port=abc"], {}], [[], { PORT: "abc" }]] as const) {
+      const run = start(args, { DATA_DIR: "memory://", ...env })
+      expect(await run.exited).toBe(1)
+      expect(run.output().trim()).toBe("Invalid configuration: PORT must be an integer value; got 'abc'")
+    }
+  })
+
   it("on SIGTERM finishes the request in flight, closes the database and exits 0; the data is there after a restart", { timeout: 120_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "tp-serve-"))
     try {

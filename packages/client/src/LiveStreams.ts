@@ -1,0 +1,159 @@
+import * as Sse from "@effect/experimental/Sse"
+import { HttpClient, HttpClientRequest, Socket } from "@effect/platform"
+import {
+  type Exchange,
+  isRetryableStatus,
+  MarketEvent,
+  parseRetryAfter,
+  retrySchedule,
+  type RetryOptions,
+  WsServerMessage
+} from "@trading-platform/core/contract"
+import { Clock, Data, type Duration, Effect, Option, Schema, Stream } from "effect"
+
+/**
+ * Why a live stream stopped. `retryable` failures (the connection dropped or the server ended the
+ * stream, a 5xx, a 429) are retried by the retry rule before they reach you; the others (a 4xx,
+ * a WebSocket closed for breaking its rules, a channel refused) end the stream at once.
+ */
+export class LiveStreamError extends Data.TaggedError("LiveStreamError")<{
+  readonly error: string
+  /** The error envelope's code (`unauthorized`, `rate_limited`, …), `transport_error` or `stream_ended`. */
+  readonly code: string
+  /** The HTTP status, when the server refused the stream with one. */
+  readonly status?: number | undefined
+  /** The WebSocket close code, when the server closed it. */
+  readonly closeCode?: number | undefined
+  /** The channel an error frame was about. */
+  readonly channel?: string | null | undefined
+  readonly retryable: boolean
+  /** The server's `Retry-After`, for a 429 or 503. */
+  readonly retryAfter: Option.Option<Duration.Duration>
+}> {}
+
+// Stream.retry resets the schedule once an element gets through, so each outage starts from 1 s.
+const retrying = (options: RetryOptions | false | undefined) => <A, R>(stream: Stream.Stream<A, LiveStreamError, R>) =>
+  options === false ? stream : Stream.retry(stream, retrySchedule((e: LiveStreamError) => e, options))
+
+export interface LiveStreamOptions {
+  readonly baseUrl: string
+  readonly token?: string | undefined
+  /** The retry rule applied to reconnections, or `false` to stop at the first drop. */
+  readonly retry?: RetryOptions | false | undefined
+}
+
+const ended = (what: string) =>
+  new LiveStreamError({ error: `${what} ended`, code: "stream_ended", retryable: true, retryAfter: Option.none() })
+
+/**
+ * `GET /api/market-intelligence/stream` as a Stream of decoded events. When the connection drops
+ * or the server ends the stream, it reconnects by the retry rule with `Last-Event-ID`, so no
+ * trigger in between is lost; the new connection starts with a fresh `snapshot`.
+ */
+export const marketIntelligence = (
+  options: LiveStreamOptions,
+  symbols: ReadonlyArray<string>,
+  params: { readonly exchange?: Exchange | undefined } = {}
+): Stream.Stream<MarketEvent, LiveStreamError, HttpClient.HttpClient> =>
+  Stream.unwrap(Effect.map(HttpClient.HttpClient, (http) => {
+    let lastEventId: string | undefined
+    const decode = Schema.decodeUnknown(MarketEvent)
+    const connect = Stream.unwrapScoped(Effect.gen(function*() {
+      let request = HttpClientRequest.get(`${options.baseUrl}/api/market-intelligence/stream`).pipe(
+        HttpClientRequest.setUrlParam("symbols", symbols.join(",")),
+        HttpClientRequest.setHeader("accept", "text/event-stream")
+      )
+      if (params.exchange) request = HttpClientRequest.setUrlParam(request, "exchange", params.exchange)
+      if (options.token) request = HttpClientRequest.bearerToken(request, options.token)
+      if (lastEventId !== undefined) request = HttpClientRequest.setHeader(request, "last-event-id", lastEventId)
+      const response = yield* http.execute(request).pipe(
+        Effect.mapError((e) => new LiveStreamError({ error: e.message, code: "transport_error", retryable: true, retryAfter: Option.none() }))
+      )
+      if (response.status !== 200) {
+        const body = yield* Effect.orElseSucceed(response.json, () => ({})) as Effect.Effect<any>
+        const now = yield* Clock.currentTimeMillis
+        return yield* new LiveStreamError({
+          error: body?.error ?? `HTTP ${response.status}`,
+          code: body?.code ?? "unexpected_response",
+          status: response.status,
+          retryable: isRetryableStatus(response.status),
+          retryAfter: parseRetryAfter(response.headers["retry-after"], now)
+        })
+      }
+      return response.stream.pipe(
+        Stream.decodeText(),
+        Stream.pipeThroughChannel(Sse.makeChannel()),
+        Stream.mapEffect((event) => decode({ event: event.event, id: event.id ?? "", data: JSON.parse(event.data) })),
+        Stream.tap((event) => Effect.sync(() => { lastEventId = event.id })),
+        Stream.mapError((e) =>
+          new LiveStreamError({ error: String((e as Error).message ?? e), code: "transport_error", retryable: true, retryAfter: Option.none() })
+        ),
+        Stream.concat(Stream.fail(ended("The market-intelligence stream")))
+      )
+    }))
+    return retrying(options.retry)(connect)
+  }))
+
+/** One event of a WebSocket subscription. */
+export interface ChannelEvent {
+  readonly channel: string
+  readonly data: unknown
+}
+
+// Closed for breaking the rules (1008): reconnecting would break them again.
+const retryableClose = (code: number) => code !== 1008 && code !== 1000
+
+/**
+ * `GET /api/ws` subscribed to `channels` (`prices:{SYMBOL}`, `triggers`, `backtest:{id}`), as a
+ * Stream of their events. The token goes in the first message, not the URL. When the socket drops
+ * (or the server goes away, 1001) it reconnects by the retry rule and subscribes again. Needs a
+ * `Socket.WebSocketConstructor`: `Socket.layerWebSocketConstructorGlobal` where `WebSocket` is
+ * global (browsers, Node 22+), `NodeSocket.layerWebSocketConstructor` on Node 20.
+ */
+export const subscribe = (
+  options: LiveStreamOptions,
+  channels: ReadonlyArray<string>
+): Stream.Stream<ChannelEvent, LiveStreamError, Socket.WebSocketConstructor> => {
+  const url = `${options.baseUrl.replace(/^http/, "ws")}/api/ws`
+  const decode = Schema.decodeUnknownOption(Schema.parseJson(WsServerMessage))
+  const connect = Stream.asyncScoped<ChannelEvent, LiveStreamError, Socket.WebSocketConstructor>((emit) =>
+    Effect.gen(function*() {
+      const socket = yield* Socket.makeWebSocket(url, { closeCodeIsError: () => true })
+      const write = yield* socket.writer
+      const hello = [
+        ...(options.token ? [{ type: "auth", token: options.token }] : []),
+        ...channels.map((channel) => ({ type: "subscribe", channel }))
+      ]
+      yield* socket.runRaw((raw) => {
+        const message = decode(typeof raw === "string" ? raw : new TextDecoder().decode(raw))
+        if (Option.isNone(message)) return
+        const m = message.value
+        if (m.type === "event") emit.single({ channel: m.channel, data: m.data })
+        if (m.type === "error") {
+          emit.fail(new LiveStreamError({
+            error: m.error,
+            code: m.code,
+            channel: m.channel,
+            retryable: m.code === "rate_limited",
+            retryAfter: Option.none()
+          }))
+        }
+      }, { onOpen: Effect.forEach(hello, (m) => Effect.ignore(write(JSON.stringify(m))), { discard: true }) }).pipe(
+        Effect.catchAll((e) => {
+          const closeCode = Socket.SocketCloseError.is(e) ? e.code : undefined
+          return Effect.sync(() =>
+            emit.fail(new LiveStreamError({
+              error: closeCode === undefined ? "The WebSocket failed" : `The WebSocket closed with ${closeCode}`,
+              code: closeCode === undefined ? "transport_error" : "stream_ended",
+              closeCode,
+              retryable: closeCode === undefined || retryableClose(closeCode),
+              retryAfter: Option.none()
+            }))
+          )
+        }),
+        Effect.forkScoped
+      )
+    })
+  )
+  return retrying(options.retry)(connect)
+}

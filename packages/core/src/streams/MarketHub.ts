@@ -1,0 +1,187 @@
+import { Clock, Data, Duration, Effect, FiberHandle, Queue, Schedule } from "effect"
+import { SignalEngine } from "../signals/SignalEngine.js"
+import type { Trigger } from "../signals/Signal.js"
+import type { UserId } from "../users/User.js"
+import { type Exchange, Venues } from "../venues/Venue.js"
+import type { MarketUpdate, PriceUpdate } from "./StreamEvents.js"
+
+/** How often the venues' tickers are read while anyone watches a price. */
+export const priceInterval = Duration.seconds(1)
+/** Triggers waiting for one slow stream before it is closed (its client resumes with `Last-Event-ID`). */
+export const maxPendingTriggers = 256
+
+/** A stream fell too far behind on triggers; it ends so its client reconnects and replays. */
+export class MailboxOverflow extends Data.TaggedError("MailboxOverflow") {}
+/** The hub is stopping (the server shuts down): every stream ends. */
+export class MailboxClosed extends Data.TaggedError("MailboxClosed") {}
+
+const priceKey = (exchange: Exchange, symbol: string) => `${exchange}:${symbol}`
+
+/**
+ * What one open stream has not sent yet. Bounded whatever the consumer's speed: prices are
+ * coalesced (the latest per symbol), triggers are queued up to `maxPendingTriggers`, past which
+ * the mailbox overflows.
+ */
+export class Mailbox {
+  /** The last price this stream has seen or been sent, per watched symbol. */
+  readonly known = new Map<string, number>()
+  private readonly prices = new Map<string, PriceUpdate>()
+  private triggers: Array<Trigger> = []
+  private overflowed = false
+  private closed = false
+  constructor(readonly userId: UserId, private readonly wake: Queue.Queue<void>) {}
+
+  offerPrice(key: string, update: PriceUpdate) {
+    if (this.known.get(key) === update.price) return
+    this.known.set(key, update.price)
+    this.prices.set(key, update)
+    this.wake.unsafeOffer(undefined)
+  }
+
+  offerTrigger(trigger: Trigger) {
+    if (this.triggers.length >= maxPendingTriggers) this.overflowed = true
+    else this.triggers.push(trigger)
+    this.wake.unsafeOffer(undefined)
+  }
+
+  close() {
+    this.closed = true
+    this.wake.unsafeOffer(undefined)
+  }
+
+  /** Waits until something is pending, then hands over all of it: triggers first, in order. */
+  readonly take: Effect.Effect<ReadonlyArray<MarketUpdate>, MailboxOverflow | MailboxClosed> = Effect.suspend(() => {
+    if (this.closed) return Effect.fail(new MailboxClosed())
+    if (this.overflowed) return Effect.fail(new MailboxOverflow())
+    if (this.prices.size === 0 && this.triggers.length === 0) return Effect.zipRight(Queue.take(this.wake), this.take)
+    const out: Array<MarketUpdate> = this.triggers.map((trigger) => ({ kind: "trigger" as const, trigger }))
+    for (const update of this.prices.values()) out.push(update)
+    this.triggers = []
+    this.prices.clear()
+    return Effect.succeed(out)
+  })
+}
+
+/**
+ * The fan-out behind every live stream of this process. One fiber takes the signal engine's
+ * trigger events and hands each to the mailboxes of its user; one fiber, running only while some stream watches a price, reads the venues'
+ * tickers every `priceInterval` and hands each moved price to the mailboxes watching it. A
+ * publisher never waits for a consumer.
+ */
+export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/core/MarketHub", {
+  scoped: Effect.gen(function*() {
+    const venues = yield* Venues
+    const engine = yield* SignalEngine
+    const open = new Set<Mailbox>()
+    const priceWatchers = new Map<string, { exchange: Exchange; symbol: string; mailboxes: Set<Mailbox> }>()
+    const triggerWatchers = new Map<UserId, Set<Mailbox>>()
+    const triggers = yield* engine.subscribe
+    yield* Queue.take(triggers).pipe(
+      Effect.map((trigger) => {
+        for (const mailbox of triggerWatchers.get(trigger.user_id) ?? []) mailbox.offerTrigger(trigger)
+      }),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    const pollPrices = Effect.gen(function*() {
+      const exchanges = new Set(Array.from(priceWatchers.values(), (w) => w.exchange))
+      const timestamp = new Date(yield* Clock.currentTimeMillis).toISOString()
+      yield* Effect.forEach(exchanges, (exchange) =>
+        venues[exchange].tickers.pipe(
+          Effect.map((tickers) => {
+            for (const [key, watch] of priceWatchers) {
+              const ticker = watch.exchange === exchange ? tickers.get(watch.symbol) : undefined
+              if (!ticker) continue
+              const update: PriceUpdate = {
+                kind: "price",
+                exchange,
+                symbol: ticker.symbol,
+                price: ticker.price,
+                change_24h: ticker.change_24h,
+                volume_24h: ticker.volume_24h,
+                funding_rate: ticker.funding_rate,
+                timestamp
+              }
+              for (const mailbox of watch.mailboxes) mailbox.offerPrice(key, update)
+            }
+          }),
+          // A venue outage pauses price updates; the next round tries again.
+          Effect.catchAll((e) => Effect.logWarning(`price poll of ${exchange} failed`, e))
+        ), { discard: true })
+    })
+    const poller = yield* FiberHandle.make()
+    const pollerLoop = Effect.repeat(pollPrices, Schedule.spaced(priceInterval)).pipe(Effect.delay(priceInterval))
+
+    /** A mailbox for one stream of `userId`, unregistered from everything when the scope closes. */
+    const mailbox = (userId: UserId) =>
+      Effect.gen(function*() {
+        const wake = yield* Queue.sliding<void>(1)
+        const box = new Mailbox(userId, wake)
+        open.add(box)
+        const watchedPrices = new Set<string>()
+
+        const watchPrice = (exchange: Exchange, symbol: string, baseline?: number) =>
+          Effect.gen(function*() {
+            const key = priceKey(exchange, symbol)
+            if (baseline !== undefined) box.known.set(key, baseline)
+            const watch = priceWatchers.get(key) ?? { exchange, symbol, mailboxes: new Set() }
+            priceWatchers.set(key, watch)
+            watch.mailboxes.add(box)
+            watchedPrices.add(key)
+            yield* FiberHandle.run(poller, pollerLoop, { onlyIfMissing: true })
+          })
+        const unwatchPrice = (exchange: Exchange, symbol: string) =>
+          Effect.gen(function*() {
+            const key = priceKey(exchange, symbol)
+            const watch = priceWatchers.get(key)
+            watch?.mailboxes.delete(box)
+            if (watch?.mailboxes.size === 0) priceWatchers.delete(key)
+            watchedPrices.delete(key)
+            box.known.delete(key)
+            if (priceWatchers.size === 0) yield* FiberHandle.clear(poller)
+          })
+        const watchTriggers = Effect.sync(() => {
+          const set = triggerWatchers.get(userId) ?? new Set()
+          triggerWatchers.set(userId, set)
+          set.add(box)
+        })
+        const unwatchTriggers = Effect.sync(() => {
+          const set = triggerWatchers.get(userId)
+          set?.delete(box)
+          if (set?.size === 0) triggerWatchers.delete(userId)
+        })
+        yield* Effect.addFinalizer(() =>
+          Effect.zipRight(
+            Effect.sync(() => open.delete(box)),
+            Effect.zipRight(
+            unwatchTriggers,
+            Effect.forEach(Array.from(watchedPrices), (key) => {
+              const watch = priceWatchers.get(key)!
+              return unwatchPrice(watch.exchange, watch.symbol)
+            }, { discard: true })
+          ))
+        )
+        return { take: box.take, watchPrice, unwatchPrice, watchTriggers, unwatchTriggers } as const
+      })
+
+    /** Open mailboxes and watched symbols, for tests and metrics. */
+    const size = Effect.sync(() => ({
+      triggerWatchers: Array.from(triggerWatchers.values()).reduce((n, s) => n + s.size, 0),
+      priceWatchers: Array.from(priceWatchers.values()).reduce((n, w) => n + w.mailboxes.size, 0)
+    }))
+
+    /**
+     * Ends every open stream. A host calls it before closing its HTTP server, which waits for
+     * open responses; it also runs when the hub itself stops.
+     */
+    const closeAll = Effect.sync(() => {
+      for (const box of open) box.close()
+    })
+    yield* Effect.addFinalizer(() => closeAll)
+
+    return { mailbox, closeAll, size } as const
+  })
+}) {}
+
+export type MarketMailbox = Effect.Effect.Success<ReturnType<MarketHub["mailbox"]>>

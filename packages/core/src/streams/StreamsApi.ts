@@ -1,0 +1,28 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../http/Authentication.js"
+import { ApiError } from "../http/Errors.js"
+import { MarketStreamParams } from "./StreamEvents.js"
+
+export * from "./StreamEvents.js"
+
+/** Live streams over HTTP. The WebSocket (`GET /api/ws`) is served beside the contract. */
+export class StreamsApi extends HttpApiGroup.make("streams")
+  .add(
+    HttpApiEndpoint.get("marketIntelligence", "/market-intelligence/stream")
+      .setUrlParams(MarketStreamParams)
+      .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(Schema.String) }))
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(
+        OpenApi.Description,
+        "Server-Sent Events: `snapshot` (prices, 24 h figures, the last hour's flow, your recent triggers), then `update` " +
+          "(a moved price or one of your triggers) and a `heartbeat` every 15 s; each event has an `id`. Send the last one " +
+          "back as `Last-Event-ID` to resume without losing triggers. One stream per session token (429 otherwise)."
+      )
+      .annotate(OpenApi.Summary, "Live prices, flow and your signal triggers")
+  )
+  .addError(ApiError.UpstreamError)
+  .addError(ApiError.UpstreamTimeout)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Streams")
+{}

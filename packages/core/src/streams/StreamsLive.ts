@@ -1,0 +1,13 @@
+import { Layer } from "effect"
+import { BacktestProgressFeed } from "./BacktestProgressFeed.js"
+import { MarketHub } from "./MarketHub.js"
+import { MarketIntelligence } from "./MarketIntelligence.js"
+
+export { BacktestProgressFeed, progressInterval } from "./BacktestProgressFeed.js"
+export { MailboxClosed, MailboxOverflow, MarketHub, type MarketMailbox, maxPendingTriggers, priceInterval } from "./MarketHub.js"
+export { heartbeatInterval, MarketIntelligence, replayLimit } from "./MarketIntelligence.js"
+
+/** The live streams' services over one fan-out hub; needs the market data, the signal engine and the backtests. */
+export const StreamsLive = Layer.mergeAll(MarketIntelligence.Default, BacktestProgressFeed.Default).pipe(
+  Layer.provideMerge(MarketHub.Default)
+)

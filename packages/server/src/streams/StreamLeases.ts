@@ -1,0 +1,116 @@
+import { PlatformConfig, RateLimited } from "@trading-platform/core"
+import { Duration, Effect, Option, Redacted, Schedule, type Scope } from "effect"
+import { Redis } from "ioredis"
+import { createHash, randomBytes } from "node:crypto"
+
+/** A lease not renewed for this long is gone, so the streams of a process that died free up. */
+export const leaseTtl = Duration.seconds(15)
+const renewEvery = Duration.seconds(5)
+/** What a refused caller is told to wait: a closed stream frees its lease at once, a dead holder's within `leaseTtl`. */
+const retryAfterSeconds = Duration.toSeconds(renewEvery)
+
+const keyOf = (token: string) => createHash("sha256").update(token).digest("hex").slice(0, 32)
+
+/** Where the open leases are counted: this process, or Redis for every replica. */
+interface LeaseStore {
+  /** Takes a lease on `key` unless `limit` are held; false when refused. */
+  readonly take: (key: string, id: string, limit: number) => Effect.Effect<boolean>
+  readonly renew: (key: string, id: string) => Effect.Effect<void>
+  readonly release: (key: string, id: string) => Effect.Effect<void>
+}
+
+const memoryStore = (): LeaseStore => {
+  const held = new Map<string, number>()
+  return {
+    take: (key, _id, limit) =>
+      Effect.sync(() => {
+        const count = held.get(key) ?? 0
+        if (count >= limit) return false
+        held.set(key, count + 1)
+        return true
+      }),
+    renew: () => Effect.void,
+    release: (key) =>
+      Effect.sync(() => {
+        const count = (held.get(key) ?? 1) - 1
+        if (count <= 0) held.delete(key)
+        else held.set(key, count)
+      })
+  }
+}
+
+// A sorted set per token: members are lease ids scored by their expiry (Redis' own clock, so
+// replicas' clocks do not matter); expired members are dropped before counting.
+const takeScript = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`
+const renewScript = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`
+
+/**
+ * Leases in Redis, shared by every replica. While Redis is unreachable a command fails fast and
+ * the stream is allowed (like the rate limiter, failing open rather than refusing every stream).
+ */
+const redisStore = (url: Redacted.Redacted, prefix: string) =>
+  Effect.gen(function*() {
+    const redis = yield* Effect.acquireRelease(
+      Effect.sync(() => new Redis(Redacted.value(url), { maxRetriesPerRequest: 1, commandTimeout: 250, lazyConnect: true })),
+      (client) => Effect.sync(() => client.disconnect())
+    )
+    const ttlMs = String(Duration.toMillis(leaseTtl))
+    const run = <A>(what: string, command: () => Promise<A>, fallback: A) =>
+      Effect.tryPromise(command).pipe(
+        Effect.catchAll((e) => Effect.as(Effect.logWarning(`stream lease store unavailable (${what})`, e), fallback))
+      )
+    return {
+      take: (key, id, limit) => run("take", () => redis.eval(takeScript, 1, prefix + key, id, String(limit), ttlMs), 1).pipe(Effect.map((r) => r === 1)),
+      renew: (key, id) => Effect.asVoid(run("renew", () => redis.eval(renewScript, 1, prefix + key, id, ttlMs), 0)),
+      release: (key, id) => Effect.asVoid(run("release", () => redis.zrem(prefix + key, id), 0))
+    } satisfies LeaseStore
+  })
+
+/**
+ * DESIGN §5 "streams: 1 concurrent per token": every long-lived stream (the market-intelligence
+ * SSE, the WebSocket, the assistant's chat) holds a lease on its session token for as long as it
+ * is open. Counted in Redis when `REDIS_URL` is set, so the limit holds across replicas; a lease
+ * is renewed while its stream lives and expires `leaseTtl` after its process died.
+ */
+export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platform/server/StreamLeases", {
+  scoped: Effect.gen(function*() {
+    const { rateLimits, redisUrl } = yield* PlatformConfig
+    const store = Option.isSome(redisUrl)
+      ? yield* redisStore(redisUrl.value, "trading-platform:stream-lease:")
+      : memoryStore()
+    const limit = rateLimits.concurrent_streams
+
+    /**
+     * Holds a lease on `token` until the scope closes; fails with `RateLimited` (429) while the
+     * token already has its streams open.
+     */
+    const acquire = (token: string): Effect.Effect<void, RateLimited, Scope.Scope> => {
+      const key = keyOf(token)
+      const id = randomBytes(8).toString("hex")
+      return Effect.acquireRelease(store.take(key, id, limit), (taken) => (taken ? store.release(key, id) : Effect.void)).pipe(
+        Effect.flatMap((taken) =>
+          taken
+            ? Effect.asVoid(Effect.forkScoped(Effect.repeat(store.renew(key, id), Schedule.spaced(renewEvery)).pipe(Effect.delay(renewEvery))))
+            : Effect.fail(new RateLimited({
+              error: `Only ${limit} concurrent stream${limit === 1 ? "" : "s"} per session token; close the open one first`,
+              retry_after: retryAfterSeconds
+            }))
+        ),
+        Effect.withSpan("StreamLeases.acquire")
+      )
+    }
+    return { acquire } as const
+  })
+}) {}

@@ -1,0 +1,211 @@
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse, Socket } from "@effect/platform"
+import {
+  BacktestId,
+  BacktestProgressFeed,
+  type CurrentUserShape,
+  MarketHub,
+  type MarketUpdate,
+  PlatformConfig,
+  Unauthorized,
+  Users,
+  Venues,
+  WsClientMessage,
+  type WsServerMessage
+} from "@trading-platform/core"
+import { Clock, Deferred, Duration, Effect, Either, FiberMap, Option, Queue, Schema, Stream } from "effect"
+import { presentedToken } from "../http/PresentedToken.js"
+import { StreamLeases } from "./StreamLeases.js"
+
+/** A client that has not authenticated by then is closed with 1008. */
+export const authTimeout = Duration.seconds(5)
+/** A socket whose unsent data passes this (a consumer that does not read) is closed with 1013. */
+export const maxBufferedBytes = 1024 * 1024
+const messageWindow = Duration.toMillis("1 minute")
+
+const policyViolation = 1008
+const tryAgainLater = 1013
+const goingAway = 1001
+
+const decodeMessage = Schema.decodeEither(Schema.parseJson(WsClientMessage))
+const parseChannel = (channel: string) => {
+  if (channel === "triggers") return { kind: "triggers" } as const
+  const prices = /^prices:([A-Za-z0-9]{1,20})$/.exec(channel)
+  if (prices) return { kind: "prices", symbol: prices[1]!.toUpperCase() } as const
+  const backtest = /^backtest:(\d{1,15})$/.exec(channel)
+  if (backtest && Schema.is(BacktestId)(Number(backtest[1]))) return { kind: "backtest", id: BacktestId.make(Number(backtest[1])) } as const
+  return undefined
+}
+
+/**
+ * `GET /api/ws` (DESIGN §4 "Streams"): a WebSocket carrying subscriptions to `prices:{SYMBOL}`
+ * (venue1), `triggers` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
+ * the `Authorization` header, when it is checked before upgrading (401 / 429 answer the envelope),
+ * or as a first `{type:"auth", token}` message within `authTimeout`. It holds the token's stream
+ * lease while open. Past the configured messages a minute, an error frame and close 1008.
+ */
+export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const users = yield* Users
+    const leases = yield* StreamLeases
+    const hub = yield* MarketHub
+    const progress = yield* BacktestProgressFeed
+    const venues = yield* Venues
+    const { rateLimits } = yield* PlatformConfig
+    const messageLimit = rateLimits.websocket_messages_per_min
+
+    /** One connection after upgrading; `authenticated` is set when the token came with the request. */
+    const session = (socket: Socket.Socket, authenticated: Option.Option<CurrentUserShape>) =>
+      Effect.gen(function*() {
+        const write = yield* socket.writer
+        const inbox = yield* Queue.unbounded<string>()
+        const closed = yield* Deferred.make<void>()
+        let raw: globalThis.WebSocket | undefined
+        let count = 0
+        let windowStart = 0
+
+        const send = (message: WsServerMessage) =>
+          Effect.suspend(() =>
+            raw !== undefined && raw.bufferedAmount > maxBufferedBytes
+              ? close(tryAgainLater, "The client does not read fast enough")
+              : Effect.ignore(write(JSON.stringify(message)))
+          )
+        const close = (code: number, reason: string) =>
+          Effect.zipRight(Effect.ignore(write(new Socket.CloseEvent(code, reason))), Deferred.succeed(closed, undefined))
+        const fail = (code: string, error: string, channel: string | null = null) => send({ type: "error", channel, code, error })
+
+        // Counted as they arrive, so a flood is cut off however far behind the handling is.
+        const receive = (data: string | Uint8Array) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            if (now - windowStart >= messageWindow) {
+              windowStart = now
+              count = 0
+            }
+            if (++count > messageLimit) {
+              return count === messageLimit + 1
+                ? Effect.zipRight(fail("rate_limited", `More than ${messageLimit} messages a minute`), close(policyViolation, "Message rate limit exceeded"))
+                : Effect.void
+            }
+            return Queue.offer(inbox, typeof data === "string" ? data : new TextDecoder().decode(data))
+          }).pipe(Effect.zipLeft(Effect.map(Effect.serviceOption(Socket.WebSocket), (ws) => { raw = Option.getOrUndefined(ws) })))
+
+        const authenticate = Effect.gen(function*() {
+          if (Option.isSome(authenticated)) return authenticated.value
+          const first = yield* Queue.take(inbox).pipe(Effect.timeout(authTimeout), Effect.option)
+          if (Option.isNone(first)) {
+            yield* fail("unauthorized", `No token within ${Duration.format(authTimeout)}`)
+            return yield* close(policyViolation, "Authentication timeout").pipe(Effect.zipRight(Effect.never))
+          }
+          const message = decodeMessage(first.value)
+          if (Either.isLeft(message) || message.right.type !== "auth") {
+            yield* fail("unauthorized", "The first message must be {\"type\":\"auth\",\"token\":...} when the token is not in the query")
+            return yield* close(policyViolation, "Authentication required").pipe(Effect.zipRight(Effect.never))
+          }
+          const token = message.right.token
+          const caller = yield* users.authenticate(token).pipe(
+            Effect.catchTag("Unauthorized", (e) => fail("unauthorized", e.error).pipe(Effect.zipRight(close(policyViolation, "Authentication failed")), Effect.zipRight(Effect.never)))
+          )
+          yield* leases.acquire(token).pipe(
+            Effect.catchTag("RateLimited", (e) => fail("rate_limited", e.error).pipe(Effect.zipRight(close(policyViolation, "Another stream is open")), Effect.zipRight(Effect.never)))
+          )
+          return caller
+        })
+
+        const serve = Effect.gen(function*() {
+          const caller = yield* authenticate
+          const mailbox = yield* hub.mailbox(caller.id)
+          const backtests = yield* FiberMap.make<string>()
+          const subscribed = new Set<string>()
+          const channelOf = (update: MarketUpdate) => update.kind === "trigger" ? "triggers" : `prices:${update.symbol}`
+
+          // Prices and triggers, as the hub hands them over; a stream that fell behind is closed.
+          yield* mailbox.take.pipe(
+            Effect.flatMap((updates) =>
+              Effect.forEach(updates, (update) => send({ type: "event", channel: channelOf(update), data: update.kind === "trigger" ? update.trigger : update }), { discard: true })),
+            Effect.forever,
+            Effect.catchTags({
+              MailboxOverflow: () => close(tryAgainLater, "The client fell behind"),
+              MailboxClosed: () => close(goingAway, "Server shutting down")
+            }),
+            Effect.forkScoped
+          )
+
+          const subscribe = (channel: string) =>
+            Effect.gen(function*() {
+              const parsed = parseChannel(channel)
+              if (parsed === undefined) return yield* fail("invalid_input", "channel must be prices:{SYMBOL}, triggers or backtest:{id}", channel)
+              if (subscribed.has(channel)) return yield* send({ type: "subscribed", channel })
+              switch (parsed.kind) {
+                case "triggers":
+                  yield* mailbox.watchTriggers
+                  break
+                case "prices": {
+                  const listed = yield* Effect.either(venues.venue1.tickers)
+                  if (Either.isLeft(listed)) return yield* fail(listed.left._tag === "UpstreamTimeout" ? "upstream_timeout" : "upstream_error", listed.left.error, channel)
+                  if (!listed.right.has(parsed.symbol)) return yield* fail("not_found", `Unknown symbol on venue1: ${parsed.symbol}`, channel)
+                  yield* mailbox.watchPrice("venue1", parsed.symbol)
+                  break
+                }
+                case "backtest": {
+                  const stream = yield* Effect.either(progress.watch(caller, parsed.id))
+                  if (Either.isLeft(stream)) {
+                    return yield* fail(stream.left._tag === "Forbidden" ? "forbidden" : "not_found", stream.left.error, channel)
+                  }
+                  yield* FiberMap.run(backtests, channel, Stream.runForEach(stream.right, (data) => send({ type: "event", channel, data })))
+                }
+              }
+              subscribed.add(channel)
+              yield* send({ type: "subscribed", channel })
+            })
+
+          const unsubscribe = (channel: string) =>
+            Effect.gen(function*() {
+              const parsed = parseChannel(channel)
+              if (parsed?.kind === "triggers") yield* mailbox.unwatchTriggers
+              if (parsed?.kind === "prices") yield* mailbox.unwatchPrice("venue1", parsed.symbol)
+              if (parsed?.kind === "backtest") yield* FiberMap.remove(backtests, channel)
+              subscribed.delete(channel)
+              yield* send({ type: "unsubscribed", channel })
+            })
+
+          for (;;) {
+            const message = decodeMessage(yield* Queue.take(inbox))
+            if (Either.isLeft(message)) {
+              yield* fail("invalid_input", "Messages are JSON: {type: subscribe|unsubscribe, channel} or {type: ping}")
+              continue
+            }
+            const m = message.right
+            if (m.type === "ping") yield* send({ type: "pong", channel: null })
+            else if (m.type === "subscribe") yield* subscribe(m.channel)
+            else if (m.type === "unsubscribe") yield* unsubscribe(m.channel)
+            else yield* fail("invalid_input", "Already authenticated")
+          }
+        })
+
+        yield* Effect.raceFirst(
+          Effect.raceFirst(socket.runRaw(receive), Deferred.await(closed)),
+          serve
+        ).pipe(
+          // The server is stopping (not the client leaving, which ends runRaw first).
+          Effect.onInterrupt(() => Effect.ignore(write(new Socket.CloseEvent(goingAway, "Server shutting down")))),
+          Effect.catchTag("SocketError", () => Effect.void)
+        )
+      }).pipe(Effect.scoped)
+
+    yield* router.get(
+      "/api/ws",
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const presented = presentedToken(request)
+        if (presented._tag === "Malformed") {
+          return yield* new Unauthorized({ error: "Authorization must be 'Bearer <session token>'", reason: "token_invalid" })
+        }
+        // A token in the request is checked before upgrading, so its failures answer HTTP errors.
+        const caller = presented._tag === "Token" ? Option.some(yield* users.authenticate(presented.token)) : Option.none()
+        if (presented._tag === "Token") yield* leases.acquire(presented.token)
+        const socket = yield* request.upgrade
+        yield* session(socket, caller)
+        return HttpServerResponse.empty()
+      }).pipe(Effect.scoped)
+    )
+  })
+)
