@@ -60,6 +60,8 @@ export const testOptions = (storage: StorageConfig, overrides: Partial<PlatformO
     signals: { ...defaults.signals, sampler: false },
     // Purges yearly unless a suite asks: an hourly round would make a TestClock.adjust by months step through thousands.
     retention: { ...defaults.retention, purgeInterval: Duration.days(365) },
+    // Likewise the news fetcher: tests fetch with POST /api/news/refresh.
+    news: { ...defaults.news, fetchInterval: Duration.days(365) },
     ...overrides
   })
 }
