@@ -11,10 +11,13 @@ export const SummaryDimension = Schema.Literal("program", "symbol", "account")
 /** What it sums: live trades of automation runs (the default), or completed backtests. */
 export const SummarySource = Schema.Literal("live", "backtest")
 
+/** What the summary query leaves out. */
+export const summaryDefaults = { dimension: "program", source: "live" } as const
+
 /** `GET /api/analytics/program-summary` query: trades (or backtests) in `[from, to)`, optionally of one account. */
 export const ProgramPerformanceParams = Schema.Struct({
-  dimension: defaultedParam(SummaryDimension, "program"),
-  source: defaultedParam(SummarySource, "live"),
+  dimension: defaultedParam(SummaryDimension, summaryDefaults.dimension),
+  source: defaultedParam(SummarySource, summaryDefaults.source),
   from: Schema.optional(Instant),
   to: Schema.optional(Instant),
   account_id: Schema.optional(idParam(AccountId))
@@ -28,7 +31,7 @@ const totals = {
   win_rate: Schema.Number
 }
 
-/** The spec's program summary item: one program's trades, summed; `win_rate` a fraction 0..1. */
+/** One row of the program summary: one program's trades, summed; `win_rate` a fraction 0..1. */
 export class ProgramPerformanceItem extends Schema.Class<ProgramPerformanceItem>("ProgramPerformanceItem")({
   program_id: ProgramId,
   program_name: Schema.String,
@@ -48,7 +51,7 @@ export class AccountPerformanceItem extends Schema.Class<AccountPerformanceItem>
   ...totals
 }) {}
 
-/** The spec's program summary wrapper; `filters` echoes the filters applied (null when absent). */
+/** The program summary; `filters` echoes the filters applied (null when absent). */
 export class ProgramPerformance extends Schema.Class<ProgramPerformance>("ProgramPerformance")({
   dimension: SummaryDimension,
   filters: Schema.Struct({

@@ -1,8 +1,8 @@
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { rateLimitPolicyPerMinute, type RateLimitPolicy } from "../http/RateLimitPolicy.js"
-import { type JobOptions, jobOptionsConfig } from "../jobs/JobOptions.js"
-import { integerSetting, positiveInt } from "./Settings.js"
-import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/QuickJsRuntime.js"
+import type { JobOptions } from "../jobs/JobOptions.js"
+import { integerSetting, jobOptionsConfig, positiveInt } from "./Settings.js"
+import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/SandboxLimits.js"
 
 /** Where the platform keeps its data. */
 export type StorageConfig =
@@ -26,6 +26,28 @@ export interface PlatformOptions {
   readonly automation: AutomationOptions
   readonly ranking: RankingOptions
   readonly signals: SignalEngineOptions
+  readonly retention: RetentionOptions
+  readonly assistant: AssistantOptions
+  readonly news: NewsOptions
+}
+
+/** How news feeds are read. */
+export interface NewsOptions {
+  /** Time between two background fetches of every enabled feed (one instance fetches at a time). */
+  readonly fetchInterval: Duration.Duration
+  /** How long one feed may take to answer. */
+  readonly timeout: Duration.Duration
+}
+
+/** The assistant's language model and its per-user limits. */
+export interface AssistantOptions {
+  /** An OpenAI-compatible server; none means the built-in offline analyst. */
+  readonly provider: Option.Option<{ readonly baseUrl: string; readonly model: string; readonly apiKey: Option.Option<Redacted.Redacted> }>
+  readonly timeout: Duration.Duration
+  readonly chatPerHour: number
+  readonly insightsPerHour: number
+  /** How this instance runs insight jobs. */
+  readonly insightJobs: JobOptions
 }
 
 export interface RankingOptions {
@@ -49,6 +71,18 @@ export interface AutomationOptions extends JobOptions {
   readonly enabled: boolean
   /** How often arena PnL is recomputed from fills and marks. */
   readonly pnlRefreshInterval: Duration.Duration
+}
+
+/** How long records that are no longer in use are kept before a purge deletes them. */
+export interface RetentionOptions {
+  /** How often the purges run (once across all replicas). */
+  readonly purgeInterval: Duration.Duration
+  /** Sessions this long after they expired or were revoked. */
+  readonly sessions: Duration.Duration
+  /** Finished backtests (completed, failed, cancelled) this long after they finished; none keeps them. */
+  readonly backtests: Option.Option<Duration.Duration>
+  /** Triggers of the signal trigger log this long after they fired; none keeps them. */
+  readonly triggers: Option.Option<Duration.Duration>
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -90,7 +124,10 @@ const secretKey = Config.option(
   )
 )
 
-/** DESIGN §8, read through Effect's Config (environment variables by default). */
+/** A retention in days; 0 keeps forever. */
+const days = (n: number) => (n === 0 ? Option.none() : Option.some(Duration.days(n)))
+
+/** Every setting of `docs/configuration.md`, read through Effect's Config (environment variables by default). */
 export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.trading-data")),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
@@ -109,10 +146,23 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   automation: jobOptionsConfig("AUTOMATION"),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
   pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  aiBaseUrl: Config.option(Config.url("AI_BASE_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
+  aiModel: Config.string("AI_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
+  aiApiKey: Config.option(Config.redacted("AI_API_KEY")),
+  aiTimeoutMs: positiveInt("AI_TIMEOUT_MS", 60_000),
+  aiChatPerHour: positiveInt("AI_CHAT_PER_HOUR", 60),
+  aiInsightsPerHour: positiveInt("AI_INSIGHTS_PER_HOUR", 20),
+  insightJobs: jobOptionsConfig("INSIGHT"),
+  newsFetchIntervalS: positiveInt("NEWS_FETCH_INTERVAL_S", 600),
+  newsTimeoutMs: positiveInt("NEWS_TIMEOUT_MS", 10_000),
   rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
-  signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60)
+  signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60),
+  purgeIntervalMinutes: positiveInt("PURGE_INTERVAL_MINUTES", 60),
+  sessionRetentionDays: integerSetting("SESSION_RETENTION_DAYS", 30, "must be a whole number of days, 0 or more", (n) => n >= 0),
+  backtestRetentionDays: integerSetting("BACKTEST_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0),
+  triggerRetentionDays: integerSetting("TRIGGER_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -139,11 +189,25 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     backtests: c.backtests,
     sandbox: defaultSandboxLimits,
     automation: { ...c.automation, enabled: c.automationEnabled, pnlRefreshInterval: Duration.millis(c.pnlRefreshMs) },
+    assistant: {
+      provider: Option.map(c.aiBaseUrl, (baseUrl) => ({ baseUrl, model: c.aiModel, apiKey: c.aiApiKey })),
+      timeout: Duration.millis(c.aiTimeoutMs),
+      chatPerHour: c.aiChatPerHour,
+      insightsPerHour: c.aiInsightsPerHour,
+      insightJobs: c.insightJobs
+    },
+    news: { fetchInterval: Duration.seconds(c.newsFetchIntervalS), timeout: Duration.millis(c.newsTimeoutMs) },
     ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     signals: {
       sampler: c.signalSampler,
       samplingInterval: Duration.seconds(c.samplingIntervalS),
       lease: Duration.seconds(c.signalLeaseS)
+    },
+    retention: {
+      purgeInterval: Duration.minutes(c.purgeIntervalMinutes),
+      sessions: Duration.days(c.sessionRetentionDays),
+      backtests: days(c.backtestRetentionDays),
+      triggers: days(c.triggerRetentionDays)
     }
   }))
 )
