@@ -27,7 +27,7 @@ const crossover = (averages: string) => `function decide(data) {
   return { operation: "hold" }
 }`
 
-/** The averages as DESIGN's programs write them: `ta` over `data.candles`, which the host computes. */
+/** The averages as programs write them (`docs/programs.md`): `ta` over `data.candles`, which the host computes. */
 const withTa = crossover("const fast = ta.sma(data.candles, 10), slow = ta.sma(data.candles, 30)")
 
 /** The same averages summed by the program's own loop, in the same order: interpreted all the way. */

@@ -1,6 +1,8 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountsApi } from "./accounts/AccountsApi.js"
 import { AnalyticsApi } from "./analytics/AnalyticsApi.js"
+import { AssistantApi } from "./assistant/AssistantApi.js"
+import { NewsApi } from "./news/NewsApi.js"
 import { BacktestsApi } from "./backtests/BacktestsApi.js"
 import { ApiError } from "./http/Errors.js"
 import { ProgramsApi } from "./programs/ProgramsApi.js"
@@ -30,6 +32,8 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(AutomationApi)
   .add(ArenaApi)
   .add(StorageStatsApi)
+  .add(AssistantApi)
+  .add(NewsApi)
   .add(RankingApi)
   .add(StreamsApi)
   .add(SignalsApi)

@@ -1,7 +1,9 @@
 import { Layer } from "effect"
 import { AccountsLive } from "./accounts/AccountsLive.js"
 import { AnalyticsLive } from "./analytics/AnalyticsLive.js"
+import { ArenaLive } from "./arena/ArenaLive.js"
 import { AutomationLive } from "./automation/AutomationLive.js"
+import { AssistantLive } from "./assistant/AssistantLive.js"
 import { BacktestsLive } from "./backtests/BacktestsLive.js"
 import { JobsLive } from "./jobs/JobsLive.js"
 import { MarketLive } from "./market/MarketLive.js"
@@ -16,6 +18,7 @@ import { TraderLive } from "./trader/TraderLive.js"
 import { UsersLive } from "./users/UsersLive.js"
 import { VenueAccountsLive } from "./venues/VenueAccountsLive.js"
 import { VenuesLive } from "./venues/VenuesLive.js"
+import { NewsLive } from "./news/NewsLive.js"
 
 /**
  * The platform's services on the configured storage, with this instance's background work (the
@@ -29,14 +32,18 @@ export const PlatformLive = Layer.mergeAll(
   TraderLive,
   AnalyticsLive,
   BacktestsLive,
-  AutomationLive,
+  ArenaLive,
   StorageStatsLive,
-  RankingLive
+  RankingLive,
+  NewsLive
 ).pipe(
+  Layer.provideMerge(AutomationLive),
   // The ranking and automation read the signal engine (open interest samples, triggers).
   Layer.provideMerge(SignalsLive),
   // The live streams use the features above (market data, signals, backtests).
   (features) => StreamsLive.pipe(Layer.provideMerge(features)),
+  // The assistant's tools use every feature above.
+  (features) => AssistantLive.pipe(Layer.provideMerge(features)),
   Layer.provideMerge(ProgramsLive),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),

@@ -5,7 +5,7 @@
 export { TradingApi } from "./Api.js"
 
 // What every endpoint shares.
-export { Authentication, CurrentUser, type CurrentUserShape } from "./http/Authentication.js"
+export { Authentication, CurrentUser, type CurrentUserShape } from "./users/Authentication.js"
 export * from "./http/Errors.js"
 export { describeIssues, parseErrorIssues, type RawIssue, summarizeIssues } from "./http/DecodeFailure.js"
 export { Pagination } from "./http/Pagination.js"
@@ -29,3 +29,5 @@ export * from "./arena/ArenaApi.js"
 export * from "./system/StorageStatsApi.js"
 export * from "./ranking/RankingApi.js"
 export * from "./streams/StreamsApi.js"
+export * from "./assistant/AssistantApi.js"
+export * from "./news/NewsApi.js"

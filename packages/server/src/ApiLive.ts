@@ -3,6 +3,8 @@ import { TradingApi } from "@trading-platform/core"
 import { Layer } from "effect"
 import { AccountsHttpLive } from "./accounts/AccountsHttp.js"
 import { AnalyticsHttpLive } from "./analytics/AnalyticsHttp.js"
+import { AssistantHttpLive } from "./assistant/AssistantHttp.js"
+import { NewsHttpLive } from "./news/NewsHttp.js"
 import { BacktestsHttpLive } from "./backtests/BacktestsHttp.js"
 import { MarketHttpLive } from "./market/MarketHttp.js"
 import { VenueAccountsHttpLive } from "./venues/VenueAccountsHttp.js"
@@ -30,6 +32,8 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
   Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
+  Layer.provide(AssistantHttpLive),
+  Layer.provide(NewsHttpLive),
   Layer.provide(RankingHttpLive),
   Layer.provide([StreamsHttpLive, WebSocketLive]),
   Layer.provide(SignalsHttpLive),

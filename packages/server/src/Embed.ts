@@ -7,7 +7,7 @@ import { ApiLive } from "./ApiLive.js"
 import { requestContext } from "./http/RequestContext.js"
 
 export interface EmbedOptions {
-  /** The platform's settings; read from the environment (DESIGN §8) when omitted. */
+  /** The platform's settings; read from the environment (`docs/configuration.md`) when omitted. */
   readonly config?: PlatformOptions | undefined
   /** A tracer (e.g. from @effect/opentelemetry) to record spans with; tracing is off without one. */
   readonly tracer?: Tracer.Tracer | undefined

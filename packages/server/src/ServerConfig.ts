@@ -7,7 +7,7 @@ export interface ServerOptions {
   readonly logLevel: LogLevel.LogLevel
 }
 
-/** DESIGN §8: where the reference server listens, and how much it logs. */
+/** Where the reference server listens, and how much it logs (`docs/configuration.md`). */
 export const serverConfig: Config.Config<ServerOptions> = Config.all({
   port: integerSetting("PORT", 3000, "must be a port number from 0 (any free port) to 65535", (n) => n >= 0 && n <= 65535),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -51,5 +51,17 @@ export const settings = [
   ["AUTOMATION_LEASE_MS", "how long a run's claim (or the scheduler's lease) holds without renewal (30000)"],
   ["AUTOMATION_MAX_ATTEMPTS", "claims of one automation run before it fails for good (3)"],
   ["ARENA_PNL_REFRESH_MS", "how often arena PnL is recomputed from fills and marks, in milliseconds (60000)"],
+  ["AI_BASE_URL", "OpenAI-compatible server for the assistant (none: the built-in offline analyst)"],
+  ["AI_MODEL", "model name sent to AI_BASE_URL (gpt-4o-mini)"],
+  ["AI_API_KEY", "key for AI_BASE_URL, sent as a bearer token; prefer the environment to the flag"],
+  ["AI_TIMEOUT_MS", "how long the assistant waits for the provider's answer, in milliseconds (60000)"],
+  ["AI_CHAT_PER_HOUR", "assistant messages per user per hour (60)"],
+  ["AI_INSIGHTS_PER_HOUR", "insight jobs per user per hour (20)"],
+  ["INSIGHT_CONCURRENCY", "insight jobs this instance runs at once; 0 runs none (2)"],
+  ["INSIGHT_POLL_INTERVAL_MS", "how often an idle insight worker looks for jobs, in milliseconds (1000)"],
+  ["INSIGHT_LEASE_MS", "how long an insight claim holds without renewal before another worker takes the job over (30000)"],
+  ["INSIGHT_MAX_ATTEMPTS", "claims of one insight job before it fails for good (3)"],
+  ["NEWS_FETCH_INTERVAL_S", "time between two background fetches of every enabled news feed, in seconds (600)"],
+  ["NEWS_TIMEOUT_MS", "how long one news feed may take to answer, in milliseconds (10000)"],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
 ] as const

@@ -69,7 +69,7 @@ export const AccountCreate = Schema.Struct({
 export type AccountCreate = typeof AccountCreate.Type
 
 /**
- * The spec's update body plus DESIGN's optional fields. An absent field is left as it is; `null`
+ * An account's update body. An absent field is left as it is; `null`
  * clears a nullable field (and leaves `name` and the flags as they are).
  */
 export const AccountUpdate = Schema.Struct({

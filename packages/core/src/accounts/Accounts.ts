@@ -1,19 +1,27 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Effect } from "effect"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import { Effect } from "effect"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { LeverageTooHigh } from "../http/Errors.js"
 import { type Pagination, pageOf } from "../http/Pagination.js"
 import { Secrets } from "../secrets/Secrets.js"
-import { ownedBy } from "../http/Ownership.js"
+import { ownedBy } from "../users/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { Account, type AccountCreate, type AccountId, type AccountUpdate, leverageCap } from "./Account.js"
-import { type AccountEdit, AccountsRepo, type AccountRow } from "./AccountsRepo.js"
+import { type AccountEdit, AccountsRepo, type AccountRow, editOf } from "./AccountsRepo.js"
+import { tradingDefaults } from "./TradingDefaults.js"
+import { now } from "../time/Now.js"
+
+export type { AccountRow }
+
+/** A new leverage pair for an account; an absent value keeps the current one. */
+export interface LeverageChange {
+  readonly max_leverage?: number | undefined
+  readonly default_leverage?: number | undefined
+}
 
 export const toAccount = ({ api_key_sealed, ...row }: AccountRow) => new Account({ ...row, has_api_key: api_key_sealed !== null })
 
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-
-/** DESIGN §4: `1 <= default_leverage <= max_leverage <= cap` of the account's venue (venue1 when enabled). */
+/** The leverage rule: `1 <= default_leverage <= max_leverage <= cap` of the account's venue (venue1 when enabled). */
 export const checkLeverage = (edit: Pick<AccountEdit, "default_leverage" | "max_leverage" | "venue1_enabled">) => {
   const venue = edit.venue1_enabled ? "venue1" : "venue2"
   const cap = leverageCap[venue]
@@ -64,7 +72,7 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
           ...edit,
           user_id: caller.id,
           account_type: input.account_type ?? "AI",
-          initial_capital: input.initial_capital ?? 10_000,
+          initial_capital: input.initial_capital ?? tradingDefaults.initialBalance,
           now: yield* now
         })
         return toAccount(row)
@@ -109,7 +117,25 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
         Effect.withSpan("Accounts.remove", { attributes: { id } })
       )
 
-    return { owned, create, list, get, update, remove } as const
+    /** The account's fields with `change` applied, once they pass the leverage rule. */
+    const withLeverage = (account: AccountRow, change: LeverageChange) => {
+      const edit = editOf(account)
+      const next = {
+        ...edit,
+        max_leverage: change.max_leverage ?? edit.max_leverage,
+        default_leverage: change.default_leverage ?? edit.default_leverage
+      }
+      return Effect.as(checkLeverage(next), next)
+    }
+
+    /** Stores `change` on the account (inside the caller's transaction, if any). */
+    const setLeverage = (account: AccountRow, change: LeverageChange) =>
+      Effect.gen(function*() {
+        const edit = yield* withLeverage(account, change)
+        yield* repo.update({ id: account.id, edit, now: yield* now })
+      }).pipe(Effect.withSpan("Accounts.setLeverage", { attributes: { id: account.id } }))
+
+    return { owned, create, list, get, update, remove, withLeverage, setLeverage } as const
   }),
   dependencies: [AccountsRepo.Default, Secrets.Default]
 }) {}

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { InvalidInput } from "../http/Errors.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { AnalyticsRepo } from "./AnalyticsRepo.js"

@@ -28,7 +28,7 @@ const totals = {
   win_rate: Schema.Number
 }
 
-/** The spec's program summary item: one program's trades, summed; `win_rate` a fraction 0..1. */
+/** One row of the program summary: one program's trades, summed; `win_rate` a fraction 0..1. */
 export class ProgramPerformanceItem extends Schema.Class<ProgramPerformanceItem>("ProgramPerformanceItem")({
   program_id: ProgramId,
   program_name: Schema.String,
@@ -48,7 +48,7 @@ export class AccountPerformanceItem extends Schema.Class<AccountPerformanceItem>
   ...totals
 }) {}
 
-/** The spec's program summary wrapper; `filters` echoes the filters applied (null when absent). */
+/** The program summary; `filters` echoes the filters applied (null when absent). */
 export class ProgramPerformance extends Schema.Class<ProgramPerformance>("ProgramPerformance")({
   dimension: SummaryDimension,
   filters: Schema.Struct({

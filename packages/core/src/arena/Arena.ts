@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect, Layer, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { BackgroundLeases, leasedLoop } from "../automation/BackgroundLeases.js"
 import { LedgerRepo } from "../automation/LedgerRepo.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"

@@ -1,5 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Authentication } from "../http/Authentication.js"
+import { Authentication } from "../users/Authentication.js"
 import { AccountPnlList, PnlRefreshStatus } from "./ArenaPnl.js"
 
 export * from "./ArenaPnl.js"

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { AccountPath } from "../accounts/Account.js"
-import { Authentication } from "../http/Authentication.js"
+import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
 import { ProgramPath } from "../programs/ProgramsApi.js"

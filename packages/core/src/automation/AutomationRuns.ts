@@ -1,11 +1,7 @@
-import { Cause, Clock, Data, Duration, Effect, Layer, Option } from "effect"
-import { randomBytes } from "node:crypto"
-import { hostname } from "node:os"
+import { Clock, Data, Effect, Layer, Option } from "effect"
 import { AccountsRepo, type AccountRow } from "../accounts/AccountsRepo.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { ProgramsRepo } from "../programs/ProgramsRepo.js"
-import { type Decision, hold, ProgramRunError } from "../sandbox/Decision.js"
-import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { candleWindow } from "../sandbox/QuickJsRuntime.js"
 import { Secrets } from "../secrets/Secrets.js"
@@ -13,33 +9,24 @@ import { paperFeeRate, paperSlippage } from "../venues/SimulatedVenue.js"
 import { type Exchange, timeframeMillis, type VenueCredentials, Venues } from "../venues/Venue.js"
 import { VenueCredentialsRepo } from "../venues/VenueCredentialsRepo.js"
 import { accountExchange, maxLeverageOf } from "./Bindings.js"
-import { AutomationSignal } from "./AutomationSignal.js"
 import { type BindingRow, BindingsRepo } from "./BindingsRepo.js"
 import type { Held } from "./Ledger.js"
 import { sizeOrder } from "./Ledger.js"
+import { makeDecisionThreads } from "./LiveDecision.js"
 import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
-import { type RunClaim, type RunRow, RunsRepo } from "./RunsRepo.js"
-
-/** The run was taken over by another worker: stop without writing. */
-class Stopped extends Data.TaggedError("Stopped") {}
+import { automationJobKind, type RunRow, RunsRepo } from "./RunsRepo.js"
+import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
 
 /** The run ends for a reason that running it again would not change (the program's failure, a rule). */
 class RunFailed extends Data.TaggedError("RunFailed")<{ readonly message: string }> {}
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-const messageOf = (cause: Cause.Cause<unknown>) => {
-  const error = Cause.squash(cause)
-  if (typeof error === "object" && error !== null && "error" in error && typeof error.error === "string") return error.error
-  return error instanceof Error ? error.message : String(error)
-}
-
-const unbounded = { floor: -Infinity, ceiling: Infinity }
-
 /**
- * Executes automation runs, a pool of workers per instance like the backtest workers: each claims
- * one run at a time from the database (one per binding at a time, across replicas), renews its
- * lease while it works, and hands the run back when the venue or the database fails. A run:
+ * Executes automation runs on the job mechanism (`jobs/`), a pool of workers per instance like the
+ * backtest workers: each claims one run at a time from the database (one per binding at a time,
+ * across replicas), renews its lease while it works, and hands the run back when the venue or the
+ * database fails. A run:
  *
  * 1. decides: the program is fed the latest closed candles of the binding's timeframe (up to 500)
  *    bar by bar, as a backtest would, with the account's live position and balance, and the
@@ -55,7 +42,7 @@ const unbounded = { floor: -Infinity, ceiling: Infinity }
  */
 export const AutomationRunsLive = Layer.scopedDiscard(
   Effect.gen(function*() {
-    const { automation: options, venues: venueOptions } = yield* PlatformConfig
+    const { automation: options, sandbox, venues: venueOptions } = yield* PlatformConfig
     const runs = yield* RunsRepo
     const bindings = yield* BindingsRepo
     const ledger = yield* LedgerRepo
@@ -63,16 +50,13 @@ export const AutomationRunsLive = Layer.scopedDiscard(
     const programs = yield* ProgramsRepo
     const credentialsRepo = yield* VenueCredentialsRepo
     const secrets = yield* Secrets
-    const runtime = yield* ProgramRuntime
     const venues = yield* Venues
-    const signal = yield* AutomationSignal
-    const worker = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
-    const leaseUntil = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms + Duration.toMillis(options.lease)))
+    const threads = yield* makeDecisionThreads(sandbox, options.concurrency)
 
     const found = (what: string) => <A>(option: Option.Option<A>): Effect.Effect<A, RunFailed> =>
       Option.isSome(option) ? Effect.succeed(option.value) : Effect.fail(new RunFailed({ message: `${what} no longer exists` }))
 
-    /** The program's decision at the last closed bar, the window replayed bar by bar as in a backtest. */
+    /** The program's decision at the last closed bar, in a thread of its own (see `makeDecisionThreads`). */
     const decide = (run: RunRow, binding: BindingRow, account: AccountRow, held: Held | null, exchange: Exchange) =>
       Effect.gen(function*() {
         const program = yield* Effect.flatMap(programs.findById(run.program_id), found(`Program ${run.program_id}`))
@@ -86,25 +70,15 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           end
         })
         if (candles.length === 0) return yield* new RunFailed({ message: `No closed ${binding.timeframe} candles of ${run.symbol}` })
-        const decider = yield* runtime.load({ code, symbol: run.symbol, timeframe: binding.timeframe, params: binding.params, seed: run.id })
-        decider.chunk(candles)
-        const view = {
-          position: held === null ? null : { side: held.side, size: held.size, entry_price: held.entry_price, leverage: held.leverage },
-          balance: account.current_cash + account.frozen_cash
-        }
-        const last = candles.length - 1
-        let decision: Decision = hold
-        for (let from = 0; from <= last;) {
-          const stop = yield* Effect.try({
-            try: () => decider.decide(from, view, unbounded),
-            catch: (e) => e instanceof ProgramRunError ? e : new ProgramRunError({ reason: "threw", message: String(e) })
-          })
-          if (stop.index === last && stop.decision) decision = stop.decision
-          // Decisions before the last bar are the program warming up on history: only the last bar acts.
-          from = stop.decision ? stop.index + 1 : Math.max(stop.index, from + 1)
-        }
-        return decision
-      }).pipe(Effect.scoped)
+        return yield* threads.decide({
+          run: { code, symbol: run.symbol, timeframe: binding.timeframe, params: binding.params, seed: run.id },
+          candles,
+          view: {
+            position: held === null ? null : { side: held.side, size: held.size, entry_price: held.entry_price, leverage: held.leverage },
+            balance: account.current_cash + account.frozen_cash
+          }
+        })
+      })
 
     const credentialsOf = (accountId: AccountRow["id"], exchange: Exchange) =>
       Effect.map(credentialsRepo.find({ account_id: accountId, venue: exchange }), Option.map((row): VenueCredentials => {
@@ -159,7 +133,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
       })
 
     /** One claimed run, from the decision to the fill (or from wherever an earlier attempt stopped). */
-    const execute = (run: RunRow, claim: RunClaim) =>
+    const execute = (run: RunRow) =>
       Effect.gen(function*() {
         const binding = yield* Effect.flatMap(bindings.findById(run.binding_id), found(`Binding ${run.binding_id}`))
         const account = yield* Effect.flatMap(accounts.findById(run.account_id), found(`Account ${run.account_id}`))
@@ -172,7 +146,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         if (decision === null) {
           decision = yield* decide(run, binding, account, held, exchange)
           const at = yield* now
-          yield* runs.decided(claim, decision)
+          yield* runs.decided(run, decision)
           yield* ledger.logDecision({
             account_id: account.id,
             decision_time: at,
@@ -222,55 +196,22 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         return yield* settle(order)
       })
 
-    const run = (row: RunRow) => {
-      const claim: RunClaim = { id: row.id, attempts: row.attempts }
-      const finish = (status: "completed" | "failed", error: string | null) =>
-        Effect.flatMap(now, (at) => runs.finish(claim, status, error, at))
-      if (row.attempts > options.maxAttempts) {
-        return finish("failed", `Gave up after ${options.maxAttempts} attempts${row.error === null ? "" : `: ${row.error}`}`)
-      }
-      const renew = Effect.forever(
-        Effect.zipRight(
-          Effect.sleep(Duration.toMillis(options.lease) / 3),
-          Effect.flatMap(leaseUntil, (until) => runs.renew(claim, until)).pipe(
-            Effect.flatMap((ours) => (ours ? Effect.void : Effect.fail(new Stopped())))
-          )
+    yield* runJobWorkers({
+      kind: automationJobKind,
+      queue: runs.queue,
+      options,
+      // The lease is renewed while the run works; a failure another attempt would repeat fails it for good.
+      run: (row, lease) =>
+        lease.keepAlive(execute(row)).pipe(
+          Effect.map((refusal) => ({ refusal })),
+          Effect.catchTags({
+            RunFailed: (e) => new JobFailed({ message: e.message }),
+            ProgramRunError: (e) => new JobFailed({ message: `Program error (${e.reason}): ${e.message}` }),
+            ProgramInvalid: (e) => new JobFailed({ message: `Program does not load: ${e.error}` }),
+            UnsupportedLanguage: (e) => new JobFailed({ message: e.error }),
+            UnknownSymbol: (e) => new JobFailed({ message: `Unknown symbol: ${e.symbol}` })
+          })
         )
-      )
-      return Effect.raceFirst(execute(row, claim), renew).pipe(
-        // A refused order does not fail the run: the program decided; the refusal is its note.
-        Effect.flatMap((refusal) => finish("completed", refusal)),
-        Effect.catchTags({
-          Stopped: () => Effect.void,
-          RunFailed: (e) => finish("failed", e.message),
-          ProgramRunError: (e) => finish("failed", `Program error (${e.reason}): ${e.message}`),
-          ProgramInvalid: (e) => finish("failed", `Program does not load: ${e.error}`),
-          UnsupportedLanguage: (e) => finish("failed", e.error),
-          UnknownSymbol: (e) => finish("failed", `Unknown symbol: ${e.symbol}`)
-        }),
-        // Anything else (the venue or the database failing, a defect) hands the run back for another attempt.
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.flatMap(now, (at) => runs.release(claim, messageOf(cause), at))
-        ),
-        Effect.onInterrupt(() => Effect.ignore(Effect.flatMap(now, (at) => runs.release(claim, "The worker stopped", at)))),
-        Effect.withSpan("AutomationRuns.run", { attributes: { runId: row.id, attempt: row.attempts } })
-      )
-    }
-
-    const claimAndRun = Effect.gen(function*() {
-      const claimed = yield* runs.claim({ now: yield* now, lease_until: yield* leaseUntil, worker })
-      if (claimed === undefined) return yield* signal.idle(options.pollInterval)
-      yield* run(claimed)
-    }).pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.failCause(cause)
-          : Effect.zipRight(Effect.logWarning("Automation worker failed; retrying", cause), Effect.sleep(options.pollInterval))
-      )
-    )
-
-    for (let i = 0; i < options.concurrency; i++) yield* Effect.forkScoped(Effect.forever(claimAndRun))
+    })
   })
 )

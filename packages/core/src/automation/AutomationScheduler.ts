@@ -3,10 +3,10 @@ import { Clock, Effect, Layer, Queue } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
-import { AutomationSignal } from "./AutomationSignal.js"
+import { JobWakeup } from "../jobs/JobWakeup.js"
 import { leasedLoop } from "./BackgroundLeases.js"
 import { BindingsRepo } from "./BindingsRepo.js"
-import { RunsRepo } from "./RunsRepo.js"
+import { automationJobKind, RunsRepo } from "./RunsRepo.js"
 
 /**
  * The schedule of bindings: every poll interval, the replica holding the `automation_scheduler`
@@ -19,7 +19,7 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
     const { automation: options } = yield* PlatformConfig
     const bindings = yield* BindingsRepo
     const runs = yield* RunsRepo
-    const signal = yield* AutomationSignal
+    const wakeup = yield* JobWakeup
     const sql = yield* SqlClient.SqlClient
 
     const pass = Effect.gen(function*() {
@@ -45,7 +45,7 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
           )
           return true
         }))
-        if (queued) yield* signal.wake
+        if (queued) yield* wakeup.wake(automationJobKind)
       }
     })
 
@@ -63,7 +63,7 @@ export const AutomationSignalTriggersLive = Layer.scopedDiscard(
     const engine = yield* SignalEngine
     const bindings = yield* BindingsRepo
     const runs = yield* RunsRepo
-    const signal = yield* AutomationSignal
+    const wakeup = yield* JobWakeup
     const triggers = yield* engine.subscribe
 
     const onTrigger = (trigger: Trigger) =>
@@ -81,7 +81,7 @@ export const AutomationSignalTriggersLive = Layer.scopedDiscard(
           })),
           new Date(yield* Clock.currentTimeMillis)
         )
-        if (queued.length > 0) yield* signal.wake
+        if (queued.length > 0) yield* wakeup.wake(automationJobKind)
       }).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning(`Runs for trigger ${trigger.id} could not be queued`, cause))
       )

@@ -3,9 +3,9 @@ import { randomUUID } from "node:crypto"
 import { type AccountId, leverageCap } from "../accounts/Account.js"
 import { Accounts } from "../accounts/Accounts.js"
 import type { AccountRow } from "../accounts/AccountsRepo.js"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
-import { ownedBy } from "../http/Ownership.js"
+import { ownedBy } from "../users/Ownership.js"
 import { type Pagination, pageOf } from "../http/Pagination.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
@@ -26,10 +26,10 @@ import {
   Run,
   RunList
 } from "./Automation.js"
-import { AutomationSignal } from "./AutomationSignal.js"
+import { JobWakeup } from "../jobs/JobWakeup.js"
 import { type BindingEdit, type BindingRow, BindingsRepo } from "./BindingsRepo.js"
 import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
-import { type RunRow, RunsRepo } from "./RunsRepo.js"
+import { automationJobKind, type RunRow, RunsRepo } from "./RunsRepo.js"
 
 /** The venue an account trades on: venue1 when enabled for it, venue2 otherwise (as the leverage rule reads it). */
 export const accountExchange = (account: Pick<AccountRow, "venue1_enabled">): Exchange =>
@@ -75,7 +75,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
     const programs = yield* Programs
     const accounts = yield* Accounts
     const venues = yield* Venues
-    const signal = yield* AutomationSignal
+    const wakeup = yield* JobWakeup
     const signalsRepo = yield* SignalsRepo
 
     /** The caller's binding of the caller's program: 404 when it does not exist or is another program's, 403 when another user's. */
@@ -187,7 +187,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           })),
           at
         )
-        yield* signal.wake
+        yield* wakeup.wake(automationJobKind)
         return new RunList({ runs: queued.map(toRun) })
       }).pipe(dieOnStorageFailure, Effect.withSpan("Bindings.runNow", { attributes: { userId: caller.id, bindingId: id } }))
 

@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
+import { type JobQueue, type JobRun, makeJobQueue } from "../jobs/JobQueue.js"
 import { AccountId } from "../accounts/Account.js"
 import { ProgramId } from "../programs/Program.js"
 import { Decision } from "../sandbox/Decision.js"
@@ -31,11 +32,12 @@ export type RunRow = typeof RunRow.Type
 
 const uniqueViolation = "23505"
 
-/** One claim of a run: a later claim has more attempts, so a stale worker's writes miss. */
-export interface RunClaim {
-  readonly id: RunId
-  readonly attempts: number
-}
+/** The kind of job of automation runs (in wake-ups, logs and spans). */
+export const automationJobKind = "automation"
+
+/** What a completed run leaves: the refusal of its order, if the account's rules refused it (kept as the run's `error`). */
+export const RunResult = Schema.Struct({ refusal: Schema.NullOr(Schema.String) })
+export type RunResult = typeof RunResult.Type
 
 export interface NewRun {
   readonly binding_id: BindingId
@@ -47,7 +49,7 @@ export interface NewRun {
   readonly idempotency_key: string
 }
 
-/** SQL for automation runs, a durable job queue like backtests: the claim is the only place a run changes hands. */
+/** SQL for automation runs: their queueing (one per trigger), reads, decisions, and the job queue that hands them to workers. */
 export class RunsRepo extends Effect.Service<RunsRepo>()("@trading-platform/core/RunsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -77,63 +79,36 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("@trading-platform/core
         ORDER BY id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
 
-    /**
-     * Takes the oldest run that is queued, or running under an expired lease, of a binding that has
-     * no other run going. Two claimers racing for two runs of one binding both pass the filter; the
-     * unique index on running runs lets one through and makes the other's statement fail, which
-     * reads as nothing to claim.
-     */
-    const claim = (c: { readonly now: Date; readonly lease_until: Date; readonly worker: string }) =>
-      sql`
-        UPDATE automation_runs
-        SET status = 'running', attempts = attempts + 1, lease_until = ${c.lease_until}, claimed_by = ${c.worker},
-          started_at = COALESCE(started_at, ${c.now})
-        WHERE id = (
-          SELECT r.id FROM automation_runs r
-          WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_until < ${c.now}))
-            AND NOT EXISTS (
-              SELECT 1 FROM automation_runs o WHERE o.binding_id = r.binding_id AND o.status = 'running' AND o.id <> r.id
-            )
-          ORDER BY r.id
-          FOR UPDATE SKIP LOCKED
-          LIMIT 1
-        )
-        RETURNING *`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(RunRow))),
-        Effect.map((rows) => rows[0]),
-        Effect.catchIf(
-          (e) => e._tag === "SqlError" && (e.cause as { code?: unknown } | undefined)?.code === uniqueViolation,
-          () => Effect.succeed(undefined)
-        )
-      )
-
-    /** Renews the lease; false when the run is no longer this claim's. */
-    const renew = (run: RunClaim, leaseUntil: Date) =>
-      Effect.map(
-        sql`
-          UPDATE automation_runs SET lease_until = ${leaseUntil}
-          WHERE id = ${run.id} AND attempts = ${run.attempts} AND status = 'running' RETURNING id`,
-        (rows) => rows.length > 0
-      )
-
     /** Keeps the program's decision, so a run taken over after a crash acts on it instead of deciding again. */
-    const decided = (run: RunClaim, decision: Decision) =>
+    const decided = (run: JobRun, decision: Decision) =>
       Effect.flatMap(Schema.encode(Schema.parseJson(Decision))(decision), (json) =>
         sql`
           UPDATE automation_runs SET decision = ${json}
           WHERE id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'`).pipe(Effect.asVoid)
 
-    const finish = (run: RunClaim, status: "completed" | "failed", error: string | null, now: Date) =>
-      sql`
-        UPDATE automation_runs SET status = ${status}, error = ${error}, lease_until = NULL, finished_at = ${now}
-        WHERE id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'`.pipe(Effect.asVoid)
+    /**
+     * The runs as durable jobs, one per binding at a time. Two claimers racing for two runs of one
+     * binding both pass the claim's filter; the unique index on running runs lets one through and
+     * fails the other's statement, which reads as nothing to claim.
+     */
+    const jobs = yield* makeJobQueue({
+      table: "automation_runs",
+      Row: RunRow,
+      Result: RunResult,
+      summary: (result) => ({ error: result.refusal }),
+      exclusiveBy: "binding_id"
+    })
+    const queue: JobQueue<RunRow, RunResult> = {
+      ...jobs,
+      claim: (c) =>
+        jobs.claim(c).pipe(
+          Effect.catchIf(
+            (e) => e._tag === "SqlError" && (e.cause as { code?: unknown } | undefined)?.code === uniqueViolation,
+            () => Effect.succeed(Option.none())
+          )
+        )
+    }
 
-    /** Hands the run back for another attempt: the lease ends now. */
-    const release = (run: RunClaim, error: string, now: Date) =>
-      sql`
-        UPDATE automation_runs SET lease_until = ${now}, error = ${error}
-        WHERE id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'`.pipe(Effect.asVoid)
-
-    return { enqueue, findById, listByBinding, claim, renew, decided, finish, release } as const
+    return { enqueue, findById, listByBinding, decided, queue } as const
   })
 }) {}

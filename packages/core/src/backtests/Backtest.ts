@@ -1,9 +1,10 @@
 import { Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
+import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import { JobStatus } from "../jobs/JobStatus.js"
 import { Pagination } from "../http/Pagination.js"
 import { ProgramId } from "../programs/Program.js"
-import { Exchange, Timeframe } from "../venues/Venue.js"
+import { Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
 import { idParam } from "../http/IdParam.js"
 import { defaulted } from "../http/Defaults.js"
 
@@ -25,10 +26,10 @@ const Fraction = Schema.Number.pipe(Schema.finite(), Schema.between(0, 0.1))
 /** What a backtest request leaves out: DESIGN's fees and slippage (fractions of notional), 10000 to start with. */
 export const backtestDefaults = {
   exchange: "venue1",
-  initial_balance: 10_000,
-  fee_rate: 0.00035,
-  slippage: 0.0005,
-  leverage: 1
+  initial_balance: tradingDefaults.initialBalance,
+  fee_rate: tradingDefaults.feeRate,
+  slippage: tradingDefaults.slippage,
+  leverage: tradingDefaults.leverage
 } as const
 
 /** `POST /api/programs/{id}/backtest`; the service fills in `backtestDefaults`. */
@@ -52,7 +53,7 @@ export const BacktestRequest = Schema.Struct({
 })
 export type BacktestRequest = typeof BacktestRequest.Type
 
-/** DESIGN's metrics; `win_rate` is a fraction, `profit_factor` null without a losing trade. */
+/** A backtest's metrics; `win_rate` is a fraction 0..1, `profit_factor` null without a losing trade. */
 export const BacktestMetricsSchema = Schema.Struct({
   total_pnl: Schema.Number,
   total_pnl_percent: Schema.Number,
@@ -63,8 +64,17 @@ export const BacktestMetricsSchema = Schema.Struct({
   profit_factor: Schema.NullOr(Schema.Number)
 })
 
-export const EquityPointSchema = Schema.Struct({ time: Schema.Number, equity: Schema.Number })
+export type BacktestMetrics = typeof BacktestMetricsSchema.Type
 
+/** The equity at a bar's close, after that bar's fills. */
+export const EquityPointSchema = Schema.Struct({ time: Schema.Number, equity: Schema.Number })
+export type EquityPoint = typeof EquityPointSchema.Type
+
+/** Why a position closed. */
+export const ExitReason = Schema.Literal("signal", "reversal", "take_profit", "stop_loss", "liquidation", "end_of_data")
+export type ExitReason = typeof ExitReason.Type
+
+/** A closed position; `pnl` is net of the entry and exit fees. */
 export const BacktestTradeSchema = Schema.Struct({
   side: Schema.Literal("long", "short"),
   size: Schema.Number,
@@ -74,8 +84,9 @@ export const BacktestTradeSchema = Schema.Struct({
   exit_price: Schema.Number,
   fee: Schema.Number,
   pnl: Schema.Number,
-  exit_reason: Schema.Literal("signal", "reversal", "take_profit", "stop_loss", "liquidation", "end_of_data")
+  exit_reason: ExitReason
 })
+export type BacktestTrade = typeof BacktestTradeSchema.Type
 
 /** What a completed run stores: the engine's result with the curve downsampled. */
 export const BacktestOutcome = Schema.Struct({
@@ -85,6 +96,29 @@ export const BacktestOutcome = Schema.Struct({
   trades: Schema.Array(BacktestTradeSchema)
 })
 export type BacktestOutcome = typeof BacktestOutcome.Type
+
+/** What the engine answers for a finished run: the outcome before its curve is downsampled. */
+export type BacktestResult = BacktestOutcome
+
+/** How a backtest fills and measures; `defaultSettings` gives `tradingDefaults`. */
+export interface BacktestSettings {
+  readonly initialBalance: number
+  /** Fee per fill, a fraction of the fill's notional. */
+  readonly feeRate: number
+  /** Adverse price move on market and stop fills, a fraction of the price. */
+  readonly slippage: number
+  /** Leverage of an entry whose decision names none. */
+  readonly leverage: number
+  /** Bars per year of the timeframe, to annualise the Sharpe ratio. */
+  readonly barsPerYear: number
+}
+
+const millisPerYear = 365 * 24 * 3600 * 1000
+
+export const defaultSettings = (timeframe: Timeframe): BacktestSettings => ({
+  ...tradingDefaults,
+  barsPerYear: millisPerYear / timeframeMillis[timeframe]
+})
 
 const entryFields = {
   id: BacktestId,
@@ -102,7 +136,7 @@ const entryFields = {
   win_rate: Schema.NullOr(Schema.Number)
 }
 
-/** The spec's "Backtest (history entry)", with the market it ran on. */
+/** A backtest as history lists it, with the market it ran on. */
 export class BacktestEntry extends Schema.Class<BacktestEntry>("BacktestEntry")(entryFields) {}
 
 /** One backtest: its request, where the job is (`progress` 0..1, `error` when failed) and, once completed, its result. */

@@ -1,15 +1,4 @@
-import type { BacktestSettings, BacktestTrade } from "./BacktestEngine.js"
-
-/** DESIGN's backtest metrics; `win_rate` is a fraction 0..1, `profit_factor` null without a losing trade. */
-export interface BacktestMetrics {
-  readonly total_pnl: number
-  readonly total_pnl_percent: number
-  readonly total_trades: number
-  readonly win_rate: number
-  readonly max_drawdown_percent: number
-  readonly sharpe: number
-  readonly profit_factor: number | null
-}
+import type { BacktestMetrics, BacktestSettings, BacktestTrade } from "./Backtest.js"
 
 /** Largest fall from a running peak of equity, in percent of that peak. */
 const maxDrawdownPercent = (equities: ReadonlyArray<number>): number => {

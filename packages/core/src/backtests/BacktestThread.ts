@@ -4,8 +4,8 @@ import { startWorkerThread } from "../jobs/WorkerThread.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import { loadFailure } from "../sandbox/LoadFailure.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
-import type { SandboxLimits } from "../sandbox/QuickJsRuntime.js"
-import type { BacktestSettings } from "./BacktestEngine.js"
+import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
+import type { BacktestSettings } from "./Backtest.js"
 import { FromThread, type ToThread } from "./BacktestThreadProtocol.js"
 
 /** The thread crashed or exited on its own: not the program's verdict, so the job may be tried again. */

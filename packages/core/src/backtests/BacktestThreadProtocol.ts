@@ -2,10 +2,9 @@ import { Schema } from "effect"
 import { ProgramInvalid } from "../http/Errors.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
-import type { SandboxLimits } from "../sandbox/QuickJsRuntime.js"
+import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
 import type { Candle } from "../venues/Venue.js"
-import { BacktestOutcome } from "./Backtest.js"
-import type { BacktestResult, BacktestSettings, EquityPoint } from "./BacktestEngine.js"
+import { BacktestOutcome, type BacktestResult, type BacktestSettings, type EquityPoint } from "./Backtest.js"
 
 /** Most points of an equity curve a backtest keeps. */
 export const maxEquityPoints = 1_000

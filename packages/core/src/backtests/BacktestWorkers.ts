@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
 import { type Candle, timeframeMillis, Venues } from "../venues/Venue.js"
-import { defaultSettings } from "./BacktestEngine.js"
+import { defaultSettings } from "./Backtest.js"
 import { type BacktestThread, startBacktestThread } from "./BacktestThread.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
 

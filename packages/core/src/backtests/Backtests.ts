@@ -1,12 +1,12 @@
 import { Clock, Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { Conflict, InvalidInput, LeverageTooHigh, NoMarketData, NotFound } from "../http/Errors.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
-import { ownedBy } from "../http/Ownership.js"
+import { ownedBy } from "../users/Ownership.js"
 import { pageOf } from "../http/Pagination.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { timeframeMillis, Venues } from "../venues/Venue.js"
@@ -20,11 +20,10 @@ import {
   type BacktestRequest
 } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
+import { now } from "../time/Now.js"
 
 /** The longest backtest, in bars of its timeframe. */
 export const maxBacktestBars = 500_000
-
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 const toEntry = (row: BacktestRow) =>
   new BacktestEntry({

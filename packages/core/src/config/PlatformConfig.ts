@@ -1,8 +1,8 @@
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { rateLimitPolicyPerMinute, type RateLimitPolicy } from "../http/RateLimitPolicy.js"
-import { type JobOptions, jobOptionsConfig } from "../jobs/JobOptions.js"
-import { integerSetting, positiveInt } from "./Settings.js"
-import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/QuickJsRuntime.js"
+import type { JobOptions } from "../jobs/JobOptions.js"
+import { integerSetting, jobOptionsConfig, positiveInt } from "./Settings.js"
+import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/SandboxLimits.js"
 
 /** Where the platform keeps its data. */
 export type StorageConfig =
@@ -26,6 +26,27 @@ export interface PlatformOptions {
   readonly automation: AutomationOptions
   readonly ranking: RankingOptions
   readonly signals: SignalEngineOptions
+  readonly assistant: AssistantOptions
+  readonly news: NewsOptions
+}
+
+/** How news feeds are read. */
+export interface NewsOptions {
+  /** Time between two background fetches of every enabled feed (one instance fetches at a time). */
+  readonly fetchInterval: Duration.Duration
+  /** How long one feed may take to answer. */
+  readonly timeout: Duration.Duration
+}
+
+/** The assistant's language model and its per-user limits. */
+export interface AssistantOptions {
+  /** An OpenAI-compatible server; none means the built-in offline analyst. */
+  readonly provider: Option.Option<{ readonly baseUrl: string; readonly model: string; readonly apiKey: Option.Option<Redacted.Redacted> }>
+  readonly timeout: Duration.Duration
+  readonly chatPerHour: number
+  readonly insightsPerHour: number
+  /** How this instance runs insight jobs. */
+  readonly insightJobs: JobOptions
 }
 
 export interface RankingOptions {
@@ -90,7 +111,7 @@ const secretKey = Config.option(
   )
 )
 
-/** DESIGN §8, read through Effect's Config (environment variables by default). */
+/** Every setting of `docs/configuration.md`, read through Effect's Config (environment variables by default). */
 export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.trading-data")),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
@@ -109,6 +130,15 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   automation: jobOptionsConfig("AUTOMATION"),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
   pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  aiBaseUrl: Config.option(Config.url("AI_BASE_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
+  aiModel: Config.string("AI_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
+  aiApiKey: Config.option(Config.redacted("AI_API_KEY")),
+  aiTimeoutMs: positiveInt("AI_TIMEOUT_MS", 60_000),
+  aiChatPerHour: positiveInt("AI_CHAT_PER_HOUR", 60),
+  aiInsightsPerHour: positiveInt("AI_INSIGHTS_PER_HOUR", 20),
+  insightJobs: jobOptionsConfig("INSIGHT"),
+  newsFetchIntervalS: positiveInt("NEWS_FETCH_INTERVAL_S", 600),
+  newsTimeoutMs: positiveInt("NEWS_TIMEOUT_MS", 10_000),
   rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
@@ -139,6 +169,14 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     backtests: c.backtests,
     sandbox: defaultSandboxLimits,
     automation: { ...c.automation, enabled: c.automationEnabled, pnlRefreshInterval: Duration.millis(c.pnlRefreshMs) },
+    assistant: {
+      provider: Option.map(c.aiBaseUrl, (baseUrl) => ({ baseUrl, model: c.aiModel, apiKey: c.aiApiKey })),
+      timeout: Duration.millis(c.aiTimeoutMs),
+      chatPerHour: c.aiChatPerHour,
+      insightsPerHour: c.aiInsightsPerHour,
+      insightJobs: c.insightJobs
+    },
+    news: { fetchInterval: Duration.seconds(c.newsFetchIntervalS), timeout: Duration.millis(c.newsTimeoutMs) },
     ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     signals: {
       sampler: c.signalSampler,

@@ -11,7 +11,7 @@ export const Quota = Schema.Struct({
 export type Quota = typeof Quota.Type
 
 /**
- * The rate-limit policy as data (DESIGN §5). `auth` is counted per IP; `read` and `write` per
+ * The rate-limit policy as data (`docs/limits.md`). `auth` is counted per IP; `read` and `write` per
  * token and per IP, and the more restrictive answers. Streams and WebSocket messages are limited
  * by their own endpoints.
  */

@@ -24,6 +24,12 @@ export interface JobKind<Row extends JobRow, RowEncoded, Result, ResultEncoded> 
   readonly Result: Schema.Schema<Result, ResultEncoded>
   /** Columns of the kind's own written with the result, e.g. a summary that lists read without the result. */
   readonly summary?: (result: Result) => Record<string, unknown>
+  /**
+   * A column whose jobs run one at a time (e.g. an automation run's binding): a job is not claimed
+   * while another job with the same value is running (one whose lease expired is claimed first,
+   * being older). A unique index on the column where `status = 'running'` settles a race.
+   */
+  readonly exclusiveBy?: string
 }
 
 type Failure = SqlError | ParseResult.ParseError
@@ -67,8 +73,14 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
         SET status = 'running', attempts = attempts + 1, lease_until = ${c.leaseUntil}, claimed_by = ${c.worker},
           started_at = COALESCE(started_at, ${c.now})
         WHERE id = (
-          SELECT id FROM ${table}
-          WHERE status = 'queued' OR (status = 'running' AND lease_until < ${c.now})
+          SELECT id FROM ${table} j
+          WHERE (status = 'queued' OR (status = 'running' AND lease_until < ${c.now}))${
+          kind.exclusiveBy === undefined ? sql`` : sql`
+            AND NOT EXISTS (
+              SELECT 1 FROM ${table} o
+              WHERE o.${sql(kind.exclusiveBy)} = j.${sql(kind.exclusiveBy)} AND o.status = 'running' AND o.id <> j.id
+            )`
+        }
           ORDER BY id
           FOR UPDATE SKIP LOCKED
           LIMIT 1

@@ -5,6 +5,7 @@ import { hostname } from "node:os"
 import type { JobOptions } from "./JobOptions.js"
 import type { JobQueue, JobRow } from "./JobQueue.js"
 import { JobWakeup } from "./JobWakeup.js"
+import { now } from "../time/Now.js"
 
 /** The run was cancelled or taken over by another worker: stop without writing. */
 export class JobStopped extends Data.TaggedError("JobStopped") {}
@@ -35,8 +36,6 @@ export interface JobWorkersSpec<Row extends JobRow, Result, E, R> {
    */
   readonly run: (row: Row, lease: JobLease) => Effect.Effect<Result, E, R | Scope.Scope>
 }
-
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 const messageOf = (cause: Cause.Cause<unknown>) => {
   const error = Cause.squash(cause)

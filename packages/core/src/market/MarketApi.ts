@@ -1,5 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Authentication } from "../http/Authentication.js"
+import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { KlinesParams, KlinesResponse, MarketDataQuery, MarketDataResponse, PricesRequest, PricesResponse } from "./Market.js"
 

@@ -5,7 +5,7 @@ export const ProgramId = Schema.Int.pipe(Schema.positive(), Schema.brand("Progra
 export type ProgramId = typeof ProgramId.Type
 
 /**
- * The spec's "Program create/update body". `language` stays a plain string here, so an unknown
+ * The body of a program's create and update. `language` stays a plain string here, so an unknown
  * one answers 422 `unsupported_language` rather than 400.
  */
 const Code = Schema.String.pipe(Schema.maxLength(200_000, { message: () => "must be at most 200000 characters" }))
@@ -45,7 +45,7 @@ const summaryFields = {
   updated_at: Schema.NullOr(Schema.String)
 }
 
-/** The spec's "Program listing entry": a program without its code. */
+/** A program as listed: without its code. */
 export class ProgramSummary extends Schema.Class<ProgramSummary>("ProgramSummary")(summaryFields) {}
 
 /** A program with its code, as `GET /api/programs/{id}` and `POST /api/programs` answer it. */

@@ -1,12 +1,13 @@
-import { Clock, Effect } from "effect"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import { Effect } from "effect"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { type Pagination, pageOf } from "../http/Pagination.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
-import { ownedBy } from "../http/Ownership.js"
+import { ownedBy } from "../users/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { Program, type ProgramId, ProgramList, type ProgramRequest, ProgramSummary, type ProgramUpdate } from "./Program.js"
 import { type ProgramRow, ProgramsRepo } from "./ProgramsRepo.js"
+import { now } from "../time/Now.js"
 
 const toSummary = (row: ProgramRow) =>
   new ProgramSummary({
@@ -19,8 +20,6 @@ const toSummary = (row: ProgramRow) =>
   })
 
 const toProgram = (row: ProgramRow) => new Program({ ...toSummary(row), code: row.code })
-
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 /** Trading programs: ownership, and the rule that a stored program loads in the sandbox. */
 export class Programs extends Effect.Service<Programs>()("@trading-platform/core/Programs", {

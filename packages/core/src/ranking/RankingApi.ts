@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../http/Authentication.js"
+import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { FactorEffectiveness, FactorParams, FactorsResponse, RankingTable, TableParams } from "./Ranking.js"
 
@@ -25,7 +25,7 @@ export class RankingApi extends HttpApiGroup.make("ranking")
       .setUrlParams(FactorParams)
       .addSuccess(FactorEffectiveness)
       .addError(ApiError.NoFactorHistory)
-      .annotate(OpenApi.Summary, "A factor (by key or id) and its information coefficient with the forward return over `horizon` bars")
+      .annotate(OpenApi.Summary, "A factor (by key or id) and its information coefficient with the forward return over horizon bars")
   )
   .addError(ApiError.UpstreamError)
   .addError(ApiError.UpstreamTimeout)

@@ -32,7 +32,7 @@ export const parseRetryAfter = (value: string | undefined, now: number): Option.
 }
 
 /**
- * The client retry rule (SPEC "Errors", DESIGN §6) as a Schedule over failures: wait 1 s, doubling
+ * The client retry rule (`docs/client.md`) as a Schedule over failures: wait 1 s, doubling
  * each attempt, capped at 30 s, plus up to 500 ms of jitter; at least `Retry-After` when the server
  * sent one; stop on a failure that is not retryable or after `maxAttempts` attempts in all.
  * `classify` tells the schedule what it needs about each failure.

@@ -3,7 +3,7 @@ import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
 import type { ProgramInvalid } from "../http/Errors.js"
 import { type LoadFailure, loadFailure } from "./LoadFailure.js"
-import type { SandboxLimits } from "./QuickJsRuntime.js"
+import type { SandboxLimits } from "./SandboxLimits.js"
 
 // Resolved on first use: the CommonJS build has no import.meta, and the ESM one no __filename.
 const quickjsPath = () =>

@@ -1,5 +1,5 @@
 import { Context, type Effect, type Scope } from "effect"
-import type { Decider } from "../backtests/BacktestEngine.js"
+import type { Decider } from "./Decider.js"
 import type { ProgramInvalid } from "../http/Errors.js"
 
 /** What one run of a program sees besides the bars. */

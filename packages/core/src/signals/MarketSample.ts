@@ -16,7 +16,7 @@ export const MarketSample = Schema.Struct({
   open_interest: Schema.Number,
   /** Funding rate per period, as a fraction (0.0001 = 0.01 %). */
   funding_rate: Schema.Number,
-  /** Quote volume of trades since the previous sample whose taker bought. */
+  /** Quote volume of trades since the previous sample (at most one sampling interval back) whose taker bought. */
   taker_buy_volume: Schema.Number,
   /** Quote volume of trades since the previous sample whose taker sold. */
   taker_sell_volume: Schema.Number,

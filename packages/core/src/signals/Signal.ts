@@ -44,10 +44,13 @@ export type TriggerCondition = typeof TriggerCondition.Type
 const name = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(200))
 const description = Schema.String.pipe(Schema.maxLength(5000))
 
-/** `POST /api/signals` and `PUT /api/signals/{id}` (the update replaces the signal). */
+/**
+ * `POST /api/signals` and `PUT /api/signals/{id}` (the update replaces the signal). Without
+ * `exchange`, a new signal is on venue1 and an updated one stays where it was.
+ */
 export const SignalRequest = Schema.Struct({
   signal_name: name,
-  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const }),
+  exchange: Schema.optional(Exchange),
   trigger_condition: TriggerCondition,
   description: Schema.optional(Schema.NullOr(description)),
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => true })

@@ -57,8 +57,9 @@ const poolFields = (pool: PoolRow) => ({
  * `market_signals` pool and every wallet of every enabled `wallet_tracking` pool, and in one
  * transaction (which first checks that the lease is still its own) stores the samples and, per
  * pool and symbol, the new edge state and a trigger row on each edge from not met to met, and per
- * tracked wallet its positions and a trigger row per change since the last sync. The lease holder keeps the sampled windows in memory, loaded from the
- * database when it takes the engine over, so a restart does not start blind.
+ * tracked wallet its positions and a trigger row per change since the last sync. The lease holder
+ * keeps the sampled windows in memory, loaded from the database when it takes the engine over, so
+ * a restart does not start blind.
  */
 export const SignalEngineLive = Layer.scoped(
   SignalEngine,
@@ -115,14 +116,15 @@ export const SignalEngineLive = Layer.scoped(
         wanted.set(pool.exchange, symbols)
       }
 
-      // Sample every wanted symbol; each sample's flows start where the last one ended.
+      // Sample every wanted symbol; each sample's flows start where the last one ended, at most one
+      // interval back, so a sample after a gap does not carry the whole gap's volume.
       const outcomes: Array<SampleOutcome> = []
       const fresh = new Map<string, MarketSample>()
       for (const [exchange, symbols] of wanted) {
         const last = new Map<string, number>()
         for (const symbol of symbols) {
           const window = yield* windowOf(exchange, symbol, at)
-          last.set(symbol, window.length > 0 ? window[window.length - 1]!.sampled_at : at - interval)
+          last.set(symbol, Math.max(at - interval, window.length > 0 ? window[window.length - 1]!.sampled_at : -Infinity))
         }
         const results = yield* sampleSymbols(venues[exchange], [...symbols], at, (s) => last.get(s)!)
         for (const [symbol, result] of results) {

@@ -1,7 +1,8 @@
-import { Clock, Effect, Either } from "effect"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import { Clock, Duration, Effect, Either } from "effect"
+import { PlatformConfig } from "../config/PlatformConfig.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { ExchangeMismatch, InvalidInput, NotFound, SignalInUse, SymbolNotListed } from "../http/Errors.js"
-import { ownedBy } from "../http/Ownership.js"
+import { ownedBy } from "../users/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
 import { evaluateCondition } from "./Metrics.js"
@@ -62,6 +63,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
     const repo = yield* SignalsRepo
     const engineRepo = yield* SignalEngineRepo
     const venues = yield* Venues
+    const interval = Duration.toMillis((yield* PlatformConfig).signals.samplingInterval)
 
     const ownedSignal = (caller: CurrentUserShape, id: SignalId) => repo.findSignal(id).pipe(ownedBy(caller, `Signal ${id}`))
     const ownedPool = (caller: CurrentUserShape, id: PoolId) => repo.findPool(id).pipe(ownedBy(caller, `Pool ${id}`))
@@ -113,9 +115,9 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         Effect.withSpan("Signals.list", { attributes: { userId: caller.id } })
       )
 
-    const signalWrite = (input: SignalRequest) =>
+    const signalWrite = (input: SignalRequest, exchange: Exchange) =>
       Effect.map(now, (at) => ({
-        exchange: input.exchange,
+        exchange,
         signal_name: input.signal_name,
         description: input.description ?? null,
         trigger_condition: input.trigger_condition,
@@ -124,7 +126,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
       }))
 
     const create = (caller: CurrentUserShape, input: SignalRequest) =>
-      signalWrite(input).pipe(
+      signalWrite(input, input.exchange ?? "venue1").pipe(
         Effect.flatMap((write) => repo.insertSignal({ ...write, user_id: caller.id })),
         Effect.map(toSignal),
         dieOnStorageFailure,
@@ -141,10 +143,11 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
     const update = (caller: CurrentUserShape, id: SignalId, input: SignalRequest) =>
       Effect.gen(function*() {
         const before = yield* ownedSignal(caller, id)
-        if (before.exchange !== input.exchange && (yield* repo.poolsUsing(id)).length > 0) {
+        const exchange = input.exchange ?? before.exchange
+        if (before.exchange !== exchange && (yield* repo.poolsUsing(id)).length > 0) {
           return yield* new ExchangeMismatch({ error: `Signal ${id} is in a pool on ${before.exchange}; its exchange cannot change` })
         }
-        return toSignal(yield* repo.updateSignal({ ...yield* signalWrite(input), user_id: caller.id, id }))
+        return toSignal(yield* repo.updateSignal({ ...yield* signalWrite(input, exchange), user_id: caller.id, id }))
       }).pipe(dieOnStorageFailure, Effect.withSpan("Signals.update", { attributes: { userId: caller.id, signalId: id } }))
 
     const remove = (caller: CurrentUserShape, id: SignalId) =>
@@ -234,7 +237,8 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
           symbol,
           since: new Date(at - timeframeMillis[condition.time_window])
         })
-        const since = stored.length > 0 ? stored[stored.length - 1]!.sampled_at : at - timeframeMillis[condition.time_window]
+        // The fresh sample's flows cover what an engine sample would: since the last one, at most an interval.
+        const since = Math.max(at - interval, stored.length > 0 ? stored[stored.length - 1]!.sampled_at : -Infinity)
         const result = (yield* sampleSymbols(venues[signal.exchange], [symbol], at, () => since)).get(symbol)!
         if (Either.isLeft(result)) {
           const error = result.left

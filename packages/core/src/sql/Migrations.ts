@@ -7,6 +7,9 @@ import m0005 from "./migrations/0005_programs.js"
 import m0006 from "./migrations/0006_backtest_jobs.js"
 import m0007 from "./migrations/0007_signals.js"
 import m0008 from "./migrations/0008_automation.js"
+import m0009 from "./migrations/0009_assistant.js"
+import m0010 from "./migrations/0010_ai_insights.js"
+import m0011 from "./migrations/0011_news.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -21,7 +24,10 @@ export const migrations = Migrator.fromRecord({
   "0005_programs": m0005,
   "0006_backtest_jobs": m0006,
   "0007_signals": m0007,
-  "0008_automation": m0008
+  "0008_automation": m0008,
+  "0009_assistant": m0009,
+  "0010_ai_insights": m0010,
+  "0011_news": m0011
 })
 
 /** Runs every pending migration in one transaction; a concurrent runner waits for the lock. */

@@ -1,7 +1,7 @@
 import { Duration, Effect, Schedule, Stream } from "effect"
 import type { BacktestId } from "../backtests/Backtest.js"
 import { Backtests } from "../backtests/Backtests.js"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import type { BacktestProgress } from "./StreamEvents.js"
 
 /** How often a watched backtest's row is read. Jobs run on any replica, so the row is the truth. */

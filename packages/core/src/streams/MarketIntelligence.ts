@@ -1,5 +1,5 @@
 import { Clock, Duration, Effect, Option, Schedule, Stream } from "effect"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { InvalidInput } from "../http/Errors.js"
 import { MarketData } from "../market/MarketData.js"
 import { SignalEngine } from "../signals/SignalEngine.js"

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../http/Authentication.js"
+import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { MarketStreamParams } from "./StreamEvents.js"
 

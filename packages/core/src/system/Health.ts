@@ -1,7 +1,7 @@
 import { Schema } from "effect"
+import { StorageKind } from "../sql/StorageKind.js"
 
-export const StorageKind = Schema.Literal("pglite", "postgres")
-export type StorageKind = typeof StorageKind.Type
+export { StorageKind }
 
 export class Health extends Schema.Class<Health>("Health")({
   status: Schema.Literal("ok"),

@@ -1,9 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { ownedBy } from "../http/Ownership.js"
-import { Clock, Duration, Effect, Option } from "effect"
+import { ownedBy } from "./Ownership.js"
+import { Duration, Effect, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import type { CurrentUserShape } from "./Authentication.js"
 import { Conflict, NotFound, Unauthorized } from "../http/Errors.js"
 import { type Pagination, pageOf } from "../http/Pagination.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -11,6 +11,7 @@ import { hashPassword, verifyPassword } from "./Passwords.js"
 import { hashSessionToken, newSessionToken } from "./SessionTokens.js"
 import { LoginResponse, Session, SessionList, User, type LoginRequest, type PasswordChangeRequest, type RegisterRequest, type SessionId } from "./User.js"
 import { UsersRepo, type SessionRow, type UserRow } from "./UsersRepo.js"
+import { now } from "../time/Now.js"
 
 const toUser = (row: UserRow) => new User({ id: row.id, email: row.email, username: row.username, created_at: row.created_at })
 
@@ -30,8 +31,6 @@ const invalidCredentials = new Unauthorized({ error: "Email or password is incor
 const touchInterval = Duration.toMillis("1 minute")
 
 const isUniqueViolation = (e: SqlError) => (e.cause as { code?: unknown } | undefined)?.code === "23505"
-
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 /** Users, passwords and session tokens. */
 export class Users extends Effect.Service<Users>()("@trading-platform/core/Users", {

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../http/Authentication.js"
+import { Authentication } from "./Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
 import { LoginRequest, LoginResponse, PasswordChangeRequest, RegisterRequest, SessionId, SessionList, User } from "./User.js"

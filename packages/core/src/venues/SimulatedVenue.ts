@@ -2,11 +2,12 @@ import { Clock, Effect, Ref } from "effect"
 import { VenueRejected } from "../http/Errors.js"
 import { simulatedSymbol, type SimulatedSymbol, universe } from "./SimulatedMarket.js"
 import { type Exchange, type OrderResult, type Position, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+import { tradingDefaults } from "../accounts/TradingDefaults.js"
 
-/** Paper trading costs, as fractions of notional (DESIGN's backtest defaults). */
-export const paperFeeRate = 0.00035
-export const paperSlippage = 0.0005
-export const paperStartingCash = 10_000
+/** Paper trading costs, as fractions of notional: the same as a backtest's (`tradingDefaults`). */
+export const paperFeeRate = tradingDefaults.feeRate
+export const paperSlippage = tradingDefaults.slippage
+export const paperStartingCash = tradingDefaults.initialBalance
 
 interface PaperAccount {
   readonly cash: number

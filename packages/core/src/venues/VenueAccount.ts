@@ -31,7 +31,7 @@ export const Venue2SetupRequest = Schema.Struct({
 })
 export type Venue2SetupRequest = typeof Venue2SetupRequest.Type
 
-/** The spec's wallet connectivity test result. */
+/** The answer of a wallet connectivity test. */
 export class WalletTestResult extends Schema.Class<WalletTestResult>("WalletTestResult")({
   success: Schema.Boolean,
   latency_ms: Schema.NullOr(Schema.Number),
@@ -40,7 +40,7 @@ export class WalletTestResult extends Schema.Class<WalletTestResult>("WalletTest
   model: Schema.NullOr(Schema.String)
 }) {}
 
-/** The spec's generic acknowledgement. */
+/** A plain acknowledgement of a stored setting. */
 export class Acknowledgement extends Schema.Class<Acknowledgement>("Acknowledgement")({
   status: Schema.Literal("success"),
   message: Schema.NullOr(Schema.String)

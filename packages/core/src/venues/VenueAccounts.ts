@@ -1,23 +1,20 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Effect, Option } from "effect"
-import { Accounts, checkLeverage } from "../accounts/Accounts.js"
+import { Effect, Option } from "effect"
+import { Accounts } from "../accounts/Accounts.js"
 import type { AccountId } from "../accounts/Account.js"
-import { AccountsRepo, editOf } from "../accounts/AccountsRepo.js"
-import type { CurrentUserShape } from "../http/Authentication.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { NotFound } from "../http/Errors.js"
 import { Secrets } from "../secrets/Secrets.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { Venues } from "./Venue.js"
 import { Acknowledgement, type Venue2SetupRequest, type WalletRequest, WalletTestResult } from "./VenueAccount.js"
 import { VenueCredentialsRepo } from "./VenueCredentialsRepo.js"
-
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+import { now } from "../time/Now.js"
 
 /** Connects accounts to the venues: venue1 wallets and venue2 API keys, sealed at rest. */
 export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-platform/core/VenueAccounts", {
   effect: Effect.gen(function*() {
     const accounts = yield* Accounts
-    const accountsRepo = yield* AccountsRepo
     const repo = yield* VenueCredentialsRepo
     const secrets = yield* Secrets
     const venues = yield* Venues
@@ -67,13 +64,9 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
     /** Checks the keys against venue2 before storing them, and applies the leverage given. */
     const setupVenue2 = (caller: CurrentUserShape, id: AccountId, input: Venue2SetupRequest) =>
       Effect.gen(function*() {
-        const edit = editOf(yield* accounts.owned(caller, id))
-        const next = {
-          ...edit,
-          max_leverage: input.max_leverage ?? edit.max_leverage,
-          default_leverage: input.default_leverage ?? edit.default_leverage
-        }
-        yield* checkLeverage(next)
+        const account = yield* accounts.owned(caller, id)
+        // The leverage is checked before the venue is asked, and stored with the keys.
+        yield* accounts.withLeverage(account, input)
         yield* venues.venue2.checkCredentials({
           kind: "apiKey",
           environment: input.environment,
@@ -91,7 +84,7 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
               secret_sealed: secrets.seal(JSON.stringify({ api_key: input.api_key, secret_key: input.secret_key })),
               now: at
             }),
-            accountsRepo.update({ id, edit: next, now: at })
+            accounts.setLeverage(account, input)
           )
         )
         return new Acknowledgement({ status: "success", message: `venue2 keys accepted and stored for account ${id}` })

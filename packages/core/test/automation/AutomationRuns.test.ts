@@ -108,7 +108,7 @@ describe("automation runs after a crash", () => {
           const [queued] = (yield* Effect.flatMap(Bindings, (b) => b.runNow(caller, programId, bindingId))).runs.filter((r) => r.symbol === "BTC")
           const now = new Date()
           // Only BTC is taken in this test: the ETH run of the same binding waits behind it.
-          const claimed = yield* runs.claim({ now, lease_until: new Date(now.getTime() - 1), worker: "dead-worker" })
+          const claimed = Option.getOrUndefined(yield* runs.queue.claim({ now, leaseUntil: new Date(now.getTime() - 1), worker: "dead-worker" }))
           expect(claimed?.id).toBe(queued!.id)
           yield* runs.decided({ id: claimed!.id, attempts: 1 }, { operation: "buy", reason: "decided before the crash" })
           return yield* ledger.insertOrder({
@@ -170,7 +170,7 @@ describe("automation runs after a crash", () => {
           const ledger = yield* LedgerRepo
           yield* Effect.flatMap(Bindings, (b) => b.runNow(caller, programId, bindingId))
           const now = new Date()
-          const claimed = yield* runs.claim({ now, lease_until: new Date(now.getTime() - 1), worker: "dead-worker" })
+          const claimed = Option.getOrUndefined(yield* runs.queue.claim({ now, leaseUntil: new Date(now.getTime() - 1), worker: "dead-worker" }))
           yield* runs.decided({ id: claimed!.id, attempts: 1 }, { operation: "buy" })
           yield* ledger.insertOrder({
             run_id: claimed!.id,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
-import { decideEachBar, type Decider, defaultSettings, runBacktest } from "../../src/backtests/BacktestEngine.js"
+import { defaultSettings } from "../../src/backtests/Backtest.js"
+import { runBacktest } from "../../src/backtests/BacktestEngine.js"
+import { decideEachBar, type Decider } from "../../src/sandbox/Decider.js"
 import { ProgramInvalid } from "../../src/http/Errors.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { type Candle } from "../../src/venues/Venue.js"
@@ -60,7 +62,7 @@ const checkFailure = (code: string) => Effect.flip(Effect.flatMap(ProgramRuntime
 
 describe("QuickJS program runtime", () => {
   it.layer(QuickJsProgramRuntime())((it) => {
-    it.scoped("decide sees DESIGN's data: symbol, timeframe, bar, candles ending with bar, position, balance, equity, params", () =>
+    it.scoped("decide sees the documented data: symbol, timeframe, bar, candles ending with bar, position, balance, equity, params", () =>
       Effect.gen(function*() {
         const account: AccountView = {
           position: { side: "short", size: 2, entry_price: 101, leverage: 3 },

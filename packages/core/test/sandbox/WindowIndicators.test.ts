@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { Decider } from "../../src/backtests/BacktestEngine.js"
+import type { Decider } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"

@@ -55,6 +55,7 @@ export const testOptions = (storage: StorageConfig, overrides: Partial<PlatformO
     backtests: { ...defaults.backtests, concurrency: 0 },
     // Likewise no automation scheduler, run workers or PnL refresher unless a suite asks.
     automation: { ...defaults.automation, enabled: false, concurrency: 0 },
+    assistant: { ...defaults.assistant, insightJobs: { ...defaults.assistant.insightJobs, concurrency: 0 } },
     // No background signal sampler unless a suite asks, for the same reason.
     signals: { ...defaults.signals, sampler: false },
     ...overrides

@@ -22,7 +22,7 @@ interface Outcome {
 }
 
 /**
- * DESIGN §5: counts each request against its category's quota per IP and, when a token is
+ * The rate limits (`docs/limits.md`): counts each request against its category's quota per IP and, when a token is
  * presented, per token; the more restrictive answers. Every answer carries the X-RateLimit-*
  * headers; a request over quota fails with `RateLimited` and `Retry-After`.
  */

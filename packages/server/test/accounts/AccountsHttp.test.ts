@@ -7,7 +7,7 @@ import { testStorages } from "@trading-platform/core/testing"
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`accounts over ${storage.name}`, () => {
     layer(TestServer({ storage }), { timeout: "120 seconds" })((it) => {
-      it.effect("POST /api/account answers 201 with DESIGN's defaults and never the api key", () =>
+      it.effect("POST /api/account answers 201 with the documented defaults and never the api key", () =>
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
           const reply = yield* call("POST", "/api/account", {

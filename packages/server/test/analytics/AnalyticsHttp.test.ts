@@ -58,7 +58,7 @@ for (const storage of testStorages) {
           ])
           // Live trades are the default source; this user has none.
           expect((yield* call("GET", "/api/analytics/program-summary", { token })).body.items).toEqual([])
-        }))
+        }), 120_000)
 
       it.effect("GET /api/analytics/program-summary filters by account and by when backtests finished", () =>
         Effect.gen(function*() {
@@ -84,7 +84,7 @@ for (const storage of testStorages) {
           expect(inside.body.items[0].total_trades).toBe(withAccount.metrics.total_trades * 2)
           const before = yield* call("GET", `/api/analytics/program-summary?source=backtest&to=${new Date(finished).toISOString()}`, { token })
           expect(before.body.items).toEqual([])
-        }))
+        }), 120_000)
 
       it.effect("GET /api/analytics/program-summary for another user's account is 403, an unknown one 404", () =>
         Effect.gen(function*() {

@@ -4,7 +4,7 @@ import { Effect, TestClock } from "effect"
 import { testStorages } from "@trading-platform/core/testing"
 import { createAccount } from "../support/Accounts.js"
 import { allFinished, AutomationServer, createProgram, waitForRuns } from "../support/Automation.js"
-import { marketNow, throwingProgram } from "../support/Backtests.js"
+import { marketNow, stuckProgram, throwingProgram } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
 // The scheduler polls every second of the test clock; a second at a time lets it see the clock's moves.
@@ -266,6 +266,18 @@ for (const storage of testStorages) {
           expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toEqual([])
         }))
 
+      it.effect("a program stuck in one uninterruptible call is stopped by its thread's watchdog: the run fails over its CPU budget", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const program = yield* createProgram(token, stuckProgram)
+          const account = yield* createAccount(token)
+          const { runs } = yield* bindAndRun(token, program, { account_id: account.id })
+          expect(runs[0]).toMatchObject({ status: "failed", attempts: 1 })
+          expect(runs[0].error).toMatch(/^Program error \(cpu_budget_exceeded\): decide was stuck in one call/)
+          // The server kept answering, and nothing was ordered.
+          expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toEqual([])
+        }))
+
       it.effect("a schedule queues one run per symbol each interval of the test clock", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
@@ -286,7 +298,7 @@ for (const storage of testStorages) {
           expect(second.slice(0, 2).map((r) => r.decision.operation)).toEqual(["hold", "hold"])
           const next = (yield* call("GET", `/api/programs/${program}/bindings/${binding.id}`, { token })).body.next_run_at
           expect(next).toBe(new Date(created + 15 * 60_000).toISOString())
-        }))
+        }), 90_000)
 
       it.effect("GET /api/arena/check-pnl-status is ok after a refresh that marked every account with fills", () =>
         Effect.gen(function*() {

@@ -193,6 +193,10 @@ for (const storage of testStorages) {
           const venue2 = yield* createPool(token, { exchange: "venue2", signal_ids: [onVenue2], symbols: ["SOL"] })
           expect(venue2.status).toBe(201)
           expect(venue2.body).toMatchObject({ exchange: "venue2", signal_ids: [onVenue2], symbols: ["SOL"], logic: "OR" })
+          // Replacing the signal without naming its exchange keeps it on venue2.
+          const replaced = yield* call("PUT", `/api/signals/${onVenue2}`, { token, body: { signal_name: "renamed", trigger_condition: condition } })
+          expect(replaced.status).toBe(200)
+          expect(replaced.body).toMatchObject({ signal_name: "renamed", exchange: "venue2" })
         }))
 
       it.effect("wallet_tracking pools need 1 to 50 well-formed addresses and venue1", () =>

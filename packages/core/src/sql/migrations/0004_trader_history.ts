@@ -1,6 +1,6 @@
 import { script } from "../SqlScript.js"
 
-/** The unique keys are DESIGN's duplicate rules for trader import. */
+/** The unique keys are trader import's duplicate rules: an imported row with the same key is skipped. */
 export default script(`
   CREATE TABLE account_decision_logs (
     id serial PRIMARY KEY,

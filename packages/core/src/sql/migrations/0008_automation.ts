@@ -24,7 +24,7 @@ export default script(`
   CREATE INDEX automation_bindings_by_program ON automation_bindings (program_id, id);
   CREATE INDEX automation_bindings_due ON automation_bindings (next_run_at) WHERE enabled AND next_run_at IS NOT NULL;
 
-  -- idempotency_key makes every trigger (a schedule slot, a signal trigger) one run, whichever replica saw it.
+  -- A durable job (see jobs/JobQueue.ts); idempotency_key makes every trigger (a schedule slot, a signal trigger) one run, whichever replica saw it.
   CREATE TABLE automation_runs (
     id serial PRIMARY KEY,
     binding_id integer NOT NULL REFERENCES automation_bindings (id) ON DELETE CASCADE,
@@ -35,11 +35,13 @@ export default script(`
     trigger text NOT NULL,
     idempotency_key text NOT NULL UNIQUE,
     status text NOT NULL,
+    progress double precision NOT NULL DEFAULT 0,
     attempts integer NOT NULL DEFAULT 0,
     lease_until timestamptz,
     claimed_by text,
     decision text,
     error text,
+    result text,
     created_at timestamptz NOT NULL,
     started_at timestamptz,
     finished_at timestamptz

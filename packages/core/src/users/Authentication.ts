@@ -1,7 +1,7 @@
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context } from "effect"
-import { ApiError } from "./Errors.js"
-import type { SessionId, UserId } from "../users/User.js"
+import { ApiError } from "../http/Errors.js"
+import type { SessionId, UserId } from "./User.js"
 
 /** The authenticated caller, provided to every handler behind `Authentication`. */
 export interface CurrentUserShape {

@@ -1,10 +1,10 @@
 import { Effect, Option } from "effect"
-import type { UserId } from "../users/User.js"
+import { Forbidden, NotFound } from "../http/Errors.js"
+import type { UserId } from "./User.js"
 import type { CurrentUserShape } from "./Authentication.js"
-import { Forbidden, NotFound } from "./Errors.js"
 
 /**
- * DESIGN's ownership rule on a looked-up row: 404 when it does not exist, 403 when it belongs to
+ * The ownership rule on a looked-up row: 404 when it does not exist, 403 when it belongs to
  * another user. `what` names it in the message, e.g. `Program 7`.
  */
 export const ownedBy = <A extends { readonly user_id: UserId }>(caller: CurrentUserShape, what: string) =>

@@ -1,0 +1,55 @@
+import { Clock, Effect } from "effect"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import { NotFound } from "../http/Errors.js"
+import { ownedBy } from "../users/Ownership.js"
+import { JobWakeup } from "../jobs/JobWakeup.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { Venues } from "../venues/Venue.js"
+import { type InsightId, type InsightRequest, InsightTask } from "./Assistant.js"
+import { AssistantChat } from "./AssistantChat.js"
+import { insightJobs, type InsightRow, InsightsRepo } from "./InsightsRepo.js"
+
+const toTask = (row: InsightRow) =>
+  new InsightTask({
+    task_id: String(row.id),
+    status: row.status,
+    ...(row.result !== null ? { result: row.result } : {}),
+    ...(row.error !== null && row.status === "failed" ? { error: row.error } : {})
+  })
+
+/** Insight jobs: queued by the caller (within the hourly quota), polled by their owner. */
+export class Insights extends Effect.Service<Insights>()("@trading-platform/core/Insights", {
+  effect: Effect.gen(function*() {
+    const repo = yield* InsightsRepo
+    const assistant = yield* AssistantChat
+    const venues = yield* Venues
+    const wakeup = yield* JobWakeup
+
+    const submit = (caller: CurrentUserShape, input: InsightRequest) =>
+      Effect.gen(function*() {
+        const listed = yield* venues[input.exchange].tickers
+        if (!listed.has(input.symbol)) return yield* new NotFound({ error: `Unknown symbol on ${input.exchange}: ${input.symbol}` })
+        yield* assistant.consume(caller, "insight")
+        const row = yield* repo.insert({
+          user_id: caller.id,
+          symbol: input.symbol,
+          exchange: input.exchange,
+          timeframe: input.timeframe,
+          prompt: input.prompt ?? null,
+          now: new Date(yield* Clock.currentTimeMillis)
+        })
+        yield* wakeup.wake(insightJobs.table)
+        return toTask(row)
+      }).pipe(dieOnStorageFailure, Effect.withSpan("Insights.submit", { attributes: { userId: caller.id, symbol: input.symbol } }))
+
+    const get = (caller: CurrentUserShape, id: InsightId) =>
+      repo.findById(id).pipe(
+        ownedBy(caller, `Insight ${id}`),
+        Effect.map(toTask),
+        dieOnStorageFailure,
+        Effect.withSpan("Insights.get", { attributes: { userId: caller.id, insightId: id } })
+      )
+
+    return { submit, get } as const
+  })
+}) {}

@@ -1,0 +1,111 @@
+import { Effect, Pool, Schema } from "effect"
+import type { Decider } from "../sandbox/Decider.js"
+import { ProgramInvalid } from "../http/Errors.js"
+import { startWorkerThread } from "../jobs/WorkerThread.js"
+import { Decision, hold, ProgramRunError, type PositionView } from "../sandbox/Decision.js"
+import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
+import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
+import type { Candle } from "../venues/Venue.js"
+
+/** The account as a run shows it to the program. */
+export interface LiveView {
+  readonly position: PositionView | null
+  readonly balance: number
+}
+
+const unbounded = { floor: -Infinity, ceiling: Infinity }
+
+/**
+ * The decision at the last of `candles`: every bar is fed to the program in turn, as a backtest
+ * would (so `data.candles`, `ta` and the program's own state build up the same way), with the
+ * account as it is now; decisions before the last bar are its warm-up and are dropped.
+ */
+export const decideAtLastBar = (decider: Decider, candles: ReadonlyArray<Candle>, view: LiveView): Decision => {
+  decider.chunk(candles)
+  const last = candles.length - 1
+  let decision: Decision = hold
+  for (let from = 0; from <= last;) {
+    const stop = decider.decide(from, view, unbounded)
+    if (stop.index === last && stop.decision) decision = stop.decision
+    from = stop.decision ? stop.index + 1 : Math.max(stop.index, from + 1)
+  }
+  return decision
+}
+
+/** What a decision thread starts with (its `workerData`, with the heartbeat added). */
+export interface DecisionThreadInput {
+  readonly limits: SandboxLimits
+}
+
+/** One decision asked of a thread: the run, its candles (oldest first) and the account. */
+export interface DecisionRequest {
+  readonly run: ProgramRun
+  readonly candles: ReadonlyArray<Candle>
+  readonly view: LiveView
+}
+
+/** From the thread: the decision, the program's failure, or a defect of the thread's own code. */
+export const FromDecisionThread = Schema.Union(
+  Schema.TaggedStruct("Decided", { decision: Decision }),
+  Schema.TaggedStruct("Failed", { error: Schema.Union(ProgramRunError, ProgramInvalid) }),
+  Schema.TaggedStruct("Crashed", { message: Schema.String })
+)
+export type FromDecisionThread = typeof FromDecisionThread.Type
+
+/** The decision thread crashed or exited on its own: not the program's verdict, so the run may be tried again. */
+export class DecisionThreadDied extends Schema.TaggedError<DecisionThreadDied>()("DecisionThreadDied", { message: Schema.String }) {}
+
+const decode = Schema.decodeUnknown(FromDecisionThread)
+
+/**
+ * Programs decide in worker threads (`LiveDecisionEntry`), as backtests run, so nothing a program
+ * does can stall the server. The threads are kept in a pool of `size` (one per run worker) and
+ * reused, since starting one costs far more than a decision; each decision still loads the program
+ * in a QuickJS instance of its own. A thread's watchdog stops a call stuck for over twice the
+ * wall-clock cap, which fails the run with `cpu_budget_exceeded`; a stopped or dead thread leaves
+ * the pool and a new one takes its place. The pool lives as long as the scope.
+ */
+export const makeDecisionThreads = (limits: SandboxLimits, size: number) =>
+  Effect.gen(function*() {
+    const stallMillis = 2 * limits.wallMillisPerCall
+    const pool = yield* Pool.make({
+      acquire: startWorkerThread({
+        entry: "automation/LiveDecisionEntry",
+        workerData: { limits } satisfies DecisionThreadInput,
+        name: "decision thread",
+        resourceLimits: { maxOldGenerationSizeMb: 256 },
+        stallMillis
+      }),
+      size
+    })
+
+    const decide = (request: DecisionRequest) =>
+      Effect.gen(function*() {
+        const thread = yield* pool.get
+        yield* thread.post(request)
+        const event = yield* thread.take
+        if (event._tag !== "Message") yield* pool.invalidate(thread)
+        switch (event._tag) {
+          case "Died":
+            return yield* new DecisionThreadDied({ message: event.message })
+          case "Stalled":
+            return yield* new ProgramRunError({
+              reason: "cpu_budget_exceeded",
+              message: `decide was stuck in one call for over ${stallMillis} ms; its thread was stopped`
+            })
+          case "Message": {
+            const message = yield* Effect.orDie(decode(event.message))
+            switch (message._tag) {
+              case "Decided":
+                return message.decision
+              case "Failed":
+                return yield* Effect.fail(message.error)
+              case "Crashed":
+                return yield* new DecisionThreadDied({ message: `The decision thread failed: ${message.message}` })
+            }
+          }
+        }
+      }).pipe(Effect.scoped, Effect.withSpan("DecisionThreads.decide"))
+
+    return { decide } as const
+  })

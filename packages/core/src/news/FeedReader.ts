@@ -1,0 +1,90 @@
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { Duration, Effect } from "effect"
+import { parseFeed } from "feedsmith"
+import type { FeedItem } from "./NewsRepo.js"
+
+// Common names of the coins the simulated and real venues list.
+const names: Record<string, string> = {
+  bitcoin: "BTC",
+  ethereum: "ETH",
+  ether: "ETH",
+  solana: "SOL",
+  ripple: "XRP",
+  dogecoin: "DOGE",
+  cardano: "ADA",
+  avalanche: "AVAX",
+  chainlink: "LINK",
+  litecoin: "LTC"
+}
+
+/** The listed symbols a story mentions: the ticker in capitals (`BTC`, `$ETH`) or the coin's name. */
+export const symbolsIn = (text: string, listed: ReadonlySet<string>): Array<string> => {
+  const found = new Set<string>()
+  for (const [, word] of text.matchAll(/\$?\b([A-Z][A-Z0-9]{1,9})\b/g)) if (listed.has(word!)) found.add(word!)
+  for (const [, word] of text.toLowerCase().matchAll(/\b([a-z]+)\b/g)) {
+    const symbol = names[word!]
+    if (symbol && listed.has(symbol)) found.add(symbol)
+  }
+  return [...found].sort()
+}
+
+const text = (value: unknown): string | null => {
+  if (typeof value === "string") return value
+  if (value !== null && typeof value === "object" && "value" in value && typeof value.value === "string") return value.value
+  return null
+}
+const date = (value: unknown): Date | null => {
+  if (typeof value !== "string") return null
+  const ms = Date.parse(value)
+  return Number.isNaN(ms) ? null : new Date(ms)
+}
+// Feeds put HTML in summaries; stories are shown as text.
+const plain = (html: string | null) => html === null ? null : html.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim().slice(0, 1000) || null
+
+/** The stories of a parsed RSS, RDF, Atom or JSON feed (those without a link are skipped). */
+export const feedItems = (body: string, listed: ReadonlySet<string>): Array<FeedItem> => {
+  const parsed = parseFeed(body)
+  const raw: Array<{ link: string | null; title: string | null; summary: string | null; published: Date | null }> =
+    parsed.format === "atom"
+      ? (parsed.feed.entries ?? []).map((e) => ({
+        link: e.links?.find((l) => !l.rel || l.rel === "alternate")?.href ?? e.links?.[0]?.href ?? null,
+        title: text(e.title),
+        summary: text(e.summary) ?? text(e.content),
+        published: date(e.published) ?? date(e.updated)
+      }))
+      : parsed.format === "json"
+      ? (parsed.feed.items ?? []).map((i) => ({
+        link: i.url ?? null,
+        title: i.title ?? null,
+        summary: i.summary ?? i.content_text ?? null,
+        published: date(i.date_published)
+      }))
+      : (parsed.feed.items ?? []).map((i) => ({
+        link: i.link ?? null,
+        title: i.title ?? null,
+        summary: i.description ?? null,
+        published: date("pubDate" in i ? i.pubDate : undefined)
+      }))
+  return raw.flatMap((r) => {
+    if (!r.link) return []
+    const title = plain(r.title) ?? r.link
+    const summary = plain(r.summary)
+    return [{ link: r.link, title, summary, published_at: r.published, symbols: symbolsIn(`${title} ${summary ?? ""}`, listed) }]
+  })
+}
+
+const feedTypes = "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.8"
+
+/** Fetches and parses one feed; fails with a message fit for `last_error`. */
+export const readFeed = (url: string, timeout: Duration.Duration, listed: ReadonlySet<string>) =>
+  Effect.gen(function*() {
+    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.filterStatusOk)
+    const request = HttpClientRequest.get(url).pipe(HttpClientRequest.setHeader("accept", feedTypes))
+    const body = yield* client.execute(request).pipe(
+      Effect.flatMap((r) => r.text),
+      Effect.scoped,
+      Effect.timeoutFail({ duration: timeout, onTimeout: () => `timed out after ${Duration.format(timeout)}` }),
+      Effect.mapError((e) => typeof e === "string" ? e : e._tag === "ResponseError" ? `answered ${e.response.status}` : "could not be reached")
+    )
+    return yield* Effect.try({ try: () => feedItems(body, listed), catch: () => "is not a valid RSS, Atom or JSON feed" })
+  })

@@ -1,0 +1,14 @@
+import { FetchHttpClient } from "@effect/platform"
+import { Layer } from "effect"
+import { News, NewsFetcherLive } from "./News.js"
+import { NewsRepo } from "./NewsRepo.js"
+
+export { defaultNewsSources, News } from "./News.js"
+export { feedItems, symbolsIn } from "./FeedReader.js"
+
+/** News: the service, and this instance's background fetcher for as long as the layer lives. */
+export const NewsLive = Layer.scopedDiscard(NewsFetcherLive).pipe(
+  Layer.provideMerge(News.Default),
+  Layer.provideMerge(NewsRepo.Default),
+  Layer.provideMerge(FetchHttpClient.layer)
+)

@@ -1,0 +1,96 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { Effect, Schema } from "effect"
+import { IsoTimestamp } from "../sql/Columns.js"
+import { UserId } from "../users/User.js"
+import { NewsItem, NewsSourceId } from "./NewsSource.js"
+
+export const NewsSourceRow = Schema.Struct({
+  id: NewsSourceId,
+  user_id: UserId,
+  name: Schema.String,
+  url: Schema.String,
+  enabled: Schema.Boolean,
+  last_fetched_at: Schema.NullOr(IsoTimestamp),
+  last_error: Schema.NullOr(Schema.String),
+  created_at: IsoTimestamp
+})
+export type NewsSourceRow = typeof NewsSourceRow.Type
+
+const ItemRow = Schema.Struct({
+  ...NewsItem.fields,
+  published_at: Schema.NullOr(IsoTimestamp),
+  symbols: Schema.parseJson(Schema.Array(Schema.String))
+})
+
+export interface FeedItem {
+  readonly link: string
+  readonly title: string
+  readonly summary: string | null
+  readonly published_at: Date | null
+  readonly symbols: ReadonlyArray<string>
+}
+
+/** SQL for news sources and items; no rules here. */
+export class NewsRepo extends Effect.Service<NewsRepo>()("@trading-platform/core/NewsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Gives a user the default sources once (a user who deletes them does not get them back). */
+    const seed = (user_id: UserId, defaults: ReadonlyArray<{ readonly name: string; readonly url: string }>, now: Date) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const marked = yield* sql`INSERT INTO news_seeded (user_id) VALUES (${user_id}) ON CONFLICT DO NOTHING RETURNING user_id`
+        if (marked.length === 0 || defaults.length === 0) return
+        yield* sql`INSERT INTO news_sources ${
+          sql.insert(defaults.map((d) => ({ ...d, user_id, enabled: false, created_at: now, updated_at: now })))
+        }`
+      }))
+    const listByUser = SqlSchema.findAll({
+      Request: UserId,
+      Result: NewsSourceRow,
+      execute: (user_id) => sql`SELECT * FROM news_sources WHERE user_id = ${user_id} ORDER BY id`
+    })
+    const findById = SqlSchema.findOne({
+      Request: NewsSourceId,
+      Result: NewsSourceRow,
+      execute: (id) => sql`SELECT * FROM news_sources WHERE id = ${id}`
+    })
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({ user_id: UserId, name: Schema.String, url: Schema.String, enabled: Schema.Boolean, now: Schema.DateFromSelf }),
+      Result: NewsSourceRow,
+      execute: ({ now, ...s }) => sql`INSERT INTO news_sources ${sql.insert({ ...s, created_at: now, updated_at: now })} RETURNING *`
+    })
+    const update = SqlSchema.single({
+      Request: Schema.Struct({ id: NewsSourceId, name: Schema.String, url: Schema.String, enabled: Schema.Boolean, now: Schema.DateFromSelf }),
+      Result: NewsSourceRow,
+      execute: ({ id, now, ...s }) => sql`UPDATE news_sources SET ${sql.update({ ...s, updated_at: now })} WHERE id = ${id} RETURNING *`
+    })
+    const remove = (id: NewsSourceId) => sql`DELETE FROM news_sources WHERE id = ${id}`.pipe(Effect.asVoid)
+
+    /** Every feed URL some user has enabled. */
+    const enabledUrls = sql<{ url: string }>`SELECT DISTINCT url FROM news_sources WHERE enabled`.pipe(
+      Effect.map((rows) => rows.map((r) => r.url))
+    )
+    /** Stores new items (a known link is skipped); answers how many were new. */
+    const storeItems = (feed_url: string, items: ReadonlyArray<FeedItem>, now: Date) =>
+      items.length === 0 ? Effect.succeed(0) : sql`
+        INSERT INTO news_items ${
+        sql.insert(items.map((i) => ({ ...i, symbols: JSON.stringify(i.symbols), feed_url, fetched_at: now })))
+      }
+        ON CONFLICT (link) DO NOTHING RETURNING id`.pipe(Effect.map((rows) => rows.length))
+    const recordFetch = (url: string, error: string | null, now: Date) =>
+      sql`UPDATE news_sources SET last_fetched_at = ${now}, last_error = ${error} WHERE url = ${url} AND enabled`.pipe(Effect.asVoid)
+
+    const items = SqlSchema.findAll({
+      Request: Schema.Struct({ user_id: UserId, symbol: Schema.NullOr(Schema.String), limit: Schema.Int, offset: Schema.Int }),
+      Result: ItemRow,
+      execute: (q) => sql`
+        SELECT i.id, i.title, i.link, i.summary, i.published_at, i.symbols, i.feed_url FROM news_items i
+        WHERE i.feed_url IN (SELECT url FROM news_sources WHERE user_id = ${q.user_id} AND enabled)
+        ${q.symbol === null ? sql`` : sql`AND i.symbols LIKE ${`%"${q.symbol}"%`}`}
+        ORDER BY COALESCE(i.published_at, i.fetched_at) DESC, i.id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
+    })
+
+    return { seed, listByUser, findById, insert, update, remove, enabledUrls, storeItems, recordFetch, items } as const
+  })
+}) {}

@@ -1,0 +1,55 @@
+import type { Candle } from "../venues/Venue.js"
+import type { AccountView, Decision } from "./Decision.js"
+
+/** A program as one function called once per bar, oldest first; may throw `ProgramRunError`. */
+export type Decide = (bar: Candle, account: AccountView) => Decision
+
+/**
+ * The prices at which the open position exits inside a bar: a bar with `low <= floor` or
+ * `high >= ceiling` touches its stop, liquidation or take-profit. Unbounded when flat.
+ */
+export interface ExitBand {
+  readonly floor: number
+  readonly ceiling: number
+}
+
+/** Where `Decider.decide` stopped; `decision` is absent when it stopped before feeding bar `index`. */
+export interface DecisionStop {
+  readonly index: number
+  readonly decision?: Decision
+}
+
+/**
+ * A program as the engine drives it: one chunk of bars at a time, asking only where something can
+ * change, so a runtime can decide a run of quiet bars in one call. `decide` feeds the chunk's bars
+ * from `from` on to the program, each with `account` and its equity marked to the bar's close, and
+ * stops at the first bar whose decision is not hold; before feeding a bar that touches `band`
+ * (which the engine settles first); or wherever it likes (the engine asks again from there). It
+ * may throw `ProgramRunError`.
+ */
+export interface Decider {
+  readonly chunk: (bars: ReadonlyArray<Candle>) => void
+  readonly decide: (from: number, account: Omit<AccountView, "equity">, band: ExitBand) => DecisionStop
+}
+
+const touches = (bar: Candle, band: ExitBand) => bar.low <= band.floor || bar.high >= band.ceiling
+
+/** The `Decider` of a per-bar function, for programs written in the host's JavaScript. */
+export const decideEachBar = (decide: Decide): Decider => {
+  let bars: ReadonlyArray<Candle> = []
+  return {
+    chunk: (chunk) => {
+      bars = chunk
+    },
+    decide: (from, { balance, position: p }, band) => {
+      for (let i = from; i < bars.length; i++) {
+        const bar = bars[i]!
+        if (touches(bar, band)) return { index: i }
+        const equity = p === null ? balance : balance + (p.side === "long" ? 1 : -1) * p.size * (bar.close - p.entry_price)
+        const decision = decide(bar, { position: p, balance, equity })
+        if (decision.operation !== "hold") return { index: i, decision }
+      }
+      return { index: bars.length }
+    }
+  }
+}

@@ -1,0 +1,236 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { platformOptions } from "@trading-platform/core"
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { postSse } from "../support/Sse.js"
+import { baseUrl, call, signUp, TestServer } from "../support/TestServer.js"
+
+const apiKey = "sk-test-provider-secret-0123456789"
+
+type Script = (req: IncomingMessage, res: ServerResponse) => void
+
+/** A local OpenAI-compatible server: each request is answered by the next script, and recorded. */
+const fake = {
+  scripts: [] as Array<Script>,
+  requests: [] as Array<{ authorization: string | undefined; body: any }>,
+  url: ""
+}
+
+const FakeProvider = Effect.acquireRelease(
+  Effect.async<ReturnType<typeof createServer>>((resume) => {
+    const server = createServer((req, res) => {
+      let raw = ""
+      req.on("data", (piece) => (raw += piece))
+      req.on("end", () => {
+        fake.requests.push({ authorization: req.headers.authorization, body: JSON.parse(raw) })
+        const script = fake.scripts.shift()
+        if (script) script(req, res)
+        else res.writeHead(500).end("no script")
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+      resume(Effect.succeed(server))
+    })
+  }),
+  (server) => Effect.sync(() => server.close())
+)
+
+const Server = Layer.unwrapScoped(Effect.map(FakeProvider, () =>
+  TestServer({
+    config: {
+      assistant: {
+        ...platformOptions().assistant,
+        insightJobs: { ...platformOptions().assistant.insightJobs, concurrency: 0 },
+        provider: Option.some({ baseUrl: fake.url, model: "test-model", apiKey: Option.some(Redacted.make(apiKey)) }),
+        timeout: Duration.seconds(3)
+      }
+    }
+  })))
+
+const frame = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`
+const chunk = (delta: unknown, finish_reason: string | null = null) =>
+  frame({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "test-model", choices: [{ index: 0, delta, finish_reason }] })
+const usage = frame({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "test-model", choices: [], usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 } })
+const stream = (...frames: Array<string>): Script => (_, res) => {
+  res.writeHead(200, { "content-type": "text/event-stream" })
+  for (const f of frames) res.write(f)
+  res.end()
+}
+const text = (...pieces: Array<string>) =>
+  stream(chunk({ role: "assistant", content: "" }), ...pieces.map((content) => chunk({ content })), chunk({}, "stop"), usage, "data: [DONE]\n\n")
+const toolCall = (name: string, argumentPieces: Array<string>) =>
+  stream(
+    chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name, arguments: "" } }] }),
+    ...argumentPieces.map((a) => chunk({ tool_calls: [{ index: 0, function: { arguments: a } }] })),
+    chunk({}, "tool_calls"),
+    "data: [DONE]\n\n"
+  )
+const status = (code: number, headers: Record<string, string> = {}): Script => (_, res) => {
+  res.writeHead(code, { "content-type": "application/json", ...headers }).end(JSON.stringify({ error: { message: "nope" } }))
+}
+
+const reset = (...scripts: Array<Script>) =>
+  Effect.sync(() => {
+    fake.scripts = scripts
+    fake.requests = []
+  })
+
+const deltas = (events: ReadonlyArray<{ event: string; data: any }>) =>
+  events.filter((e) => e.event === "delta").map((e) => e.data.text).join("")
+
+describe("assistant on an OpenAI-compatible provider (local fake server)", () => {
+  // Real time: retries wait out Retry-After and the timeout is real.
+  layer(Server, { timeout: "120 seconds", excludeTestServices: true })((it) => {
+    it.effect("streamed text becomes delta events and done; usage is stored; the key is sent as a bearer token and never answered", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* reset(text("Hello", " there"))
+        const reply = yield* postSse("/api/ai/chat", alice.token, { message: "hi", context: { symbol: "BTC" } })
+        expect(reply.events.map((e) => e.event)).toEqual(["delta", "delta", "done"])
+        expect(deltas(reply.events)).toBe("Hello there")
+        const sent = fake.requests[0]!
+        expect(sent.authorization).toBe(`Bearer ${apiKey}`)
+        expect(sent.body).toMatchObject({ model: "test-model", stream: true })
+        expect(sent.body.tools.map((t: any) => t.function.name)).toContain("get_prices")
+        expect(sent.body.messages.at(-1)).toEqual({ role: "user", content: "hi" })
+        expect(sent.body.messages[0].content).toContain('Context: {"symbol":"BTC"}')
+        const stored = yield* call("GET", `/api/ai/conversations/${reply.events.at(-1)!.data.conversation_id}/messages`, { token: alice.token })
+        expect(stored.body.messages[1]).toMatchObject({ content: "Hello there", prompt_tokens: 42, completion_tokens: 7 })
+        const tools = yield* call("GET", "/api/ai/tools", { token: alice.token })
+        for (const r of [reply.text, stored.text, tools.text]) expect(r).not.toContain(apiKey)
+      }))
+
+    it.effect("a tool call streamed in pieces runs as the caller, its result goes back to the model, and the answer follows", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* reset(toolCall("get_prices", ['{"symbols":', '["BTC"]}']), text("BTC is fine."))
+        const reply = yield* postSse("/api/ai/chat", alice.token, { message: "BTC?" })
+        expect(reply.events.map((e) => e.event)).toEqual(["tool_call", "tool_result", "delta", "done"])
+        expect(reply.events[0]!.data).toEqual({ name: "get_prices", args: { symbols: ["BTC"] } })
+        expect(reply.events[1]!.data.result.prices.BTC.price).toBeGreaterThan(0)
+        const second = fake.requests[1]!.body.messages
+        expect(second.at(-2)).toMatchObject({
+          role: "assistant",
+          tool_calls: [{ id: "call_1", type: "function", function: { name: "get_prices", arguments: '{"symbols":["BTC"]}' } }]
+        })
+        expect(second.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_1" })
+        expect(JSON.parse(second.at(-1).content).prices.BTC.price).toBe(reply.events[1]!.data.result.prices.BTC.price)
+      }))
+
+    it.effect("arguments that do not decode through the tool's schema are refused, and the model is told why", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* reset(toolCall("get_klines", ['{"symbol": 42, "limit": 100000}']), toolCall("drop_tables", ["{}"]), text("Sorry."))
+        const reply = yield* postSse("/api/ai/chat", alice.token, { message: "candles" })
+        const results = reply.events.filter((e) => e.event === "tool_result").map((e) => e.data)
+        expect(results.map((r) => [r.name, r.result.code])).toEqual([["get_klines", "invalid_input"], ["drop_tables", "invalid_input"]])
+        expect(reply.events.at(-1)!.event).toBe("done")
+      }))
+
+    it.effect("a 429 with Retry-After is waited out and retried", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* reset(status(429, { "retry-after": "1" }), text("after the wait"))
+        const reply = yield* postSse("/api/ai/chat", alice.token, { message: "hi" })
+        expect(fake.requests.length).toBe(2)
+        expect(deltas(reply.events)).toBe("after the wait")
+        expect(reply.events.at(-1)!.event).toBe("done")
+      }))
+
+    it.effect("a provider that keeps answering 500 ends the stream with an upstream_error event; a 401 is not retried", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* reset(status(500), status(500), status(500))
+        const reply = yield* postSse("/api/ai/chat", alice.token, { message: "hi" })
+        expect(fake.requests.length).toBe(3)
+        expect(reply.events).toEqual([{ event: "error", data: { code: "upstream_error", error: "The language model provider answered 500" } }])
+        yield* reset(status(401), text("never"))
+        const refused = yield* postSse("/api/ai/chat", alice.token, { message: "hi" })
+        expect(fake.requests.length).toBe(1)
+        expect(refused.events[0]!.data.code).toBe("upstream_error")
+        // POST /api/ai/conversations answers the failure as a 502 envelope.
+        yield* reset(status(500), status(500), status(500))
+        const converse = yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: "hi", context: {} } })
+        expect({ status: converse.status, code: converse.body.code }).toEqual({ status: 502, code: "upstream_error" })
+      }))
+
+    it.effect("a cut connection becomes an error event, and what was said before is stored", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* reset((_, res) => {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          res.write(chunk({ role: "assistant", content: "Partial answer" }))
+          setTimeout(() => res.destroy(), 50)
+        })
+        const reply = yield* postSse("/api/ai/chat", alice.token, { message: "hi" })
+        expect(reply.events.map((e) => e.event)).toEqual(["delta", "error"])
+        expect(reply.events[1]!.data.code).toBe("upstream_error")
+        const list = yield* call("GET", "/api/ai/conversations", { token: alice.token })
+        const stored = yield* call("GET", `/api/ai/conversations/${list.body.conversations[0].id}/messages`, { token: alice.token })
+        expect(stored.body.messages[1]).toMatchObject({ role: "assistant", content: "Partial answer" })
+      }))
+
+    it.effect("a provider that never answers ends the stream with upstream_timeout", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* reset((_, res) => setTimeout(() => res.destroy(), 10_000))
+        const reply = yield* postSse("/api/ai/chat", alice.token, { message: "hi" })
+        expect(reply.events).toEqual([{ event: "error", data: { code: "upstream_timeout", error: "The language model provider did not answer in time" } }])
+      }))
+
+    it.effect("a second chat on the same token while one streams answers 429; once it ends the token may stream again", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        let finish = () => {}
+        yield* reset((_, res) => {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          res.write(chunk({ role: "assistant", content: "first" }))
+          finish = () => res.end(chunk({}, "stop") + "data: [DONE]\n\n")
+        }, text("third"))
+        const base = yield* baseUrl
+        const first = fetch(`${base}/api/ai/chat`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${alice.token}`, "content-type": "application/json" },
+          body: JSON.stringify({ message: "first" })
+        }).then((r) => r.text())
+        while (fake.requests.length === 0) yield* Effect.sleep("20 millis")
+        const second = yield* postSse("/api/ai/chat", alice.token, { message: "second" })
+        expect({ status: second.status, code: second.body.code }).toEqual({ status: 429, code: "rate_limited" })
+        expect(second.headers.get("retry-after")).toBe(String(second.body.retry_after))
+        finish()
+        expect(yield* Effect.promise(() => first)).toContain("event: done")
+        const third = yield* postSse("/api/ai/chat", alice.token, { message: "third" })
+        expect(third.events.at(-1)!.event).toBe("done")
+      }))
+
+    it.effect("a client that goes away mid-answer leaves what was said stored", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* reset((_, res) => {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          res.write(chunk({ role: "assistant", content: "Said before leaving" }))
+        })
+        const base = yield* baseUrl
+        yield* Effect.promise(async () => {
+          const abort = new AbortController()
+          const response = await fetch(`${base}/api/ai/chat`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${alice.token}`, "content-type": "application/json" },
+            body: JSON.stringify({ message: "tell me" }),
+            signal: abort.signal
+          })
+          const reader = response.body!.getReader()
+          await reader.read()
+          abort.abort()
+        })
+        const stored = yield* Effect.gen(function*() {
+          const list = yield* call("GET", "/api/ai/conversations", { token: alice.token })
+          const id = list.body.conversations[0]?.id
+          return id === undefined ? [] : (yield* call("GET", `/api/ai/conversations/${id}/messages`, { token: alice.token })).body.messages
+        }).pipe(Effect.delay("50 millis"), Effect.repeat({ until: (messages: Array<any>) => messages.length === 2 }), Effect.timeout("10 seconds"))
+        expect(stored[1]).toMatchObject({ role: "assistant", content: "Said before leaving" })
+      }))
+  })
+})

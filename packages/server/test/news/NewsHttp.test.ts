@@ -1,0 +1,171 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { platformOptions } from "@trading-platform/core"
+import { Duration, Effect, Layer } from "effect"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { postSse } from "../support/Sse.js"
+import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
+
+const rss = `<?xml version="1.0"?>
+<rss version="2.0"><channel><title>Local crypto news</title>
+  <item><title>BTC breaks a record</title><link>http://news.test/btc-record</link>
+    <description>&lt;p&gt;Bitcoin rose past its high.&lt;/p&gt;</description><pubDate>Tue, 02 Jan 2024 10:00:00 GMT</pubDate></item>
+  <item><title>Ethereum upgrade ships</title><link>http://news.test/eth-upgrade</link>
+    <description>The network upgraded; ETH fees fell.</description><pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate></item>
+  <item><title>No link here</title></item>
+</channel></rss>`
+const atom = `<?xml version="1.0"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Atom news</title><id>urn:a</id><updated>2024-01-03T00:00:00Z</updated>
+  <entry><title>Solana and SOL traders</title><id>urn:a:1</id><link href="http://news.test/sol"/>
+    <updated>2024-01-03T00:00:00Z</updated><summary>Solana volume doubled.</summary></entry>
+  <entry><title>BTC again</title><id>urn:a:2</id><link href="http://news.test/btc-record"/>
+    <updated>2024-01-03T01:00:00Z</updated></entry>
+</feed>`
+
+/** A local feed server: good RSS and Atom, a malformed feed, a slow one and a failing one. */
+const feeds = { url: "" }
+const FeedServer = Effect.acquireRelease(
+  Effect.async<Server>((resume) => {
+    const server = createServer((req, res) => {
+      switch (req.url) {
+        case "/rss":
+          return res.writeHead(200, { "content-type": "application/rss+xml" }).end(rss)
+        case "/atom":
+          return res.writeHead(200, { "content-type": "application/atom+xml" }).end(atom)
+        case "/bad":
+          return res.writeHead(200, { "content-type": "application/rss+xml" }).end("<rss><channel><item><title>cut")
+        case "/slow":
+          return void setTimeout(() => res.writeHead(200).end(rss), 5_000)
+        default:
+          return res.writeHead(500).end("down")
+      }
+    })
+    server.listen(0, "127.0.0.1", () => {
+      feeds.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      resume(Effect.succeed(server))
+    })
+  }),
+  (server) => Effect.sync(() => server.closeAllConnections?.() ?? server.close())
+)
+
+const defaults = platformOptions()
+const NewsServer = Layer.unwrapScoped(Effect.map(FeedServer, () =>
+  TestServer({
+    config: {
+      news: { ...defaults.news, timeout: Duration.millis(500) },
+      assistant: { ...defaults.assistant, insightJobs: { ...defaults.assistant.insightJobs, concurrency: 1 } }
+    }
+  })))
+
+const addSource = (token: string, name: string, path: string) =>
+  Effect.map(call("POST", "/api/news/sources", { token, body: { name, url: feeds.url + path } }), (r) => {
+    expect(r.status).toBe(201)
+    return r.body
+  })
+
+describe("news", () => {
+  // Real time: a slow feed's timeout is real.
+  layer(NewsServer, { timeout: "120 seconds", excludeTestServices: true })((it) => {
+    it.effect("GET /api/news/sources answers the seeded public feeds, disabled, once per user", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        const first = yield* call("GET", "/api/news/sources", { token: alice.token })
+        expect(first.status).toBe(200)
+        expect(first.body.sources.map((s: any) => [s.name, s.enabled])).toEqual([["CoinDesk", false], ["Cointelegraph", false], ["Decrypt", false]])
+        for (const s of first.body.sources) expect(s.url).toMatch(/^https:\/\//)
+        yield* call("DELETE", `/api/news/sources/${first.body.sources[0].id}`, { token: alice.token })
+        const again = yield* call("GET", "/api/news/sources", { token: alice.token })
+        expect(again.body.sources.length).toBe(2)
+        expectError(yield* call("GET", "/api/news/sources"), 401, "unauthorized")
+      }))
+
+    it.effect("POST/PUT/DELETE manage the caller's sources; another user's answers 403, an unknown one 404, bad input 400", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        const bob = yield* signUp("bob")
+        const created = yield* addSource(alice.token, " Local ", "/rss")
+        expect(created).toMatchObject({ name: "Local", enabled: true, last_fetched_at: null, last_error: null })
+        const renamed = yield* call("PUT", `/api/news/sources/${created.id}`, { token: alice.token, body: { name: "Renamed", enabled: false } })
+        expect(renamed.body).toMatchObject({ id: created.id, name: "Renamed", url: created.url, enabled: false })
+        expectError(yield* call("PUT", `/api/news/sources/${created.id}`, { token: bob.token, body: { enabled: true } }), 403, "forbidden")
+        expectError(yield* call("DELETE", `/api/news/sources/${created.id}`, { token: bob.token }), 403, "forbidden")
+        expectError(yield* call("PUT", "/api/news/sources/999999", { token: alice.token, body: {} }), 404, "not_found")
+        expectError(yield* call("POST", "/api/news/sources", { token: alice.token, body: { name: "x", url: "ftp://nope" } }), 400, "invalid_input")
+        expectError(yield* call("POST", "/api/news/sources", { token: alice.token, body: { name: "", url: feeds.url } }), 400, "invalid_input")
+        expectError(yield* call("PUT", "/api/news/sources/abc", { token: alice.token, body: {} }), 400, "invalid_input")
+        expect((yield* call("DELETE", `/api/news/sources/${created.id}`, { token: alice.token })).status).toBe(204)
+        expectError(yield* call("DELETE", `/api/news/sources/${created.id}`, { token: alice.token }), 404, "not_found")
+      }))
+
+    it.effect("POST /api/news/refresh reads RSS and Atom, tags symbols, de-duplicates by link, and reports malformed, slow and failing feeds", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        const sources = [
+          yield* addSource(alice.token, "rss", "/rss"),
+          yield* addSource(alice.token, "atom", "/atom"),
+          yield* addSource(alice.token, "bad", "/bad"),
+          yield* addSource(alice.token, "slow", "/slow"),
+          yield* addSource(alice.token, "down", "/down")
+        ]
+        const refreshed = yield* call("POST", "/api/news/refresh", { token: alice.token })
+        expect(refreshed.status).toBe(200)
+        const byUrl = Object.fromEntries(refreshed.body.sources.map((s: any) => [s.url.slice(feeds.url.length), s]))
+        // The Atom feed repeats the RSS feed's BTC link: it is stored once.
+        expect(byUrl["/rss"].new_items + byUrl["/atom"].new_items).toBe(3)
+        expect(byUrl["/bad"]).toMatchObject({ new_items: 0, error: "The feed is not a valid RSS, Atom or JSON feed" })
+        expect(byUrl["/slow"].error).toMatch(/^The feed timed out/)
+        expect(byUrl["/down"].error).toBe("The feed answered 500")
+        const again = yield* call("POST", "/api/news/refresh", { token: alice.token })
+        expect(again.body.sources.map((s: any) => s.new_items)).toEqual([0, 0, 0, 0, 0])
+
+        const news = yield* call("GET", "/api/news", { token: alice.token })
+        expect(news.body.items.map((i: any) => [i.link.replace("http://news.test/", ""), i.symbols])).toEqual([
+          ["sol", ["SOL"]],
+          ["btc-record", ["BTC"]],
+          ["eth-upgrade", ["ETH"]]
+        ])
+        expect(news.body.items[1]).toMatchObject({ title: "BTC breaks a record", summary: "Bitcoin rose past its high.", published_at: "2024-01-02T10:00:00.000Z" })
+        const eth = yield* call("GET", "/api/news?symbol=eth", { token: alice.token })
+        expect(eth.body.items.map((i: any) => i.title)).toEqual(["Ethereum upgrade ships"])
+        const listed = yield* call("GET", "/api/news/sources", { token: alice.token })
+        const bad = listed.body.sources.find((s: any) => s.id === sources[2].id)
+        expect(bad.last_error).toBe("The feed is not a valid RSS, Atom or JSON feed")
+        expect(bad.last_fetched_at).not.toBeNull()
+
+        // Another user sees stories only from feeds they enabled.
+        const bob = yield* signUp("bob")
+        expect((yield* call("GET", "/api/news", { token: bob.token })).body.items).toEqual([])
+        expectError(yield* call("GET", "/api/news?limit=0", { token: bob.token }), 400, "invalid_input")
+      }))
+
+    it.effect("the assistant's get_news tool reads the caller's stories about a symbol", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* addSource(alice.token, "rss", "/rss")
+        yield* call("POST", "/api/news/refresh", { token: alice.token })
+        const tools = yield* call("GET", "/api/ai/tools", { token: alice.token })
+        expect(tools.body.tools.find((t: any) => t.name === "get_news").configured).toBe(true)
+        const reply = yield* postSse("/api/ai/chat", alice.token, { message: "Any news on ETH?" })
+        const result = reply.events.find((e) => e.event === "tool_result" && e.data.name === "get_news")!.data.result
+        expect(result.items.map((i: any) => i.title)).toEqual(["Ethereum upgrade ships"])
+        const text = reply.events.filter((e) => e.event === "delta").map((e) => e.data.text).join("")
+        expect(text).toContain('"Ethereum upgrade ships" (ETH)')
+      }))
+
+    it.effect("an insight names the owner's recent stories about its symbol among its drivers and sources", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* addSource(alice.token, "rss", "/rss")
+        yield* call("POST", "/api/news/refresh", { token: alice.token })
+        const queued = yield* call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: "BTC" } })
+        let task = queued.body
+        while (task.status === "queued" || task.status === "running") {
+          yield* Effect.sleep("50 millis")
+          task = (yield* call("GET", `/api/ai/insight/${queued.body.task_id}`, { token: alice.token })).body
+        }
+        expect(task.status).toBe("completed")
+        expect(task.result.drivers).toContain('In the news: "BTC breaks a record".')
+        expect(task.result.sources).toContainEqual({ name: "news", detail: "BTC breaks a record (http://news.test/btc-record)" })
+      }))
+  })
+})
