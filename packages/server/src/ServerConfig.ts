@@ -63,5 +63,9 @@ export const settings = [
   ["INSIGHT_MAX_ATTEMPTS", "claims of one insight job before it fails for good (3)"],
   ["NEWS_FETCH_INTERVAL_S", "time between two background fetches of every enabled news feed, in seconds (600)"],
   ["NEWS_TIMEOUT_MS", "how long one news feed may take to answer, in milliseconds (10000)"],
+  ["PURGE_INTERVAL_MINUTES", "how often expired sessions, old backtests and old triggers are purged, in minutes (60)"],
+  ["SESSION_RETENTION_DAYS", "days expired or revoked sessions are kept before the purge deletes them (30)"],
+  ["BACKTEST_RETENTION_DAYS", "days finished backtests are kept before the purge deletes them; 0 keeps them (0)"],
+  ["TRIGGER_RETENTION_DAYS", "days signal triggers are kept in the trigger log before the purge deletes them; 0 keeps them (0)"],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
 ] as const

@@ -11,6 +11,7 @@ import {
   ProgramPerformance,
   ProgramPerformanceItem,
   type ProgramPerformanceParams,
+  summaryDefaults,
   SymbolPerformanceItem
 } from "./ProgramPerformance.js"
 
@@ -22,9 +23,9 @@ export class Analytics extends Effect.Service<Analytics>()("@trading-platform/co
     const repo = yield* AnalyticsRepo
     const accounts = yield* Accounts
 
-    const programSummary = (caller: CurrentUserShape, query: ProgramPerformanceParams) =>
+    const programSummary = (caller: CurrentUserShape, request: ProgramPerformanceParams) =>
       Effect.gen(function*() {
-        const params = { ...query, source: query.source ?? "live", dimension: query.dimension ?? "program" } as const
+        const params = { ...summaryDefaults, ...request }
         const from = date(params.from)
         const to = date(params.to)
         if (from !== undefined && to !== undefined && !(from < to)) {

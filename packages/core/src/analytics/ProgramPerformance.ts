@@ -11,10 +11,13 @@ export const SummaryDimension = Schema.Literal("program", "symbol", "account")
 /** What it sums: live trades of automation runs (the default), or completed backtests. */
 export const SummarySource = Schema.Literal("live", "backtest")
 
+/** What the summary query leaves out. */
+export const summaryDefaults = { dimension: "program", source: "live" } as const
+
 /** `GET /api/analytics/program-summary` query: trades (or backtests) in `[from, to)`, optionally of one account. */
 export const ProgramPerformanceParams = Schema.Struct({
-  dimension: defaultedParam(SummaryDimension, "program"),
-  source: defaultedParam(SummarySource, "live"),
+  dimension: defaultedParam(SummaryDimension, summaryDefaults.dimension),
+  source: defaultedParam(SummarySource, summaryDefaults.source),
   from: Schema.optional(Instant),
   to: Schema.optional(Instant),
   account_id: Schema.optional(idParam(AccountId))

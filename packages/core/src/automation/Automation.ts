@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
+import { defaulted } from "../http/Defaults.js"
 import { idParam } from "../http/IdParam.js"
 import { ProgramId } from "../programs/Program.js"
 import { Decision } from "../sandbox/Decision.js"
@@ -27,19 +28,27 @@ const Params = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 const hasTrigger = (b: { readonly interval_minutes?: number | null | undefined; readonly signal_pool_ids?: ReadonlyArray<number> | undefined }) =>
   (b.interval_minutes ?? null) !== null || (b.signal_pool_ids ?? []).length > 0
 
+/** What a binding request leaves out; the service fills it in. */
+export const bindingDefaults = {
+  timeframe: "1h" as Timeframe,
+  signal_pool_ids: [] as typeof PoolIds.Type,
+  params: {} as typeof Params.Type,
+  enabled: true
+}
+
 /** `POST /api/programs/{id}/bindings`: a schedule, signal pools, or both. */
 export const BindingRequest = Schema.Struct({
   account_id: AccountId,
   symbols: Symbols,
-  timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const, nullable: true }),
+  timeframe: defaulted(Timeframe, bindingDefaults.timeframe),
   interval_minutes: Schema.optionalWith(IntervalMinutes, { nullable: true }),
-  signal_pool_ids: Schema.optionalWith(PoolIds, { default: () => [], nullable: true }),
-  params: Schema.optionalWith(Params, { default: () => ({}), nullable: true }),
+  signal_pool_ids: defaulted(PoolIds, bindingDefaults.signal_pool_ids),
+  params: defaulted(Params, bindingDefaults.params),
   leverage: Schema.optionalWith(Leverage, { nullable: true }),
-  enabled: Schema.optionalWith(Schema.Boolean, { default: () => true, nullable: true })
+  enabled: defaulted(Schema.Boolean, bindingDefaults.enabled)
 }).pipe(
   Schema.filter((b) => hasTrigger(b) || { path: ["interval_minutes"], message: "give interval_minutes, signal_pool_ids, or both" })
-).annotations({ parseOptions: { errors: "all" } })
+).annotations({ parseOptions: { errors: "all" }, examples: [{ account_id: AccountId.make(1), symbols: ["BTC"], interval_minutes: 60 }] })
 export type BindingRequest = typeof BindingRequest.Type
 
 /** `PUT /api/programs/{id}/bindings/{binding_id}`: an absent field is kept; `null` clears `interval_minutes` and `leverage`. */
@@ -52,7 +61,7 @@ export const BindingUpdate = Schema.Struct({
   params: Schema.optional(Params),
   leverage: Schema.optional(Schema.NullOr(Leverage)),
   enabled: Schema.optional(Schema.Boolean)
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({ parseOptions: { errors: "all" }, examples: [{ enabled: false }] })
 export type BindingUpdate = typeof BindingUpdate.Type
 
 export class Binding extends Schema.Class<Binding>("Binding")({

@@ -18,6 +18,7 @@ import {
   Binding,
   type BindingId,
   BindingList,
+  bindingDefaults,
   type BindingRequest,
   type BindingUpdate,
   Order,
@@ -104,8 +105,9 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         return edit
       })
 
-    const create = (caller: CurrentUserShape, programId: ProgramId, input: BindingRequest) =>
+    const create = (caller: CurrentUserShape, programId: ProgramId, request: BindingRequest) =>
       Effect.gen(function*() {
+        const input = { ...bindingDefaults, ...request }
         yield* programs.owned(caller, programId)
         const at = yield* now
         const edit: BindingEdit = {

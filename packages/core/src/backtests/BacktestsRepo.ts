@@ -119,6 +119,10 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
           ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
 
-    return { insert, findById, history, jobs: yield* makeJobQueue(backtestJobs) } as const
+    /** Deletes the backtests that finished before `before`; queued and running ones stay. */
+    const purgeFinished = (before: Date) =>
+      sql`DELETE FROM backtests WHERE status IN ('completed', 'failed', 'cancelled') AND finished_at < ${before}`.pipe(Effect.asVoid)
+
+    return { insert, findById, history, purgeFinished, jobs: yield* makeJobQueue(backtestJobs) } as const
   })
 }) {}

@@ -26,6 +26,7 @@ export interface PlatformOptions {
   readonly automation: AutomationOptions
   readonly ranking: RankingOptions
   readonly signals: SignalEngineOptions
+  readonly retention: RetentionOptions
   readonly assistant: AssistantOptions
   readonly news: NewsOptions
 }
@@ -72,6 +73,18 @@ export interface AutomationOptions extends JobOptions {
   readonly pnlRefreshInterval: Duration.Duration
 }
 
+/** How long records that are no longer in use are kept before a purge deletes them. */
+export interface RetentionOptions {
+  /** How often the purges run (once across all replicas). */
+  readonly purgeInterval: Duration.Duration
+  /** Sessions this long after they expired or were revoked. */
+  readonly sessions: Duration.Duration
+  /** Finished backtests (completed, failed, cancelled) this long after they finished; none keeps them. */
+  readonly backtests: Option.Option<Duration.Duration>
+  /** Triggers of the signal trigger log this long after they fired; none keeps them. */
+  readonly triggers: Option.Option<Duration.Duration>
+}
+
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
 export type BacktestJobOptions = JobOptions
 
@@ -111,6 +124,9 @@ const secretKey = Config.option(
   )
 )
 
+/** A retention in days; 0 keeps forever. */
+const days = (n: number) => (n === 0 ? Option.none() : Option.some(Duration.days(n)))
+
 /** Every setting of `docs/configuration.md`, read through Effect's Config (environment variables by default). */
 export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.trading-data")),
@@ -142,7 +158,11 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
-  signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60)
+  signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60),
+  purgeIntervalMinutes: positiveInt("PURGE_INTERVAL_MINUTES", 60),
+  sessionRetentionDays: integerSetting("SESSION_RETENTION_DAYS", 30, "must be a whole number of days, 0 or more", (n) => n >= 0),
+  backtestRetentionDays: integerSetting("BACKTEST_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0),
+  triggerRetentionDays: integerSetting("TRIGGER_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0)
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -182,6 +202,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       sampler: c.signalSampler,
       samplingInterval: Duration.seconds(c.samplingIntervalS),
       lease: Duration.seconds(c.signalLeaseS)
+    },
+    retention: {
+      purgeInterval: Duration.minutes(c.purgeIntervalMinutes),
+      sessions: Duration.days(c.sessionRetentionDays),
+      backtests: days(c.backtestRetentionDays),
+      triggers: days(c.triggerRetentionDays)
     }
   }))
 )

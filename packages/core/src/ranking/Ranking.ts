@@ -1,4 +1,6 @@
 import { ParseResult, Schema } from "effect"
+import { defaultedParam } from "../http/Defaults.js"
+import { integerParam } from "../http/IdParam.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 import { factorKeys, findFactor } from "./FactorCatalogue.js"
 
@@ -54,14 +56,17 @@ const Weight = Schema.transformOrFail(Schema.String, Schema.Tuple(FactorKey, Sch
 const commaList = <A, R>(item: Schema.Schema<A, string, R>) =>
   Schema.split(",").pipe(Schema.compose(Schema.Array(item)), Schema.minItems(1, { message: () => "must name at least one factor" }))
 
+/** What the ranking queries leave out; the service fills them in. */
+export const rankingDefaults = { timeframe: "1h", limit: 50, horizon: 1, exchange: "venue1" } as const
+
 const TableParamsFields = Schema.Struct({
   /** Factor keys or ids, comma-separated; all factors when absent. */
   factors: Schema.optional(commaList(FactorRef)),
-  timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const }),
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)), { default: () => 50 }),
+  timeframe: defaultedParam(Timeframe, rankingDefaults.timeframe),
+  limit: defaultedParam(integerParam(1, 500), rankingDefaults.limit),
   /** `key:weight` pairs, comma-separated; a chosen factor without one weighs 1. */
   weights: Schema.optional(commaList(Weight)),
-  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const })
+  exchange: defaultedParam(Exchange, rankingDefaults.exchange)
 })
 
 export const TableParams = TableParamsFields.pipe(
@@ -102,10 +107,10 @@ export class RankingTable extends Schema.Class<RankingTable>("RankingTable")({
 }) {}
 
 export const FactorParams = Schema.Struct({
-  timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const }),
+  timeframe: defaultedParam(Timeframe, rankingDefaults.timeframe),
   /** Bars of the forward return. */
-  horizon: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)), { default: () => 1 }),
-  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const })
+  horizon: defaultedParam(integerParam(1, 100), rankingDefaults.horizon),
+  exchange: defaultedParam(Exchange, rankingDefaults.exchange)
 }).annotations({ parseOptions: { errors: "all" } })
 export type FactorParams = typeof FactorParams.Type
 

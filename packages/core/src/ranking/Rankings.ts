@@ -6,7 +6,7 @@ import { type Candle, type Exchange, type Timeframe, timeframeMillis, type Venue
 import { builtinFactors, type FactorDefinition, findFactor, type MarketInput, taCall } from "./FactorCatalogue.js"
 import { factorValue, rankSymbols, tableBars } from "./FactorTable.js"
 import { spearman, summarise } from "./InformationCoefficient.js"
-import { Factor, FactorEffectiveness, type FactorParams, FactorsResponse, RankingTable, type TableParams } from "./Ranking.js"
+import { Factor, FactorEffectiveness, type FactorParams, FactorsResponse, rankingDefaults, RankingTable, type TableParams } from "./Ranking.js"
 
 /** Bars of history the information coefficient is measured over. */
 export const effectivenessBars = 200
@@ -160,7 +160,8 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
 
     const factors = Effect.succeed(new FactorsResponse({ factors: builtinFactors.map(toFactor) }))
 
-    const table = Effect.fn("Rankings.table")(function*(params: TableParams) {
+    const table = Effect.fn("Rankings.table")(function*(request: TableParams) {
+      const params = { ...rankingDefaults, ...request }
       const chosen = new Set<string>(params.factors ?? builtinFactors.map((f) => f.key))
       const given = new Map<string, number>(params.weights ?? [])
       // Catalogue order, so the same choice in any order is one cache entry.
@@ -178,7 +179,8 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
       })
     })
 
-    const factorEffectiveness = Effect.fn("Rankings.factorEffectiveness")(function*(ref: string, params: FactorParams) {
+    const factorEffectiveness = Effect.fn("Rankings.factorEffectiveness")(function*(ref: string, request: FactorParams) {
+      const params = { ...rankingDefaults, ...request }
       const factor = findFactor(ref)
       if (factor === undefined) return yield* new NotFound({ error: `Unknown factor: ${ref}` })
       if (factor.input.kind !== "ta") {

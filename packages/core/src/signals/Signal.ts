@@ -1,4 +1,6 @@
 import { Schema } from "effect"
+import { defaulted } from "../http/Defaults.js"
+import { Pagination } from "../http/Pagination.js"
 import { UserId } from "../users/User.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 
@@ -44,6 +46,9 @@ export type TriggerCondition = typeof TriggerCondition.Type
 const name = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(200))
 const description = Schema.String.pipe(Schema.maxLength(5000))
 
+/** What a signal request leaves out; the service fills it in. */
+export const signalDefaults = { exchange: "venue1", enabled: true } as const
+
 /**
  * `POST /api/signals` and `PUT /api/signals/{id}` (the update replaces the signal). Without
  * `exchange`, a new signal is on venue1 and an updated one stays where it was.
@@ -53,8 +58,11 @@ export const SignalRequest = Schema.Struct({
   exchange: Schema.optional(Exchange),
   trigger_condition: TriggerCondition,
   description: Schema.optional(Schema.NullOr(description)),
-  enabled: Schema.optionalWith(Schema.Boolean, { default: () => true })
-}).annotations({ parseOptions: { errors: "all" } })
+  enabled: defaulted(Schema.Boolean, signalDefaults.enabled)
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ signal_name: "BTC jumps", trigger_condition: { metric: "price_change", operator: "gt", threshold: 2, time_window: "1h" } }]
+})
 export type SignalRequest = typeof SignalRequest.Type
 
 /** The spec's Signal. */
@@ -112,17 +120,28 @@ const poolFields = {
   enabled: Schema.Boolean
 }
 
+/** What a pool request leaves out; the service fills it in. */
+export const poolDefaults = {
+  exchange: "venue1" as Exchange,
+  source_type: "market_signals" as SourceType,
+  source_config: {} as SourceConfig,
+  signal_ids: [] as ReadonlyArray<SignalId>,
+  symbols: [] as ReadonlyArray<string>,
+  logic: "AND" as PoolLogic,
+  enabled: true
+}
+
 /** `POST /api/signals/pools`. */
 export const PoolRequest = Schema.Struct({
   pool_name: poolFields.pool_name,
-  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const }),
-  source_type: Schema.optionalWith(SourceType, { default: () => "market_signals" as const }),
-  source_config: Schema.optionalWith(SourceConfig, { default: () => ({}) }),
-  signal_ids: Schema.optionalWith(poolFields.signal_ids, { default: () => [] }),
-  symbols: Schema.optionalWith(poolFields.symbols, { default: () => [] }),
-  logic: Schema.optionalWith(PoolLogic, { default: () => "AND" as const }),
-  enabled: Schema.optionalWith(Schema.Boolean, { default: () => true })
-}).annotations({ parseOptions: { errors: "all" } })
+  exchange: defaulted(Exchange, poolDefaults.exchange),
+  source_type: defaulted(SourceType, poolDefaults.source_type),
+  source_config: defaulted(SourceConfig, poolDefaults.source_config),
+  signal_ids: defaulted(poolFields.signal_ids, poolDefaults.signal_ids),
+  symbols: defaulted(poolFields.symbols, poolDefaults.symbols),
+  logic: defaulted(PoolLogic, poolDefaults.logic),
+  enabled: defaulted(Schema.Boolean, poolDefaults.enabled)
+}).annotations({ parseOptions: { errors: "all" }, examples: [{ pool_name: "majors", symbols: ["BTC", "ETH"], logic: "OR" }] })
 export type PoolRequest = typeof PoolRequest.Type
 
 /** The spec's "Pool update body": every field optional; a null leaves the field as it is. */
@@ -130,7 +149,7 @@ export const PoolUpdate = Schema.Struct(
   Object.fromEntries(Object.entries(poolFields).map(([key, field]) => [key, Schema.optional(Schema.NullOr(field))])) as {
     readonly [K in keyof typeof poolFields]: Schema.optional<Schema.NullOr<(typeof poolFields)[K]>>
   }
-).annotations({ parseOptions: { errors: "all" } })
+).annotations({ parseOptions: { errors: "all" }, examples: [{ pool_name: "majors, renamed" }] })
 export type PoolUpdate = typeof PoolUpdate.Type
 
 /** The spec's Signal pool. */
@@ -208,15 +227,14 @@ export const TriggerQuery = Schema.Struct({
   pool_id: Schema.optional(positiveIdParam.pipe(Schema.compose(PoolId))),
   symbol: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20))),
   since: Schema.optional(Schema.DateTimeUtc),
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)), { default: () => 50 }),
-  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0 })
+  ...Pagination.fields
 })
 export type TriggerQuery = typeof TriggerQuery.Type
 
 /** `POST /api/signals/{id}/evaluate`. */
 export const EvaluateRequest = Schema.Struct({
   symbol: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9]{1,20}$/, { message: () => "must be a symbol such as BTC" }))
-})
+}).annotations({ examples: [{ symbol: "BTC" }] })
 
 /** A dry run of one signal on one symbol: nothing is written. */
 export class Evaluation extends Schema.Class<Evaluation>("Evaluation")({

@@ -3,6 +3,7 @@ import { PlatformConfig } from "../config/PlatformConfig.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ExchangeMismatch, InvalidInput, NotFound, SignalInUse, SymbolNotListed } from "../http/Errors.js"
 import { ownedBy } from "../users/Ownership.js"
+import { pageOf } from "../http/Pagination.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
 import { evaluateCondition } from "./Metrics.js"
@@ -12,11 +13,13 @@ import {
   type PoolId,
   type PoolRequest,
   type PoolUpdate,
+  poolDefaults,
   SamplingStatus,
   Signal,
   type SignalId,
   SignalPool,
   type SignalRequest,
+  signalDefaults,
   SignalsListing,
   Trigger,
   TriggerList,
@@ -115,8 +118,9 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         Effect.withSpan("Signals.list", { attributes: { userId: caller.id } })
       )
 
-    const signalWrite = (input: SignalRequest, exchange: Exchange) =>
-      Effect.map(now, (at) => ({
+    const signalWrite = (request: SignalRequest, exchange: Exchange) => {
+      const input = { ...signalDefaults, ...request }
+      return Effect.map(now, (at) => ({
         exchange,
         signal_name: input.signal_name,
         description: input.description ?? null,
@@ -124,9 +128,10 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         enabled: input.enabled,
         now: at
       }))
+    }
 
     const create = (caller: CurrentUserShape, input: SignalRequest) =>
-      signalWrite(input, input.exchange ?? "venue1").pipe(
+      signalWrite(input, input.exchange ?? signalDefaults.exchange).pipe(
         Effect.flatMap((write) => repo.insertSignal({ ...write, user_id: caller.id })),
         Effect.map(toSignal),
         dieOnStorageFailure,
@@ -176,7 +181,8 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
 
     const createPool = (caller: CurrentUserShape, input: PoolRequest) =>
       Effect.gen(function*() {
-        const fields = { ...input, signal_ids: dedupe(input.signal_ids) }
+        const full = { ...poolDefaults, ...input }
+        const fields = { ...full, signal_ids: dedupe(full.signal_ids) }
         yield* checkPool(caller, fields)
         return toPool(yield* repo.insertPool(caller.id, yield* writePool(fields), fields.signal_ids))
       }).pipe(dieOnStorageFailure, Effect.withSpan("Signals.createPool", { attributes: { userId: caller.id } }))
@@ -205,8 +211,9 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         Effect.withSpan("Signals.removePool", { attributes: { userId: caller.id, poolId: id } })
       )
 
-    const triggers = (caller: CurrentUserShape, query: TriggerQuery) =>
+    const triggers = (caller: CurrentUserShape, request: TriggerQuery) =>
       Effect.gen(function*() {
+        const query = { ...request, ...pageOf(request) }
         if (query.pool_id !== undefined) yield* ownedPool(caller, query.pool_id)
         // One row more than asked says whether there is a next page.
         const rows = yield* repo.triggers({

@@ -3,6 +3,7 @@ import { SignalEngineLive } from "./SignalEngineLive.js"
 import { SignalEngineRepo } from "./SignalEngineRepo.js"
 import { Signals } from "./Signals.js"
 import { SignalsRepo } from "./SignalsRepo.js"
+import { TriggerRetentionLive } from "./TriggerRetention.js"
 import { WalletActivityLive } from "./WalletActivity.js"
 
 export { depthLevels, MarketSample } from "./MarketSample.js"
@@ -18,8 +19,9 @@ export type { SignalEngineOptions } from "../config/PlatformConfig.js"
 
 /**
  * Signals and pools (the service) and this instance's signal engine (see `SignalEngine`), which
- * share their repositories; the engine runs for as long as the layer lives.
+ * share their repositories; the engine runs for as long as the layer lives, and the purge of
+ * old triggers.
  */
-export const SignalsLive = Layer.mergeAll(Signals.Default, SignalEngineLive).pipe(
+export const SignalsLive = Layer.mergeAll(Signals.Default, SignalEngineLive, TriggerRetentionLive).pipe(
   Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default, WalletActivityLive))
 )

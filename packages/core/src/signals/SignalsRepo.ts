@@ -262,7 +262,11 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
         WHERE p.user_id = ${userId} AND p.enabled AND p.source_type = 'wallet_tracking'`
     })
 
+    /** Deletes the triggers that fired before `before`. */
+    const purgeTriggers = (before: Date) => sql`DELETE FROM signal_triggers WHERE fired_at < ${before}`.pipe(Effect.asVoid)
+
     return {
+      purgeTriggers,
       insertSignal,
       updateSignal,
       findSignal,

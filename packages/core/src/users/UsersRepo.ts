@@ -100,7 +100,12 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
     const revokeAllSessions = (userId: UserId, now: Date) =>
       sql`UPDATE sessions SET revoked_at = ${now} WHERE user_id = ${userId} AND revoked_at IS NULL`.pipe(Effect.asVoid)
 
+    /** Deletes the sessions that expired or were revoked before `before`. */
+    const purgeSessions = (before: Date) =>
+      sql`DELETE FROM sessions WHERE expires_at < ${before} OR revoked_at < ${before}`.pipe(Effect.asVoid)
+
     return {
+      purgeSessions,
       insertUser,
       findUserByEmail,
       findUserById,

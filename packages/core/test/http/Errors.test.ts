@@ -7,10 +7,10 @@ describe("error catalogue", () => {
   it("has one stable code per error, with the statuses docs/errors.md lists", () => {
     const byCode = Object.fromEntries(errorCatalogue.map((e) => [e.code, e.status]))
     expect(byCode).toEqual({
-      invalid_input: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, payload_too_large: 413,
+      invalid_input: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, payload_too_large: 413, unsupported_media_type: 415,
       leverage_too_high: 422, program_invalid: 422, unsupported_language: 422, venue_rejected: 422,
       signal_in_use: 409, exchange_mismatch: 422, symbol_not_listed: 422,
-      no_factor_history: 422, unsupported_media_type: 415, no_market_data: 422,
+      no_factor_history: 422, no_market_data: 422,
       rate_limited: 429, internal_error: 500, upstream_error: 502, unavailable: 503, upstream_timeout: 504
     })
   })

@@ -58,6 +58,8 @@ export const testOptions = (storage: StorageConfig, overrides: Partial<PlatformO
     assistant: { ...defaults.assistant, insightJobs: { ...defaults.assistant.insightJobs, concurrency: 0 } },
     // No background signal sampler unless a suite asks, for the same reason.
     signals: { ...defaults.signals, sampler: false },
+    // Purges yearly unless a suite asks: an hourly round would make a TestClock.adjust by months step through thousands.
+    retention: { ...defaults.retention, purgeInterval: Duration.days(365) },
     ...overrides
   })
 }

@@ -27,6 +27,10 @@ const expectedOutput: Record<string, ReadonlyArray<RegExp>> = {
     /signed in as effect_\w+ \(id \d+\)/,
     /users\.me without a token: Unauthorized \(token_missing\)/
   ],
+  "live-streams": [
+    /snapshot: BTC \d[\d.]*, ETH \d[\d.]*, 0 recent trigger\(s\)/,
+    /backtest:\d+: (queued|running|completed) \d+%/
+  ],
   "first-backtest": [
     /backtest \d+: (queued|running) \d+%/,
     /completed: \d+ trades, pnl -?[\d.]+ \(-?[\d.]+%\), win rate \d+%, max drawdown [\d.]+%, sharpe -?[\d.]+/

@@ -1,25 +1,12 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { MarketHub, SignalEngine } from "@trading-platform/core"
+import { MarketHub } from "@trading-platform/core"
 import { Effect, Exit, Layer, Scope, Supervisor, TestClock } from "effect"
 import { call, expectError, signUp } from "../support/TestServer.js"
-import { openSse, openSseWhenFree, StreamTestServer, until } from "../support/StreamClients.js"
+import { evaluate, openSse, openSseWhenFree, poolMetAt, StreamTestServer, until } from "../support/StreamClients.js"
 
 const tracked = Effect.runSync(Supervisor.track)
 
-/** A pool of `token`'s that is met at once on `symbols` (open interest above zero), so the next round fires it per symbol. */
-const poolMetAt = (token: string, symbols: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const signal = yield* call("POST", "/api/signals", {
-      token,
-      body: { signal_name: "any open interest", trigger_condition: { metric: "oi", operator: "gt", threshold: 0, time_window: "1m" } }
-    })
-    expect(signal.status).toBe(201)
-    const pool = yield* call("POST", "/api/signals/pools", { token, body: { pool_name: `pool ${symbols.join(" ")}`, signal_ids: [signal.body.id], symbols } })
-    expect(pool.status).toBe(201)
-    return pool.body.id as number
-  })
 
-const evaluate = Effect.flatMap(SignalEngine, (engine) => engine.evaluateNow)
 
 /** Fibers of the server that are still running (request fibers, streams, pollers). */
 const liveFibers = Effect.map(tracked.value, (fibers) => fibers.length)

@@ -1,15 +1,16 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { rateLimitPolicyPerMinute, SignalEngine } from "@trading-platform/core"
+import { rateLimitPolicyPerMinute } from "@trading-platform/core"
 import { Effect, Exit, Layer, Scope, TestClock } from "effect"
 import { call, expectError, signUp } from "../support/TestServer.js"
-import { openSse, openWs, StreamTestServer } from "../support/StreamClients.js"
-import { tradingProgram } from "../support/Backtests.js"
+import { evaluate, openSse, openWs, poolMetAt, StreamTestServer } from "../support/StreamClients.js"
+import { marketNow, tradingProgram } from "../support/Backtests.js"
 
 const rateLimits = { ...rateLimitPolicyPerMinute({ auth: 10_000, read: 10_000, write: 10_000 }), websocket_messages_per_min: 20 }
 
 const wait = <A>(promise: () => Promise<A>) => Effect.promise(promise)
 
-layer(StreamTestServer({ config: { rateLimits } }), { timeout: "120 seconds" })("WebSocket /api/ws", (it) => {
+// At an instant with market data behind it, so backtests may be submitted.
+layer(StreamTestServer({ config: { rateLimits } }).pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(marketNow)))), { timeout: "120 seconds" })("WebSocket /api/ws", (it) => {
   it.effect("with the token in the query: ping, subscribe to prices, an event on its channel when the price moves", () =>
     Effect.gen(function*() {
       const user = yield* signUp("ws")
@@ -40,12 +41,8 @@ layer(StreamTestServer({ config: { rateLimits } }), { timeout: "120 seconds" })(
       ws.send({ type: "auth", token: user.token })
       ws.send({ type: "subscribe", channel: "triggers" })
       expect(yield* wait(() => ws.next())).toEqual({ type: "subscribed", channel: "triggers" })
-      const signal = yield* call("POST", "/api/signals", {
-        token: user.token,
-        body: { signal_name: "oi", trigger_condition: { metric: "oi", operator: "gt", threshold: 0, time_window: "1m" } }
-      })
-      yield* call("POST", "/api/signals/pools", { token: user.token, body: { pool_name: "p", signal_ids: [signal.body.id], symbols: ["ETH"] } })
-      yield* Effect.flatMap(SignalEngine, (engine) => engine.evaluateNow)
+      yield* poolMetAt(user.token, ["ETH"])
+      yield* evaluate
       const event = yield* wait(() => ws.next((m) => m.type === "event"))
       expect(event).toMatchObject({ channel: "triggers", data: { user_id: user.id, symbol: "ETH" } })
       ws.socket.close()
@@ -131,7 +128,7 @@ layer(StreamTestServer({ config: { rateLimits } }), { timeout: "120 seconds" })(
       const program = created.body.id as number
       const submitted = yield* call("POST", `/api/programs/${program}/backtest`, {
         token: owner.token,
-        body: { symbol: "BTC", timeframe: "1h", start: "2024-01-01T00:00:00Z", end: "2024-01-03T00:00:00Z" }
+        body: { symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-01-03T00:00:00Z" }
       })
       expect(submitted.status).toBe(202)
       const id = submitted.body.id as number

@@ -1,13 +1,14 @@
 import * as Sse from "@effect/experimental/Sse"
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { PlatformLive, type PlatformOptions } from "@trading-platform/core"
+import { PlatformLive, type PlatformOptions, SignalEngine } from "@trading-platform/core"
 import { ApiLive, EndStreamsOnShutdown, requestContext } from "@trading-platform/server"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import WebSocket from "ws"
 import { TestConfig, testStorages, type TestStorage } from "@trading-platform/core/testing"
-import { baseUrl } from "./TestServer.js"
+import { expect } from "@effect/vitest"
+import { baseUrl, call } from "./TestServer.js"
 
 /**
  * The real server on a random port, like `TestServer`, with the platform's services (the hub, the
@@ -21,6 +22,22 @@ export const StreamTestServer = (options: { storage?: TestStorage; config?: Part
     Layer.provideMerge(PlatformLive),
     Layer.provideMerge(TestConfig(options.storage ?? testStorages[0]!, options.config))
   )
+
+/** A pool of `token`'s that is met at once on `symbols` (open interest above zero), so the next round fires it per symbol. */
+export const poolMetAt = (token: string, symbols: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const signal = yield* call("POST", "/api/signals", {
+      token,
+      body: { signal_name: "any open interest", trigger_condition: { metric: "oi", operator: "gt", threshold: 0, time_window: "1m" } }
+    })
+    expect(signal.status).toBe(201)
+    const pool = yield* call("POST", "/api/signals/pools", { token, body: { pool_name: `pool ${symbols.join(" ")}`, signal_ids: [signal.body.id], symbols } })
+    expect(pool.status).toBe(201)
+    return pool.body.id as number
+  })
+
+/** One round of the signal engine now. */
+export const evaluate = Effect.flatMap(SignalEngine, (engine) => engine.evaluateNow)
 
 export interface ReadEvent {
   readonly event: string
