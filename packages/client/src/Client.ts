@@ -1,4 +1,7 @@
-import { HttpApiClient, type HttpApiEndpoint, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { type Exchange, type Issue, parseErrorIssues, type RetryOptions, summarizeIssues, TradingApi } from "@trading-platform/core/contract"
 import { Effect, Option, ParseResult, Schema, Stream } from "effect"
 import { marketIntelligence, subscribe } from "./LiveStreams.js"

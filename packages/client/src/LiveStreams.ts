@@ -1,5 +1,7 @@
 import * as Sse from "@effect/experimental/Sse"
-import { HttpClient, HttpClientRequest, Socket } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Socket from "@effect/platform/Socket"
 import {
   type Exchange,
   isRetryableStatus,

@@ -1,4 +1,5 @@
-import { FetchHttpClient, Socket } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Socket from "@effect/platform/Socket"
 import { type Exchange, errorCatalogue, type Issue, type MarketEvent } from "@trading-platform/core/contract"
 import { Effect, Either, Stream } from "effect"
 import { type ClientOptions, makeClient, RequestInputError, type TradingClient } from "./Client.js"

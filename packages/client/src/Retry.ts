@@ -1,4 +1,5 @@
-import { HttpClient, type HttpClientResponse } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { isRetryableStatus, parseRetryAfter, retrySchedule, type RetryOptions } from "@trading-platform/core/contract"
 import { Clock, Data, Effect, Option } from "effect"
 

@@ -1,4 +1,5 @@
-import { HttpApi, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsApi } from "./accounts/AccountsApi.js"
 import { AnalyticsApi } from "./analytics/AnalyticsApi.js"
 import { AssistantApi } from "./assistant/AssistantApi.js"

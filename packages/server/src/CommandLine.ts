@@ -27,6 +27,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
 
 export const usage = [
   "Usage: trading-platform [--flag value ...] | --version | --help",
+  "       trading-platform backtest|migrate|openapi ... (see trading-platform backtest --help)",
   "",
   "Every flag may also be given as an environment variable (flags win):",
   ...settings.map(([name, help]) => `  --${name.toLowerCase().replaceAll("_", "-").padEnd(26)} ${name.padEnd(26)} ${help}`)

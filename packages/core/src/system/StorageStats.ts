@@ -1,20 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
-
-export const TableStats = Schema.Struct({
-  /** Exact count of the table's rows. */
-  rows: Schema.Int,
-  /** The table with its indexes and TOAST data, in MiB. */
-  size_mb: Schema.Number
-})
-
-/** `GET /api/system/storage-stats`: every table of the platform's schema, read from the database's own catalog. */
-export class StorageStatistics extends Schema.Class<StorageStatistics>("StorageStatistics")({
-  tables: Schema.Record({ key: Schema.String, value: TableStats }),
-  total_rows: Schema.Int,
-  total_size_mb: Schema.Number
-}) {}
+import { StorageStatistics } from "./StorageStatistics.js"
 
 const mib = 1024 * 1024
 const TableRow = Schema.Struct({ name: Schema.String, bytes: Schema.NumberFromString })

@@ -1,8 +1,10 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Authentication } from "../users/Authentication.js"
-import { StorageStatistics } from "./StorageStats.js"
+import { StorageStatistics } from "./StorageStatistics.js"
 
-export { StorageStatistics, TableStats } from "./StorageStats.js"
+export { StorageStatistics, TableStats } from "./StorageStatistics.js"
 
 /** `GET /api/system/storage-stats`. */
 export class StorageStatsApi extends HttpApiGroup.make("storageStats")

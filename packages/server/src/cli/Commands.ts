@@ -1,0 +1,224 @@
+import {
+  Backtests,
+  BacktestRequest,
+  DatabaseLive,
+  describeConfigError,
+  PlatformConfig,
+  PlatformLive,
+  Programs,
+  Users
+} from "@trading-platform/core"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { ConfigError, ConfigProvider, Effect, Layer, Logger, LogLevel, ParseResult, Schema } from "effect"
+import { randomBytes } from "node:crypto"
+import { readFileSync, writeFileSync } from "node:fs"
+import { basename } from "node:path"
+import { parseArgs, type ParseArgsConfig } from "node:util"
+import { openApiDocument } from "../docs/OpenApiDocument.js"
+import { lineChart, progressBar, table } from "./TerminalChart.js"
+
+export const commandUsage = [
+  "Usage: trading-platform <command> [flags]",
+  "",
+  "Commands:",
+  "  serve [flags]       run the reference server (the default; see `trading-platform --help`)",
+  "  backtest            run a backtest in this process, no server needed:",
+  "      --program FILE    the program's source (required)",
+  "      --symbol SYMBOL   e.g. BTC (required)",
+  "      --from TIME       ISO date-time where the backtest starts (required)",
+  "      --to TIME         ISO date-time where it ends (required)",
+  "      --timeframe TF    1m 5m 15m 1h 4h 1d (1h)",
+  "      --exchange NAME   venue1 or venue2 (venue1)",
+  "      --initial-balance N  --fee-rate F  --slippage F  --leverage N",
+  "      --language NAME   the program's language (javascript)",
+  "      --data-dir DIR    keep the run in this data directory (memory://: nothing kept)",
+  "      --json            print the backtest as JSON (for scripts) instead of the summary",
+  "  migrate             bring the database (--data-dir DIR or --database-url URL, or DATA_DIR/DATABASE_URL) to the current schema",
+  "  openapi [--out FILE] print the OpenAPI document (or write it to FILE)",
+  "",
+  "Exit codes: 0 success, 1 the command failed, 2 bad usage."
+].join("\n")
+
+class Usage extends Error {}
+
+const flags = <const T extends NonNullable<ParseArgsConfig["options"]>>(argv: ReadonlyArray<string>, options: T) => {
+  try {
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values
+  } catch (e) {
+    throw new Usage((e as Error).message)
+  }
+}
+
+/** Settings from flags first, then the environment, then what a one-off command wants by default. */
+const providerOf = (values: Record<string, string | undefined>, defaults: Record<string, string>) => {
+  const given = new Map(Object.entries(values).filter((e): e is [string, string] => e[1] !== undefined))
+  return ConfigProvider.fromMap(given).pipe(
+    ConfigProvider.orElse(() => ConfigProvider.fromEnv()),
+    ConfigProvider.orElse(() => ConfigProvider.fromMap(new Map(Object.entries(defaults))))
+  )
+}
+
+/** The API error's own message (`{ error }`), or the failure's message. */
+const failureMessage = (e: unknown): string => {
+  if (typeof e === "object" && e !== null) {
+    if (ConfigError.isConfigError(e)) return `Invalid configuration: ${describeConfigError(e)}`
+    if ("error" in e && typeof e.error === "string") return e.error
+    if ("message" in e && typeof e.message === "string") return e.message
+  }
+  return String(e)
+}
+
+const run = <A>(effect: Effect.Effect<A, unknown, never>) =>
+  Effect.runPromise(
+    effect.pipe(
+      Logger.withMinimumLogLevel(LogLevel.Warning),
+      Effect.as(0),
+      Effect.catchAll((e) => Effect.sync(() => (console.error(failureMessage(e)), 1)))
+    )
+  )
+
+const backtestOptions = {
+  program: { type: "string" },
+  symbol: { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
+  timeframe: { type: "string", default: "1h" },
+  exchange: { type: "string" },
+  "initial-balance": { type: "string" },
+  "fee-rate": { type: "string" },
+  slippage: { type: "string" },
+  leverage: { type: "string" },
+  language: { type: "string" },
+  "data-dir": { type: "string" },
+  json: { type: "boolean", default: false }
+} as const
+
+const numberOf = (value: string | undefined) => value === undefined ? undefined : Number(value)
+
+const backtest = (argv: ReadonlyArray<string>) => {
+  const values = flags(argv, backtestOptions)
+  for (const name of ["program", "symbol", "from", "to"] as const) {
+    if (values[name] === undefined) throw new Usage(`--${name} is required`)
+  }
+  const json = values.json === true
+  const source = readFileSync(values.program!, "utf8")
+  const request = Schema.decodeUnknown(BacktestRequest)(Object.fromEntries(Object.entries({
+    symbol: values.symbol,
+    timeframe: values.timeframe,
+    start: values.from,
+    end: values.to,
+    exchange: values.exchange,
+    initial_balance: numberOf(values["initial-balance"]),
+    fee_rate: numberOf(values["fee-rate"]),
+    slippage: numberOf(values.slippage),
+    leverage: numberOf(values.leverage)
+  }).filter(([, value]) => value !== undefined)), { errors: "all" })
+  const showProgress = !json && process.stderr.isTTY === true
+
+  const program = Effect.gen(function*() {
+    const input = yield* Effect.mapError(request, (e) =>
+      new Error(`Invalid backtest: ${
+        ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.join(".")} ${i.message}`).join("; ")
+      }`))
+    const users = yield* Users
+    // The run needs an owner: a user of its own, so nothing is shared with the data dir's other users.
+    const name = `cli-${randomBytes(6).toString("hex")}`
+    const password = randomBytes(24).toString("base64url")
+    yield* users.register({ email: `${name}@localhost`, username: name, password })
+    const { session_token: token } = yield* users.login({ email: `${name}@localhost`, password }, "trading-platform cli")
+    const caller = yield* users.authenticate(token)
+    const created = yield* (yield* Programs).create(caller, {
+      name: basename(values.program!),
+      code: source,
+      ...(values.language === undefined ? {} : { language: values.language })
+    })
+    const backtests = yield* Backtests
+    const submitted = yield* backtests.submit(caller, created.id, input)
+    let current = submitted
+    while (current.status === "queued" || current.status === "running") {
+      if (showProgress) process.stderr.write(`\r${progressBar(current.progress)} ${current.status}`)
+      yield* Effect.sleep("100 millis")
+      current = yield* backtests.get(caller, submitted.id)
+    }
+    if (showProgress) process.stderr.write(`\r${progressBar(current.progress)} ${current.status}\n`)
+    if (json) console.log(JSON.stringify(current))
+    if (current.status !== "completed") return yield* Effect.fail(new Error(`Backtest ${current.status}: ${current.error ?? ""}`))
+    if (!json) console.log(summary(current))
+  })
+
+  return run(
+    program.pipe(
+      Effect.provide(PlatformLive.pipe(Layer.provide(PlatformConfig.fromEnv))),
+      Effect.withConfigProvider(providerOf(
+        { DATA_DIR: values["data-dir"] },
+        // A one-off run: no sampling, automation or arena refresh of its own.
+        { DATA_DIR: "memory://", SIGNAL_SAMPLER: "false", AUTOMATION_ENABLED: "false" }
+      ))
+    )
+  )
+}
+
+type Finished = Effect.Effect.Success<ReturnType<Backtests["get"]>>
+
+const summary = (b: Finished) => {
+  const m = b.metrics!
+  const money = (n: number) => n.toFixed(2)
+  const percent = (n: number) => `${(n * 100).toFixed(2)}%`
+  return [
+    `Backtest of ${b.symbol} ${b.timeframe} on ${b.exchange}, ${b.start} to ${b.end}`,
+    "",
+    table([
+      ["Initial balance", money(b.initial_balance)],
+      ["Final balance", money(b.final_balance!)],
+      ["Total PnL", `${money(m.total_pnl)} (${m.total_pnl_percent.toFixed(2)}%)`],
+      ["Trades", String(m.total_trades)],
+      ["Win rate", percent(m.win_rate)],
+      ["Max drawdown", `${m.max_drawdown_percent.toFixed(2)}%`],
+      ["Sharpe", m.sharpe.toFixed(2)],
+      ["Profit factor", m.profit_factor === null ? "-" : m.profit_factor.toFixed(2)]
+    ]),
+    "",
+    "Equity",
+    lineChart(b.equity_curve.map((p) => p.equity))
+  ].join("\n")
+}
+
+const migrate = (argv: ReadonlyArray<string>) => {
+  const values = flags(argv, { "data-dir": { type: "string" }, "database-url": { type: "string" } })
+  return run(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ readonly name: string }>`SELECT name FROM trading_platform_migrations ORDER BY migration_id`
+      console.log(`Database schema is current: ${rows.length} migrations, the last ${rows.at(-1)?.name ?? "none"}`)
+    }).pipe(
+      Effect.provide(DatabaseLive.pipe(Layer.provide(PlatformConfig.fromEnv))),
+      Effect.withConfigProvider(providerOf({ DATA_DIR: values["data-dir"], DATABASE_URL: values["database-url"] }, {}))
+    )
+  )
+}
+
+const openapi = (argv: ReadonlyArray<string>) => {
+  const { out } = flags(argv, { out: { type: "string" } })
+  const text = `${JSON.stringify(openApiDocument(), null, 2)}\n`
+  if (out === undefined) process.stdout.write(text)
+  else writeFileSync(out, text)
+  return Promise.resolve(0)
+}
+
+/** Runs one command; answers its exit code (2 with the usage for bad flags). */
+export const runCommand = async (command: "backtest" | "migrate" | "openapi", argv: ReadonlyArray<string>): Promise<number> => {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    console.log(commandUsage)
+    return 0
+  }
+  try {
+    return await (command === "backtest" ? backtest(argv) : command === "migrate" ? migrate(argv) : openapi(argv))
+  } catch (e) {
+    if (e instanceof Usage) {
+      console.error(`${e.message}\n\n${commandUsage}`)
+      return 2
+    }
+    console.error(failureMessage(e))
+    return 1
+  }
+}

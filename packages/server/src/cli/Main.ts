@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// `trading-platform <command>`: `serve` (also the default, so `trading-platform --port 0` still serves),
+// `backtest`, `migrate` and `openapi`.
+import { commandUsage, runCommand } from "./Commands.js"
+
+const [command, ...rest] = process.argv.slice(2)
+
+if (command === "serve") {
+  // The server's entry reads its flags from process.argv.
+  process.argv.splice(2, 1)
+  void import("../main.js")
+} else if (command === undefined || command.startsWith("-")) {
+  void import("../main.js")
+} else if (command === "backtest" || command === "migrate" || command === "openapi") {
+  void runCommand(command, rest).then((code) => (process.exitCode = code))
+} else {
+  console.error(`Unknown command ${command}\n\n${commandUsage}`)
+  process.exitCode = 2
+}

@@ -1,0 +1,136 @@
+import { describe, expect, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { tradingProgram } from "../support/Backtests.js"
+
+const cli = fileURLToPath(new URL("../../src/cli/Main.ts", import.meta.url))
+
+interface Outcome {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs `trading-platform ...args` as `npx trading-platform` would, in its own process. */
+const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  new Promise<Outcome>((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@trading-platform/source", cli, ...args], {
+      env: { PATH: process.env["PATH"] ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.on("exit", (code) => resolve({ code, stdout, stderr }))
+  })
+
+const withTemp = async (body: (dir: string) => Promise<void>) => {
+  const dir = mkdtempSync(join(tmpdir(), "tp-cli-"))
+  try {
+    await body(dir)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const range = ["--symbol", "BTC", "--timeframe", "1h", "--from", "2025-01-01T00:00:00Z", "--to", "2025-01-15T00:00:00Z"]
+
+describe("trading-platform command line", () => {
+  it("an unknown command or flag prints the usage and exits 2", async () => {
+    const unknown = await run(["frobnicate"])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toMatch(/Unknown command frobnicate[\s\S]*Usage: trading-platform <command>/)
+    const badFlag = await run(["backtest", "--bogus", "1"])
+    expect(badFlag.code).toBe(2)
+    expect(badFlag.stderr).toMatch(/--bogus[\s\S]*Usage: /)
+    const missing = await run(["backtest", "--symbol", "BTC"])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/--program is required/)
+  }, 60_000)
+
+  it("backtest --help prints the usage and exits 0", async () => {
+    const help = await run(["backtest", "--help"])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toMatch(/--program FILE/)
+  }, 60_000)
+
+  it("runs a backtest embedded on a data directory and prints it as JSON with --json", async () => {
+    await withTemp(async (dir) => {
+      writeFileSync(join(dir, "program.js"), tradingProgram)
+      const out = await run(["backtest", "--program", join(dir, "program.js"), ...range, "--data-dir", join(dir, "data"), "--json"])
+      expect(out.stderr).toBe("")
+      expect(out.code).toBe(0)
+      const backtest = JSON.parse(out.stdout)
+      expect(backtest).toMatchObject({ status: "completed", symbol: "BTC", timeframe: "1h", progress: 1, error: null })
+      expect(backtest.equity_curve).toHaveLength(14 * 24)
+      expect(backtest.trades.length).toBeGreaterThan(0)
+      expect(backtest.metrics.total_trades).toBe(backtest.trades.length)
+    })
+  }, 120_000)
+
+  it("prints a summary table and the equity curve drawn in the terminal", async () => {
+    await withTemp(async (dir) => {
+      writeFileSync(join(dir, "program.js"), tradingProgram)
+      const out = await run(["backtest", "--program", join(dir, "program.js"), ...range])
+      expect(out.code).toBe(0)
+      expect(out.stdout).toMatch(/^Backtest of BTC 1h on venue1/)
+      expect(out.stdout).toMatch(/Final balance\s+\d+\.\d\d/)
+      expect(out.stdout).toMatch(/Trades\s+[1-9]\d*/)
+      const chart = out.stdout.slice(out.stdout.indexOf("Equity\n") + 7).split("\n").filter((l) => l.includes("|"))
+      expect(chart).toHaveLength(10)
+      // A curve that moves has a point on the top row and one on the bottom row.
+      expect(chart[0]).toContain("*")
+      expect(chart[9]).toContain("*")
+    })
+  }, 120_000)
+
+  it("fails with the API's message and exit 1 when the backtest cannot run", async () => {
+    await withTemp(async (dir) => {
+      writeFileSync(join(dir, "program.js"), tradingProgram)
+      const unknown = await run(["backtest", "--program", join(dir, "program.js"), ...range.slice(2), "--symbol", "NOPE"])
+      expect(unknown.code).toBe(1)
+      expect(unknown.stderr).toMatch(/Unknown symbol on venue1: NOPE/)
+      const badRange = await run([
+        "backtest", "--program", join(dir, "program.js"), "--symbol", "BTC", "--from", "2025-02-01T00:00:00Z", "--to", "2025-01-01T00:00:00Z"
+      ])
+      expect(badRange.code).toBe(1)
+      expect(badRange.stderr).toMatch(/end must be after start/)
+      const missingFile = await run(["backtest", "--program", join(dir, "absent.js"), ...range])
+      expect(missingFile.code).toBe(1)
+      expect(missingFile.stderr).toMatch(/ENOENT/)
+    })
+  }, 120_000)
+
+  it("migrate brings a data directory to the current schema", async () => {
+    await withTemp(async (dir) => {
+      const out = await run(["migrate", "--data-dir", join(dir, "data")])
+      expect(out.stderr).toBe("")
+      expect(out.code).toBe(0)
+      expect(out.stdout).toMatch(/Database schema is current: \d+ migrations/)
+    })
+  }, 60_000)
+
+  it("openapi prints the document that docs/openapi.json holds, or writes it with --out", async () => {
+    const committed = readFileSync(fileURLToPath(new URL("../../../../docs/openapi.json", import.meta.url)), "utf8")
+    const out = await run(["openapi"])
+    expect(out.code).toBe(0)
+    expect(out.stdout).toBe(committed)
+    await withTemp(async (dir) => {
+      const written = await run(["openapi", "--out", join(dir, "openapi.json")])
+      expect(written.code).toBe(0)
+      expect(readFileSync(join(dir, "openapi.json"), "utf8")).toBe(committed)
+    })
+  }, 60_000)
+
+  it("serve is the default command and still answers --version", async () => {
+    const version = await run(["serve", "--version"])
+    expect(version.code).toBe(0)
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+    const bad = await run(["--no-such-flag"])
+    expect(bad.code).toBe(2)
+  }, 60_000)
+})
