@@ -18,7 +18,8 @@ const bars = 500_000
 const settings = defaultSettings("1m")
 
 /** The SMA crossover: long above the slow average, short below it. */
-const crossover = (averages: string) => `function decide(data) {
+const crossover = (averages: string) =>
+  `function decide(data) {
   ${averages}
   if (slow === null) return { operation: "hold" }
   const side = data.position === null ? null : data.position.side
@@ -43,7 +44,14 @@ const candles = Effect.gen(function*() {
     const open = close
     close = Math.max(1, open * (1 + ((yield* Random.next) - 0.5) * 0.004))
     const wiggle = open * 0.001 * (yield* Random.next)
-    out.push({ time: 1_700_000_000_000 + i * 60_000, open, high: Math.max(open, close) + wiggle, low: Math.min(open, close) - wiggle, close, volume: 1 })
+    out.push({
+      time: 1_700_000_000_000 + i * 60_000,
+      open,
+      high: Math.max(open, close) + wiggle,
+      low: Math.min(open, close) - wiggle,
+      close,
+      volume: 1
+    })
   }
   return out
 }).pipe(Effect.withRandom(Random.make("backtest bench")))
@@ -68,13 +76,18 @@ const rounds = 3
 const backtest = <R>(data: ReadonlyArray<Candle>, decider: Effect.Effect<Decider, never, R | Scope.Scope>) =>
   Effect.gen(function*() {
     const started = performance.now()
-    const result = yield* Effect.scoped(Effect.flatMap(decider, (d) => runBacktest(settings, Stream.fromIterable(data), d)))
+    const result = yield* Effect.scoped(
+      Effect.flatMap(decider, (d) => runBacktest(settings, Stream.fromIterable(data), d))
+    )
     const seconds = (performance.now() - started) / 1000
     return { barsPerSecond: data.length / seconds, trades: result.metrics.total_trades, pnl: result.metrics.total_pnl }
   })
 
 const sandboxed = (code: string) =>
-  Effect.flatMap(ProgramRuntime, (runtime) => runtime.load({ code: `export ${code}`, symbol: "BTC", timeframe: "1m", params: {}, seed: 1 })).pipe(
+  Effect.flatMap(
+    ProgramRuntime,
+    (runtime) => runtime.load({ code: `export ${code}`, symbol: "BTC", timeframe: "1m", params: {}, seed: 1 })
+  ).pipe(
     Effect.orDie
   )
 
@@ -98,12 +111,18 @@ export const run = () =>
       for (const [i, runner] of runners.entries()) runs[i]!.push(yield* backtest(data, runner.decider))
     }
     const best = runs.map((r) => Math.max(...r.map((x) => x.barsPerSecond)))
-    console.log(`SMA crossover (10/30) over ${bars} one-minute bars, engine included; best of ${rounds} runs in turns, after a warm-up run\n`)
+    console.log(
+      `SMA crossover (10/30) over ${bars} one-minute bars, engine included; best of ${rounds} runs in turns, after a warm-up run\n`
+    )
     console.log("| runner | bars/s (best) | bars/s (each run) | vs plain |")
     console.log("|---|---:|---:|---:|")
     const format = (n: number) => Math.round(n).toLocaleString("en")
     runners.forEach((runner, i) => {
-      console.log(`| ${runner.label} | ${format(best[i]!)} | ${runs[i]!.map((r) => format(r.barsPerSecond)).join(", ")} | ${(best[i]! / best[0]!).toFixed(2)} |`)
+      console.log(
+        `| ${runner.label} | ${format(best[i]!)} | ${runs[i]!.map((r) => format(r.barsPerSecond)).join(", ")} | ${
+          (best[i]! / best[0]!).toFixed(2)
+        } |`
+      )
     })
     const first = runs[0]![0]!
     const same = runs.flat().every((r) => r.trades === first.trades && r.pnl === first.pnl)

@@ -104,12 +104,19 @@ const rawUsersMe = async (url: string, token: string) => {
         return void res.writeHead(401).end()
       }
       const { rows: [user] } = await pool.query("SELECT * FROM users WHERE id = $1", [session.user_id])
-      const body = JSON.stringify({ id: user.id, email: user.email, username: user.username, created_at: user.created_at.toISOString() })
+      const body = JSON.stringify({
+        id: user.id,
+        email: user.email,
+        username: user.username,
+        created_at: user.created_at.toISOString()
+      })
       res.writeHead(200, { "content-type": "application/json", "x-request-id": crypto.randomUUID() }).end(body)
     }).catch(() => res.destroy()) // requests still in flight when the load stops meet an ended pool
   })
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  const result = await load(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/users/me`, { authorization: `Bearer ${token}` })
+  const result = await load(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/users/me`, {
+    authorization: `Bearer ${token}`
+  })
   server.close()
   await pool.end()
   return result
@@ -183,12 +190,18 @@ export const run = async () => {
         return yield* Effect.promise(() => load(base + "/api/users/me", { authorization: `Bearer ${token}` }))
       }).pipe(Effect.provide(onPostgres), Effect.scoped, Effect.runPromise)
       const raw = await rawUsersMe(url, token)
-      console.log(`PostgreSQL, ${connections} connections: GET /api/users/me ${Math.round(server.rate)} requests/s ` +
-        `(p99 ${server.p99.toFixed(0)} ms), raw node:http + pg doing the same work ${Math.round(raw.rate)} requests/s ` +
-        `(p99 ${raw.p99.toFixed(0)} ms): ${(server.rate / raw.rate).toFixed(2)}x\n`)
+      console.log(
+        `PostgreSQL, ${connections} connections: GET /api/users/me ${Math.round(server.rate)} requests/s ` +
+          `(p99 ${server.p99.toFixed(0)} ms), raw node:http + pg doing the same work ${
+            Math.round(raw.rate)
+          } requests/s ` +
+          `(p99 ${raw.p99.toFixed(0)} ms): ${(server.rate / raw.rate).toFixed(2)}x\n`
+      )
     })
   }
-  console.log(`${connections} keep-alive connections from a worker thread, ${seconds} s each after warming up until steady\n`)
+  console.log(
+    `${connections} keep-alive connections from a worker thread, ${seconds} s each after warming up until steady\n`
+  )
   console.log("| scenario | requests/s | p99 ms | vs baseline |\n|---|---:|---:|---:|")
   for (const [name, { p99, rate }] of rows) {
     console.log(`| ${name} | ${Math.round(rate)} | ${p99.toFixed(0)} | ${(rate / raw.rate).toFixed(2)} |`)

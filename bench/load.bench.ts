@@ -33,17 +33,28 @@ interface Caller {
   readonly sent: { read: Array<Sent>; write: Array<Sent> }
 }
 
-const request = async (base: string, caller: Pick<Caller, "ip"> & { token?: string }, method: string, path: string, body?: unknown) => {
+const request = async (
+  base: string,
+  caller: Pick<Caller, "ip"> & { token?: string },
+  method: string,
+  path: string,
+  body?: unknown
+) => {
   const headers: Record<string, string> = { "x-forwarded-for": caller.ip }
   if (caller.token) headers["authorization"] = `Bearer ${caller.token}`
   if (body !== undefined) headers["content-type"] = "application/json"
   const started = performance.now()
-  const reply = await fetch(base + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
+  const reply = await fetch(base + path, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+  })
   const text = await reply.text()
   return { status: reply.status, body: text === "" ? undefined : JSON.parse(text), ms: performance.now() - started }
 }
 
-const percentile = (sorted: Array<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
+const percentile = (sorted: Array<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
 
 export const run = async () => {
   if (!adminUrl) {
@@ -56,7 +67,14 @@ export const run = async () => {
   await admin.query(`CREATE DATABASE ${name}`)
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
-  const server = spawn(process.execPath, ["--import", "tsx", "--conditions=@trading-platform/source", main, "--port", "0"], {
+  const server = spawn(process.execPath, [
+    "--import",
+    "tsx",
+    "--conditions=@trading-platform/source",
+    main,
+    "--port",
+    "0"
+  ], {
     env: {
       PATH: process.env["PATH"] ?? "",
       DATABASE_URL: url.toString(),
@@ -91,7 +109,10 @@ export const run = async () => {
       const ip = `10.1.${Math.floor(i / 250)}.${i % 250}`
       const user = { email: `load${i}@example.com`, username: `load_${i}`, password: "a long enough password" }
       await request(base, { ip }, "POST", "/api/users/register", user)
-      const login = await request(base, { ip }, "POST", "/api/users/login", { email: user.email, password: user.password })
+      const login = await request(base, { ip }, "POST", "/api/users/login", {
+        email: user.email,
+        password: user.password
+      })
       callers.push({ ip, token: login.body.session_token, sent: { read: [], write: [] } })
     }
 
@@ -152,10 +173,20 @@ export const run = async () => {
     const sorted = latencies.sort((a, b) => a - b)
     const total = latencies.length
     const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0)
-    console.log(`${tokens} tokens, ${connections} concurrent requests, ${elapsed.toFixed(0)} s, 70% reads / 30% writes, limits ${readLimit} reads and ${writeLimit} writes per token per minute\n`)
-    console.log("| requests | requests/s | p50 ms | p99 ms | 5xx | writes answered 201 | lost writes | premature 429s | tokens over limit |")
+    console.log(
+      `${tokens} tokens, ${connections} concurrent requests, ${
+        elapsed.toFixed(0)
+      } s, 70% reads / 30% writes, limits ${readLimit} reads and ${writeLimit} writes per token per minute\n`
+    )
+    console.log(
+      "| requests | requests/s | p50 ms | p99 ms | 5xx | writes answered 201 | lost writes | premature 429s | tokens over limit |"
+    )
     console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    console.log(`| ${total} | ${Math.round(total / elapsed)} | ${percentile(sorted, 50).toFixed(1)} | ${percentile(sorted, 99).toFixed(1)} | ${fivexx} | ${written.size} | ${lost} | ${premature.length} | ${over} |`)
+    console.log(
+      `| ${total} | ${Math.round(total / elapsed)} | ${percentile(sorted, 50).toFixed(1)} | ${
+        percentile(sorted, 99).toFixed(1)
+      } | ${fivexx} | ${written.size} | ${lost} | ${premature.length} | ${over} |`
+    )
     console.log(`\nstatuses: ${JSON.stringify(Object.fromEntries(statuses))}`)
     if (premature.length > 0) console.log(`first premature 429s: ${premature.slice(0, 5).join("; ")}`)
     if (fivexx > 0 || lost > 0 || over > 0 || premature.length > 0) process.exitCode = 1

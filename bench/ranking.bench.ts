@@ -1,4 +1,11 @@
-import { builtinFactors, type Candle, rankSymbols, type SymbolInputs, tableBars, winsorLimit } from "@trading-platform/core"
+import {
+  builtinFactors,
+  type Candle,
+  rankSymbols,
+  type SymbolInputs,
+  tableBars,
+  winsorLimit
+} from "@trading-platform/core"
 import { randomWalk } from "../packages/core/test/ranking/ReferenceFactors.js"
 
 const seconds = Number(process.env["BENCH_SECONDS"] ?? 5)
@@ -9,7 +16,12 @@ const rounds = 3
 const universe: Array<SymbolInputs> = Array.from({ length: symbols }, (_, s) => ({
   symbol: `S${s}`,
   candles: randomWalk(tableBars, 1_000 + s, 10 + s),
-  market: { funding_rate: (s % 7) * 1e-5, open_interest_change: null, taker_buy_ratio: 0.4 + (s % 5) * 0.05, depth_imbalance: (s % 9) / 10 - 0.4 }
+  market: {
+    funding_rate: (s % 7) * 1e-5,
+    open_interest_change: null,
+    taker_buy_ratio: 0.4 + (s % 5) * 0.05,
+    depth_imbalance: (s % 9) / 10 - 0.4
+  }
 }))
 const weighted = builtinFactors.map((f) => [f, 1] as const)
 
@@ -183,7 +195,12 @@ const plainTable = (inputs: ReadonlyArray<SymbolInputs>) => {
       }
       out.push(up + down === 0 ? null : down === 0 ? 100 : 100 - 100 / (1 + up / down))
     }
-    out.push(s.market.funding_rate ?? null, s.market.open_interest_change ?? null, s.market.taker_buy_ratio ?? null, s.market.depth_imbalance ?? null)
+    out.push(
+      s.market.funding_rate ?? null,
+      s.market.open_interest_change ?? null,
+      s.market.taker_buy_ratio ?? null,
+      s.market.depth_imbalance ?? null
+    )
     for (let f = 0; f < nf; f++) values[f]![si] = out[f]!
   })
   // Normalise each factor, flip where lower is better, and average.
@@ -231,10 +248,18 @@ export const run = async () => {
   }
   const best = { library: Math.max(...runs.library), plain: Math.max(...runs.plain) }
   const format = (n: number) => Math.round(n).toLocaleString("en")
-  console.log(`The full ranking table: ${builtinFactors.length} factors, ${symbols} symbols, ${tableBars} bars each; best of ${rounds} runs of ${seconds} s in turns, after a warm-up\n`)
+  console.log(
+    `The full ranking table: ${builtinFactors.length} factors, ${symbols} symbols, ${tableBars} bars each; best of ${rounds} runs of ${seconds} s in turns, after a warm-up\n`
+  )
   console.log("| computation | tables/s (best) | tables/s (each run) | vs plain |")
   console.log("|---|---:|---:|---:|")
-  console.log(`| plain loops over typed arrays (baseline) | ${format(best.plain)} | ${runs.plain.map(format).join(", ")} | 1.00 |`)
-  console.log(`| \`rankSymbols\` (the ta helpers, normalisation, rows) | ${format(best.library)} | ${runs.library.map(format).join(", ")} | ${(best.library / best.plain).toFixed(2)} |`)
+  console.log(
+    `| plain loops over typed arrays (baseline) | ${format(best.plain)} | ${runs.plain.map(format).join(", ")} | 1.00 |`
+  )
+  console.log(
+    `| \`rankSymbols\` (the ta helpers, normalisation, rows) | ${format(best.library)} | ${
+      runs.library.map(format).join(", ")
+    } | ${(best.library / best.plain).toFixed(2)} |`
+  )
   console.log(`\nThe same order and scores (within 1e-9) from both: ${same}`)
 }

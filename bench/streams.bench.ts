@@ -74,7 +74,8 @@ const startClients = (url: string, tokens: ReadonlyArray<string>) => {
   return { opened, arrivals, stop: () => worker.terminate() }
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
 
 interface Result {
   readonly bytesPerConnection: number
@@ -142,7 +143,9 @@ const platform = () =>
         }).on("error", reject).end(JSON.stringify(body))
       })
     const email = `bench-${randomBytes(4).toString("hex")}@example.com`
-    yield* Effect.promise(() => post("/api/users/register", { email, username: email.split("@")[0], password: "bench password" }))
+    yield* Effect.promise(() =>
+      post("/api/users/register", { email, username: email.split("@")[0], password: "bench password" })
+    )
     const login = yield* users.login({ email, password: "bench password" }, undefined)
     // Session tokens straight into the table: a login each would spend seconds in scrypt.
     const tokens = Array.from({ length: clients }, () => `tps_${randomBytes(32).toString("base64url")}`)
@@ -152,7 +155,10 @@ const platform = () =>
         VALUES (${login.user.id}, ${hash}, now(), now() + interval '1 day')`
     }
     const signal = yield* Effect.promise(() =>
-      post("/api/signals", { signal_name: "oi", trigger_condition: { metric: "oi", operator: "gt", threshold: 0, time_window: "1m" } }, login.session_token)
+      post("/api/signals", {
+        signal_name: "oi",
+        trigger_condition: { metric: "oi", operator: "gt", threshold: 0, time_window: "1m" }
+      }, login.session_token)
     )
 
     // Publication times as a subscriber of the engine sees them, next to the hub's own subscription.
@@ -168,7 +174,11 @@ const platform = () =>
     for (let i = 0; i < triggers; i++) {
       // A new pool fires once on its first round.
       yield* Effect.promise(() =>
-        post("/api/signals/pools", { pool_name: `p${i}`, signal_ids: [signal.id], symbols: [symbols[i % symbols.length]] }, login.session_token)
+        post("/api/signals/pools", {
+          pool_name: `p${i}`,
+          signal_ids: [signal.id],
+          symbols: [symbols[i % symbols.length]]
+        }, login.session_token)
       )
       yield* engine.evaluateNow
       yield* Effect.promise(() => pause(50))
@@ -194,11 +204,15 @@ const Server = HttpApiBuilder.serve(requestContext).pipe(
 )
 
 const row = (name: string, r: Result, base: Result) =>
-  `| ${name} | ${r.delivered} | ${(r.bytesPerConnection / 1024).toFixed(1)} KiB | ${(r.bytesPerConnection / base.bytesPerConnection).toFixed(1)} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${(r.p99 / base.p99).toFixed(1)} |`
+  `| ${name} | ${r.delivered} | ${(r.bytesPerConnection / 1024).toFixed(1)} KiB | ${
+    (r.bytesPerConnection / base.bytesPerConnection).toFixed(1)
+  } | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${(r.p99 / base.p99).toFixed(1)} |`
 
 export const run = async () => {
   const baseline = await rawBaseline()
-  const streams = await Effect.runPromise(Effect.scoped(Effect.flatMap(Layer.build(Server), (context) => Effect.provide(platform(), context))))
+  const streams = await Effect.runPromise(
+    Effect.scoped(Effect.flatMap(Layer.build(Server), (context) => Effect.provide(platform(), context)))
+  )
   console.log(`${clients} SSE clients, ${triggers} triggers each fanned out to all of them\n`)
   console.log("| server | deliveries | heap per connection | vs baseline | p50 | p99 | p99 vs baseline |")
   console.log("|---|---:|---:|---:|---:|---:|---:|")

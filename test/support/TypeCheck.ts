@@ -10,7 +10,9 @@ export const typeErrors = (files: ReadonlyArray<string>): Array<string> => {
   const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, root)
   const program = ts.createProgram(files, { ...options, noEmit: true })
   return ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file && d.start !== undefined ? `${d.file.fileName}(${d.file.getLineAndCharacterOfPosition(d.start).line + 1}): ` : ""
+    const where = d.file && d.start !== undefined
+      ? `${d.file.fileName}(${d.file.getLineAndCharacterOfPosition(d.start).line + 1}): `
+      : ""
     return where + ts.flattenDiagnosticMessageText(d.messageText, "\n")
   })
 }

@@ -40,5 +40,7 @@ if (backtest.status !== "completed" || backtest.metrics === null) {
 const m = backtest.metrics
 console.log(
   `completed: ${m.total_trades} trades, pnl ${m.total_pnl.toFixed(2)} (${m.total_pnl_percent.toFixed(2)}%), ` +
-    `win rate ${(m.win_rate * 100).toFixed(0)}%, max drawdown ${m.max_drawdown_percent.toFixed(2)}%, sharpe ${m.sharpe.toFixed(2)}`
+    `win rate ${(m.win_rate * 100).toFixed(0)}%, max drawdown ${m.max_drawdown_percent.toFixed(2)}%, sharpe ${
+      m.sharpe.toFixed(2)
+    }`
 )

@@ -22,7 +22,11 @@ for await (const event of client.marketIntelligence(["BTC", "ETH"])) {
     const { BTC, ETH } = event.data.prices
     console.log(`snapshot: BTC ${BTC?.price}, ETH ${ETH?.price}, ${event.data.triggers.length} recent trigger(s)`)
   } else if (event.event === "update") {
-    console.log(event.data.kind === "price" ? `${event.data.symbol} ${event.data.price}` : `trigger: ${event.data.trigger.pool_name}`)
+    console.log(
+      event.data.kind === "price"
+        ? `${event.data.symbol} ${event.data.price}`
+        : `trigger: ${event.data.trigger.pool_name}`
+    )
   }
   if (once) break
 }

@@ -38,5 +38,7 @@ try {
   await anonymous.users.me()
 } catch (error) {
   if (!(error instanceof TradingApiError)) throw error
-  console.log(`users.me without a token: ${error.status} ${error.code} "${error.message}" (request ${error.request_id})`)
+  console.log(
+    `users.me without a token: ${error.status} ${error.code} "${error.message}" (request ${error.request_id})`
+  )
 }

@@ -2,7 +2,14 @@ import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { type Exchange, type Issue, parseErrorIssues, type RetryOptions, summarizeIssues, TradingApi } from "@trading-platform/core/contract"
+import {
+  type Exchange,
+  type Issue,
+  parseErrorIssues,
+  type RetryOptions,
+  summarizeIssues,
+  TradingApi
+} from "@trading-platform/core/contract"
 import { Effect, Option, ParseResult, Schema, Stream } from "effect"
 import { marketIntelligence, subscribe } from "./LiveStreams.js"
 import { withRetry } from "./Retry.js"
@@ -55,8 +62,15 @@ type Method = (request?: Record<string, unknown>) => Effect.Effect<unknown, unkn
 
 /** Checks a request against the endpoint's schemas before HttpApiClient encodes it, so a bad one fails in plain words. */
 const checked = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps, method: Method): Method => {
-  const parts = ([["path", endpoint.pathSchema], ["urlParams", endpoint.urlParamsSchema], ["payload", endpoint.payloadSchema]] as const)
-    .flatMap(([part, schema]) => Option.isSome(schema) ? [{ part, encode: Schema.encodeUnknown(schema.value as Schema.Schema<unknown, unknown>) }] : [])
+  const parts = ([["path", endpoint.pathSchema], ["urlParams", endpoint.urlParamsSchema], [
+    "payload",
+    endpoint.payloadSchema
+  ]] as const)
+    .flatMap(([part, schema]) =>
+      Option.isSome(schema)
+        ? [{ part, encode: Schema.encodeUnknown(schema.value as Schema.Schema<unknown, unknown>) }]
+        : []
+    )
   return (request) =>
     Effect.zipRight(
       Effect.forEach(parts, ({ encode, part }) =>

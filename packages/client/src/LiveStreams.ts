@@ -7,8 +7,8 @@ import {
   isRetryableStatus,
   MarketEvent,
   parseRetryAfter,
-  retrySchedule,
   type RetryOptions,
+  retrySchedule,
   WsServerMessage
 } from "@trading-platform/core/contract"
 import { Clock, Data, type Duration, Effect, Option, Schema, Stream } from "effect"
@@ -69,7 +69,9 @@ export const marketIntelligence = (
       if (options.token) request = HttpClientRequest.bearerToken(request, options.token)
       if (lastEventId !== undefined) request = HttpClientRequest.setHeader(request, "last-event-id", lastEventId)
       const response = yield* http.execute(request).pipe(
-        Effect.mapError((e) => new LiveStreamError({ error: e.message, code: "transport_error", retryable: true, retryAfter: Option.none() }))
+        Effect.mapError((e) =>
+          new LiveStreamError({ error: e.message, code: "transport_error", retryable: true, retryAfter: Option.none() })
+        )
       )
       if (response.status !== 200) {
         const body = yield* Effect.orElseSucceed(response.json, () => ({})) as Effect.Effect<any>
@@ -86,9 +88,18 @@ export const marketIntelligence = (
         Stream.decodeText(),
         Stream.pipeThroughChannel(Sse.makeChannel()),
         Stream.mapEffect((event) => decode({ event: event.event, id: event.id ?? "", data: JSON.parse(event.data) })),
-        Stream.tap((event) => Effect.sync(() => { lastEventId = event.id })),
+        Stream.tap((event) =>
+          Effect.sync(() => {
+            lastEventId = event.id
+          })
+        ),
         Stream.mapError((e) =>
-          new LiveStreamError({ error: String((e as Error).message ?? e), code: "transport_error", retryable: true, retryAfter: Option.none() })
+          new LiveStreamError({
+            error: String((e as Error).message ?? e),
+            code: "transport_error",
+            retryable: true,
+            retryAfter: Option.none()
+          })
         ),
         Stream.concat(Stream.fail(ended("The market-intelligence stream")))
       )
@@ -132,25 +143,29 @@ export const subscribe = (
         const m = message.value
         if (m.type === "event") emit.single({ channel: m.channel, data: m.data })
         if (m.type === "error") {
-          emit.fail(new LiveStreamError({
-            error: m.error,
-            code: m.code,
-            channel: m.channel,
-            retryable: m.code === "rate_limited",
-            retryAfter: Option.none()
-          }))
+          emit.fail(
+            new LiveStreamError({
+              error: m.error,
+              code: m.code,
+              channel: m.channel,
+              retryable: m.code === "rate_limited",
+              retryAfter: Option.none()
+            })
+          )
         }
       }, { onOpen: Effect.forEach(hello, (m) => Effect.ignore(write(JSON.stringify(m))), { discard: true }) }).pipe(
         Effect.catchAll((e) => {
           const closeCode = Socket.SocketCloseError.is(e) ? e.code : undefined
           return Effect.sync(() =>
-            emit.fail(new LiveStreamError({
-              error: closeCode === undefined ? "The WebSocket failed" : `The WebSocket closed with ${closeCode}`,
-              code: closeCode === undefined ? "transport_error" : "stream_ended",
-              closeCode,
-              retryable: closeCode === undefined || retryableClose(closeCode),
-              retryAfter: Option.none()
-            }))
+            emit.fail(
+              new LiveStreamError({
+                error: closeCode === undefined ? "The WebSocket failed" : `The WebSocket closed with ${closeCode}`,
+                code: closeCode === undefined ? "transport_error" : "stream_ended",
+                closeCode,
+                retryable: closeCode === undefined || retryableClose(closeCode),
+                retryAfter: Option.none()
+              })
+            )
           )
         }),
         Effect.forkScoped

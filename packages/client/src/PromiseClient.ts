@@ -1,6 +1,6 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Socket from "@effect/platform/Socket"
-import { type Exchange, errorCatalogue, type Issue, type MarketEvent } from "@trading-platform/core/contract"
+import { errorCatalogue, type Exchange, type Issue, type MarketEvent } from "@trading-platform/core/contract"
 import { Effect, Either, Stream } from "effect"
 import { type ClientOptions, makeClient, RequestInputError, type TradingClient } from "./Client.js"
 import type { ChannelEvent } from "./LiveStreams.js"
@@ -64,13 +64,19 @@ type LiveStreamKeys = "marketIntelligence" | "subscribe"
  * `TradingApiError`; the live streams are async iterables (leave the `for await` to close them)
  * that reject with `LiveStreamError` once reconnecting has given up.
  */
-export type PromiseClient = {
-  readonly [K in Exclude<keyof TradingClient, LiveStreamKeys>]: TradingClient[K] extends (...args: any) => any ? PromiseMethod<TradingClient[K]>
-    : { readonly [M in keyof TradingClient[K]]: PromiseMethod<TradingClient[K][M]> }
-} & {
-  readonly marketIntelligence: (symbols: ReadonlyArray<string>, params?: { readonly exchange?: Exchange }) => AsyncIterable<MarketEvent>
-  readonly subscribe: (channels: ReadonlyArray<string>) => AsyncIterable<ChannelEvent>
-}
+export type PromiseClient =
+  & {
+    readonly [K in Exclude<keyof TradingClient, LiveStreamKeys>]: TradingClient[K] extends (...args: any) => any ?
+      PromiseMethod<TradingClient[K]>
+      : { readonly [M in keyof TradingClient[K]]: PromiseMethod<TradingClient[K][M]> }
+  }
+  & {
+    readonly marketIntelligence: (
+      symbols: ReadonlyArray<string>,
+      params?: { readonly exchange?: Exchange }
+    ) => AsyncIterable<MarketEvent>
+    readonly subscribe: (channels: ReadonlyArray<string>) => AsyncIterable<ChannelEvent>
+  }
 
 export interface PromiseClientOptions extends ClientOptions {
   /** The WebSocket class for `subscribe`: the global one by default (browsers, Node 22+); on Node 20 pass `ws`'s. */
@@ -84,22 +90,32 @@ const toPromise = (method: (...args: Array<unknown>) => Effect.Effect<unknown, u
 
 /** The typed client for code that does not use Effect: every endpoint answers a Promise. Sends with `fetch`. */
 export const createClient = (options: PromiseClientOptions): PromiseClient => {
-  const { marketIntelligence, subscribe, ...client } = Effect.runSync(makeClient(options).pipe(Effect.provide(FetchHttpClient.layer)))
+  const { marketIntelligence, subscribe, ...client } = Effect.runSync(
+    makeClient(options).pipe(Effect.provide(FetchHttpClient.layer))
+  )
   const WebSocketClass = options.WebSocket ?? globalThis.WebSocket
   const live = {
     marketIntelligence: (symbols: ReadonlyArray<string>, params: { readonly exchange?: Exchange } = {}) =>
       Stream.toAsyncIterable(marketIntelligence(symbols, params)),
     subscribe: (channels: ReadonlyArray<string>) =>
-      Stream.toAsyncIterable(subscribe(channels).pipe(
-        Stream.provideService(Socket.WebSocketConstructor, (url, protocols) => new WebSocketClass(url, protocols) as globalThis.WebSocket)
-      ))
+      Stream.toAsyncIterable(
+        subscribe(channels).pipe(
+          Stream.provideService(
+            Socket.WebSocketConstructor,
+            (url, protocols) => new WebSocketClass(url, protocols) as globalThis.WebSocket
+          )
+        )
+      )
   }
-  return Object.assign(live, Object.fromEntries(
-    Object.entries(client).map(([key, member]) => [
-      key,
-      typeof member === "function"
-        ? toPromise(member as any)
-        : Object.fromEntries(Object.entries(member as object).map(([name, method]) => [name, toPromise(method)]))
-    ])
-  )) as unknown as PromiseClient
+  return Object.assign(
+    live,
+    Object.fromEntries(
+      Object.entries(client).map(([key, member]) => [
+        key,
+        typeof member === "function"
+          ? toPromise(member as any)
+          : Object.fromEntries(Object.entries(member as object).map(([name, method]) => [name, toPromise(method)]))
+      ])
+    )
+  ) as unknown as PromiseClient
 }

@@ -1,6 +1,6 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import { isRetryableStatus, parseRetryAfter, retrySchedule, type RetryOptions } from "@trading-platform/core/contract"
+import { isRetryableStatus, parseRetryAfter, type RetryOptions, retrySchedule } from "@trading-platform/core/contract"
 import { Clock, Data, Effect, Option } from "effect"
 
 // A response the schedule may retry; it never leaves `withRetry`.

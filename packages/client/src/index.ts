@@ -8,4 +8,10 @@ export { withRetry } from "./Retry.js"
 /** The retry settings and the Schedule itself, for retrying any other Effect by the same rule. */
 export { type RetryOptions, retrySchedule } from "@trading-platform/core/contract"
 /** The live streams as Effect Streams (also on the clients): SSE market intelligence, WebSocket subscriptions. */
-export { type ChannelEvent, LiveStreamError, type LiveStreamOptions, marketIntelligence, subscribe } from "./LiveStreams.js"
+export {
+  type ChannelEvent,
+  LiveStreamError,
+  type LiveStreamOptions,
+  marketIntelligence,
+  subscribe
+} from "./LiveStreams.js"

@@ -1,7 +1,7 @@
 import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { makeClient } from "@trading-platform/client"
 import { NotFound, RateLimited, SessionId, Unavailable } from "@trading-platform/core/contract"
-import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { baseUrl, TestServer, uniqueUser } from "../../server/test/support/TestServer.js"
 import { envelope, fastRetry, flakyServer, healthy } from "./support/FlakyServer.js"
@@ -14,7 +14,9 @@ describe("makeClient against the reference server", () => {
         const anonymous = yield* makeClient({ baseUrl: url })
         const user = uniqueUser("client")
         const registered = yield* anonymous.users.register({ payload: user })
-        const { session_token } = yield* anonymous.users.login({ payload: { email: user.email, password: user.password } })
+        const { session_token } = yield* anonymous.users.login({
+          payload: { email: user.email, password: user.password }
+        })
         const signedIn = yield* makeClient({ baseUrl: url, token: session_token })
         const me = yield* signedIn.users.me()
         expect(me).toMatchObject({ id: registered.id, email: user.email, username: user.username })
@@ -67,7 +69,10 @@ describe("makeClient against a flaky server", () => {
       const unavailable = yield* health([envelope(503, "unavailable")], { ...fastRetry, maxAttempts: 3 })
       expect(unavailable.requests).toBe(3)
       expect(unavailable.result._tag === "Left" && unavailable.result.left).toBeInstanceOf(Unavailable)
-      const limited = yield* health([envelope(429, "rate_limited", { retry_after: 2 })], { ...fastRetry, maxAttempts: 2 })
+      const limited = yield* health([envelope(429, "rate_limited", { retry_after: 2 })], {
+        ...fastRetry,
+        maxAttempts: 2
+      })
       expect(limited.requests).toBe(2)
       expect(limited.result._tag === "Left" && limited.result.left).toEqual(
         new RateLimited({ error: "failed with 429", request_id: "req-429", retry_after: 2 })

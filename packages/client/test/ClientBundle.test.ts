@@ -19,17 +19,21 @@ const bundle = () =>
   })
 
 describe("the client's bundle", () => {
-  it("imports no @effect/platform barrel (a CommonJS require of it loads Scalar's 3.4 MB bundle) and no storage or server code", async () => {
-    const { metafile } = await bundle()
-    const barrelImporters = Object.entries(metafile.inputs)
-      .filter(([, input]) => input.imports.some((i) => i.original === "@effect/platform"))
-      .map(([file]) => file)
-    expect(barrelImporters).toEqual([])
-    const serverSide = Object.keys(metafile.inputs).filter((file) =>
-      /HttpApiScalar|HttpApiSwagger|HttpApiBuilder|platform-node|@effect\/sql|packages\/server\//.test(file)
-    )
-    expect(serverSide).toEqual([])
-  }, 60_000)
+  it(
+    "imports no @effect/platform barrel (a CommonJS require of it loads Scalar's 3.4 MB bundle) and no storage or server code",
+    async () => {
+      const { metafile } = await bundle()
+      const barrelImporters = Object.entries(metafile.inputs)
+        .filter(([, input]) => input.imports.some((i) => i.original === "@effect/platform"))
+        .map(([file]) => file)
+      expect(barrelImporters).toEqual([])
+      const serverSide = Object.keys(metafile.inputs).filter((file) =>
+        /HttpApiScalar|HttpApiSwagger|HttpApiBuilder|platform-node|@effect\/sql|packages\/server\//.test(file)
+      )
+      expect(serverSide).toEqual([])
+    },
+    60_000
+  )
 
   it("bundles to under 800 KiB minified (680 KiB measured, mostly effect itself)", async () => {
     const { outputFiles } = await bundle()

@@ -1,11 +1,11 @@
-import { createClient, makeClient, RequestInputError, TradingApiError } from "@trading-platform/client"
-import { ProgramId } from "@trading-platform/core/contract"
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import { baseUrl, uniqueUser } from "../../server/test/support/TestServer.js"
-import { BacktestServer, shortRun } from "../../server/test/support/Backtests.js"
+import { createClient, makeClient, RequestInputError, TradingApiError } from "@trading-platform/client"
+import { ProgramId } from "@trading-platform/core/contract"
 import { testStorages } from "@trading-platform/core/testing"
+import { Effect } from "effect"
+import { BacktestServer, shortRun } from "../../server/test/support/Backtests.js"
+import { baseUrl, uniqueUser } from "../../server/test/support/TestServer.js"
 
 const code = "export function decide() { return { operation: 'hold' } }"
 
@@ -14,7 +14,9 @@ const signedIn = Effect.gen(function*() {
   const user = uniqueUser("input")
   const anonymous = createClient({ baseUrl: url })
   yield* Effect.promise(() => anonymous.users.register({ payload: user }))
-  const login = yield* Effect.promise(() => anonymous.users.login({ payload: { email: user.email, password: user.password } }))
+  const login = yield* Effect.promise(() =>
+    anonymous.users.login({ payload: { email: user.email, password: user.password } })
+  )
   return { url, token: login.session_token, client: createClient({ baseUrl: url, token: login.session_token }) }
 })
 
@@ -24,8 +26,16 @@ describe("the clients with only the required fields, and with bad input", () => 
       Effect.gen(function*() {
         const { client } = yield* signedIn
         const program = yield* Effect.promise(() => client.programs.create({ payload: { name: "hold", code } }))
-        const backtest = yield* Effect.promise(() => client.backtests.submit({ path: { id: program.id }, payload: shortRun as any }))
-        expect(backtest).toMatchObject({ exchange: "venue1", initial_balance: 10000, fee_rate: 0.00035, slippage: 0.0005, leverage: 1 })
+        const backtest = yield* Effect.promise(() =>
+          client.backtests.submit({ path: { id: program.id }, payload: shortRun as any })
+        )
+        expect(backtest).toMatchObject({
+          exchange: "venue1",
+          initial_balance: 10000,
+          fee_rate: 0.00035,
+          slippage: 0.0005,
+          leverage: 1
+        })
         const history = yield* Effect.promise(() => client.backtests.history({ urlParams: {} }))
         expect(history.backtests.map((b) => b.id)).toEqual([backtest.id])
       }))
@@ -45,7 +55,8 @@ describe("the clients with only the required fields, and with bad input", () => 
         expect(refused).toMatchObject({
           code: "invalid_input",
           status: undefined,
-          message: "Invalid request, not sent: payload.timeframe must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d; got '2h'; " +
+          message:
+            "Invalid request, not sent: payload.timeframe must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d; got '2h'; " +
             "payload.leverage must be a number between 1 and 125; got 500",
           issues: [
             { path: "payload.timeframe", message: "must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d; got '2h'" },
@@ -61,7 +72,9 @@ describe("the clients with only the required fields, and with bad input", () => 
         const error = yield* Effect.flip(client.market.klines({ urlParams: { symbol: "BTC", limit: 0 } }))
         expect(error).toBeInstanceOf(RequestInputError)
         expect(error._tag).toBe("ParseError")
-        expect(error.message).toBe("Invalid request, not sent: urlParams.limit must be a number between 1 and 1000; got 0")
+        expect(error.message).toBe(
+          "Invalid request, not sent: urlParams.limit must be a number between 1 and 1000; got 0"
+        )
       }).pipe(Effect.provide(FetchHttpClient.layer)))
   })
 })

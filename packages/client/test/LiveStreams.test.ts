@@ -1,106 +1,118 @@
 // On the real clock: the clients wait for reconnection by the retry rule.
 import { FetchHttpClient } from "@effect/platform"
 import { NodeSocket } from "@effect/platform-node"
+import { expect, layer } from "@effect/vitest"
 import { createClient, LiveStreamError, makeClient } from "@trading-platform/client"
 import { MarketHub } from "@trading-platform/core"
 import type { MarketEvent } from "@trading-platform/core/contract"
-import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Queue, Stream } from "effect"
 import WebSocket from "ws"
-import { baseUrl, signUp } from "../../server/test/support/TestServer.js"
 import { evaluate, poolMetAt, StreamTestServer } from "../../server/test/support/StreamClients.js"
+import { baseUrl, signUp } from "../../server/test/support/TestServer.js"
 
 // Reconnections wait by the retry rule; short waits keep the tests quick.
 const retry = { base: "300 millis", maxJitter: "10 millis" } as const
 
-layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })("live streams in the clients", (it) => {
-  it.effect("Effect client: marketIntelligence decodes events and, when the server ends the stream, resumes with Last-Event-ID", () =>
-    Effect.gen(function*() {
-      const user = yield* signUp("client")
-      const client = yield* makeClient({ baseUrl: yield* baseUrl, token: user.token, retry }).pipe(Effect.provide(FetchHttpClient.layer))
-      const events = yield* Queue.unbounded<MarketEvent>()
-      const reading = yield* client.marketIntelligence(["BTC", "ETH"]).pipe(
-        Stream.runForEach((event) => Queue.offer(events, event)),
-        Effect.fork
-      )
-      const snapshot = yield* Queue.take(events)
-      expect(snapshot.event).toBe("snapshot")
-      if (snapshot.event !== "snapshot") return
-      expect(Object.keys(snapshot.data.prices).sort()).toEqual(["BTC", "ETH"])
+layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })(
+  "live streams in the clients",
+  (it) => {
+    it.effect("Effect client: marketIntelligence decodes events and, when the server ends the stream, resumes with Last-Event-ID", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp("client")
+        const client = yield* makeClient({ baseUrl: yield* baseUrl, token: user.token, retry }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        const events = yield* Queue.unbounded<MarketEvent>()
+        const reading = yield* client.marketIntelligence(["BTC", "ETH"]).pipe(
+          Stream.runForEach((event) => Queue.offer(events, event)),
+          Effect.fork
+        )
+        const snapshot = yield* Queue.take(events)
+        expect(snapshot.event).toBe("snapshot")
+        if (snapshot.event !== "snapshot") return
+        expect(Object.keys(snapshot.data.prices).sort()).toEqual(["BTC", "ETH"])
 
-      // The server ends every stream (as on shutdown); a trigger fires before the client is back.
-      yield* poolMetAt(user.token, ["SOL"])
-      yield* Effect.flatMap(MarketHub, (hub) => hub.closeAll)
-      const fired = (yield* evaluate).filter((t) => t.user_id === user.id)
-      expect(fired).toHaveLength(1)
-      const again = yield* Queue.take(events)
-      expect(again.event).toBe("snapshot")
-      const replayed = yield* Queue.take(events)
-      expect(replayed).toMatchObject({ event: "update", data: { kind: "trigger", trigger: { id: fired[0]!.id, symbol: "SOL" } } })
-      yield* Fiber.interrupt(reading)
-    }))
+        // The server ends every stream (as on shutdown); a trigger fires before the client is back.
+        yield* poolMetAt(user.token, ["SOL"])
+        yield* Effect.flatMap(MarketHub, (hub) => hub.closeAll)
+        const fired = (yield* evaluate).filter((t) => t.user_id === user.id)
+        expect(fired).toHaveLength(1)
+        const again = yield* Queue.take(events)
+        expect(again.event).toBe("snapshot")
+        const replayed = yield* Queue.take(events)
+        expect(replayed).toMatchObject({
+          event: "update",
+          data: { kind: "trigger", trigger: { id: fired[0]!.id, symbol: "SOL" } }
+        })
+        yield* Fiber.interrupt(reading)
+      }))
 
-  it.effect("Effect client: a 4xx ends the stream at once with LiveStreamError", () =>
-    Effect.gen(function*() {
-      const user = yield* signUp("client4xx")
-      const client = yield* makeClient({ baseUrl: yield* baseUrl, token: user.token, retry }).pipe(Effect.provide(FetchHttpClient.layer))
-      const error = yield* client.marketIntelligence(["NOPE"]).pipe(Stream.runDrain, Effect.flip)
-      expect(error).toBeInstanceOf(LiveStreamError)
-      expect(error).toMatchObject({ status: 400, code: "invalid_input", retryable: false })
-    }))
+    it.effect("Effect client: a 4xx ends the stream at once with LiveStreamError", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp("client4xx")
+        const client = yield* makeClient({ baseUrl: yield* baseUrl, token: user.token, retry }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        const error = yield* client.marketIntelligence(["NOPE"]).pipe(Stream.runDrain, Effect.flip)
+        expect(error).toBeInstanceOf(LiveStreamError)
+        expect(error).toMatchObject({ status: 400, code: "invalid_input", retryable: false })
+      }))
 
-  it.effect("Effect client: subscribe streams a WebSocket channel's events", () =>
-    Effect.gen(function*() {
-      const user = yield* signUp("clientws")
-      const client = yield* makeClient({ baseUrl: yield* baseUrl, token: user.token, retry }).pipe(Effect.provide(FetchHttpClient.layer))
-      yield* poolMetAt(user.token, ["ETH"])
-      const reading = yield* client.subscribe(["triggers"]).pipe(
-        Stream.take(1),
-        Stream.runCollect,
-        Effect.provide(NodeSocket.layerWebSocketConstructor),
-        Effect.fork
-      )
-      // Evaluated until the subscription is in place (the pool fires once, so retry with new pools).
-      let collected: ReadonlyArray<{ channel: string; data: any }> = []
-      for (let i = 0; i < 50 && collected.length === 0; i++) {
-        yield* poolMetAt(user.token, [["BTC", "ETH", "SOL", "DOGE", "XRP", "ADA"][i % 6]!])
-        yield* evaluate
-        const done = yield* Fiber.poll(reading)
-        if (done._tag === "Some") collected = Array.from(yield* Fiber.join(reading))
-        else yield* Effect.sleep("100 millis")
-      }
-      expect(collected[0]).toMatchObject({ channel: "triggers", data: { user_id: user.id } })
-    }))
-
-  it.effect("Promise client: async iterators over the SSE stream and the WebSocket", () =>
-    Effect.gen(function*() {
-      const user = yield* signUp("promisestream")
-      const client = createClient({ baseUrl: yield* baseUrl, token: user.token, retry, WebSocket })
-      const first = yield* Effect.promise(async () => {
-        for await (const event of client.marketIntelligence(["BTC"])) return event
-      })
-      expect(first).toMatchObject({ event: "snapshot", data: { exchange: "venue1" } })
-
-      const rejected = yield* Effect.promise(async () => {
-        try {
-          for await (const _ of client.marketIntelligence(["NOPE"])) return "an event"
-          return "the end"
-        } catch (e) {
-          return e
+    it.effect("Effect client: subscribe streams a WebSocket channel's events", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp("clientws")
+        const client = yield* makeClient({ baseUrl: yield* baseUrl, token: user.token, retry }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        yield* poolMetAt(user.token, ["ETH"])
+        const reading = yield* client.subscribe(["triggers"]).pipe(
+          Stream.take(1),
+          Stream.runCollect,
+          Effect.provide(NodeSocket.layerWebSocketConstructor),
+          Effect.fork
+        )
+        // Evaluated until the subscription is in place (the pool fires once, so retry with new pools).
+        let collected: ReadonlyArray<{ channel: string; data: any }> = []
+        for (let i = 0; i < 50 && collected.length === 0; i++) {
+          yield* poolMetAt(user.token, [["BTC", "ETH", "SOL", "DOGE", "XRP", "ADA"][i % 6]!])
+          yield* evaluate
+          const done = yield* Fiber.poll(reading)
+          if (done._tag === "Some") collected = Array.from(yield* Fiber.join(reading))
+          else yield* Effect.sleep("100 millis")
         }
-      })
-      expect(rejected).toMatchObject({ status: 400, code: "invalid_input" })
+        expect(collected[0]).toMatchObject({ channel: "triggers", data: { user_id: user.id } })
+      }))
 
-      const events = client.subscribe(["triggers"])[Symbol.asyncIterator]()
-      const next = events.next()
-      let event: IteratorResult<any> | undefined
-      void next.then((r) => (event = r))
-      for (let i = 0; i < 50 && event === undefined; i++) {
-        yield* poolMetAt(user.token, [["BTC", "ETH", "SOL", "DOGE", "XRP", "ADA"][i % 6]!])
-        yield* evaluate
-        yield* Effect.sleep("100 millis")
-      }
-      expect(event?.value).toMatchObject({ channel: "triggers", data: { user_id: user.id } })
-      yield* Effect.promise(() => events.return!())
-    }))
-})
+    it.effect("Promise client: async iterators over the SSE stream and the WebSocket", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp("promisestream")
+        const client = createClient({ baseUrl: yield* baseUrl, token: user.token, retry, WebSocket })
+        const first = yield* Effect.promise(async () => {
+          for await (const event of client.marketIntelligence(["BTC"])) return event
+        })
+        expect(first).toMatchObject({ event: "snapshot", data: { exchange: "venue1" } })
+
+        const rejected = yield* Effect.promise(async () => {
+          try {
+            for await (const _ of client.marketIntelligence(["NOPE"])) return "an event"
+            return "the end"
+          } catch (e) {
+            return e
+          }
+        })
+        expect(rejected).toMatchObject({ status: 400, code: "invalid_input" })
+
+        const events = client.subscribe(["triggers"])[Symbol.asyncIterator]()
+        const next = events.next()
+        let event: IteratorResult<any> | undefined
+        void next.then((r) => (event = r))
+        for (let i = 0; i < 50 && event === undefined; i++) {
+          yield* poolMetAt(user.token, [["BTC", "ETH", "SOL", "DOGE", "XRP", "ADA"][i % 6]!])
+          yield* evaluate
+          yield* Effect.sleep("100 millis")
+        }
+        expect(event?.value).toMatchObject({ channel: "triggers", data: { user_id: user.id } })
+        yield* Effect.promise(() => events.return!())
+      }))
+  }
+)

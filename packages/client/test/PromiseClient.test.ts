@@ -1,6 +1,6 @@
+import { describe, expect, it, layer } from "@effect/vitest"
 import { createClient, TradingApiError } from "@trading-platform/client"
 import { SessionId } from "@trading-platform/core/contract"
-import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { baseUrl, TestServer, uniqueUser } from "../../server/test/support/TestServer.js"
 import { envelope, fastRetry, flakyServer, healthy } from "./support/FlakyServer.js"
@@ -41,7 +41,9 @@ describe("createClient against the reference server", () => {
           anonymous.users.login({ payload: { email: user.email, password: user.password } })
         )
         const signedIn = createClient({ baseUrl: url, token: login.session_token })
-        const notFound = yield* rejection(() => signedIn.users.revokeSession({ path: { id: SessionId.make(987654321) } }))
+        const notFound = yield* rejection(() =>
+          signedIn.users.revokeSession({ path: { id: SessionId.make(987654321) } })
+        )
         expect(notFound).toMatchObject({ status: 404, code: "not_found", retry_after: undefined })
       }))
   })

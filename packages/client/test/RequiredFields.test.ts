@@ -8,7 +8,9 @@ const optionalKeys = (ast: SchemaAST.AST) =>
   SchemaAST.getPropertySignatures(ast).filter((p) => p.isOptional).map((p) => String(p.name)).sort()
 
 describe("the clients ask only for what the API requires", () => {
-  it("every operation of both clients type-checks with only its required fields (types/RequiredFields.ts)", { timeout: 120_000 }, () => {
+  it("every operation of both clients type-checks with only its required fields (types/RequiredFields.ts)", {
+    timeout: 120_000
+  }, () => {
     expect(typeErrors([fileURLToPath(new URL("./types/RequiredFields.ts", import.meta.url))])).toEqual([])
   })
 
@@ -21,7 +23,9 @@ describe("the clients ask only for what the API requires", () => {
       for (const schema of [endpoint.pathSchema, endpoint.urlParamsSchema, endpoint.payloadSchema]) {
         if (Option.isNone(schema)) continue
         const { ast } = schema.value as Schema.Schema.Any
-        expect(optionalKeys(SchemaAST.typeAST(ast)), `${endpoint.method} ${endpoint.path}`).toEqual(optionalKeys(SchemaAST.encodedAST(ast)))
+        expect(optionalKeys(SchemaAST.typeAST(ast)), `${endpoint.method} ${endpoint.path}`).toEqual(
+          optionalKeys(SchemaAST.encodedAST(ast))
+        )
       }
     }
   })

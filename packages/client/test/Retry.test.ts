@@ -1,6 +1,6 @@
 import { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
-import { withRetry } from "@trading-platform/client"
 import { describe, expect, it } from "@effect/vitest"
+import { withRetry } from "@trading-platform/client"
 import { Clock, Effect, Fiber, Random, Ref, TestClock } from "effect"
 
 type Answer = { readonly status: number; readonly headers?: Record<string, string> } | "transport error"
@@ -24,11 +24,12 @@ const run = (answers: ReadonlyArray<Answer>, options: Parameters<typeof withRetr
         return HttpClientResponse.fromWeb(request, new Response(null, answer))
       })
     )
-    const fiber = yield* transport.pipe(withRetry(options)).execute(HttpClientRequest.get("http://fake/api/health")).pipe(
-      Effect.map((response) => response.status),
-      Effect.catchTag("RequestError", (e) => Effect.succeed(e.reason)),
-      Effect.fork
-    )
+    const fiber = yield* transport.pipe(withRetry(options)).execute(HttpClientRequest.get("http://fake/api/health"))
+      .pipe(
+        Effect.map((response) => response.status),
+        Effect.catchTag("RequestError", (e) => Effect.succeed(e.reason)),
+        Effect.fork
+      )
     yield* TestClock.adjust("10 minutes")
     const status = yield* Fiber.join(fiber)
     const at = yield* Ref.get(times)

@@ -30,5 +30,7 @@ export const usage = [
   "       trading-platform backtest|migrate|openapi ... (see trading-platform backtest --help)",
   "",
   "Every flag may also be given as an environment variable (flags win):",
-  ...settings.map(([name, help]) => `  --${name.toLowerCase().replaceAll("_", "-").padEnd(26)} ${name.padEnd(26)} ${help}`)
+  ...settings.map(([name, help]) =>
+    `  --${name.toLowerCase().replaceAll("_", "-").padEnd(26)} ${name.padEnd(26)} ${help}`
+  )
 ].join("\n")

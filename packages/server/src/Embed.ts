@@ -33,7 +33,12 @@ export interface NodeHandler {
  */
 export const makeNodeHandler = async (options: EmbedOptions = {}): Promise<NodeHandler> => {
   const runtime = ManagedRuntime.make(
-    Layer.mergeAll(platform(options), HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, NodeHttpServer.layerContext)
+    Layer.mergeAll(
+      platform(options),
+      HttpApiBuilder.Router.Live,
+      HttpApiBuilder.Middleware.layer,
+      NodeHttpServer.layerContext
+    )
   )
   const handler = await runtime.runPromise(
     Effect.flatMap(HttpApiBuilder.httpApp, (app) => NodeHttpServer.makeHandler(app, requestContext))

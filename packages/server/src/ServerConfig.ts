@@ -9,7 +9,12 @@ export interface ServerOptions {
 
 /** Where the reference server listens, and how much it logs (`docs/configuration.md`). */
 export const serverConfig: Config.Config<ServerOptions> = Config.all({
-  port: integerSetting("PORT", 3000, "must be a port number from 0 (any free port) to 65535", (n) => n >= 0 && n <= 65535),
+  port: integerSetting(
+    "PORT",
+    3000,
+    "must be a port number from 0 (any free port) to 65535",
+    (n) => n >= 0 && n <= 65535
+  ),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
 })
@@ -39,12 +44,18 @@ export const settings = [
   ["MARKET_DATA_TTL_MS", "how long venue market data is served from the cache, in milliseconds (2000)"],
   ["BACKTEST_CONCURRENCY", "backtest jobs this instance runs at once; 0 runs none (2)"],
   ["BACKTEST_POLL_INTERVAL_MS", "how often an idle backtest worker looks for jobs, in milliseconds (1000)"],
-  ["BACKTEST_LEASE_MS", "how long a backtest claim holds without renewal before another worker takes the job over (30000)"],
+  [
+    "BACKTEST_LEASE_MS",
+    "how long a backtest claim holds without renewal before another worker takes the job over (30000)"
+  ],
   ["BACKTEST_MAX_ATTEMPTS", "claims of one backtest job before it fails for good (3)"],
   ["RANKING_CACHE_S", "how long a computed ranking table or factor effectiveness is served, in seconds (60)"],
   ["SIGNAL_SAMPLER", "run the signal engine's sampling rounds in this instance (true)"],
   ["SAMPLING_INTERVAL_S", "seconds between two signal sampling rounds (15)"],
-  ["SIGNAL_LEASE_S", "how long the signal engine lease holds without renewal before another instance takes over, in seconds (60)"],
+  [
+    "SIGNAL_LEASE_S",
+    "how long the signal engine lease holds without renewal before another instance takes over, in seconds (60)"
+  ],
   ["AUTOMATION_ENABLED", "run the automation scheduler, signal-triggered runs and the arena PnL refresher here (true)"],
   ["AUTOMATION_CONCURRENCY", "automation runs this instance executes at once; 0 runs none (2)"],
   ["AUTOMATION_POLL_INTERVAL_MS", "how often the scheduler and idle run workers look for work, in milliseconds (1000)"],
@@ -59,13 +70,19 @@ export const settings = [
   ["AI_INSIGHTS_PER_HOUR", "insight jobs per user per hour (20)"],
   ["INSIGHT_CONCURRENCY", "insight jobs this instance runs at once; 0 runs none (2)"],
   ["INSIGHT_POLL_INTERVAL_MS", "how often an idle insight worker looks for jobs, in milliseconds (1000)"],
-  ["INSIGHT_LEASE_MS", "how long an insight claim holds without renewal before another worker takes the job over (30000)"],
+  [
+    "INSIGHT_LEASE_MS",
+    "how long an insight claim holds without renewal before another worker takes the job over (30000)"
+  ],
   ["INSIGHT_MAX_ATTEMPTS", "claims of one insight job before it fails for good (3)"],
   ["NEWS_FETCH_INTERVAL_S", "time between two background fetches of every enabled news feed, in seconds (600)"],
   ["NEWS_TIMEOUT_MS", "how long one news feed may take to answer, in milliseconds (10000)"],
   ["PURGE_INTERVAL_MINUTES", "how often expired sessions, old backtests and old triggers are purged, in minutes (60)"],
   ["SESSION_RETENTION_DAYS", "days expired or revoked sessions are kept before the purge deletes them (30)"],
   ["BACKTEST_RETENTION_DAYS", "days finished backtests are kept before the purge deletes them; 0 keeps them (0)"],
-  ["TRIGGER_RETENTION_DAYS", "days signal triggers are kept in the trigger log before the purge deletes them; 0 keeps them (0)"],
+  [
+    "TRIGGER_RETENTION_DAYS",
+    "days signal triggers are kept in the trigger log before the purge deletes them; 0 keeps them (0)"
+  ],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
 ] as const

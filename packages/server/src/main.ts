@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
-import { resolve } from "node:path"
 import { describeConfigError, PlatformConfig } from "@trading-platform/core"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
+import { resolve } from "node:path"
 import { parseArgs, usage } from "./CommandLine.js"
 import { DocsPageLive } from "./docs/DocsPage.js"
-import { serverConfig } from "./ServerConfig.js"
 import { ServerLive } from "./Server.js"
+import { serverConfig } from "./ServerConfig.js"
 import { version } from "./Version.js"
 
 // A request still running this long after SIGTERM does not keep the process alive.
@@ -34,7 +34,9 @@ const startBanner = Layer.effectDiscard(Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
   const { storage } = yield* PlatformConfig
   const base = server.address._tag === "TcpAddress"
-    ? `http://${server.address.hostname.includes(":") ? `[${server.address.hostname}]` : server.address.hostname}:${server.address.port}`
+    ? `http://${
+      server.address.hostname.includes(":") ? `[${server.address.hostname}]` : server.address.hostname
+    }:${server.address.port}`
     : `unix:${server.address.path}`
   yield* Effect.log(`Trading Platform ${version}: API ${base}/api/, reference ${base}/docs`)
   yield* Effect.log(
@@ -60,8 +62,12 @@ const program = Effect.gen(function*() {
   Effect.withConfigProvider(provider),
   Effect.catchTags({
     ConfigError: (e) => Effect.sync(() => console.error(`Invalid configuration: ${describeConfigError(e)}`)),
-    ServeError: (e) => Effect.sync(() => console.error(`Cannot listen: ${String((e.cause as Error)?.message ?? e.cause)}`)),
-    SqlError: (e) => Effect.sync(() => console.error(`Storage failed to start: ${e.message}: ${String((e.cause as Error)?.message ?? e.cause)}`)),
+    ServeError: (e) =>
+      Effect.sync(() => console.error(`Cannot listen: ${String((e.cause as Error)?.message ?? e.cause)}`)),
+    SqlError: (e) =>
+      Effect.sync(() =>
+        console.error(`Storage failed to start: ${e.message}: ${String((e.cause as Error)?.message ?? e.cause)}`)
+      ),
     DataDirectoryError: (e) => Effect.sync(() => console.error(e.message)),
     MigrationError: (e) => Effect.sync(() => console.error(`Database migration failed: ${e.message}`))
   }),

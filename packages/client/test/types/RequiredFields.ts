@@ -43,7 +43,10 @@ const everyOperation = (c: TradingClient | PromiseClient) => [
     payload: { environment: "testnet", wallet_address: `0x${"a".repeat(40)}`, private_key: `0x${"b".repeat(64)}` }
   }),
   c.venueAccounts.testWallet(account),
-  c.venueAccounts.setupVenue2({ ...account, payload: { environment: "testnet", api_key: "AK0123456789abcdef", secret_key: "SK0123456789abcdef" } }),
+  c.venueAccounts.setupVenue2({
+    ...account,
+    payload: { environment: "testnet", api_key: "AK0123456789abcdef", secret_key: "SK0123456789abcdef" }
+  }),
   c.trader.export(account),
   c.trader.preview({ ...account, payload: history }),
   c.trader.import({ ...account, payload: history }),

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { UserId } from "../users/User.js"
 import { idParam } from "../http/IdParam.js"
+import { UserId } from "../users/User.js"
 
 export const AccountId = Schema.Int.pipe(Schema.positive(), Schema.brand("AccountId"))
 export type AccountId = typeof AccountId.Type
@@ -65,7 +65,10 @@ export const AccountCreate = Schema.Struct({
   max_leverage: Schema.optional(Schema.NullOr(Leverage)),
   venue1_enabled: Schema.optional(Schema.Boolean),
   venue1_environment: Schema.optional(Schema.NullOr(Venue1Environment))
-}).annotations({ ...allErrors, examples: [{ name: "paper", initial_capital: 10000, default_leverage: 2, max_leverage: 10 }] })
+}).annotations({
+  ...allErrors,
+  examples: [{ name: "paper", initial_capital: 10000, default_leverage: 2, max_leverage: 10 }]
+})
 export type AccountCreate = typeof AccountCreate.Type
 
 /**

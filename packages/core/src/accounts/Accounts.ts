@@ -1,15 +1,15 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
-import type { CurrentUserShape } from "../users/Authentication.js"
 import { LeverageTooHigh } from "../http/Errors.js"
-import { type Pagination, pageOf } from "../http/Pagination.js"
+import { pageOf, type Pagination } from "../http/Pagination.js"
 import { Secrets } from "../secrets/Secrets.js"
-import { ownedBy } from "../users/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
-import { Account, type AccountCreate, type AccountId, type AccountUpdate, leverageCap } from "./Account.js"
-import { type AccountEdit, AccountsRepo, type AccountRow, editOf } from "./AccountsRepo.js"
-import { tradingDefaults } from "./TradingDefaults.js"
 import { now } from "../time/Now.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import { ownedBy } from "../users/Ownership.js"
+import { Account, type AccountCreate, type AccountId, type AccountUpdate, leverageCap } from "./Account.js"
+import { type AccountEdit, type AccountRow, AccountsRepo, editOf } from "./AccountsRepo.js"
+import { tradingDefaults } from "./TradingDefaults.js"
 
 export type { AccountRow }
 
@@ -19,7 +19,8 @@ export interface LeverageChange {
   readonly default_leverage?: number | undefined
 }
 
-export const toAccount = ({ api_key_sealed, ...row }: AccountRow) => new Account({ ...row, has_api_key: api_key_sealed !== null })
+export const toAccount = ({ api_key_sealed, ...row }: AccountRow) =>
+  new Account({ ...row, has_api_key: api_key_sealed !== null })
 
 /** The leverage rule: `1 <= default_leverage <= max_leverage <= cap` of the account's venue (venue1 when enabled). */
 export const checkLeverage = (edit: Pick<AccountEdit, "default_leverage" | "max_leverage" | "venue1_enabled">) => {

@@ -3,9 +3,9 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
+import { Authentication } from "../users/Authentication.js"
 import { Account, AccountCreate, AccountPath, AccountUpdate } from "./Account.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.

@@ -46,8 +46,11 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@trading-platf
         now: Schema.DateFromSelf
       }),
       Result: AccountRow,
-      execute: ({ now, ...a }) => sql`
-        INSERT INTO accounts ${sql.insert({ ...a, current_cash: a.initial_capital, frozen_cash: 0, created_at: now, updated_at: now })}
+      execute: ({ now, ...a }) =>
+        sql`
+        INSERT INTO accounts ${
+          sql.insert({ ...a, current_cash: a.initial_capital, frozen_cash: 0, created_at: now, updated_at: now })
+        }
         RETURNING *`
     })
     const findById = SqlSchema.findOne({
@@ -64,13 +67,15 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@trading-platf
     const listByUser = SqlSchema.findAll({
       Request: Schema.Struct({ user_id: UserId, limit: Schema.Int, offset: Schema.Int }),
       Result: AccountRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT * FROM accounts WHERE user_id = ${q.user_id} ORDER BY id LIMIT ${q.limit} OFFSET ${q.offset}`
     })
     const update = SqlSchema.single({
       Request: Schema.Struct({ id: AccountId, edit: AccountEdit, now: Schema.DateFromSelf }),
       Result: AccountRow,
-      execute: ({ edit, id, now }) => sql`
+      execute: ({ edit, id, now }) =>
+        sql`
         UPDATE accounts SET ${sql.update({ ...edit, updated_at: now })} WHERE id = ${id} RETURNING *`
     })
     const remove = (id: AccountId) => sql`DELETE FROM accounts WHERE id = ${id}`.pipe(Effect.asVoid)

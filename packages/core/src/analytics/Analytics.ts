@@ -1,11 +1,11 @@
 import { Effect } from "effect"
-import { Accounts } from "../accounts/Accounts.js"
-import type { CurrentUserShape } from "../users/Authentication.js"
-import { InvalidInput } from "../http/Errors.js"
-import { dieOnStorageFailure } from "../sql/StorageFailure.js"
-import { AnalyticsRepo } from "./AnalyticsRepo.js"
 import { AccountId } from "../accounts/Account.js"
+import { Accounts } from "../accounts/Accounts.js"
+import { InvalidInput } from "../http/Errors.js"
 import { ProgramId } from "../programs/Program.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import { AnalyticsRepo } from "./AnalyticsRepo.js"
 import {
   AccountPerformanceItem,
   ProgramPerformance,
@@ -29,7 +29,10 @@ export class Analytics extends Effect.Service<Analytics>()("@trading-platform/co
         const from = date(params.from)
         const to = date(params.to)
         if (from !== undefined && to !== undefined && !(from < to)) {
-          return yield* new InvalidInput({ error: "to must be after from", issues: [{ path: "to", message: "must be after from" }] })
+          return yield* new InvalidInput({
+            error: "to must be after from",
+            issues: [{ path: "to", message: "must be after from" }]
+          })
         }
         // A filter naming another user's account is refused like any other use of it.
         if (params.account_id !== undefined) yield* accounts.owned(caller, params.account_id)
@@ -58,11 +61,19 @@ export class Analytics extends Effect.Service<Analytics>()("@trading-platform/co
             }
             switch (params.dimension) {
               case "program":
-                return new ProgramPerformanceItem({ program_id: ProgramId.make(Number(row.key)), program_name: row.name ?? "", ...totals })
+                return new ProgramPerformanceItem({
+                  program_id: ProgramId.make(Number(row.key)),
+                  program_name: row.name ?? "",
+                  ...totals
+                })
               case "symbol":
                 return new SymbolPerformanceItem({ symbol: row.key, ...totals })
               case "account":
-                return new AccountPerformanceItem({ account_id: AccountId.make(Number(row.key)), account_name: row.name ?? "", ...totals })
+                return new AccountPerformanceItem({
+                  account_id: AccountId.make(Number(row.key)),
+                  account_name: row.name ?? "",
+                  ...totals
+                })
             }
           })
         })

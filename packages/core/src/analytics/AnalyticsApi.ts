@@ -1,8 +1,8 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
+import { Authentication } from "../users/Authentication.js"
 import { ProgramPerformance, ProgramPerformanceParams } from "./ProgramPerformance.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
@@ -15,7 +15,10 @@ export class AnalyticsApi extends HttpApiGroup.make("analytics")
       .setUrlParams(ProgramPerformanceParams)
       .addSuccess(ProgramPerformance)
       .addError(ApiError.Forbidden)
-      .annotate(OpenApi.Summary, "Live trades (or, with source=backtest, completed backtests) summed by program, symbol or account: trades, symbols traded, PnL and win rate (a fraction)")
+      .annotate(
+        OpenApi.Summary,
+        "Live trades (or, with source=backtest, completed backtests) summed by program, symbol or account: trades, symbols traded, PnL and win rate (a fraction)"
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Analytics")

@@ -42,11 +42,21 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("@trading-pla
     const group = (dimension: SummaryQuery["dimension"], alias: "b" | "o") => {
       switch (dimension) {
         case "program":
-          return { key: sql`${sql(alias)}.program_id::text`, name: sql`p.name`, join: sql`JOIN programs p ON p.id = ${sql(alias)}.program_id`, by: sql`${sql(alias)}.program_id, p.name` }
+          return {
+            key: sql`${sql(alias)}.program_id::text`,
+            name: sql`p.name`,
+            join: sql`JOIN programs p ON p.id = ${sql(alias)}.program_id`,
+            by: sql`${sql(alias)}.program_id, p.name`
+          }
         case "symbol":
           return { key: sql`${sql(alias)}.symbol`, name: sql`NULL::text`, join: sql``, by: sql`${sql(alias)}.symbol` }
         case "account":
-          return { key: sql`${sql(alias)}.account_id::text`, name: sql`a.name`, join: sql`JOIN accounts a ON a.id = ${sql(alias)}.account_id`, by: sql`${sql(alias)}.account_id, a.name` }
+          return {
+            key: sql`${sql(alias)}.account_id::text`,
+            name: sql`a.name`,
+            join: sql`JOIN accounts a ON a.id = ${sql(alias)}.account_id`,
+            by: sql`${sql(alias)}.account_id, a.name`
+          }
       }
     }
 

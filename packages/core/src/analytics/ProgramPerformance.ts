@@ -1,9 +1,9 @@
 import { Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { Instant } from "../backtests/Backtest.js"
-import { ProgramId } from "../programs/Program.js"
-import { idParam } from "../http/IdParam.js"
 import { defaultedParam } from "../http/Defaults.js"
+import { idParam } from "../http/IdParam.js"
+import { ProgramId } from "../programs/Program.js"
 
 /** What the summary groups by. */
 export const SummaryDimension = Schema.Literal("program", "symbol", "account")

@@ -1,9 +1,9 @@
 import { Clock, Duration, Effect, Layer, Option } from "effect"
-import { PlatformConfig } from "../config/PlatformConfig.js"
-import type { CurrentUserShape } from "../users/Authentication.js"
 import { BackgroundLeases, leasedLoop } from "../automation/BackgroundLeases.js"
 import { LedgerRepo } from "../automation/LedgerRepo.js"
+import { PlatformConfig } from "../config/PlatformConfig.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { type Exchange, type Ticker, type VenueFailure, Venues } from "../venues/Venue.js"
 import { AccountPnl, AccountPnlList, PnlRefreshStatus } from "./ArenaPnl.js"
 import { ArenaRepo } from "./ArenaRepo.js"
@@ -29,18 +29,22 @@ export const ArenaPnlRefresherLive = Layer.scopedDiscard(
       const marks = new Map<Exchange, ReadonlyMap<string, Ticker>>()
       const tickers = (exchange: Exchange): Effect.Effect<ReadonlyMap<string, Ticker>, VenueFailure> => {
         const known = marks.get(exchange)
-        return known ? Effect.succeed(known) : Effect.tap(venues[exchange].tickers, (all) => Effect.sync(() => marks.set(exchange, all)))
+        return known
+          ? Effect.succeed(known)
+          : Effect.tap(venues[exchange].tickers, (all) => Effect.sync(() => marks.set(exchange, all)))
       }
       for (const totals of yield* repo.fillTotals()) {
         const at = new Date(yield* Clock.currentTimeMillis)
         const positions = yield* ledger.positions({ account_id: totals.account_id, limit: 10_000, offset: 0 })
-        const unrealized = yield* Effect.either(Effect.reduce(positions, 0, (sum, p) =>
-          Effect.flatMap(tickers(p.exchange), (all) => {
-            const mark = all.get(p.symbol)
-            return mark === undefined
-              ? Effect.fail({ error: `no price for ${p.symbol} on ${p.exchange}` })
-              : Effect.succeed(sum + (p.side === "long" ? 1 : -1) * p.size * (mark.price - p.entry_price))
-          })))
+        const unrealized = yield* Effect.either(
+          Effect.reduce(positions, 0, (sum, p) =>
+            Effect.flatMap(tickers(p.exchange), (all) => {
+              const mark = all.get(p.symbol)
+              return mark === undefined
+                ? Effect.fail({ error: `no price for ${p.symbol} on ${p.exchange}` })
+                : Effect.succeed(sum + (p.side === "long" ? 1 : -1) * p.size * (mark.price - p.entry_price))
+            }))
+        )
         if (unrealized._tag === "Left") {
           const error = `Account ${totals.account_id} could not be marked: ${unrealized.left.error}`
           yield* repo.saveError(totals.account_id, error)

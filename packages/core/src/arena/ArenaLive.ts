@@ -11,5 +11,7 @@ export { Arena }
  */
 export const ArenaLive = Layer.mergeAll(
   Arena.Default,
-  Layer.unwrapEffect(Effect.map(PlatformConfig, ({ automation }) => automation.enabled ? ArenaPnlRefresherLive : Layer.empty))
+  Layer.unwrapEffect(
+    Effect.map(PlatformConfig, ({ automation }) => automation.enabled ? ArenaPnlRefresherLive : Layer.empty)
+  )
 ).pipe(Layer.provideMerge(ArenaRepo.Default))

@@ -28,4 +28,6 @@ export class AccountPnl extends Schema.Class<AccountPnl>("AccountPnl")({
   error: Schema.NullOr(Schema.String)
 }) {}
 
-export class AccountPnlList extends Schema.Class<AccountPnlList>("AccountPnlList")({ accounts: Schema.Array(AccountPnl) }) {}
+export class AccountPnlList
+  extends Schema.Class<AccountPnlList>("AccountPnlList")({ accounts: Schema.Array(AccountPnl) })
+{}

@@ -34,13 +34,16 @@ export class ArenaRepo extends Effect.Service<ArenaRepo>()("@trading-platform/co
     const fillTotals = SqlSchema.findAll({
       Request: Schema.Void,
       Result: FillTotals,
-      execute: () => sql`
+      execute: () =>
+        sql`
         SELECT account_id, COALESCE(SUM(realized_pnl), 0) AS realized_pnl, COALESCE(SUM(fee), 0) AS fees,
           MAX(id) AS last_order_id
         FROM automation_orders WHERE status = 'filled' GROUP BY account_id ORDER BY account_id`
     })
 
-    const save = (row: FillTotals & { readonly unrealized_pnl: number; readonly error: string | null; readonly at: Date }) =>
+    const save = (
+      row: FillTotals & { readonly unrealized_pnl: number; readonly error: string | null; readonly at: Date }
+    ) =>
       sql`
         INSERT INTO arena_pnl (account_id, realized_pnl, unrealized_pnl, fees, last_order_id, error, refreshed_at)
         VALUES (${row.account_id}, ${row.realized_pnl}, ${row.unrealized_pnl}, ${row.fees}, ${row.last_order_id}, ${row.error}, ${row.at})
@@ -59,13 +62,16 @@ export class ArenaRepo extends Effect.Service<ArenaRepo>()("@trading-platform/co
         FROM (SELECT account_id, MAX(id) AS last_id FROM automation_orders WHERE status = 'filled' GROUP BY account_id) f
         LEFT JOIN arena_pnl a ON a.account_id = f.account_id
         WHERE a.account_id IS NULL OR a.last_order_id < f.last_id OR a.error IS NOT NULL`,
-      Schema.decodeUnknown(Schema.Array(Schema.Struct({ unsynced: Schema.Int, failed: Schema.Int, error: Schema.NullOr(Schema.String) })))
+      Schema.decodeUnknown(
+        Schema.Array(Schema.Struct({ unsynced: Schema.Int, failed: Schema.Int, error: Schema.NullOr(Schema.String) }))
+      )
     ).pipe(Effect.map((rows) => rows[0] ?? { unsynced: 0, failed: 0, error: null }))
 
     const ofUser = SqlSchema.findAll({
       Request: UserId,
       Result: PnlRow,
-      execute: (userId) => sql`
+      execute: (userId) =>
+        sql`
         SELECT a.account_id, acc.name, a.realized_pnl, a.unrealized_pnl, a.fees, a.error, a.refreshed_at
         FROM arena_pnl a JOIN accounts acc ON acc.id = a.account_id
         WHERE acc.user_id = ${userId} ORDER BY a.account_id`

@@ -2,9 +2,9 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
+import { Authentication } from "../users/Authentication.js"
 import {
   ChatRequest,
   Conversation,
@@ -34,7 +34,10 @@ export class AssistantApi extends HttpApiGroup.make("assistant")
       .addSuccess(Conversation, { status: 201 })
       .addError(ApiError.UpstreamError)
       .addError(ApiError.UpstreamTimeout)
-      .annotate(OpenApi.Summary, "Start a conversation, or continue `conversation_id`; stores the message and the reply")
+      .annotate(
+        OpenApi.Summary,
+        "Start a conversation, or continue `conversation_id`; stores the message and the reply"
+      )
   )
   .add(
     HttpApiEndpoint.get("conversations", "/ai/conversations")
@@ -71,13 +74,19 @@ export class AssistantApi extends HttpApiGroup.make("assistant")
       .addSuccess(InsightTask, { status: 202 })
       .addError(ApiError.UpstreamError)
       .addError(ApiError.UpstreamTimeout)
-      .annotate(OpenApi.Summary, "Queue an insight on a symbol: sentiment, probability of a rise, key levels, drivers, risks")
+      .annotate(
+        OpenApi.Summary,
+        "Queue an insight on a symbol: sentiment, probability of a rise, key levels, drivers, risks"
+      )
   )
   .add(
     HttpApiEndpoint.get("insightTask", "/ai/insight/:task_id")
       .setPath(InsightPath)
       .addSuccess(InsightTask)
-      .annotate(OpenApi.Summary, "An insight job: queued, running, then completed with its result or failed with its error")
+      .annotate(
+        OpenApi.Summary,
+        "An insight job: queued, running, then completed with its result or failed with its error"
+      )
   )
   // Another user's conversation or insight; an unknown id answers the API-wide 404; the hourly quotas the API-wide 429.
   .addError(ApiError.Forbidden)

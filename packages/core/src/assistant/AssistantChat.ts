@@ -1,11 +1,11 @@
 import { type AiError, Tool } from "@effect/ai"
 import { Clock, Data, Effect, Option, Stream } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { CurrentUser, type CurrentUserShape } from "../users/Authentication.js"
 import { RateLimited, UpstreamError, UpstreamTimeout } from "../http/Errors.js"
-import { ownedBy } from "../users/Ownership.js"
-import { type Pagination, pageOf } from "../http/Pagination.js"
+import { pageOf, type Pagination } from "../http/Pagination.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { CurrentUser, type CurrentUserShape } from "../users/Authentication.js"
+import { ownedBy } from "../users/Ownership.js"
 import {
   type ChatContext,
   ChatMessage,
@@ -18,9 +18,15 @@ import {
   type ToolCallRecord,
   ToolList
 } from "./Assistant.js"
-import { AssistantModel, type ModelFailure, type ModelMessage, type ModelToolCall, type ModelToolSpec } from "./AssistantModel.js"
+import {
+  AssistantModel,
+  type ModelFailure,
+  type ModelMessage,
+  type ModelToolCall,
+  type ModelToolSpec
+} from "./AssistantModel.js"
 import { AssistantToolkit, toolConfigured, type ToolFailure } from "./AssistantTools.js"
-import { ConversationsRepo, type ConversationRow, type MessageRow, type UsageKind } from "./ConversationsRepo.js"
+import { type ConversationRow, ConversationsRepo, type MessageRow, type UsageKind } from "./ConversationsRepo.js"
 
 /** What `POST /api/ai/chat` streams, one Server-Sent Event each. */
 export type ChatEvent = Data.TaggedEnum<{
@@ -80,7 +86,10 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
         if (used.count >= quota[kind]) {
           const freed = (used.oldest?.getTime() ?? at.getTime()) + hour
           const wait = Math.max(1, Math.ceil((freed - at.getTime()) / 1000))
-          return yield* new RateLimited({ error: `At most ${quota[kind]} ${kind} requests per hour; retry in ${wait} s`, retry_after: wait })
+          return yield* new RateLimited({
+            error: `At most ${quota[kind]} ${kind} requests per hour; retry in ${wait} s`,
+            retry_after: wait
+          })
         }
         yield* repo.recordUsage(caller.id, kind, at)
       }).pipe(dieOnStorageFailure)
@@ -89,7 +98,12 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
       toolConfigured(caller).pipe(
         Effect.map((configured) =>
           new ToolList({
-            tools: toolSpecs.map((t) => ({ id: t.name, name: t.name, description: t.description, configured: configured[t.name as keyof typeof configured] }))
+            tools: toolSpecs.map((t) => ({
+              id: t.name,
+              name: t.name,
+              description: t.description,
+              configured: configured[t.name as keyof typeof configured]
+            }))
           })
         ),
         dieOnStorageFailure,
@@ -124,7 +138,11 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
         Effect.map((r): unknown => r.encodedResult),
         // The model named no such tool, or its arguments did not decode: it reads why and may try again.
         Effect.catchAll((e: AiError.AiError | ToolFailure): Effect.Effect<unknown> =>
-          Effect.succeed("_tag" in e ? { code: "invalid_input", error: `Invalid call of ${call.name}: ${e.description ?? e.message}` } : e)
+          Effect.succeed(
+            "_tag" in e
+              ? { code: "invalid_input", error: `Invalid call of ${call.name}: ${e.description ?? e.message}` }
+              : e
+          )
         ),
         Effect.provideService(CurrentUser, caller),
         Effect.withSpan("AssistantChat.tool", { attributes: { tool: call.name } })
@@ -135,11 +153,19 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
      * the stream of what the assistant does. The reply is stored when the stream ends, however it
      * ends (done, a model failure, or the client going away).
      */
-    const chat = (caller: CurrentUserShape, input: { readonly message: string; readonly conversation_id?: ConversationId | undefined; readonly context: ChatContext }) =>
+    const chat = (
+      caller: CurrentUserShape,
+      input: {
+        readonly message: string
+        readonly conversation_id?: ConversationId | undefined
+        readonly context: ChatContext
+      }
+    ) =>
       Effect.gen(function*() {
         const existing = input.conversation_id === undefined ? undefined : yield* owned(caller, input.conversation_id)
         yield* consume(caller, "chat")
-        const conversationId = existing?.id ?? (yield* repo.insert({ user_id: caller.id, title: input.message.slice(0, 80), now: yield* now })).id
+        const conversationId = existing?.id ??
+          (yield* repo.insert({ user_id: caller.id, title: input.message.slice(0, 80), now: yield* now })).id
         const past = existing ? yield* repo.recentMessages({ conversation_id: existing.id, limit: historyLength }) : []
         yield* repo.insertMessage({
           conversation_id: conversationId,
@@ -158,12 +184,21 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
         ].join("\n")
         const opening: Array<ModelMessage> = [
           { role: "system", content: system },
-          ...past.map((m): ModelMessage => m.role === "user" ? { role: "user", content: m.content } : { role: "assistant", content: m.content, toolCalls: [] }),
+          ...past.map((m): ModelMessage =>
+            m.role === "user"
+              ? { role: "user", content: m.content }
+              : { role: "assistant", content: m.content, toolCalls: [] }
+          ),
           { role: "user", content: input.message }
         ]
 
         // What has been said so far: stored once, when the stream ends.
-        const reply = { text: "", calls: [] as Array<ToolCallRecord>, prompt: null as number | null, completion: null as number | null }
+        const reply = {
+          text: "",
+          calls: [] as Array<ToolCallRecord>,
+          prompt: null as number | null,
+          completion: null as number | null
+        }
         let saved: Option.Option<MessageId> = Option.none()
         const save = Effect.suspend(() =>
           Option.isSome(saved) ? Effect.succeed(saved.value) : Effect.gen(function*() {
@@ -210,22 +245,34 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
                   const args = parseArgs(call.arguments)
                   return Stream.concat(
                     Stream.make(ChatEvent.tool_call({ name: call.name, args })),
-                    Stream.fromEffect(runTool(caller, call).pipe(Effect.map((result) => {
-                      reply.calls.push({ name: call.name, args, result })
-                      results.push({ role: "tool", toolCallId: call.id, name: call.name, content: JSON.stringify(result) })
-                      return ChatEvent.tool_result({ name: call.name, result })
-                    })))
+                    Stream.fromEffect(
+                      runTool(caller, call).pipe(Effect.map((result) => {
+                        reply.calls.push({ name: call.name, args, result })
+                        results.push({
+                          role: "tool",
+                          toolCallId: call.id,
+                          name: call.name,
+                          content: JSON.stringify(result)
+                        })
+                        return ChatEvent.tool_result({ name: call.name, result })
+                      }))
+                    )
                   )
                 })
               )
-              return Stream.concat(ran, Stream.suspend(() =>
-                round([...messages, { role: "assistant", content: text, toolCalls: calls }, ...results], n + 1)))
+              return Stream.concat(
+                ran,
+                Stream.suspend(() =>
+                  round([...messages, { role: "assistant", content: text, toolCalls: calls }, ...results], n + 1)
+                )
+              )
             })
             return Stream.concat(said, then)
           })
 
         return round(opening, 1).pipe(
-          Stream.concat(Stream.fromEffect(Effect.map(save, (message_id) => ChatEvent.done({ conversation_id: conversationId, message_id })))),
+          Stream.concat(Stream.fromEffect(Effect.map(save, (message_id) =>
+            ChatEvent.done({ conversation_id: conversationId, message_id })))),
           Stream.catchAll((failure) =>
             Stream.fromEffect(Effect.as(save, ChatEvent.error({ code: failure.code, error: failure.message })))
           ),

@@ -11,19 +11,22 @@ import { OfflineAnalyst } from "./OfflineAnalyst.js"
 import { OpenAiCompatibleModel } from "./OpenAiCompatibleModel.js"
 
 export { AssistantChat, ChatEvent } from "./AssistantChat.js"
-export { Insights } from "./Insights.js"
-export { analyse, type InsightFacts } from "./InsightAnalysis.js"
 export * from "./AssistantModel.js"
 export { AssistantToolkit, AssistantToolsLive, ToolFailure } from "./AssistantTools.js"
+export { analyse, type InsightFacts } from "./InsightAnalysis.js"
+export { Insights } from "./Insights.js"
 export { OfflineAnalyst, offlineAnalystName } from "./OfflineAnalyst.js"
 export { makeOpenAiCompatibleModel, OpenAiCompatibleModel, type ProviderOptions } from "./OpenAiCompatibleModel.js"
 
 /** The configured OpenAI-compatible provider, else the built-in offline analyst. */
-export const AssistantModelLive = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ assistant }) =>
-  Option.match(assistant.provider, {
-    onNone: () => OfflineAnalyst,
-    onSome: (provider) => OpenAiCompatibleModel({ ...provider, timeout: assistant.timeout }).pipe(Layer.provide(FetchHttpClient.layer))
-  })))
+export const AssistantModelLive = Layer.unwrapEffect(
+  Effect.map(PlatformConfig, ({ assistant }) =>
+    Option.match(assistant.provider, {
+      onNone: () => OfflineAnalyst,
+      onSome: (provider) =>
+        OpenAiCompatibleModel({ ...provider, timeout: assistant.timeout }).pipe(Layer.provide(FetchHttpClient.layer))
+    }))
+)
 
 /**
  * The assistant: conversations, quotas and the chat loop on the configured model, with its tools

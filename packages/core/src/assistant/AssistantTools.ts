@@ -4,7 +4,6 @@ import { Account } from "../accounts/Account.js"
 import { Accounts } from "../accounts/Accounts.js"
 import { Backtest, BacktestId, BacktestRequest } from "../backtests/Backtest.js"
 import { Backtests } from "../backtests/Backtests.js"
-import { CurrentUser, type CurrentUserShape } from "../users/Authentication.js"
 import { errorCatalogue } from "../http/Errors.js"
 import { KlinesResponse, MarketDataQuery, MarketSymbol, PricesRequest, PricesResponse } from "../market/Market.js"
 import { MarketData } from "../market/MarketData.js"
@@ -16,6 +15,7 @@ import { RankingTable } from "../ranking/Ranking.js"
 import { Rankings } from "../ranking/Rankings.js"
 import { PoolId, SignalsListing, TriggerList } from "../signals/Signal.js"
 import { Signals } from "../signals/Signals.js"
+import { CurrentUser, type CurrentUserShape } from "../users/Authentication.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 
 /** What a tool answers when it cannot do what was asked; the model sees it and may try again. */
@@ -36,7 +36,15 @@ const tool = <const Name extends string, P extends Schema.Struct.Fields, S exten
   description: string,
   parameters: P,
   success: S
-) => Tool.make(name, { description, parameters, success, failure: ToolFailure, failureMode: "return", dependencies: [CurrentUser] })
+) =>
+  Tool.make(name, {
+    description,
+    parameters,
+    success,
+    failure: ToolFailure,
+    failureMode: "return",
+    dependencies: [CurrentUser]
+  })
 
 const IndicatorValues = Schema.Struct({
   price: Schema.Number,
@@ -77,8 +85,18 @@ export const GetIndicators = tool(
     errors: Schema.Record({ key: Schema.String, value: Schema.String })
   })
 )
-export const ListAccounts = tool("list_accounts", "The caller's trading accounts with their cash and leverage settings.", {}, Schema.Array(Account))
-export const ListPrograms = tool("list_programs", "The caller's trading programs (id, name, language, description).", {}, ProgramList)
+export const ListAccounts = tool(
+  "list_accounts",
+  "The caller's trading accounts with their cash and leverage settings.",
+  {},
+  Schema.Array(Account)
+)
+export const ListPrograms = tool(
+  "list_programs",
+  "The caller's trading programs (id, name, language, description).",
+  {},
+  ProgramList
+)
 export const StartBacktest = tool(
   "start_backtest",
   "Queue a backtest of one of the caller's programs; answers the queued backtest, whose id get_backtest reads.",
@@ -102,7 +120,12 @@ export const GetRanking = tool(
   },
   RankingTable
 )
-export const ListSignals = tool("list_signals", "The caller's signals and signal pools with their trigger conditions.", {}, SignalsListing)
+export const ListSignals = tool(
+  "list_signals",
+  "The caller's signals and signal pools with their trigger conditions.",
+  {},
+  SignalsListing
+)
 export const GetTriggers = tool(
   "get_triggers",
   "Recent firings of the caller's signal pools, newest first; optionally of one pool or one symbol.",
@@ -176,10 +199,12 @@ export const AssistantToolsLive = AssistantToolkit.toLayer(
       list_programs: () => Effect.flatMap(caller, (user) => programs.list(user, { limit: 100, offset: 0 })),
       start_backtest: ({ program_id, ...request }) =>
         Effect.flatMap(caller, (user) => backtests.submit(user, program_id, request)).pipe(asToolFailure),
-      get_backtest: ({ backtest_id }) => Effect.flatMap(caller, (user) => backtests.get(user, backtest_id)).pipe(asToolFailure),
+      get_backtest: ({ backtest_id }) =>
+        Effect.flatMap(caller, (user) => backtests.get(user, backtest_id)).pipe(asToolFailure),
       get_ranking: (params) => rankings.table(params).pipe(asToolFailure),
       list_signals: () => Effect.flatMap(caller, (user) => signals.list(user)),
-      get_triggers: (query) => Effect.flatMap(caller, (user) => signals.triggers(user, { ...query, offset: 0 })).pipe(asToolFailure),
+      get_triggers: (query) =>
+        Effect.flatMap(caller, (user) => signals.triggers(user, { ...query, offset: 0 })).pipe(asToolFailure),
       get_news: ({ limit, symbol }) => Effect.flatMap(caller, (user) => news.list(user, { symbol, limit, offset: 0 }))
     }
   })

@@ -36,14 +36,16 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@tra
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const withCount = (where: Fragment) => sql`
+    const withCount = (where: Fragment) =>
+      sql`
       SELECT c.*, (SELECT count(*) FROM ai_messages m WHERE m.conversation_id = c.id)::text AS message_count
       FROM ai_conversations c WHERE ${where}`
 
     const insert = SqlSchema.single({
       Request: Schema.Struct({ user_id: UserId, title: Schema.String, now: Schema.DateFromSelf }),
       Result: Schema.Struct({ id: ConversationId }),
-      execute: ({ now, ...c }) => sql`
+      execute: ({ now, ...c }) =>
+        sql`
         INSERT INTO ai_conversations ${sql.insert({ ...c, created_at: now, updated_at: now })} RETURNING id`
     })
     const findById = SqlSchema.findOne({
@@ -54,7 +56,10 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@tra
     const listByUser = SqlSchema.findAll({
       Request: Schema.Struct({ user_id: UserId, limit: Schema.Int, offset: Schema.Int }),
       Result: ConversationRow,
-      execute: (q) => sql`${withCount(sql`c.user_id = ${q.user_id}`)} ORDER BY c.updated_at DESC, c.id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
+      execute: (q) =>
+        sql`${
+          withCount(sql`c.user_id = ${q.user_id}`)
+        } ORDER BY c.updated_at DESC, c.id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
     const insertMessage = SqlSchema.single({
       Request: Schema.Struct({
@@ -75,14 +80,16 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@tra
     const messages = SqlSchema.findAll({
       Request: Schema.Struct({ conversation_id: ConversationId, limit: Schema.Int, offset: Schema.Int }),
       Result: MessageRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT * FROM ai_messages WHERE conversation_id = ${q.conversation_id} ORDER BY id LIMIT ${q.limit} OFFSET ${q.offset}`
     })
     /** The latest `limit` messages, oldest first: what the model is shown of the past. */
     const recentMessages = SqlSchema.findAll({
       Request: Schema.Struct({ conversation_id: ConversationId, limit: Schema.Int }),
       Result: MessageRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT * FROM (SELECT * FROM ai_messages WHERE conversation_id = ${q.conversation_id} ORDER BY id DESC LIMIT ${q.limit}) recent
         ORDER BY id`
     })
@@ -94,11 +101,22 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@tra
     const usageSince = SqlSchema.single({
       Request: Schema.Struct({ user_id: UserId, kind: UsageKind, since: Schema.DateFromSelf }),
       Result: Schema.Struct({ count: Schema.NumberFromString, oldest: Schema.NullOr(Schema.DateFromSelf) }),
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT count(*)::text AS count, min(created_at) AS oldest FROM ai_usage
         WHERE user_id = ${q.user_id} AND kind = ${q.kind} AND created_at > ${q.since}`
     })
 
-    return { insert, findById, listByUser, insertMessage, messages, recentMessages, remove, recordUsage, usageSince } as const
+    return {
+      insert,
+      findById,
+      listByUser,
+      insertMessage,
+      messages,
+      recentMessages,
+      remove,
+      recordUsage,
+      usageSince
+    } as const
   })
 }) {}

@@ -35,10 +35,14 @@ export const analyse = (facts: InsightFacts): InsightResult => {
   if (sma !== null && ema !== null) {
     if (price > sma && price > ema) {
       score += 1
-      drivers.push(`Price ${round(price)} is above SMA(20) ${round(sma)} and EMA(20) ${round(ema)}: short-term uptrend.`)
+      drivers.push(
+        `Price ${round(price)} is above SMA(20) ${round(sma)} and EMA(20) ${round(ema)}: short-term uptrend.`
+      )
     } else if (price < sma && price < ema) {
       score -= 1
-      drivers.push(`Price ${round(price)} is below SMA(20) ${round(sma)} and EMA(20) ${round(ema)}: short-term downtrend.`)
+      drivers.push(
+        `Price ${round(price)} is below SMA(20) ${round(sma)} and EMA(20) ${round(ema)}: short-term downtrend.`
+      )
     } else drivers.push("Price is between its SMA(20) and EMA(20): no clear short-term trend.")
   }
   if (rsi !== null) {
@@ -50,7 +54,9 @@ export const analyse = (facts: InsightFacts): InsightResult => {
       risks.push(`RSI(14) ${rsi.toFixed(1)} is oversold: selling may be exhausted, or the fall may go on.`)
     } else {
       score += (rsi - 50) / 40
-      drivers.push(`RSI(14) ${rsi.toFixed(1)} is ${rsi >= 50 ? "above" : "below"} 50: momentum leans ${rsi >= 50 ? "up" : "down"}.`)
+      drivers.push(
+        `RSI(14) ${rsi.toFixed(1)} is ${rsi >= 50 ? "above" : "below"} 50: momentum leans ${rsi >= 50 ? "up" : "down"}.`
+      )
     }
   }
   if (Math.abs(facts.change_24h) >= 0.5) {
@@ -58,7 +64,11 @@ export const analyse = (facts: InsightFacts): InsightResult => {
     drivers.push(`${facts.change_24h >= 0 ? "Up" : "Down"} ${Math.abs(facts.change_24h).toFixed(2)}% over 24 hours.`)
   }
   if (Math.abs(facts.funding_rate) >= 0.0005) {
-    risks.push(`Funding ${(facts.funding_rate * 100).toFixed(3)}% is high: ${facts.funding_rate > 0 ? "longs" : "shorts"} are crowded.`)
+    risks.push(
+      `Funding ${(facts.funding_rate * 100).toFixed(3)}% is high: ${
+        facts.funding_rate > 0 ? "longs" : "shorts"
+      } are crowded.`
+    )
   }
   if (facts.ranking) {
     const { of, row } = facts.ranking

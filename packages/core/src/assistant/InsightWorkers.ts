@@ -32,7 +32,9 @@ export const InsightWorkersLive = Layer.scopedDiscard(
         const facts = data.symbols[row.symbol]
         if (!facts) return yield* Effect.fail(new Error(data.errors[row.symbol] ?? `No market data for ${row.symbol}`))
         // The ranking is a supporting fact: an insight is still worth having without it.
-        const table = yield* rankings.table({ timeframe: row.timeframe, exchange: row.exchange, limit: 500 }).pipe(Effect.option)
+        const table = yield* rankings.table({ timeframe: row.timeframe, exchange: row.exchange, limit: 500 }).pipe(
+          Effect.option
+        )
         const ranked = table._tag === "Some" ? table.value.rows.find((r) => r.symbol === row.symbol) : undefined
         const stories = yield* news.about(row.user_id, row.symbol, 3)
         return analyse({

@@ -1,9 +1,9 @@
 import { Clock, Effect } from "effect"
-import type { CurrentUserShape } from "../users/Authentication.js"
 import { NotFound } from "../http/Errors.js"
-import { ownedBy } from "../users/Ownership.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import { ownedBy } from "../users/Ownership.js"
 import { Venues } from "../venues/Venue.js"
 import { type InsightId, type InsightRequest, InsightTask } from "./Assistant.js"
 import { AssistantChat } from "./AssistantChat.js"
@@ -28,7 +28,9 @@ export class Insights extends Effect.Service<Insights>()("@trading-platform/core
     const submit = (caller: CurrentUserShape, input: InsightRequest) =>
       Effect.gen(function*() {
         const listed = yield* venues[input.exchange].tickers
-        if (!listed.has(input.symbol)) return yield* new NotFound({ error: `Unknown symbol on ${input.exchange}: ${input.symbol}` })
+        if (!listed.has(input.symbol)) {
+          return yield* new NotFound({ error: `Unknown symbol on ${input.exchange}: ${input.symbol}` })
+        }
         yield* assistant.consume(caller, "insight")
         const row = yield* repo.insert({
           user_id: caller.id,
@@ -40,7 +42,10 @@ export class Insights extends Effect.Service<Insights>()("@trading-platform/core
         })
         yield* wakeup.wake(insightJobs.table)
         return toTask(row)
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Insights.submit", { attributes: { userId: caller.id, symbol: input.symbol } }))
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Insights.submit", { attributes: { userId: caller.id, symbol: input.symbol } })
+      )
 
     const get = (caller: CurrentUserShape, id: InsightId) =>
       repo.findById(id).pipe(

@@ -40,7 +40,8 @@ export class InsightsRepo extends Effect.Service<InsightsRepo>()("@trading-platf
         now: Schema.DateFromSelf
       }),
       Result: InsightRow,
-      execute: ({ now, ...i }) => sql`INSERT INTO ai_insights ${sql.insert({ ...i, status: "queued", created_at: now })} RETURNING *`
+      execute: ({ now, ...i }) =>
+        sql`INSERT INTO ai_insights ${sql.insert({ ...i, status: "queued", created_at: now })} RETURNING *`
     })
     const findById = SqlSchema.findOne({
       Request: InsightId,

@@ -1,6 +1,6 @@
 import { Clock, Effect, Layer, Stream } from "effect"
-import type { AssistantToolName } from "./AssistantTools.js"
 import { AssistantModel, ModelEvent, type ModelMessage } from "./AssistantModel.js"
+import type { AssistantToolName } from "./AssistantTools.js"
 
 /** The analyst's name, shown to users and stored with its replies. */
 export const offlineAnalystName = "built-in analyst"
@@ -9,7 +9,25 @@ export const offlineAnalystIntro =
   "I'm the built-in analyst: no language model is configured, so this answer comes from the platform's own data and fixed rules."
 
 // Capitalised words that are not coins.
-const notSymbols = new Set(["I", "AI", "RSI", "SMA", "EMA", "USD", "USDT", "PNL", "OK", "API", "ID", "TA", "ATR", "MACD", "A", "IS", "THE"])
+const notSymbols = new Set([
+  "I",
+  "AI",
+  "RSI",
+  "SMA",
+  "EMA",
+  "USD",
+  "USDT",
+  "PNL",
+  "OK",
+  "API",
+  "ID",
+  "TA",
+  "ATR",
+  "MACD",
+  "A",
+  "IS",
+  "THE"
+])
 const timeframes = ["1m", "5m", "15m", "30m", "1h", "4h", "1d"] as const
 const day = 24 * 60 * 60 * 1000
 
@@ -37,7 +55,9 @@ interface PlannedCall {
 /** Which tools answer the question: fixed rules on its words, symbols and ids. */
 export const plan = (question: string, context: Record<string, unknown>, now: number): ReadonlyArray<PlannedCall> => {
   const words = question.toLowerCase()
-  const fromText = [...question.matchAll(/\$?\b([A-Z][A-Z0-9]{1,9})\b/g)].map((m) => m[1]!).filter((s) => !notSymbols.has(s))
+  const fromText = [...question.matchAll(/\$?\b([A-Z][A-Z0-9]{1,9})\b/g)].map((m) => m[1]!).filter((s) =>
+    !notSymbols.has(s)
+  )
   const fromContext = [context["symbol"], ...(Array.isArray(context["symbols"]) ? context["symbols"] : [])]
     .filter((s): s is string => typeof s === "string")
     .map((s) => s.toUpperCase())
@@ -47,7 +67,9 @@ export const plan = (question: string, context: Record<string, unknown>, now: nu
 
   const calls: Array<PlannedCall> = []
   if (/\b(accounts?|balances?|cash)\b/.test(words)) calls.push({ name: "list_accounts", args: {} })
-  if (/\b(programs?|strateg(y|ies))\b/.test(words) && !/backtest/.test(words)) calls.push({ name: "list_programs", args: {} })
+  if (/\b(programs?|strateg(y|ies))\b/.test(words) && !/backtest/.test(words)) {
+    calls.push({ name: "list_programs", args: {} })
+  }
   const backtestId = /backtest\s*#?(\d+)/.exec(words)
   const programId = /program\s*#?(\d+)/.exec(words)
   if (backtestId) calls.push({ name: "get_backtest", args: { backtest_id: Number(backtestId[1]) } })
@@ -63,12 +85,16 @@ export const plan = (question: string, context: Record<string, unknown>, now: nu
       }
     })
   } else if (/backtest/.test(words)) calls.push({ name: "list_programs", args: {} })
-  if (/\b(rank(ing|ed)?|best|top|strongest|weakest)\b/.test(words)) calls.push({ name: "get_ranking", args: { timeframe, limit: 5 } })
+  if (/\b(rank(ing|ed)?|best|top|strongest|weakest)\b/.test(words)) {
+    calls.push({ name: "get_ranking", args: { timeframe, limit: 5 } })
+  }
   if (/\b(signals?|pools?)\b/.test(words)) calls.push({ name: "list_signals", args: {} })
   if (/\b(triggers?|triggered|fired|alerts?)\b/.test(words)) {
     calls.push({ name: "get_triggers", args: symbols[0] ? { symbol: symbols[0], limit: 10 } : { limit: 10 } })
   }
-  if (/\b(news|headlines?|stories)\b/.test(words)) calls.push({ name: "get_news", args: symbols[0] ? { symbol: symbols[0] } : {} })
+  if (/\b(news|headlines?|stories)\b/.test(words)) {
+    calls.push({ name: "get_news", args: symbols[0] ? { symbol: symbols[0] } : {} })
+  }
   if (/\b(candles?|klines?|chart)\b/.test(words) && symbols[0]) {
     calls.push({ name: "get_klines", args: { symbol: symbols[0], timeframe, limit: 24 } })
   }
@@ -79,7 +105,8 @@ export const plan = (question: string, context: Record<string, unknown>, now: nu
   return calls
 }
 
-const num = (n: number, digits = 2) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: 0 })
+const num = (n: number, digits = 2) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: 0 })
 const pct = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(2)}%`
 
 const readIndicators = (result: any): Array<string> => {
@@ -93,7 +120,11 @@ const readIndicators = (result: any): Array<string> => {
     if (s.sma_20 !== null && s.ema_20 !== null) {
       const above = [s.sma_20, s.ema_20].filter((v: number) => s.price > v).length
       const trend = above === 2 ? "up" : above === 0 ? "down" : "mixed"
-      parts.push(`Price is ${above === 2 ? "above" : above === 0 ? "below" : "between"} SMA(20) ${num(s.sma_20, 4)} and EMA(20) ${num(s.ema_20, 4)}: short-term trend ${trend}.`)
+      parts.push(
+        `Price is ${above === 2 ? "above" : above === 0 ? "below" : "between"} SMA(20) ${
+          num(s.sma_20, 4)
+        } and EMA(20) ${num(s.ema_20, 4)}: short-term trend ${trend}.`
+      )
     }
     lines.push(parts.join(" "))
   }
@@ -104,7 +135,9 @@ const readIndicators = (result: any): Array<string> => {
 const readers: Record<AssistantToolName, (result: any) => Array<string>> = {
   get_indicators: readIndicators,
   get_prices: (r) =>
-    Object.entries<any>(r.prices ?? {}).map(([s, p]) => `${s}: ${num(p.price, 4)}, ${pct(p.change_24h)} over 24h, funding ${p.funding_rate}.`),
+    Object.entries<any>(r.prices ?? {}).map(([s, p]) =>
+      `${s}: ${num(p.price, 4)}, ${pct(p.change_24h)} over 24h, funding ${p.funding_rate}.`
+    ),
   get_klines: (r) => {
     const bars: Array<any> = r.klines ?? []
     if (bars.length === 0) return [`No ${r.timeframe} candles for ${r.symbol}.`]
@@ -112,37 +145,65 @@ const readers: Record<AssistantToolName, (result: any) => Array<string>> = {
     const last = bars[bars.length - 1].close
     const high = Math.max(...bars.map((b) => b.high))
     const low = Math.min(...bars.map((b) => b.low))
-    return [`Last ${bars.length} ${r.timeframe} candles of ${r.symbol}: from ${num(first, 4)} to ${num(last, 4)} (${pct(((last - first) / first) * 100)}), high ${num(high, 4)}, low ${num(low, 4)}.`]
+    return [
+      `Last ${bars.length} ${r.timeframe} candles of ${r.symbol}: from ${num(first, 4)} to ${num(last, 4)} (${
+        pct(((last - first) / first) * 100)
+      }), high ${num(high, 4)}, low ${num(low, 4)}.`
+    ]
   },
   list_accounts: (r: Array<any>) =>
     r.length === 0
       ? ["You have no trading accounts yet (POST /api/account creates one)."]
-      : [`You have ${r.length} account(s): ${r.map((a) => `#${a.id} ${a.name} (cash ${num(a.current_cash)})`).join("; ")}.`],
+      : [
+        `You have ${r.length} account(s): ${
+          r.map((a) => `#${a.id} ${a.name} (cash ${num(a.current_cash)})`).join("; ")
+        }.`
+      ],
   list_programs: (r) =>
     r.programs.length === 0
       ? ["You have no programs yet (POST /api/programs creates one)."]
-      : [`Your programs: ${r.programs.map((p: any) => `#${p.id} ${p.name}`).join("; ")}. Ask "backtest program N on BTC" to test one.`],
+      : [`Your programs: ${
+        r.programs.map((p: any) => `#${p.id} ${p.name}`).join("; ")
+      }. Ask "backtest program N on BTC" to test one.`],
   get_ranking: (r) =>
     r.rows.length === 0
       ? ["The ranking has no rows yet."]
-      : [`Top of the ${r.timeframe} ranking: ${r.rows.map((row: any) => `#${row.rank} ${row.symbol} (score ${row.score.toFixed(2)})`).join(", ")}.`],
+      : [`Top of the ${r.timeframe} ranking: ${
+        r.rows.map((row: any) => `#${row.rank} ${row.symbol} (score ${row.score.toFixed(2)})`).join(", ")
+      }.`],
   list_signals: (r) =>
     r.signals.length === 0 && r.pools.length === 0
       ? ["You have no signals or pools yet (POST /api/signals creates one)."]
-      : [`You have ${r.signals.length} signal(s) (${r.signals.map((x: any) => x.signal_name).join(", ")}) and ${r.pools.length} pool(s) (${r.pools.map((x: any) => x.pool_name).join(", ")}).`],
+      : [`You have ${r.signals.length} signal(s) (${
+        r.signals.map((x: any) => x.signal_name).join(", ")
+      }) and ${r.pools.length} pool(s) (${r.pools.map((x: any) => x.pool_name).join(", ")}).`],
   get_triggers: (r) =>
     r.triggers.length === 0
       ? ["None of your pools has fired yet."]
       : [`Latest firings: ${r.triggers.map((t: any) => `${t.pool_name} on ${t.symbol} at ${t.fired_at}`).join("; ")}.`],
   get_news: (r) =>
     r.items.length === 0
-      ? ["No stories from your enabled news sources yet (GET /api/news/sources lists them; enable one, then POST /api/news/refresh)."]
-      : [`Latest stories: ${r.items.map((i: any) => `"${i.title}"${i.symbols.length > 0 ? ` (${i.symbols.join(", ")})` : ""}`).join("; ")}.`],
-  start_backtest: (r) => [`Queued backtest #${r.id} on ${r.symbol} ${r.timeframe}; ask about "backtest ${r.id}" for its result.`],
+      ? [
+        "No stories from your enabled news sources yet (GET /api/news/sources lists them; enable one, then POST /api/news/refresh)."
+      ]
+      : [`Latest stories: ${
+        r.items.map((i: any) => `"${i.title}"${i.symbols.length > 0 ? ` (${i.symbols.join(", ")})` : ""}`).join("; ")
+      }.`],
+  start_backtest: (
+    r
+  ) => [`Queued backtest #${r.id} on ${r.symbol} ${r.timeframe}; ask about "backtest ${r.id}" for its result.`],
   get_backtest: (r) =>
     r.metrics
-      ? [`Backtest #${r.id} (${r.symbol} ${r.timeframe}) ${r.status}: PnL ${num(r.metrics.total_pnl)} (${pct(r.metrics.total_pnl_percent)}), ${r.metrics.total_trades} trades, win rate ${(r.metrics.win_rate * 100).toFixed(0)}%, max drawdown ${r.metrics.max_drawdown_percent.toFixed(2)}%.`]
-      : [`Backtest #${r.id} is ${r.status}${r.error ? `: ${r.error}` : ""} (progress ${Math.round(r.progress * 100)}%).`]
+      ? [
+        `Backtest #${r.id} (${r.symbol} ${r.timeframe}) ${r.status}: PnL ${num(r.metrics.total_pnl)} (${
+          pct(r.metrics.total_pnl_percent)
+        }), ${r.metrics.total_trades} trades, win rate ${(r.metrics.win_rate * 100).toFixed(0)}%, max drawdown ${
+          r.metrics.max_drawdown_percent.toFixed(2)
+        }%.`
+      ]
+      : [
+        `Backtest #${r.id} is ${r.status}${r.error ? `: ${r.error}` : ""} (progress ${Math.round(r.progress * 100)}%).`
+      ]
 }
 
 /** The answer from the tools' results, one paragraph per tool. */
@@ -170,22 +231,29 @@ export const compose = (results: ReadonlyArray<{ readonly name: string; readonly
  * The built-in offline analyst, the default model: it plans tool calls from the question with
  * fixed rules, then writes its answer from their results. Needs no network and no key.
  */
-export const OfflineAnalyst = Layer.succeed(AssistantModel, AssistantModel.of({
-  name: offlineAnalystName,
-  turn: (messages) =>
-    Stream.unwrap(Effect.gen(function*() {
-      let lastUser = messages.length - 1
-      while (lastUser >= 0 && messages[lastUser]!.role !== "user") lastUser--
-      const after = messages.slice(lastUser + 1)
-      const toolResults = after.flatMap((m) => m.role === "tool" ? [{ name: m.name, content: m.content }] : [])
-      if (after.length === 0) {
-        const question = lastUser >= 0 ? messages[lastUser]!.content : ""
-        const calls = plan(question, contextOf(messages), yield* Clock.currentTimeMillis)
-        const events: ReadonlyArray<ModelEvent> = calls.map((c, i) => ModelEvent.ToolCall({ id: `analyst_${i}`, name: c.name, arguments: JSON.stringify(c.args) }))
+export const OfflineAnalyst = Layer.succeed(
+  AssistantModel,
+  AssistantModel.of({
+    name: offlineAnalystName,
+    turn: (messages) =>
+      Stream.unwrap(Effect.gen(function*() {
+        let lastUser = messages.length - 1
+        while (lastUser >= 0 && messages[lastUser]!.role !== "user") lastUser--
+        const after = messages.slice(lastUser + 1)
+        const toolResults = after.flatMap((m) => m.role === "tool" ? [{ name: m.name, content: m.content }] : [])
+        if (after.length === 0) {
+          const question = lastUser >= 0 ? messages[lastUser]!.content : ""
+          const calls = plan(question, contextOf(messages), yield* Clock.currentTimeMillis)
+          const events: ReadonlyArray<ModelEvent> = calls.map((c, i) =>
+            ModelEvent.ToolCall({ id: `analyst_${i}`, name: c.name, arguments: JSON.stringify(c.args) })
+          )
+          return Stream.fromIterable(events)
+        }
+        // Streamed a paragraph at a time, like a model would.
+        const events: ReadonlyArray<ModelEvent> = compose(toolResults).split(/(?<=\n\n)/).map((text) =>
+          ModelEvent.Text({ text })
+        )
         return Stream.fromIterable(events)
-      }
-      // Streamed a paragraph at a time, like a model would.
-      const events: ReadonlyArray<ModelEvent> = compose(toolResults).split(/(?<=\n\n)/).map((text) => ModelEvent.Text({ text }))
-      return Stream.fromIterable(events)
-    }))
-}))
+      }))
+  })
+)

@@ -47,7 +47,13 @@ const toWire = (message: ModelMessage) => {
         role: "assistant",
         content: message.content,
         ...(message.toolCalls.length > 0
-          ? { tool_calls: message.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) }
+          ? {
+            tool_calls: message.toolCalls.map((c) => ({
+              id: c.id,
+              type: "function",
+              function: { name: c.name, arguments: c.arguments }
+            }))
+          }
           : {})
       }
     case "tool":
@@ -76,12 +82,17 @@ export const makeOpenAiCompatibleModel = (options: ProviderOptions) =>
 
     const attempt = (body: unknown) =>
       Effect.gen(function*() {
-        const response = yield* http.execute(HttpClientRequest.post("/chat/completions").pipe(HttpClientRequest.bodyUnsafeJson(body))).pipe(
+        const response = yield* http.execute(
+          HttpClientRequest.post("/chat/completions").pipe(HttpClientRequest.bodyUnsafeJson(body))
+        ).pipe(
           Effect.timeoutFail({ duration: options.timeout, onTimeout: timedOut })
         )
         if (response.status >= 200 && response.status < 300) return response
         const now = yield* Clock.currentTimeMillis
-        return yield* new AttemptFailed({ status: response.status, retryAfter: parseRetryAfter(response.headers["retry-after"], now) })
+        return yield* new AttemptFailed({
+          status: response.status,
+          retryAfter: parseRetryAfter(response.headers["retry-after"], now)
+        })
       })
 
     const open = (body: unknown): Effect.Effect<HttpClientResponse.HttpClientResponse, ModelFailure, Scope.Scope> =>
@@ -94,9 +105,11 @@ export const makeOpenAiCompatibleModel = (options: ProviderOptions) =>
           e._tag === "ModelFailure"
             ? Effect.fail(e)
             : e._tag === "AttemptFailed"
-            ? Effect.fail(e.status === 429
-              ? failure("rate_limited", "The language model provider is rate limiting; try again later")
-              : failure("upstream_error", `The language model provider answered ${e.status}`))
+            ? Effect.fail(
+              e.status === 429
+                ? failure("rate_limited", "The language model provider is rate limiting; try again later")
+                : failure("upstream_error", `The language model provider answered ${e.status}`)
+            )
             : Effect.fail(failure("upstream_error", "The language model provider could not be reached"))
         )
       )
@@ -109,7 +122,12 @@ export const makeOpenAiCompatibleModel = (options: ProviderOptions) =>
           stream_options: { include_usage: true },
           messages: messages.map(toWire),
           ...(tools.length > 0
-            ? { tools: tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+            ? {
+              tools: tools.map((t) => ({
+                type: "function",
+                function: { name: t.name, description: t.description, parameters: t.parameters }
+              }))
+            }
             : {})
         })
         // Tool calls arrive in pieces keyed by index; they are complete when the stream ends.
@@ -137,18 +155,27 @@ export const makeOpenAiCompatibleModel = (options: ProviderOptions) =>
               }
             }
             if (chunk.usage) {
-              out.push(ModelEvent.Usage({ promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens }))
+              out.push(
+                ModelEvent.Usage({
+                  promptTokens: chunk.usage.prompt_tokens,
+                  completionTokens: chunk.usage.completion_tokens
+                })
+              )
             }
             return out
           }),
           Stream.concat(Stream.suspend(() =>
             finished
-              ? Stream.fromIterable([...calls.entries()].map(([index, c]) => ModelEvent.ToolCall({ ...c, id: c.id || `call_${index}` })))
+              ? Stream.fromIterable(
+                [...calls.entries()].map(([index, c]) => ModelEvent.ToolCall({ ...c, id: c.id || `call_${index}` }))
+              )
               : Stream.fail(failure("upstream_error", "The language model provider's stream ended early"))
           )),
           Stream.catchTags({
-            ParseError: () => Stream.fail(failure("upstream_error", "The language model provider sent a malformed chunk")),
-            ResponseError: () => Stream.fail(failure("upstream_error", "The connection to the language model provider was cut"))
+            ParseError: () =>
+              Stream.fail(failure("upstream_error", "The language model provider sent a malformed chunk")),
+            ResponseError: () =>
+              Stream.fail(failure("upstream_error", "The connection to the language model provider was cut"))
           }),
           Stream.timeoutFail(timedOut, options.timeout)
         )

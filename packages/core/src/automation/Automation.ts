@@ -16,7 +16,11 @@ export type RunId = typeof RunId.Type
 /** `/programs/:id/bindings/:binding_id` */
 export const BindingPath = Schema.Struct({ id: idParam(ProgramId), binding_id: idParam(BindingId) })
 
-const Symbol = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(40), Schema.compose(Schema.Uppercase))
+const Symbol = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => "must not be empty" }),
+  Schema.maxLength(40),
+  Schema.compose(Schema.Uppercase)
+)
 const Symbols = Schema.Array(Symbol).pipe(Schema.minItems(1), Schema.maxItems(50))
 /** Every N minutes, at most once a week. */
 const IntervalMinutes = Schema.Int.pipe(Schema.between(1, 10_080))
@@ -25,8 +29,12 @@ const PoolIds = Schema.Array(Schema.Int.pipe(Schema.positive())).pipe(Schema.max
 const Leverage = Schema.Int
 const Params = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
-const hasTrigger = (b: { readonly interval_minutes?: number | null | undefined; readonly signal_pool_ids?: ReadonlyArray<number> | undefined }) =>
-  (b.interval_minutes ?? null) !== null || (b.signal_pool_ids ?? []).length > 0
+const hasTrigger = (
+  b: {
+    readonly interval_minutes?: number | null | undefined
+    readonly signal_pool_ids?: ReadonlyArray<number> | undefined
+  }
+) => (b.interval_minutes ?? null) !== null || (b.signal_pool_ids ?? []).length > 0
 
 /** What a binding request leaves out; the service fills it in. */
 export const bindingDefaults = {
@@ -47,8 +55,13 @@ export const BindingRequest = Schema.Struct({
   leverage: Schema.optionalWith(Leverage, { nullable: true }),
   enabled: defaulted(Schema.Boolean, bindingDefaults.enabled)
 }).pipe(
-  Schema.filter((b) => hasTrigger(b) || { path: ["interval_minutes"], message: "give interval_minutes, signal_pool_ids, or both" })
-).annotations({ parseOptions: { errors: "all" }, examples: [{ account_id: AccountId.make(1), symbols: ["BTC"], interval_minutes: 60 }] })
+  Schema.filter((b) =>
+    hasTrigger(b) || { path: ["interval_minutes"], message: "give interval_minutes, signal_pool_ids, or both" }
+  )
+).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ account_id: AccountId.make(1), symbols: ["BTC"], interval_minutes: 60 }]
+})
 export type BindingRequest = typeof BindingRequest.Type
 
 /** `PUT /api/programs/{id}/bindings/{binding_id}`: an absent field is kept; `null` clears `interval_minutes` and `leverage`. */
@@ -160,4 +173,6 @@ export class AccountPosition extends Schema.Class<AccountPosition>("AccountPosit
   updated_at: Schema.String
 }) {}
 
-export class PositionList extends Schema.Class<PositionList>("PositionList")({ positions: Schema.Array(AccountPosition) }) {}
+export class PositionList
+  extends Schema.Class<PositionList>("PositionList")({ positions: Schema.Array(AccountPosition) })
+{}

@@ -3,11 +3,20 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountPath } from "../accounts/Account.js"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
 import { ProgramPath } from "../programs/ProgramsApi.js"
-import { Binding, BindingList, BindingPath, BindingRequest, BindingUpdate, OrderList, PositionList, RunList } from "./Automation.js"
+import { Authentication } from "../users/Authentication.js"
+import {
+  Binding,
+  BindingList,
+  BindingPath,
+  BindingRequest,
+  BindingUpdate,
+  OrderList,
+  PositionList,
+  RunList
+} from "./Automation.js"
 
 export * from "./Automation.js"
 
@@ -19,7 +28,10 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .setPayload(BindingRequest)
       .addSuccess(Binding, { status: 201 })
       .addError(ApiError.LeverageTooHigh)
-      .annotate(OpenApi.Summary, "Bind the program to an account: symbols, a schedule (every N minutes) and/or signal pools, params")
+      .annotate(
+        OpenApi.Summary,
+        "Bind the program to an account: symbols, a schedule (every N minutes) and/or signal pools, params"
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/programs/:id/bindings")
@@ -40,7 +52,10 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .setPayload(BindingUpdate)
       .addSuccess(Binding)
       .addError(ApiError.LeverageTooHigh)
-      .annotate(OpenApi.Summary, "Change a binding; enabled: false stops its schedule and signals, true starts them again")
+      .annotate(
+        OpenApi.Summary,
+        "Change a binding; enabled: false stops its schedule and signals, true starts them again"
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/programs/:id/bindings/:binding_id")

@@ -18,8 +18,7 @@ export { AutomationRunsLive, Bindings, LedgerRepo, RunsRepo }
 const background = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ automation }) =>
   automation.enabled
     ? Layer.mergeAll(AutomationSchedulerLive, AutomationSignalTriggersLive, AutomationRunsLive)
-    : AutomationRunsLive
-))
+    : AutomationRunsLive))
 
 /**
  * Live automation: bindings and the reads of runs, orders and positions, and this instance's

@@ -1,6 +1,7 @@
 import { Clock, Data, Effect, Layer, Option } from "effect"
-import { AccountsRepo, type AccountRow } from "../accounts/AccountsRepo.js"
+import { type AccountRow, AccountsRepo } from "../accounts/AccountsRepo.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
 import { ProgramsRepo } from "../programs/ProgramsRepo.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { candleWindow } from "../sandbox/QuickJsRuntime.js"
@@ -12,10 +13,9 @@ import { accountExchange, maxLeverageOf } from "./Bindings.js"
 import { type BindingRow, BindingsRepo } from "./BindingsRepo.js"
 import type { Held } from "./Ledger.js"
 import { sizeOrder } from "./Ledger.js"
-import { makeDecisionThreads } from "./LiveDecision.js"
 import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
+import { makeDecisionThreads } from "./LiveDecision.js"
 import { automationJobKind, type RunRow, RunsRepo } from "./RunsRepo.js"
-import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
 
 /** The run ends for a reason that running it again would not change (the program's failure, a rule). */
 class RunFailed extends Data.TaggedError("RunFailed")<{ readonly message: string }> {}
@@ -54,7 +54,9 @@ export const AutomationRunsLive = Layer.scopedDiscard(
     const threads = yield* makeDecisionThreads(sandbox, options.concurrency)
 
     const found = (what: string) => <A>(option: Option.Option<A>): Effect.Effect<A, RunFailed> =>
-      Option.isSome(option) ? Effect.succeed(option.value) : Effect.fail(new RunFailed({ message: `${what} no longer exists` }))
+      Option.isSome(option)
+        ? Effect.succeed(option.value)
+        : Effect.fail(new RunFailed({ message: `${what} no longer exists` }))
 
     /** The program's decision at the last closed bar, in a thread of its own (see `makeDecisionThreads`). */
     const decide = (run: RunRow, binding: BindingRow, account: AccountRow, held: Held | null, exchange: Exchange) =>
@@ -69,24 +71,33 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           start: end - candleWindow * step,
           end
         })
-        if (candles.length === 0) return yield* new RunFailed({ message: `No closed ${binding.timeframe} candles of ${run.symbol}` })
+        if (candles.length === 0) {
+          return yield* new RunFailed({ message: `No closed ${binding.timeframe} candles of ${run.symbol}` })
+        }
         return yield* threads.decide({
           run: { code, symbol: run.symbol, timeframe: binding.timeframe, params: binding.params, seed: run.id },
           candles,
           view: {
-            position: held === null ? null : { side: held.side, size: held.size, entry_price: held.entry_price, leverage: held.leverage },
+            position: held === null
+              ? null
+              : { side: held.side, size: held.size, entry_price: held.entry_price, leverage: held.leverage },
             balance: account.current_cash + account.frozen_cash
           }
         })
       })
 
     const credentialsOf = (accountId: AccountRow["id"], exchange: Exchange) =>
-      Effect.map(credentialsRepo.find({ account_id: accountId, venue: exchange }), Option.map((row): VenueCredentials => {
-        const secret = secrets.open(row.secret_sealed)
-        if (exchange === "venue1") return { kind: "wallet", environment: row.environment, address: row.public_id ?? "", privateKey: secret }
-        const keys = JSON.parse(secret) as { api_key: string; secret_key: string }
-        return { kind: "apiKey", environment: row.environment, apiKey: keys.api_key, secretKey: keys.secret_key }
-      }))
+      Effect.map(
+        credentialsRepo.find({ account_id: accountId, venue: exchange }),
+        Option.map((row): VenueCredentials => {
+          const secret = secrets.open(row.secret_sealed)
+          if (exchange === "venue1") {
+            return { kind: "wallet", environment: row.environment, address: row.public_id ?? "", privateKey: secret }
+          }
+          const keys = JSON.parse(secret) as { api_key: string; secret_key: string }
+          return { kind: "apiKey", environment: row.environment, apiKey: keys.api_key, secretKey: keys.secret_key }
+        })
+      )
 
     /** Fills a recorded order once; an order that may have reached the venue is never sent again. */
     const settle = (order: OrderRow) =>
@@ -96,9 +107,16 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         const venue = venues[order.exchange]
         if (order.route === "paper") {
           const ticker = (yield* venue.tickers).get(order.symbol)
-          if (ticker === undefined) return yield* new RunFailed({ message: `Unknown symbol on ${order.exchange}: ${order.symbol}` })
+          if (ticker === undefined) {
+            return yield* new RunFailed({ message: `Unknown symbol on ${order.exchange}: ${order.symbol}` })
+          }
           const price = ticker.price * (1 + (order.side === "buy" ? paperSlippage : -paperSlippage))
-          yield* ledger.fill(order, { price, fee: order.quantity * price * paperFeeRate, venue_order_id: null, at: yield* now })
+          yield* ledger.fill(order, {
+            price,
+            fee: order.quantity * price * paperFeeRate,
+            venue_order_id: null,
+            at: yield* now
+          })
           return null
         }
         const unconfirmed = (why: string) =>
@@ -106,9 +124,16 @@ export const AutomationRunsLive = Layer.scopedDiscard(
             ledger.reject(order.id, `${why}; it was not sent again, so check the venue`),
             Effect.fail(new RunFailed({ message: `The venue did not confirm order ${order.id}: ${why}` }))
           )
-        if (!(yield* ledger.markSubmitted(order.id))) return yield* unconfirmed("the order was sent before the run was interrupted")
-        const credentials = yield* Effect.flatMap(credentialsOf(order.account_id, order.exchange), found("The account's venue credentials"))
-        const placed = yield* Effect.either(venue.placeOrder(credentials, { symbol: order.symbol, side: order.side, quantity: order.quantity }))
+        if (!(yield* ledger.markSubmitted(order.id))) {
+          return yield* unconfirmed("the order was sent before the run was interrupted")
+        }
+        const credentials = yield* Effect.flatMap(
+          credentialsOf(order.account_id, order.exchange),
+          found("The account's venue credentials")
+        )
+        const placed = yield* Effect.either(
+          venue.placeOrder(credentials, { symbol: order.symbol, side: order.side, quantity: order.quantity })
+        )
         if (placed._tag === "Left") {
           const e = placed.left
           if (e._tag === "VenueRejected" || e._tag === "UnknownSymbol") {
@@ -127,7 +152,12 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         const price = result.average_price
         yield* ledger.fill(
           { ...order, quantity: result.filled_quantity },
-          { price, fee: result.fee ?? result.filled_quantity * price * paperFeeRate, venue_order_id: result.order_id, at: yield* now }
+          {
+            price,
+            fee: result.fee ?? result.filled_quantity * price * paperFeeRate,
+            venue_order_id: result.order_id,
+            at: yield* now
+          }
         )
         return null
       })
@@ -141,7 +171,9 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         if (Option.isSome(recorded)) return yield* settle(recorded.value)
         if (!account.is_active) return yield* new RunFailed({ message: `Account ${account.id} is not active` })
         const exchange = accountExchange(account)
-        const held: Held | null = Option.getOrNull(yield* ledger.position({ account_id: account.id, symbol: run.symbol }))
+        const held: Held | null = Option.getOrNull(
+          yield* ledger.position({ account_id: account.id, symbol: run.symbol })
+        )
         let decision = run.decision
         if (decision === null) {
           decision = yield* decide(run, binding, account, held, exchange)
@@ -159,7 +191,9 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         }
         const leverage = decision.leverage ?? binding.leverage ?? account.default_leverage ?? 1
         const ticker = (yield* venues[exchange].tickers).get(run.symbol)
-        if (ticker === undefined) return yield* new RunFailed({ message: `Unknown symbol on ${exchange}: ${run.symbol}` })
+        if (ticker === undefined) {
+          return yield* new RunFailed({ message: `Unknown symbol on ${exchange}: ${run.symbol}` })
+        }
         const sizing = sizeOrder(decision, held, {
           freeCash: account.current_cash,
           feeRate: paperFeeRate,
@@ -174,9 +208,10 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           ? `leverage must be a whole number, not ${leverage}`
           : null
         const credentials = yield* credentialsOf(account.id, exchange)
-        const route = venueOptions[exchange].mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
-          ? "venue" as const
-          : "paper" as const
+        const route =
+          venueOptions[exchange].mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
+            ? "venue" as const
+            : "paper" as const
         const order = yield* ledger.insertOrder({
           run_id: run.id,
           binding_id: binding.id,

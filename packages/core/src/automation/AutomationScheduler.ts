@@ -1,9 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Effect, Layer, Queue } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { JobWakeup } from "../jobs/JobWakeup.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
-import { JobWakeup } from "../jobs/JobWakeup.js"
 import { leasedLoop } from "./BackgroundLeases.js"
 import { BindingsRepo } from "./BindingsRepo.js"
 import { automationJobKind, RunsRepo } from "./RunsRepo.js"
@@ -32,16 +32,16 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
         const queued = yield* sql.withTransaction(Effect.gen(function*() {
           if (!(yield* bindings.advance(binding.id, new Date(slot), new Date(next)))) return false
           yield* runs.enqueue(
-          binding.symbols.map((symbol) => ({
-            binding_id: binding.id,
-            user_id: binding.user_id,
-            program_id: binding.program_id,
-            account_id: binding.account_id,
-            symbol,
-            trigger: "schedule" as const,
-            idempotency_key: `schedule:${binding.id}:${slot}:${symbol}`
-          })),
-          new Date(now)
+            binding.symbols.map((symbol) => ({
+              binding_id: binding.id,
+              user_id: binding.user_id,
+              program_id: binding.program_id,
+              account_id: binding.account_id,
+              symbol,
+              trigger: "schedule" as const,
+              idempotency_key: `schedule:${binding.id}:${slot}:${symbol}`
+            })),
+            new Date(now)
           )
           return true
         }))
@@ -68,7 +68,9 @@ export const AutomationSignalTriggersLive = Layer.scopedDiscard(
 
     const onTrigger = (trigger: Trigger) =>
       Effect.gen(function*() {
-        const listening = (yield* bindings.listeningTo(trigger.pool_id)).filter((b) => b.symbols.includes(trigger.symbol))
+        const listening = (yield* bindings.listeningTo(trigger.pool_id)).filter((b) =>
+          b.symbols.includes(trigger.symbol)
+        )
         const queued = yield* runs.enqueue(
           listening.map((binding) => ({
             binding_id: binding.id,

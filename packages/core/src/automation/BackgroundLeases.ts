@@ -41,7 +41,9 @@ export class BackgroundLeases extends Effect.Service<BackgroundLeases>()("@tradi
 
     /** Lets the lease go at once, so another replica need not wait for it to expire. */
     const release = (name: string, holder: string, now: Date) =>
-      sql`UPDATE background_leases SET lease_until = ${now} WHERE name = ${name} AND holder = ${holder}`.pipe(Effect.asVoid)
+      sql`UPDATE background_leases SET lease_until = ${now} WHERE name = ${name} AND holder = ${holder}`.pipe(
+        Effect.asVoid
+      )
 
     const find = SqlSchema.findOne({
       Request: Schema.String,
@@ -73,7 +75,9 @@ export const leasedLoop = <E, R>(
       const at = yield* now
       if (!(yield* leases.acquire(name, holder, at, new Date(at.getTime() + leaseMillis)))) return
       const outcome = yield* Effect.exit(pass)
-      const error = Exit.isSuccess(outcome) || Cause.isInterruptedOnly(outcome.cause) ? null : Cause.pretty(outcome.cause).split("\n")[0]!
+      const error = Exit.isSuccess(outcome) || Cause.isInterruptedOnly(outcome.cause)
+        ? null
+        : Cause.pretty(outcome.cause).split("\n")[0]!
       if (error !== null) yield* Effect.logWarning(`${name} failed`, error)
       yield* leases.record(name, holder, yield* now, error)
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`${name} could not run`, cause)))

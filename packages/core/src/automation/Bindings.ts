@@ -3,22 +3,23 @@ import { randomUUID } from "node:crypto"
 import { type AccountId, leverageCap } from "../accounts/Account.js"
 import { Accounts } from "../accounts/Accounts.js"
 import type { AccountRow } from "../accounts/AccountsRepo.js"
-import type { CurrentUserShape } from "../users/Authentication.js"
 import { InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
-import { ownedBy } from "../users/Ownership.js"
-import { type Pagination, pageOf } from "../http/Pagination.js"
+import { pageOf, type Pagination } from "../http/Pagination.js"
+import { JobWakeup } from "../jobs/JobWakeup.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { PoolId } from "../signals/Signal.js"
 import { SignalsRepo } from "../signals/SignalsRepo.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import { ownedBy } from "../users/Ownership.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
 import {
   AccountPosition,
   Binding,
+  bindingDefaults,
   type BindingId,
   BindingList,
-  bindingDefaults,
   type BindingRequest,
   type BindingUpdate,
   Order,
@@ -27,7 +28,6 @@ import {
   Run,
   RunList
 } from "./Automation.js"
-import { JobWakeup } from "../jobs/JobWakeup.js"
 import { type BindingEdit, type BindingRow, BindingsRepo } from "./BindingsRepo.js"
 import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
 import { automationJobKind, type RunRow, RunsRepo } from "./RunsRepo.js"
@@ -94,14 +94,21 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         const account = yield* accounts.owned(caller, edit.account_id)
         const max = maxLeverageOf(account)
         if (edit.leverage !== null && (edit.leverage < 1 || edit.leverage > max)) {
-          return yield* new LeverageTooHigh({ error: `Leverage ${edit.leverage} is outside 1..${max}, the account's limit` })
+          return yield* new LeverageTooHigh({
+            error: `Leverage ${edit.leverage} is outside 1..${max}, the account's limit`
+          })
         }
         // A pool's triggers start runs with the binding's account, so the pool must be the caller's too.
-        yield* Effect.forEach(edit.signal_pool_ids, (id) => signalsRepo.findPool(PoolId.make(id)).pipe(ownedBy(caller, `Pool ${id}`)))
+        yield* Effect.forEach(edit.signal_pool_ids, (id) =>
+          signalsRepo.findPool(PoolId.make(id)).pipe(ownedBy(caller, `Pool ${id}`)))
         const exchange = accountExchange(account)
         const listed = yield* venues[exchange].tickers
-        const unknown = edit.symbols.filter((s) => !listed.has(s))
-        if (unknown.length > 0) return yield* new NotFound({ error: `Unknown symbol on ${exchange}: ${unknown.join(", ")}` })
+        const unknown = edit.symbols.filter((s) =>
+          !listed.has(s)
+        )
+        if (unknown.length > 0) {
+          return yield* new NotFound({ error: `Unknown symbol on ${exchange}: ${unknown.join(", ")}` })
+        }
         return edit
       })
 
@@ -122,16 +129,22 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           next_run_at: null
         }
         yield* checked(caller, edit)
-        const row = yield* repo.insert({ edit: { ...edit, next_run_at: firstSlot(edit, at) }, user_id: caller.id, program_id: programId, now: at })
+        const row = yield* repo.insert({
+          edit: { ...edit, next_run_at: firstSlot(edit, at) },
+          user_id: caller.id,
+          program_id: programId,
+          now: at
+        })
         return toBinding(row)
       }).pipe(dieOnStorageFailure, Effect.withSpan("Bindings.create", { attributes: { userId: caller.id, programId } }))
 
     const list = (caller: CurrentUserShape, programId: ProgramId, page: Pagination) =>
-      Effect.zipRight(programs.owned(caller, programId), repo.listByProgram({ program_id: programId, ...pageOf(page) })).pipe(
-        Effect.map((rows) => new BindingList({ bindings: rows.map(toBinding) })),
-        dieOnStorageFailure,
-        Effect.withSpan("Bindings.list", { attributes: { userId: caller.id, programId } })
-      )
+      Effect.zipRight(programs.owned(caller, programId), repo.listByProgram({ program_id: programId, ...pageOf(page) }))
+        .pipe(
+          Effect.map((rows) => new BindingList({ bindings: rows.map(toBinding) })),
+          dieOnStorageFailure,
+          Effect.withSpan("Bindings.list", { attributes: { userId: caller.id, programId } })
+        )
 
     const get = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
       owned(caller, programId, id).pipe(
@@ -148,7 +161,9 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           symbols: input.symbols === undefined ? current.symbols : Array.from(new Set(input.symbols)),
           timeframe: input.timeframe ?? current.timeframe,
           interval_minutes: input.interval_minutes === undefined ? current.interval_minutes : input.interval_minutes,
-          signal_pool_ids: input.signal_pool_ids === undefined ? current.signal_pool_ids : Array.from(new Set(input.signal_pool_ids)),
+          signal_pool_ids: input.signal_pool_ids === undefined
+            ? current.signal_pool_ids
+            : Array.from(new Set(input.signal_pool_ids)),
           params: input.params ?? current.params,
           leverage: input.leverage === undefined ? current.leverage : input.leverage,
           enabled: input.enabled ?? current.enabled,
@@ -156,15 +171,23 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         }
         if (edit.interval_minutes === null && edit.signal_pool_ids.length === 0) {
           const message = "give interval_minutes, signal_pool_ids, or both"
-          return yield* new InvalidInput({ error: `interval_minutes ${message}`, issues: [{ path: "interval_minutes", message }] })
+          return yield* new InvalidInput({
+            error: `interval_minutes ${message}`,
+            issues: [{ path: "interval_minutes", message }]
+          })
         }
         yield* checked(caller, edit)
         const at = yield* now
         // A schedule that keeps its interval and stays enabled keeps its slot; any other change starts it afresh.
         const keepsSlot = current.enabled && edit.enabled && current.interval_minutes === edit.interval_minutes
-        const next_run_at = keepsSlot && current.next_run_at !== null ? new Date(current.next_run_at) : firstSlot(edit, at)
+        const next_run_at = keepsSlot && current.next_run_at !== null
+          ? new Date(current.next_run_at)
+          : firstSlot(edit, at)
         return toBinding(yield* repo.update({ id, edit: { ...edit, next_run_at }, now: at }))
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Bindings.update", { attributes: { userId: caller.id, bindingId: id } }))
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Bindings.update", { attributes: { userId: caller.id, bindingId: id } })
+      )
 
     const remove = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
       Effect.zipRight(owned(caller, programId, id), repo.remove(id)).pipe(
@@ -191,7 +214,10 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         )
         yield* wakeup.wake(automationJobKind)
         return new RunList({ runs: queued.map(toRun) })
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Bindings.runNow", { attributes: { userId: caller.id, bindingId: id } }))
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Bindings.runNow", { attributes: { userId: caller.id, bindingId: id } })
+      )
 
     const listRuns = (caller: CurrentUserShape, programId: ProgramId, id: BindingId, page: Pagination) =>
       Effect.zipRight(owned(caller, programId, id), runs.listByBinding({ binding_id: id, ...pageOf(page) })).pipe(
@@ -201,18 +227,20 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
       )
 
     const listOrders = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
-      Effect.zipRight(accounts.owned(caller, accountId), ledger.orders({ account_id: accountId, ...pageOf(page) })).pipe(
-        Effect.map((rows) => new OrderList({ orders: rows.map(toOrder) })),
-        dieOnStorageFailure,
-        Effect.withSpan("Bindings.listOrders", { attributes: { userId: caller.id, accountId } })
-      )
+      Effect.zipRight(accounts.owned(caller, accountId), ledger.orders({ account_id: accountId, ...pageOf(page) }))
+        .pipe(
+          Effect.map((rows) => new OrderList({ orders: rows.map(toOrder) })),
+          dieOnStorageFailure,
+          Effect.withSpan("Bindings.listOrders", { attributes: { userId: caller.id, accountId } })
+        )
 
     const listPositions = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
-      Effect.zipRight(accounts.owned(caller, accountId), ledger.positions({ account_id: accountId, ...pageOf(page) })).pipe(
-        Effect.map((rows) => new PositionList({ positions: rows.map((p) => new AccountPosition(p)) })),
-        dieOnStorageFailure,
-        Effect.withSpan("Bindings.listPositions", { attributes: { userId: caller.id, accountId } })
-      )
+      Effect.zipRight(accounts.owned(caller, accountId), ledger.positions({ account_id: accountId, ...pageOf(page) }))
+        .pipe(
+          Effect.map((rows) => new PositionList({ positions: rows.map((p) => new AccountPosition(p)) })),
+          dieOnStorageFailure,
+          Effect.withSpan("Bindings.listPositions", { attributes: { userId: caller.id, accountId } })
+        )
 
     return { create, list, get, update, remove, runNow, listRuns, listOrders, listPositions } as const
   })

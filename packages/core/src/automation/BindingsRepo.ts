@@ -50,8 +50,11 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@trading-platf
     const insert = SqlSchema.single({
       Request: Schema.Struct({ edit: BindingEdit, user_id: UserId, program_id: ProgramId, now: Schema.DateFromSelf }),
       Result: BindingRow,
-      execute: ({ edit, now, program_id, user_id }) => sql`
-        INSERT INTO automation_bindings ${sql.insert({ ...edit, user_id, program_id, created_at: now, updated_at: now })}
+      execute: ({ edit, now, program_id, user_id }) =>
+        sql`
+        INSERT INTO automation_bindings ${
+          sql.insert({ ...edit, user_id, program_id, created_at: now, updated_at: now })
+        }
         RETURNING *`
     })
     const findById = SqlSchema.findOne({
@@ -62,14 +65,16 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@trading-platf
     const listByProgram = SqlSchema.findAll({
       Request: Schema.Struct({ program_id: ProgramId, limit: Schema.Int, offset: Schema.Int }),
       Result: BindingRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT * FROM automation_bindings WHERE program_id = ${q.program_id}
         ORDER BY id LIMIT ${q.limit} OFFSET ${q.offset}`
     })
     const update = SqlSchema.single({
       Request: Schema.Struct({ id: BindingId, edit: BindingEdit, now: Schema.DateFromSelf }),
       Result: BindingRow,
-      execute: ({ edit, id, now }) => sql`
+      execute: ({ edit, id, now }) =>
+        sql`
         UPDATE automation_bindings SET ${sql.update({ ...edit, updated_at: now })} WHERE id = ${id} RETURNING *`
     })
     const remove = (id: BindingId) => sql`DELETE FROM automation_bindings WHERE id = ${id}`.pipe(Effect.asVoid)
@@ -78,7 +83,8 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@trading-platf
     const due = SqlSchema.findAll({
       Request: Schema.DateFromSelf,
       Result: BindingRow,
-      execute: (now) => sql`
+      execute: (now) =>
+        sql`
         SELECT * FROM automation_bindings WHERE enabled AND next_run_at IS NOT NULL AND next_run_at <= ${now}
         ORDER BY next_run_at LIMIT 100`
     })
@@ -92,7 +98,8 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@trading-platf
     const listeningTo = SqlSchema.findAll({
       Request: Schema.Int,
       Result: BindingRow,
-      execute: (poolId) => sql`
+      execute: (poolId) =>
+        sql`
         SELECT * FROM automation_bindings
         WHERE enabled AND signal_pool_ids::jsonb @> jsonb_build_array(${poolId}::integer) ORDER BY id`
     })

@@ -29,7 +29,13 @@ const dir = (side: "long" | "short") => (side === "long" ? 1 : -1)
  */
 export const applyFill = (
   held: Held | null,
-  fill: { readonly side: "buy" | "sell"; readonly quantity: number; readonly price: number; readonly fee: number; readonly leverage: number }
+  fill: {
+    readonly side: "buy" | "sell"
+    readonly quantity: number
+    readonly price: number
+    readonly fee: number
+    readonly leverage: number
+  }
 ): FillEffect => {
   const fillSide = fill.side === "buy" ? "long" : "short"
   let cash = -fill.fee

@@ -88,11 +88,13 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
 
     /** Records a run's order; the run's earlier attempt may have recorded it already, and that one wins. */
     const insertOrder = (order: NewOrder) =>
-      Effect.flatMap(Schema.encode(NewOrder)(order), (row) =>
-        sql`INSERT INTO automation_orders ${sql.insert(row)} ON CONFLICT (run_id) DO NOTHING`).pipe(
-          Effect.zipRight(orderOfRun(order.run_id)),
-          Effect.flatMap(Option.match({ onNone: () => Effect.die(new Error("order vanished")), onSome: Effect.succeed }))
-        )
+      Effect.flatMap(
+        Schema.encode(NewOrder)(order),
+        (row) => sql`INSERT INTO automation_orders ${sql.insert(row)} ON CONFLICT (run_id) DO NOTHING`
+      ).pipe(
+        Effect.zipRight(orderOfRun(order.run_id)),
+        Effect.flatMap(Option.match({ onNone: () => Effect.die(new Error("order vanished")), onSome: Effect.succeed }))
+      )
 
     /** Marks a pending order as sent to the venue; false when it was not pending (sent before a crash). */
     const markSubmitted = (id: number) =>
@@ -114,7 +116,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
     const positions = SqlSchema.findAll({
       Request: Schema.Struct({ account_id: AccountId, limit: Schema.Int, offset: Schema.Int }),
       Result: PositionRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT * FROM account_positions WHERE account_id = ${q.account_id}
         ORDER BY symbol LIMIT ${q.limit} OFFSET ${q.offset}`
     })
@@ -122,7 +125,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
     const orders = SqlSchema.findAll({
       Request: Schema.Struct({ account_id: AccountId, limit: Schema.Int, offset: Schema.Int }),
       Result: OrderRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT * FROM automation_orders WHERE account_id = ${q.account_id}
         ORDER BY id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })

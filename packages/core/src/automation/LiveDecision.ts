@@ -1,8 +1,8 @@
 import { Effect, Pool, Schema } from "effect"
-import type { Decider } from "../sandbox/Decider.js"
 import { ProgramInvalid } from "../http/Errors.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
-import { Decision, hold, ProgramRunError, type PositionView } from "../sandbox/Decision.js"
+import type { Decider } from "../sandbox/Decider.js"
+import { Decision, hold, type PositionView, ProgramRunError } from "../sandbox/Decision.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
 import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
 import type { Candle } from "../venues/Venue.js"
@@ -53,7 +53,9 @@ export const FromDecisionThread = Schema.Union(
 export type FromDecisionThread = typeof FromDecisionThread.Type
 
 /** The decision thread crashed or exited on its own: not the program's verdict, so the run may be tried again. */
-export class DecisionThreadDied extends Schema.TaggedError<DecisionThreadDied>()("DecisionThreadDied", { message: Schema.String }) {}
+export class DecisionThreadDied
+  extends Schema.TaggedError<DecisionThreadDied>()("DecisionThreadDied", { message: Schema.String })
+{}
 
 const decode = Schema.decodeUnknown(FromDecisionThread)
 

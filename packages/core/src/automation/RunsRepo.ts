@@ -1,8 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Option, Schema } from "effect"
-import { type JobQueue, type JobRun, makeJobQueue } from "../jobs/JobQueue.js"
 import { AccountId } from "../accounts/Account.js"
+import { type JobQueue, type JobRun, makeJobQueue } from "../jobs/JobQueue.js"
 import { ProgramId } from "../programs/Program.js"
 import { Decision } from "../sandbox/Decision.js"
 import { IsoTimestamp } from "../sql/Columns.js"
@@ -74,7 +74,8 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("@trading-platform/core
     const listByBinding = SqlSchema.findAll({
       Request: Schema.Struct({ binding_id: BindingId, limit: Schema.Int, offset: Schema.Int }),
       Result: RunRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT * FROM automation_runs WHERE binding_id = ${q.binding_id}
         ORDER BY id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })

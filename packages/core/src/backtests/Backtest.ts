@@ -1,12 +1,12 @@
 import { Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
-import { JobStatus } from "../jobs/JobStatus.js"
+import { defaulted } from "../http/Defaults.js"
+import { idParam } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
+import { JobStatus } from "../jobs/JobStatus.js"
 import { ProgramId } from "../programs/Program.js"
 import { Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
-import { idParam } from "../http/IdParam.js"
-import { defaulted } from "../http/Defaults.js"
 
 /** A backtest's id. */
 export const BacktestId = Schema.Int.pipe(Schema.positive(), Schema.brand("BacktestId"))

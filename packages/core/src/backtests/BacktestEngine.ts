@@ -1,7 +1,7 @@
 import { Chunk, Effect, Stream } from "effect"
+import type { Decider, ExitBand } from "../sandbox/Decider.js"
 import { type Decision, type PositionView, ProgramRunError } from "../sandbox/Decision.js"
 import type { Candle } from "../venues/Venue.js"
-import type { Decider, ExitBand } from "../sandbox/Decider.js"
 import type { BacktestResult, BacktestSettings, BacktestTrade, ExitReason } from "./Backtest.js"
 import { computeMetrics } from "./BacktestMetrics.js"
 

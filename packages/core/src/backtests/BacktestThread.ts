@@ -79,7 +79,9 @@ export const startBacktestThread = (
                 case "Failed":
                   return Effect.fail(message.error)
                 case "Crashed":
-                  return Effect.fail(new BacktestThreadDied({ message: `The backtest thread failed: ${message.message}` }))
+                  return Effect.fail(
+                    new BacktestThreadDied({ message: `The backtest thread failed: ${message.message}` })
+                  )
                 case "Pull":
                   loaded = true
                   return Effect.succeed(message)

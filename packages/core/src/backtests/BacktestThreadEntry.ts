@@ -5,10 +5,10 @@
  */
 import { Cause, Chunk, Effect, Either, Exit, Option, Queue, Schema, Stream } from "effect"
 import { parentPort, workerData } from "node:worker_threads"
+import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "../sandbox/QuickJsRuntime.js"
 import { runBacktest } from "./BacktestEngine.js"
-import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import { type BacktestThreadInput, FromThread, outcomeOf, type ToThread } from "./BacktestThreadProtocol.js"
 
 const port = parentPort!

@@ -3,8 +3,8 @@ import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
 import { type Candle, timeframeMillis, Venues } from "../venues/Venue.js"
 import { defaultSettings } from "./Backtest.js"
-import { type BacktestThread, startBacktestThread } from "./BacktestThread.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
+import { type BacktestThread, startBacktestThread } from "./BacktestThread.js"
 
 /** Bars fetched and sent to the thread between two checkpoints (progress, lease renewal, cancellation). */
 export const barsPerCheckpoint = 1_000
@@ -73,7 +73,9 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
         Effect.catchTags({
           ProgramRunError: (e) =>
             new JobFailed({
-              message: `Program error (${e.reason})${e.time === undefined ? "" : ` at the bar of ${new Date(e.time).toISOString()}`}: ${e.message}`
+              message: `Program error (${e.reason})${
+                e.time === undefined ? "" : ` at the bar of ${new Date(e.time).toISOString()}`
+              }: ${e.message}`
             }),
           ProgramInvalid: (e) => new JobFailed({ message: `Program does not load: ${e.error}` }),
           UnknownSymbol: (e) => new JobFailed({ message: `Unknown symbol on ${row.exchange}: ${e.symbol}` })

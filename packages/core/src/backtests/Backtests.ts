@@ -1,14 +1,15 @@
 import { Clock, Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
-import type { CurrentUserShape } from "../users/Authentication.js"
 import { Conflict, InvalidInput, LeverageTooHigh, NoMarketData, NotFound } from "../http/Errors.js"
+import { pageOf } from "../http/Pagination.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
-import { ownedBy } from "../users/Ownership.js"
-import { pageOf } from "../http/Pagination.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { now } from "../time/Now.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import { ownedBy } from "../users/Ownership.js"
 import { timeframeMillis, Venues } from "../venues/Venue.js"
 import {
   Backtest,
@@ -20,7 +21,6 @@ import {
   type BacktestRequest
 } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
-import { now } from "../time/Now.js"
 
 /** The longest backtest, in bars of its timeframe. */
 export const maxBacktestBars = 500_000
@@ -91,7 +91,8 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         if (Math.ceil(start / step) * step + step > nowMs) {
           const until = new Date(Math.floor(nowMs / step) * step).toISOString()
           return yield* new NoMarketData({
-            error: `No ${input.timeframe} candles from ${input.start}: they exist up to ${until}; start the backtest before that`,
+            error:
+              `No ${input.timeframe} candles from ${input.start}: they exist up to ${until}; start the backtest before that`,
             available_until: until
           })
         }
@@ -112,7 +113,9 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
           }
         }
         const listed = yield* venues[input.exchange].tickers
-        if (!listed.has(input.symbol)) return yield* new NotFound({ error: `Unknown symbol on ${input.exchange}: ${input.symbol}` })
+        if (!listed.has(input.symbol)) {
+          return yield* new NotFound({ error: `Unknown symbol on ${input.exchange}: ${input.symbol}` })
+        }
         // The job keeps the code as it is now: editing or deleting the program later does not change the run.
         const code = yield* compileProgram(program.code, program.language)
         const row = yield* repo.insert({

@@ -2,11 +2,11 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
-import { ProgramPath } from "../programs/ProgramsApi.js"
-import { Backtest, BacktestHistory, BacktestHistoryParams, BacktestId, BacktestRequest } from "./Backtest.js"
 import { idParam } from "../http/IdParam.js"
+import { ProgramPath } from "../programs/ProgramsApi.js"
+import { Authentication } from "../users/Authentication.js"
+import { Backtest, BacktestHistory, BacktestHistoryParams, BacktestId, BacktestRequest } from "./Backtest.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
 export * from "./Backtest.js"
@@ -28,7 +28,10 @@ export class BacktestsApi extends HttpApiGroup.make("backtests")
       .addError(ApiError.UnsupportedLanguage)
       .addError(ApiError.UpstreamError)
       .addError(ApiError.UpstreamTimeout)
-      .annotate(OpenApi.Summary, "Queue a backtest of the program over a symbol's candles; poll it with GET /programs/backtest/{id}")
+      .annotate(
+        OpenApi.Summary,
+        "Queue a backtest of the program over a symbol's candles; poll it with GET /programs/backtest/{id}"
+      )
   )
   .add(
     HttpApiEndpoint.get("history", "/programs/backtest/history")

@@ -2,8 +2,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
-import { ProgramId } from "../programs/Program.js"
 import { makeJobQueue } from "../jobs/JobQueue.js"
+import { ProgramId } from "../programs/Program.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
@@ -88,7 +88,8 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
     const insert = SqlSchema.single({
       Request: NewBacktest,
       Result: BacktestRow,
-      execute: (b) => sql`
+      execute: (b) =>
+        sql`
         INSERT INTO backtests (user_id, program_id, account_id, symbol, exchange, timeframe, start_at, end_at,
           initial_balance, fee_rate, slippage, leverage, code, status, created_at)
         VALUES (${b.user_id}, ${b.program_id}, ${b.account_id}, ${b.symbol}, ${b.exchange}, ${b.timeframe},
@@ -121,7 +122,9 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
 
     /** Deletes the backtests that finished before `before`; queued and running ones stay. */
     const purgeFinished = (before: Date) =>
-      sql`DELETE FROM backtests WHERE status IN ('completed', 'failed', 'cancelled') AND finished_at < ${before}`.pipe(Effect.asVoid)
+      sql`DELETE FROM backtests WHERE status IN ('completed', 'failed', 'cancelled') AND finished_at < ${before}`.pipe(
+        Effect.asVoid
+      )
 
     return { insert, findById, history, purgeFinished, jobs: yield* makeJobQueue(backtestJobs) } as const
   })

@@ -23,6 +23,8 @@ export const describeConfigError = (error: ConfigError.ConfigError): string =>
     describeIssues(leaves(error)).map((issue) => ({
       ...issue,
       // Config's own "Expected PORT to exist…" repeats the name the path already gives.
-      message: issue.message.startsWith("Expected ") && issue.message.includes("to exist") ? "is not set" : issue.message
+      message: issue.message.startsWith("Expected ") && issue.message.includes("to exist")
+        ? "is not set"
+        : issue.message
     }))
   )

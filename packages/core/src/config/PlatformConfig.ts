@@ -1,8 +1,8 @@
 import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
-import { rateLimitPolicyPerMinute, type RateLimitPolicy } from "../http/RateLimitPolicy.js"
+import { type RateLimitPolicy, rateLimitPolicyPerMinute } from "../http/RateLimitPolicy.js"
 import type { JobOptions } from "../jobs/JobOptions.js"
-import { integerSetting, jobOptionsConfig, positiveInt } from "./Settings.js"
 import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/SandboxLimits.js"
+import { integerSetting, jobOptionsConfig, positiveInt } from "./Settings.js"
 
 /** Where the platform keeps its data. */
 export type StorageConfig =
@@ -42,7 +42,9 @@ export interface NewsOptions {
 /** The assistant's language model and its per-user limits. */
 export interface AssistantOptions {
   /** An OpenAI-compatible server; none means the built-in offline analyst. */
-  readonly provider: Option.Option<{ readonly baseUrl: string; readonly model: string; readonly apiKey: Option.Option<Redacted.Redacted> }>
+  readonly provider: Option.Option<
+    { readonly baseUrl: string; readonly model: string; readonly apiKey: Option.Option<Redacted.Redacted> }
+  >
   readonly timeout: Duration.Duration
   readonly chatPerHour: number
   readonly insightsPerHour: number
@@ -111,7 +113,10 @@ export { integerSetting } from "./Settings.js"
 const venueConnection = (prefix: "VENUE1" | "VENUE2", defaultUrl: string) =>
   Config.all({
     mode: Config.literal("simulated", "http")(`${prefix}_MODE`).pipe(Config.withDefault("simulated" as const)),
-    baseUrl: Config.url(`${prefix}_BASE_URL`).pipe(Config.withDefault(new URL(defaultUrl)), Config.map((url) => url.href.replace(/\/$/, ""))),
+    baseUrl: Config.url(`${prefix}_BASE_URL`).pipe(
+      Config.withDefault(new URL(defaultUrl)),
+      Config.map((url) => url.href.replace(/\/$/, ""))
+    ),
     timeout: positiveInt(`${prefix}_TIMEOUT_MS`, 10_000).pipe(Config.map(Duration.millis)),
     retries: integerSetting(`${prefix}_RETRIES`, 2, "must be a whole number from 0 to 10", (n) => n >= 0 && n <= 10)
   })
@@ -145,7 +150,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   backtests: jobOptionsConfig("BACKTEST"),
   automation: jobOptionsConfig("AUTOMATION"),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
-  pnlRefreshMs: integerSetting("ARENA_PNL_REFRESH_MS", 60_000, "must be a whole number of at least 1000", (n) => n >= 1000),
+  pnlRefreshMs: integerSetting(
+    "ARENA_PNL_REFRESH_MS",
+    60_000,
+    "must be a whole number of at least 1000",
+    (n) => n >= 1000
+  ),
   aiBaseUrl: Config.option(Config.url("AI_BASE_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
   aiModel: Config.string("AI_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
   aiApiKey: Config.option(Config.redacted("AI_API_KEY")),
@@ -160,9 +170,24 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
   signalLeaseS: positiveInt("SIGNAL_LEASE_S", 60),
   purgeIntervalMinutes: positiveInt("PURGE_INTERVAL_MINUTES", 60),
-  sessionRetentionDays: integerSetting("SESSION_RETENTION_DAYS", 30, "must be a whole number of days, 0 or more", (n) => n >= 0),
-  backtestRetentionDays: integerSetting("BACKTEST_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0),
-  triggerRetentionDays: integerSetting("TRIGGER_RETENTION_DAYS", 0, "must be a whole number of days, 0 (keep) or more", (n) => n >= 0)
+  sessionRetentionDays: integerSetting(
+    "SESSION_RETENTION_DAYS",
+    30,
+    "must be a whole number of days, 0 or more",
+    (n) => n >= 0
+  ),
+  backtestRetentionDays: integerSetting(
+    "BACKTEST_RETENTION_DAYS",
+    0,
+    "must be a whole number of days, 0 (keep) or more",
+    (n) => n >= 0
+  ),
+  triggerRetentionDays: integerSetting(
+    "TRIGGER_RETENTION_DAYS",
+    0,
+    "must be a whole number of days, 0 (keep) or more",
+    (n) => n >= 0
+  )
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
   Config.mapOrFail((c) =>
@@ -221,7 +246,9 @@ export const platformOptions = (overrides: Partial<PlatformOptions> = {}): Platf
   ...overrides
 })
 
-export class PlatformConfig extends Context.Tag("@trading-platform/core/PlatformConfig")<PlatformConfig, PlatformOptions>() {
+export class PlatformConfig
+  extends Context.Tag("@trading-platform/core/PlatformConfig")<PlatformConfig, PlatformOptions>()
+{
   /** From the environment (or whatever ConfigProvider is installed). */
   static readonly fromEnv = Layer.effect(PlatformConfig, platformConfig)
   /** Given directly, e.g. by a host that embeds the platform. */

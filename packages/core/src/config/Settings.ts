@@ -3,7 +3,11 @@ import type { JobOptions } from "../jobs/JobOptions.js"
 
 /** An integer setting checked by `valid`; nesting after validating keeps the variable's name in the error. */
 export const integerSetting = (name: string, fallback: number, message: string, valid: (n: number) => boolean) =>
-  Config.integer().pipe(Config.validate({ message, validation: valid }), Config.nested(name), Config.withDefault(fallback))
+  Config.integer().pipe(
+    Config.validate({ message, validation: valid }),
+    Config.nested(name),
+    Config.withDefault(fallback)
+  )
 
 export const positiveInt = (name: string, fallback: number) =>
   integerSetting(name, fallback, "must be a whole number of at least 1", (n) => n >= 1)
@@ -15,10 +19,12 @@ export const positiveInt = (name: string, fallback: number) =>
  */
 export const jobOptionsConfig = (prefix: string): Config.Config<JobOptions> =>
   Config.all({
-    concurrency: integerSetting(`${prefix}_CONCURRENCY`, 2, "must be a whole number from 0 to 64", (n) => n >= 0 && n <= 64),
+    concurrency: integerSetting(`${prefix}_CONCURRENCY`, 2, "must be a whole number from 0 to 64", (n) =>
+      n >= 0 && n <= 64),
     pollInterval: positiveInt(`${prefix}_POLL_INTERVAL_MS`, 1_000).pipe(Config.map(Duration.millis)),
-    lease: integerSetting(`${prefix}_LEASE_MS`, 30_000, "must be a whole number of at least 1000", (n) => n >= 1000).pipe(
-      Config.map(Duration.millis)
-    ),
+    lease: integerSetting(`${prefix}_LEASE_MS`, 30_000, "must be a whole number of at least 1000", (n) =>
+      n >= 1000).pipe(
+        Config.map(Duration.millis)
+      ),
     maxAttempts: positiveInt(`${prefix}_MAX_ATTEMPTS`, 3)
   })

@@ -87,7 +87,12 @@ const wire = <A extends { readonly error: string; readonly request_id?: string |
   description: string
 ): Schema.Schema<A, Envelope<C>> => {
   const { _tag, error, request_id, ...diagnostics } = cls.fields
-  const encoded = Schema.Struct({ error: Schema.String, code: Schema.Literal(code), request_id: Schema.String, ...diagnostics })
+  const encoded = Schema.Struct({
+    error: Schema.String,
+    code: Schema.Literal(code),
+    request_id: Schema.String,
+    ...diagnostics
+  })
   return Schema.transformOrFail(encoded, Schema.typeSchema(cls), {
     strict: false,
     decode: ({ code: _code, ...props }) => ParseResult.succeed(new cls(props)),
@@ -107,16 +112,36 @@ const catalogue = {
   NotFound: [NotFound, "not_found", 404, "Wrong or deleted id, or unknown route"],
   Conflict: [Conflict, "conflict", 409, "Duplicate resource, or state changed since read"],
   PayloadTooLarge: [PayloadTooLarge, "payload_too_large", 413, "Request body over 1 MiB"],
-  UnsupportedMediaType: [UnsupportedMediaType, "unsupported_media_type", 415, "A request body that is not application/json"],
+  UnsupportedMediaType: [
+    UnsupportedMediaType,
+    "unsupported_media_type",
+    415,
+    "A request body that is not application/json"
+  ],
   LeverageTooHigh: [LeverageTooHigh, "leverage_too_high", 422, "Leverage outside 1 <= default <= max <= venue cap"],
   ProgramInvalid: [ProgramInvalid, "program_invalid", 422, "Program does not compile or lacks decide()"],
   UnsupportedLanguage: [UnsupportedLanguage, "unsupported_language", 422, "Program language is not supported"],
   VenueRejected: [VenueRejected, "venue_rejected", 422, "The venue refused the credentials"],
-  NoFactorHistory: [NoFactorHistory, "no_factor_history", 422, "The factor is sampled now and has no history to measure"],
+  NoFactorHistory: [
+    NoFactorHistory,
+    "no_factor_history",
+    422,
+    "The factor is sampled now and has no history to measure"
+  ],
   SignalInUse: [SignalInUse, "signal_in_use", 409, "The signal is part of a pool; remove it from the pools first"],
-  ExchangeMismatch: [ExchangeMismatch, "exchange_mismatch", 422, "A pool's signals (or wallet tracking) are not on the pool's exchange"],
+  ExchangeMismatch: [
+    ExchangeMismatch,
+    "exchange_mismatch",
+    422,
+    "A pool's signals (or wallet tracking) are not on the pool's exchange"
+  ],
   SymbolNotListed: [SymbolNotListed, "symbol_not_listed", 422, "A symbol is not listed on the venue"],
-  NoMarketData: [NoMarketData, "no_market_data", 422, "The backtest's range holds no candles (it starts in the future)"],
+  NoMarketData: [
+    NoMarketData,
+    "no_market_data",
+    422,
+    "The backtest's range holds no candles (it starts in the future)"
+  ],
   RateLimited: [RateLimited, "rate_limited", 429, "Request quota exceeded; wait retry_after seconds"],
   InternalError: [InternalError, "internal_error", 500, "Unexpected failure"],
   UpstreamError: [UpstreamError, "upstream_error", 502, "The venue or provider answered with a failure"],

@@ -13,4 +13,7 @@ export const Pagination = Schema.Struct({
 export type Pagination = typeof Pagination.Type
 
 /** The page asked for, with the defaults filled in. */
-export const pageOf = (page: Pagination): { readonly limit: number; readonly offset: number } => ({ ...pageDefaults, ...page })
+export const pageOf = (page: Pagination): { readonly limit: number; readonly offset: number } => ({
+  ...pageDefaults,
+  ...page
+})

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, type Option, type ParseResult, Schema } from "effect"
 
 /** Identifies one run of a job: a later claim of the same row has more attempts, so a stale worker's writes miss. */
@@ -68,7 +68,8 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
     const claim = SqlSchema.findOne({
       Request: Schema.Struct({ now: Schema.DateFromSelf, leaseUntil: Schema.DateFromSelf, worker: Schema.String }),
       Result: kind.Row,
-      execute: (c) => sql`
+      execute: (c) =>
+        sql`
         UPDATE ${table}
         SET status = 'running', attempts = attempts + 1, lease_until = ${c.leaseUntil}, claimed_by = ${c.worker},
           started_at = COALESCE(started_at, ${c.now})
@@ -114,7 +115,8 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
     const cancel = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.Number, now: Schema.DateFromSelf }),
       Result: kind.Row,
-      execute: (c) => sql`
+      execute: (c) =>
+        sql`
         UPDATE ${table} SET status = 'cancelled', lease_until = NULL, finished_at = ${c.now}
         WHERE id = ${c.id} AND status IN ('queued', 'running')
         RETURNING *`

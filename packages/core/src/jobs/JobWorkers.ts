@@ -2,10 +2,10 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Clock, Data, Duration, Effect, Option, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
+import { now } from "../time/Now.js"
 import type { JobOptions } from "./JobOptions.js"
 import type { JobQueue, JobRow } from "./JobQueue.js"
 import { JobWakeup } from "./JobWakeup.js"
-import { now } from "../time/Now.js"
 
 /** The run was cancelled or taken over by another worker: stop without writing. */
 export class JobStopped extends Data.TaggedError("JobStopped") {}
@@ -39,7 +39,9 @@ export interface JobWorkersSpec<Row extends JobRow, Result, E, R> {
 
 const messageOf = (cause: Cause.Cause<unknown>) => {
   const error = Cause.squash(cause)
-  if (typeof error === "object" && error !== null && "error" in error && typeof error.error === "string") return error.error
+  if (typeof error === "object" && error !== null && "error" in error && typeof error.error === "string") {
+    return error.error
+  }
   return error instanceof Error ? error.message : String(error)
 }
 
@@ -92,7 +94,9 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
             : Effect.flatMap(now, (at) => queue.release(row, messageOf(cause), at))
         ),
         // Stopping (a shutdown) hands it back at once rather than when the lease runs out.
-        Effect.onInterrupt(() => Effect.ignore(Effect.flatMap(now, (at) => queue.release(row, "The worker stopped", at)))),
+        Effect.onInterrupt(() =>
+          Effect.ignore(Effect.flatMap(now, (at) => queue.release(row, "The worker stopped", at)))
+        ),
         Effect.withSpan("JobWorkers.run", { attributes: { kind, jobId: row.id, attempt: row.attempts } })
       )
     }
@@ -105,7 +109,10 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause)
           ? Effect.failCause(cause)
-          : Effect.zipRight(Effect.logWarning(`${kind} worker failed; retrying`, cause), Effect.sleep(options.pollInterval))
+          : Effect.zipRight(
+            Effect.logWarning(`${kind} worker failed; retrying`, cause),
+            Effect.sleep(options.pollInterval)
+          )
       )
     )
 

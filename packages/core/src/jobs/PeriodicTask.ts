@@ -30,7 +30,9 @@ export const runPeriodic = <R>(name: string, every: Duration.Duration, task: Eff
       Effect.flatMap((won) => (won ? task : Effect.void)),
       Effect.provideService(SqlClient.SqlClient, sql),
       Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning(`Periodic task ${name} failed; next round in ${Duration.format(every)}`, cause)
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.logWarning(`Periodic task ${name} failed; next round in ${Duration.format(every)}`, cause)
       ),
       Effect.withSpan(`PeriodicTask.${name}`)
     )

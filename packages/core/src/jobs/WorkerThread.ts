@@ -26,8 +26,13 @@ const spawn = (entry: string, workerData: unknown, resourceLimits: ResourceLimit
   if (extension !== ".ts") return new Worker(url, options)
   // tsx's ESM API (its CommonJS one cannot register from here), found through its exports map.
   const tsxPackage = createRequire(base).resolve("tsx/package.json")
-  const tsx = new URL(JSON.parse(readFileSync(tsxPackage, "utf8")).exports["./esm/api"].import.default, pathToFileURL(tsxPackage))
-  const bootstrap = `import(${JSON.stringify(tsx.href)}).then(({ register }) => { register(); return import(${JSON.stringify(url.href)}) })`
+  const tsx = new URL(
+    JSON.parse(readFileSync(tsxPackage, "utf8")).exports["./esm/api"].import.default,
+    pathToFileURL(tsxPackage)
+  )
+  const bootstrap = `import(${JSON.stringify(tsx.href)}).then(({ register }) => { register(); return import(${
+    JSON.stringify(url.href)
+  }) })`
   return new Worker(bootstrap, { ...options, eval: true })
 }
 
@@ -79,7 +84,9 @@ export const startWorkerThread = (options: WorkerThreadOptions): Effect.Effect<W
         let ended = false
         worker.once("exit", (code) => {
           options.onExit?.()
-          if (!ended) Queue.unsafeOffer(events, { _tag: "Died", message: `The ${options.name} exited with code ${code}` })
+          if (!ended) {
+            Queue.unsafeOffer(events, { _tag: "Died", message: `The ${options.name} exited with code ${code}` })
+          }
         })
         worker.on("error", (error) => {
           ended = true

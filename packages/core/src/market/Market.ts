@@ -22,7 +22,12 @@ const Symbols = Schema.Array(MarketSymbol).pipe(
 const allErrors = { parseOptions: { errors: "all" } } as const
 
 /** What a market request leaves out. */
-export const marketDefaults = { exchange: "venue1", timeframe: "1h", limit: 100, indicators: [] as ReadonlyArray<Indicator> } as const
+export const marketDefaults = {
+  exchange: "venue1",
+  timeframe: "1h",
+  limit: 100,
+  indicators: [] as ReadonlyArray<Indicator>
+} as const
 
 export const PricesRequest = Schema.Struct({
   symbols: Symbols,
@@ -35,7 +40,10 @@ export const MarketDataQuery = Schema.Struct({
   timeframe: defaulted(Timeframe, marketDefaults.timeframe),
   limit: defaulted(Schema.Int.pipe(Schema.between(1, 500)), marketDefaults.limit),
   indicators: defaulted(Schema.Array(Indicator), marketDefaults.indicators)
-}).annotations({ ...allErrors, examples: [{ symbols: ["BTC"], timeframe: "1h", limit: 50, indicators: ["sma", "rsi"] }] })
+}).annotations({
+  ...allErrors,
+  examples: [{ symbols: ["BTC"], timeframe: "1h", limit: 50, indicators: ["sma", "rsi"] }]
+})
 export type MarketDataQuery = typeof MarketDataQuery.Type
 
 export const PriceSnapshot = Schema.Struct({

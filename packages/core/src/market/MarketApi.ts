@@ -1,13 +1,20 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
-import { KlinesParams, KlinesResponse, MarketDataQuery, MarketDataResponse, PricesRequest, PricesResponse } from "./Market.js"
+import { Authentication } from "../users/Authentication.js"
+import {
+  KlinesParams,
+  KlinesResponse,
+  MarketDataQuery,
+  MarketDataResponse,
+  PricesRequest,
+  PricesResponse
+} from "./Market.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
-export * from "./Market.js"
 export { Candle, Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
+export * from "./Market.js"
 
 /** Market data from the venues, cached briefly: `/api/market/...` and the programs' query. */
 export class MarketApi extends HttpApiGroup.make("market")

@@ -4,15 +4,15 @@ import { NotFound } from "../http/Errors.js"
 import { type Candle, type Exchange, type Ticker, type Timeframe, timeframeMillis, Venues } from "../venues/Venue.js"
 import {
   type Indicator,
+  type KlinesParams,
   KlinesResponse,
+  type MarketDataQuery,
   MarketDataResponse,
   marketDefaults,
-  type MarketDataQuery,
   type PriceSnapshot,
   type PricesRequest,
   PricesResponse,
-  type SymbolMarketData,
-  type KlinesParams
+  type SymbolMarketData
 } from "./Market.js"
 
 const period = { sma: 20, ema: 20, rsi: 14 } as const
@@ -78,13 +78,18 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
 
     // Listed symbols are known, so an UnknownSymbol for one of them is a venue inconsistency.
     const snapshot = (exchange: Exchange, ticker: Ticker) =>
-      Effect.map(openInterest.get(Data.struct({ exchange, symbol: ticker.symbol })).pipe(Effect.catchTag("UnknownSymbol", Effect.die)), (open_interest): PriceSnapshot => ({
-        price: ticker.price,
-        change_24h: ticker.change_24h,
-        volume_24h: ticker.volume_24h,
-        funding_rate: ticker.funding_rate,
-        open_interest
-      }))
+      Effect.map(
+        openInterest.get(Data.struct({ exchange, symbol: ticker.symbol })).pipe(
+          Effect.catchTag("UnknownSymbol", Effect.die)
+        ),
+        (open_interest): PriceSnapshot => ({
+          price: ticker.price,
+          change_24h: ticker.change_24h,
+          volume_24h: ticker.volume_24h,
+          funding_rate: ticker.funding_rate,
+          open_interest
+        })
+      )
 
     /** Runs `f` for each listed symbol; unlisted ones land in `errors`. */
     const perSymbol = <A, E>(
@@ -97,7 +102,9 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         const unique = Array.from(new Set(symbols))
         const results = yield* Effect.forEach(unique, (symbol): Effect.Effect<readonly [string, A | undefined], E> => {
           const ticker = listed.get(symbol)
-          return ticker ? Effect.map(f(ticker), (a) => [symbol, a] as const) : Effect.succeed([symbol, undefined] as const)
+          return ticker
+            ? Effect.map(f(ticker), (a) => [symbol, a] as const)
+            : Effect.succeed([symbol, undefined] as const)
         }, { concurrency: 8 })
         const found: Record<string, A> = {}
         const errors: Record<string, string> = {}
@@ -110,17 +117,27 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
 
     const prices = (request: PricesRequest) => {
       const input = { ...marketDefaults, ...request }
-      return Effect.map(perSymbol(input.exchange, input.symbols, (t) => snapshot(input.exchange, t)), ({ errors, found, timestamp }) =>
-        new PricesResponse({ exchange: input.exchange, timestamp, prices: found, errors })).pipe(
-          Effect.withSpan("MarketData.prices", { attributes: { exchange: input.exchange, symbols: input.symbols.length } })
-        )
+      return Effect.map(
+        perSymbol(input.exchange, input.symbols, (t) => snapshot(input.exchange, t)),
+        ({ errors, found, timestamp }) =>
+          new PricesResponse({ exchange: input.exchange, timestamp, prices: found, errors })
+      ).pipe(
+        Effect.withSpan("MarketData.prices", {
+          attributes: { exchange: input.exchange, symbols: input.symbols.length }
+        })
+      )
     }
 
     const klines = (request: KlinesParams) => {
       const params = { ...marketDefaults, ...request }
       return latestCandles(params.exchange, params.symbol, params.timeframe, params.limit).pipe(
-        Effect.catchTag("UnknownSymbol", () => Effect.fail(new NotFound({ error: `${unknownSymbol(params.exchange)}: ${params.symbol}` }))),
-        Effect.map((klines) => new KlinesResponse({ exchange: params.exchange, symbol: params.symbol, timeframe: params.timeframe, klines })),
+        Effect.catchTag(
+          "UnknownSymbol",
+          () => Effect.fail(new NotFound({ error: `${unknownSymbol(params.exchange)}: ${params.symbol}` }))
+        ),
+        Effect.map((klines) =>
+          new KlinesResponse({ exchange: params.exchange, symbol: params.symbol, timeframe: params.timeframe, klines })
+        ),
         Effect.withSpan("MarketData.klines", { attributes: { exchange: params.exchange, symbol: params.symbol } })
       )
     }
@@ -143,9 +160,17 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
           }
         )).pipe(
           Effect.map(({ errors, found, timestamp }) =>
-            new MarketDataResponse({ exchange: input.exchange, timeframe: input.timeframe, timestamp, symbols: found, errors })
+            new MarketDataResponse({
+              exchange: input.exchange,
+              timeframe: input.timeframe,
+              timestamp,
+              symbols: found,
+              errors
+            })
           ),
-          Effect.withSpan("MarketData.query", { attributes: { exchange: input.exchange, symbols: input.symbols.length } })
+          Effect.withSpan("MarketData.query", {
+            attributes: { exchange: input.exchange, symbols: input.symbols.length }
+          })
         )
     }
 

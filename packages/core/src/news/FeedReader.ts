@@ -30,7 +30,9 @@ export const symbolsIn = (text: string, listed: ReadonlySet<string>): Array<stri
 
 const text = (value: unknown): string | null => {
   if (typeof value === "string") return value
-  if (value !== null && typeof value === "object" && "value" in value && typeof value.value === "string") return value.value
+  if (value !== null && typeof value === "object" && "value" in value && typeof value.value === "string") {
+    return value.value
+  }
   return null
 }
 const date = (value: unknown): Date | null => {
@@ -39,7 +41,8 @@ const date = (value: unknown): Date | null => {
   return Number.isNaN(ms) ? null : new Date(ms)
 }
 // Feeds put HTML in summaries; stories are shown as text.
-const plain = (html: string | null) => html === null ? null : html.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim().slice(0, 1000) || null
+const plain = (html: string | null) =>
+  html === null ? null : html.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim().slice(0, 1000) || null
 
 /** The stories of a parsed RSS, RDF, Atom or JSON feed (those without a link are skipped). */
 export const feedItems = (body: string, listed: ReadonlySet<string>): Array<FeedItem> => {
@@ -69,11 +72,18 @@ export const feedItems = (body: string, listed: ReadonlySet<string>): Array<Feed
     if (!r.link) return []
     const title = plain(r.title) ?? r.link
     const summary = plain(r.summary)
-    return [{ link: r.link, title, summary, published_at: r.published, symbols: symbolsIn(`${title} ${summary ?? ""}`, listed) }]
+    return [{
+      link: r.link,
+      title,
+      summary,
+      published_at: r.published,
+      symbols: symbolsIn(`${title} ${summary ?? ""}`, listed)
+    }]
   })
 }
 
-const feedTypes = "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.8"
+const feedTypes =
+  "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.8"
 
 /** Fetches and parses one feed; fails with a message fit for `last_error`. */
 export const readFeed = (url: string, timeout: Duration.Duration, listed: ReadonlySet<string>) =>
@@ -84,7 +94,16 @@ export const readFeed = (url: string, timeout: Duration.Duration, listed: Readon
       Effect.flatMap((r) => r.text),
       Effect.scoped,
       Effect.timeoutFail({ duration: timeout, onTimeout: () => `timed out after ${Duration.format(timeout)}` }),
-      Effect.mapError((e) => typeof e === "string" ? e : e._tag === "ResponseError" ? `answered ${e.response.status}` : "could not be reached")
+      Effect.mapError((e) =>
+        typeof e === "string"
+          ? e
+          : e._tag === "ResponseError"
+          ? `answered ${e.response.status}`
+          : "could not be reached"
+      )
     )
-    return yield* Effect.try({ try: () => feedItems(body, listed), catch: () => "is not a valid RSS, Atom or JSON feed" })
+    return yield* Effect.try({
+      try: () => feedItems(body, listed),
+      catch: () => "is not a valid RSS, Atom or JSON feed"
+    })
   })

@@ -1,11 +1,11 @@
-import { pageOf } from "../http/Pagination.js"
 import { HttpClient } from "@effect/platform"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Duration, Effect } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { pageOf } from "../http/Pagination.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
-import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { UserId } from "../users/User.js"
 import { Venues } from "../venues/Venue.js"
 import { readFeed } from "./FeedReader.js"
@@ -39,7 +39,8 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
     const http = yield* HttpClient.HttpClient
     const { news: options } = yield* PlatformConfig
 
-    const seeded = (caller: CurrentUserShape) => Effect.flatMap(now, (at) => repo.seed(caller.id, defaultNewsSources, at))
+    const seeded = (caller: CurrentUserShape) =>
+      Effect.flatMap(now, (at) => repo.seed(caller.id, defaultNewsSources, at))
     const owned = (caller: CurrentUserShape, id: NewsSourceId) =>
       repo.findById(id).pipe(ownedBy(caller, `News source ${id}`), dieOnStorageFailure)
 
@@ -48,7 +49,9 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
       Effect.gen(function*() {
         const listed = new Set((yield* venues.venue1.tickers.pipe(Effect.orElseSucceed(() => new Map()))).keys())
         const at = yield* now
-        const read = yield* Effect.either(readFeed(url, options.timeout, listed).pipe(Effect.provideService(HttpClient.HttpClient, http)))
+        const read = yield* Effect.either(
+          readFeed(url, options.timeout, listed).pipe(Effect.provideService(HttpClient.HttpClient, http))
+        )
         if (read._tag === "Left") {
           yield* repo.recordFetch(url, `The feed ${read.left}`, at)
           return { new_items: 0, error: `The feed ${read.left}` }
@@ -75,23 +78,30 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
     const update = (caller: CurrentUserShape, id: NewsSourceId, input: NewsSourceUpdate) =>
       Effect.gen(function*() {
         const current = yield* owned(caller, id)
-        return toSource(yield* repo.update({
-          id,
-          name: input.name ?? current.name,
-          url: input.url ?? current.url,
-          enabled: input.enabled ?? current.enabled,
-          now: yield* now
-        }))
+        return toSource(
+          yield* repo.update({
+            id,
+            name: input.name ?? current.name,
+            url: input.url ?? current.url,
+            enabled: input.enabled ?? current.enabled,
+            now: yield* now
+          })
+        )
       }).pipe(dieOnStorageFailure, Effect.withSpan("News.update", { attributes: { userId: caller.id, sourceId: id } }))
 
     const remove = (caller: CurrentUserShape, id: NewsSourceId) =>
-      owned(caller, id).pipe(Effect.zipRight(repo.remove(id)), dieOnStorageFailure, Effect.withSpan("News.remove", { attributes: { sourceId: id } }))
+      owned(caller, id).pipe(
+        Effect.zipRight(repo.remove(id)),
+        dieOnStorageFailure,
+        Effect.withSpan("News.remove", { attributes: { sourceId: id } })
+      )
 
     /** Fetches the caller's enabled sources now. */
     const refresh = (caller: CurrentUserShape) =>
       Effect.gen(function*() {
         const enabled = (yield* repo.listByUser(caller.id)).filter((s) => s.enabled)
-        const results = yield* Effect.forEach(enabled, (s) => Effect.map(fetchFeed(s.url), (r) => ({ id: s.id, url: s.url, ...r })), {
+        const results = yield* Effect.forEach(enabled, (s) =>
+          Effect.map(fetchFeed(s.url), (r) => ({ id: s.id, url: s.url, ...r })), {
           concurrency: 4
         })
         return new NewsRefresh({ sources: results })

@@ -2,9 +2,18 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
-import { NewsList, NewsParams, NewsRefresh, NewsSource, NewsSourceCreate, NewsSourceList, NewsSourcePath, NewsSourceUpdate } from "./NewsSource.js"
+import { Authentication } from "../users/Authentication.js"
+import {
+  NewsList,
+  NewsParams,
+  NewsRefresh,
+  NewsSource,
+  NewsSourceCreate,
+  NewsSourceList,
+  NewsSourcePath,
+  NewsSourceUpdate
+} from "./NewsSource.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
 export * from "./NewsSource.js"
@@ -38,7 +47,10 @@ export class NewsApi extends HttpApiGroup.make("news")
   .add(
     HttpApiEndpoint.post("refresh", "/news/refresh")
       .addSuccess(NewsRefresh)
-      .annotate(OpenApi.Summary, "Fetch the caller's enabled sources now; each answers its new stories or why it failed")
+      .annotate(
+        OpenApi.Summary,
+        "Fetch the caller's enabled sources now; each answers its new stories or why it failed"
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/news")

@@ -3,8 +3,8 @@ import { Layer } from "effect"
 import { News, NewsFetcherLive } from "./News.js"
 import { NewsRepo } from "./NewsRepo.js"
 
-export { defaultNewsSources, News } from "./News.js"
 export { feedItems, symbolsIn } from "./FeedReader.js"
+export { defaultNewsSources, News } from "./News.js"
 
 /** News: the service, and this instance's background fetcher for as long as the layer lives. */
 export const NewsLive = Layer.scopedDiscard(NewsFetcherLive).pipe(

@@ -37,9 +37,14 @@ export class NewsRepo extends Effect.Service<NewsRepo>()("@trading-platform/core
     const sql = yield* SqlClient.SqlClient
 
     /** Gives a user the default sources once (a user who deletes them does not get them back). */
-    const seed = (user_id: UserId, defaults: ReadonlyArray<{ readonly name: string; readonly url: string }>, now: Date) =>
+    const seed = (
+      user_id: UserId,
+      defaults: ReadonlyArray<{ readonly name: string; readonly url: string }>,
+      now: Date
+    ) =>
       sql.withTransaction(Effect.gen(function*() {
-        const marked = yield* sql`INSERT INTO news_seeded (user_id) VALUES (${user_id}) ON CONFLICT DO NOTHING RETURNING user_id`
+        const marked =
+          yield* sql`INSERT INTO news_seeded (user_id) VALUES (${user_id}) ON CONFLICT DO NOTHING RETURNING user_id`
         if (marked.length === 0 || defaults.length === 0) return
         yield* sql`INSERT INTO news_sources ${
           sql.insert(defaults.map((d) => ({ ...d, user_id, enabled: false, created_at: now, updated_at: now })))
@@ -56,14 +61,28 @@ export class NewsRepo extends Effect.Service<NewsRepo>()("@trading-platform/core
       execute: (id) => sql`SELECT * FROM news_sources WHERE id = ${id}`
     })
     const insert = SqlSchema.single({
-      Request: Schema.Struct({ user_id: UserId, name: Schema.String, url: Schema.String, enabled: Schema.Boolean, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({
+        user_id: UserId,
+        name: Schema.String,
+        url: Schema.String,
+        enabled: Schema.Boolean,
+        now: Schema.DateFromSelf
+      }),
       Result: NewsSourceRow,
-      execute: ({ now, ...s }) => sql`INSERT INTO news_sources ${sql.insert({ ...s, created_at: now, updated_at: now })} RETURNING *`
+      execute: ({ now, ...s }) =>
+        sql`INSERT INTO news_sources ${sql.insert({ ...s, created_at: now, updated_at: now })} RETURNING *`
     })
     const update = SqlSchema.single({
-      Request: Schema.Struct({ id: NewsSourceId, name: Schema.String, url: Schema.String, enabled: Schema.Boolean, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({
+        id: NewsSourceId,
+        name: Schema.String,
+        url: Schema.String,
+        enabled: Schema.Boolean,
+        now: Schema.DateFromSelf
+      }),
       Result: NewsSourceRow,
-      execute: ({ id, now, ...s }) => sql`UPDATE news_sources SET ${sql.update({ ...s, updated_at: now })} WHERE id = ${id} RETURNING *`
+      execute: ({ id, now, ...s }) =>
+        sql`UPDATE news_sources SET ${sql.update({ ...s, updated_at: now })} WHERE id = ${id} RETURNING *`
     })
     const remove = (id: NewsSourceId) => sql`DELETE FROM news_sources WHERE id = ${id}`.pipe(Effect.asVoid)
 
@@ -79,12 +98,20 @@ export class NewsRepo extends Effect.Service<NewsRepo>()("@trading-platform/core
       }
         ON CONFLICT (link) DO NOTHING RETURNING id`.pipe(Effect.map((rows) => rows.length))
     const recordFetch = (url: string, error: string | null, now: Date) =>
-      sql`UPDATE news_sources SET last_fetched_at = ${now}, last_error = ${error} WHERE url = ${url} AND enabled`.pipe(Effect.asVoid)
+      sql`UPDATE news_sources SET last_fetched_at = ${now}, last_error = ${error} WHERE url = ${url} AND enabled`.pipe(
+        Effect.asVoid
+      )
 
     const items = SqlSchema.findAll({
-      Request: Schema.Struct({ user_id: UserId, symbol: Schema.NullOr(Schema.String), limit: Schema.Int, offset: Schema.Int }),
+      Request: Schema.Struct({
+        user_id: UserId,
+        symbol: Schema.NullOr(Schema.String),
+        limit: Schema.Int,
+        offset: Schema.Int
+      }),
       Result: ItemRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT i.id, i.title, i.link, i.summary, i.published_at, i.symbols, i.feed_url FROM news_items i
         WHERE i.feed_url IN (SELECT url FROM news_sources WHERE user_id = ${q.user_id} AND enabled)
         ${q.symbol === null ? sql`` : sql`AND i.symbols LIKE ${`%"${q.symbol}"%`}`}

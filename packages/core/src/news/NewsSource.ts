@@ -10,7 +10,9 @@ export const NewsSourcePath = Schema.Struct({ source_id: idParam(NewsSourceId) }
 
 const FeedUrl = Schema.Trim.pipe(
   Schema.maxLength(2000),
-  Schema.filter((s) => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s), { message: () => "must be an http or https URL" })
+  Schema.filter((s) => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s), {
+    message: () => "must be an http or https URL"
+  })
 )
 const Name = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(100))
 
@@ -25,7 +27,9 @@ export class NewsSource extends Schema.Class<NewsSource>("NewsSource")({
   created_at: Schema.String
 }) {}
 
-export class NewsSourceList extends Schema.Class<NewsSourceList>("NewsSourceList")({ sources: Schema.Array(NewsSource) }) {}
+export class NewsSourceList
+  extends Schema.Class<NewsSourceList>("NewsSourceList")({ sources: Schema.Array(NewsSource) })
+{}
 
 export const NewsSourceCreate = Schema.Struct({
   name: Name,

@@ -20,7 +20,11 @@ export const ProgramRequest = Schema.Struct({
   language: Schema.optional(Language)
 }).annotations({
   parseOptions: { errors: "all" },
-  examples: [{ name: "always hold", code: "export function decide(data) {\n  return { operation: \"hold\" }\n}\n", language: "javascript" }]
+  examples: [{
+    name: "always hold",
+    code: "export function decide(data) {\n  return { operation: \"hold\" }\n}\n",
+    language: "javascript"
+  }]
 })
 export type ProgramRequest = typeof ProgramRequest.Type
 

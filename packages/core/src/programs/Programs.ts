@@ -1,13 +1,20 @@
 import { Effect } from "effect"
-import type { CurrentUserShape } from "../users/Authentication.js"
-import { type Pagination, pageOf } from "../http/Pagination.js"
+import { pageOf, type Pagination } from "../http/Pagination.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
-import { ownedBy } from "../users/Ownership.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
-import { Program, type ProgramId, ProgramList, type ProgramRequest, ProgramSummary, type ProgramUpdate } from "./Program.js"
-import { type ProgramRow, ProgramsRepo } from "./ProgramsRepo.js"
 import { now } from "../time/Now.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import { ownedBy } from "../users/Ownership.js"
+import {
+  Program,
+  type ProgramId,
+  ProgramList,
+  type ProgramRequest,
+  ProgramSummary,
+  type ProgramUpdate
+} from "./Program.js"
+import { type ProgramRow, ProgramsRepo } from "./ProgramsRepo.js"
 
 const toSummary = (row: ProgramRow) =>
   new ProgramSummary({
@@ -36,8 +43,7 @@ export class Programs extends Effect.Service<Programs>()("@trading-platform/core
       })
 
     /** The caller's program, or 404 when it does not exist and 403 when it is another user's. */
-    const owned = (caller: CurrentUserShape, id: ProgramId) =>
-      repo.findById(id).pipe(ownedBy(caller, `Program ${id}`))
+    const owned = (caller: CurrentUserShape, id: ProgramId) => repo.findById(id).pipe(ownedBy(caller, `Program ${id}`))
 
     const create = (caller: CurrentUserShape, input: ProgramRequest) =>
       Effect.flatMap(validated(input), (write) => repo.insert({ ...write, user_id: caller.id })).pipe(

@@ -3,11 +3,11 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
-import { Pagination } from "../http/Pagination.js"
-import { Program, ProgramId, ProgramList, ProgramRequest, ProgramSummary, ProgramUpdate } from "./Program.js"
 import { idParam } from "../http/IdParam.js"
+import { Pagination } from "../http/Pagination.js"
+import { Authentication } from "../users/Authentication.js"
+import { Program, ProgramId, ProgramList, ProgramRequest, ProgramSummary, ProgramUpdate } from "./Program.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
 export * from "./Program.js"
@@ -48,7 +48,10 @@ export class ProgramsApi extends HttpApiGroup.make("programs")
       .addError(ApiError.NotFound)
       .addError(ApiError.ProgramInvalid)
       .addError(ApiError.UnsupportedLanguage)
-      .annotate(OpenApi.Summary, "Change a program: the fields given replace theirs, absent ones are kept (as PUT /account/{id} does)")
+      .annotate(
+        OpenApi.Summary,
+        "Change a program: the fields given replace theirs, absent ones are kept (as PUT /account/{id} does)"
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/programs/:id")

@@ -33,7 +33,8 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
     const insert = SqlSchema.single({
       Request: Schema.Struct({ ...ProgramWrite.fields, user_id: UserId }),
       Result: ProgramRow,
-      execute: (p) => sql`
+      execute: (p) =>
+        sql`
         INSERT INTO programs (user_id, name, description, language, code, created_at, updated_at)
         VALUES (${p.user_id}, ${p.name}, ${p.description}, ${p.language}, ${p.code}, ${p.now}, ${p.now})
         RETURNING *`
@@ -46,14 +47,16 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
     const listByUser = SqlSchema.findAll({
       Request: Schema.Struct({ user_id: UserId, limit: Schema.Int, offset: Schema.Int }),
       Result: ProgramRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT * FROM programs WHERE user_id = ${q.user_id}
         ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
     const update = SqlSchema.single({
       Request: Schema.Struct({ ...ProgramWrite.fields, id: ProgramId }),
       Result: ProgramRow,
-      execute: (p) => sql`
+      execute: (p) =>
+        sql`
         UPDATE programs SET name = ${p.name}, description = ${p.description}, language = ${p.language},
           code = ${p.code}, updated_at = ${p.now}
         WHERE id = ${p.id}

@@ -46,15 +46,23 @@ const Weight = Schema.transformOrFail(Schema.String, Schema.Tuple(FactorKey, Sch
     const at = text.lastIndexOf(":")
     const weight = at > 0 && text.slice(at + 1).trim() !== "" ? Number(text.slice(at + 1)) : NaN
     if (!(weight >= 0 && weight < Infinity)) {
-      return ParseResult.fail(new ParseResult.Type(ast, text, `weight "${text}" must be factor:number, the number at least 0`))
+      return ParseResult.fail(
+        new ParseResult.Type(ast, text, `weight "${text}" must be factor:number, the number at least 0`)
+      )
     }
-    return ParseResult.map(ParseResult.decodeUnknown(FactorRef)(text.slice(0, at), options), (key) => [key, weight] as const)
+    return ParseResult.map(
+      ParseResult.decodeUnknown(FactorRef)(text.slice(0, at), options),
+      (key) => [key, weight] as const
+    )
   },
   encode: ([key, weight]) => ParseResult.succeed(`${key}:${weight}`)
 })
 
 const commaList = <A, R>(item: Schema.Schema<A, string, R>) =>
-  Schema.split(",").pipe(Schema.compose(Schema.Array(item)), Schema.minItems(1, { message: () => "must name at least one factor" }))
+  Schema.split(",").pipe(
+    Schema.compose(Schema.Array(item)),
+    Schema.minItems(1, { message: () => "must name at least one factor" })
+  )
 
 /** What the ranking queries leave out; the service fills them in. */
 export const rankingDefaults = { timeframe: "1h", limit: 50, horizon: 1, exchange: "venue1" } as const

@@ -2,8 +2,8 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
+import { Authentication } from "../users/Authentication.js"
 import { FactorEffectiveness, FactorParams, FactorsResponse, RankingTable, TableParams } from "./Ranking.js"
 
 export * from "./Ranking.js"
@@ -13,13 +13,19 @@ export class RankingApi extends HttpApiGroup.make("ranking")
   .add(
     HttpApiEndpoint.get("factors", "/ranking/factors")
       .addSuccess(FactorsResponse)
-      .annotate(OpenApi.Summary, "The built-in factors: id, key, category, whether higher is better, and the ta call programs use")
+      .annotate(
+        OpenApi.Summary,
+        "The built-in factors: id, key, category, whether higher is better, and the ta call programs use"
+      )
   )
   .add(
     HttpApiEndpoint.get("table", "/ranking/table")
       .setUrlParams(TableParams)
       .addSuccess(RankingTable)
-      .annotate(OpenApi.Summary, "Every listed symbol ranked on the chosen factors (z-scores winsorised at ±3, weighted)")
+      .annotate(
+        OpenApi.Summary,
+        "Every listed symbol ranked on the chosen factors (z-scores winsorised at ±3, weighted)"
+      )
   )
   .add(
     HttpApiEndpoint.get("factor", "/ranking/factors/:id")
@@ -27,7 +33,10 @@ export class RankingApi extends HttpApiGroup.make("ranking")
       .setUrlParams(FactorParams)
       .addSuccess(FactorEffectiveness)
       .addError(ApiError.NoFactorHistory)
-      .annotate(OpenApi.Summary, "A factor (by key or id) and its information coefficient with the forward return over horizon bars")
+      .annotate(
+        OpenApi.Summary,
+        "A factor (by key or id) and its information coefficient with the forward return over horizon bars"
+      )
   )
   .addError(ApiError.UpstreamError)
   .addError(ApiError.UpstreamTimeout)

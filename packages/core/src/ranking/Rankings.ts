@@ -6,7 +6,15 @@ import { type Candle, type Exchange, type Timeframe, timeframeMillis, type Venue
 import { builtinFactors, type FactorDefinition, findFactor, type MarketInput, taCall } from "./FactorCatalogue.js"
 import { factorValue, rankSymbols, tableBars } from "./FactorTable.js"
 import { spearman, summarise } from "./InformationCoefficient.js"
-import { Factor, FactorEffectiveness, type FactorParams, FactorsResponse, rankingDefaults, RankingTable, type TableParams } from "./Ranking.js"
+import {
+  Factor,
+  FactorEffectiveness,
+  type FactorParams,
+  FactorsResponse,
+  rankingDefaults,
+  RankingTable,
+  type TableParams
+} from "./Ranking.js"
 
 /** Bars of history the information coefficient is measured over. */
 export const effectivenessBars = 200
@@ -80,7 +88,13 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
       })
 
     /** The sampled market values the factors need, null where the venue has none. */
-    const sample = (venue: Venue, symbol: string, timeframe: Timeframe, funding: number, inputs: ReadonlySet<MarketInput>) =>
+    const sample = (
+      venue: Venue,
+      symbol: string,
+      timeframe: Timeframe,
+      funding: number,
+      inputs: ReadonlySet<MarketInput>
+    ) =>
       Effect.all({
         funding_rate: Effect.succeed(inputs.has("funding_rate") ? funding : null),
         open_interest_change: inputs.has("open_interest_change")
@@ -88,7 +102,12 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
           : Effect.succeed(null),
         taker_buy_ratio: inputs.has("taker_buy_ratio")
           ? Effect.map(venue.trades(symbol, sampledTrades), (trades) =>
-            ratio(sum(trades.filter((t) => t.side === "buy").map((t) => t.size)), sum(trades.map((t) => t.size))))
+            ratio(
+              sum(
+                trades.filter((t) => t.side === "buy").map((t) => t.size)
+              ),
+              sum(trades.map((t) => t.size))
+            ))
           : Effect.succeed(null),
         depth_imbalance: inputs.has("depth_imbalance")
           ? Effect.map(venue.depth(symbol, sampledLevels), (book) => {
@@ -99,7 +118,12 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
       }, { concurrency: "unbounded" }).pipe(Effect.catchTag("UnknownSymbol", () => Effect.succeed({})))
 
     /** Candles (`bars` of them, when a candle factor is chosen) and market samples of every listed symbol. */
-    const inputsOf = (exchange: Exchange, timeframe: Timeframe, factors: ReadonlyArray<FactorDefinition>, bars: number) =>
+    const inputsOf = (
+      exchange: Exchange,
+      timeframe: Timeframe,
+      factors: ReadonlyArray<FactorDefinition>,
+      bars: number
+    ) =>
       Effect.gen(function*() {
         const venue = venues[exchange]
         const tickers = yield* venue.tickers
@@ -121,7 +145,9 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
         const inputs = yield* inputsOf(exchange, timeframe, chosen.map(([f]) => f), tableBars)
         const { errors, rows } = rankSymbols(inputs, chosen)
         return { rows, errors, computed_at: yield* now }
-      }).pipe(Effect.withSpan("Rankings.computeTable", { attributes: { exchange, timeframe, factors: weights.length } }))
+      }).pipe(
+        Effect.withSpan("Rankings.computeTable", { attributes: { exchange, timeframe, factors: weights.length } })
+      )
 
     /** The coefficient at each bar that has a full window behind it and `horizon` bars ahead. */
     const computeEffectiveness = ({ exchange, horizon, key, timeframe }: EffectivenessKey) =>
@@ -149,7 +175,9 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
           computed_at: yield* now,
           ic: { ...summarise(series.map((p) => p.ic), factor.higher_is), series }
         }
-      }).pipe(Effect.withSpan("Rankings.computeEffectiveness", { attributes: { exchange, timeframe, factor: key, horizon } }))
+      }).pipe(
+        Effect.withSpan("Rankings.computeEffectiveness", { attributes: { exchange, timeframe, factor: key, horizon } })
+      )
 
     const cached = <K, A, E>(lookup: (key: K) => Effect.Effect<A, E>) =>
       Effect.map(Cache.make({ capacity: 1_000, lookup, timeToLive: ranking.cacheTtl }), (cache) => (key: K) =>
@@ -165,7 +193,9 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
       const chosen = new Set<string>(params.factors ?? builtinFactors.map((f) => f.key))
       const given = new Map<string, number>(params.weights ?? [])
       // Catalogue order, so the same choice in any order is one cache entry.
-      const weights = builtinFactors.filter((f) => chosen.has(f.key)).map((f) => Data.tuple(f.key, given.get(f.key) ?? 1))
+      const weights = builtinFactors.filter((f) => chosen.has(f.key)).map((f) =>
+        Data.tuple(f.key, given.get(f.key) ?? 1)
+      )
       const { computed_at, errors, rows } = yield* tables(
         Data.struct({ exchange: params.exchange, timeframe: params.timeframe, weights: Data.array(weights) })
       )
@@ -179,25 +209,34 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
       })
     })
 
-    const factorEffectiveness = Effect.fn("Rankings.factorEffectiveness")(function*(ref: string, request: FactorParams) {
-      const params = { ...rankingDefaults, ...request }
-      const factor = findFactor(ref)
-      if (factor === undefined) return yield* new NotFound({ error: `Unknown factor: ${ref}` })
-      if (factor.input.kind !== "ta") {
-        return yield* new NoFactorHistory({ error: `${factor.key} is sampled from the venue now and has no history to measure` })
+    const factorEffectiveness = Effect.fn("Rankings.factorEffectiveness")(
+      function*(ref: string, request: FactorParams) {
+        const params = { ...rankingDefaults, ...request }
+        const factor = findFactor(ref)
+        if (factor === undefined) return yield* new NotFound({ error: `Unknown factor: ${ref}` })
+        if (factor.input.kind !== "ta") {
+          return yield* new NoFactorHistory({
+            error: `${factor.key} is sampled from the venue now and has no history to measure`
+          })
+        }
+        const { computed_at, ic } = yield* effectiveness(
+          Data.struct({
+            exchange: params.exchange,
+            timeframe: params.timeframe,
+            key: factor.key,
+            horizon: params.horizon
+          })
+        )
+        return new FactorEffectiveness({
+          factor: toFactor(factor),
+          exchange: params.exchange,
+          timeframe: params.timeframe,
+          horizon: params.horizon,
+          computed_at,
+          ic
+        })
       }
-      const { computed_at, ic } = yield* effectiveness(
-        Data.struct({ exchange: params.exchange, timeframe: params.timeframe, key: factor.key, horizon: params.horizon })
-      )
-      return new FactorEffectiveness({
-        factor: toFactor(factor),
-        exchange: params.exchange,
-        timeframe: params.timeframe,
-        horizon: params.horizon,
-        computed_at,
-        ic
-      })
-    })
+    )
 
     return { factors, table, factorEffectiveness } as const
   })

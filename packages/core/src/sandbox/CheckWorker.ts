@@ -48,18 +48,29 @@ require(quickjs).newQuickJSWASMModule().then((module) => {
  * must not wait for them. The backstop timer is a real one, not the Effect clock, so it also
  * fires under a test clock.
  */
-export const checkInWorker = (code: string, bootstrap: string, limits: SandboxLimits): Effect.Effect<void, ProgramInvalid> =>
+export const checkInWorker = (
+  code: string,
+  bootstrap: string,
+  limits: SandboxLimits
+): Effect.Effect<void, ProgramInvalid> =>
   Effect.async<void, ProgramInvalid>((resume) => {
-    const worker = new Worker(workerSource, { eval: true, workerData: { quickjs: quickjsPath(), bootstrap, code, limits } })
+    const worker = new Worker(workerSource, {
+      eval: true,
+      workerData: { quickjs: quickjsPath(), bootstrap, code, limits }
+    })
     const finish = (effect: Effect.Effect<void, ProgramInvalid>) => {
       clearTimeout(backstop)
       void worker.terminate()
       resume(effect)
     }
-    const backstop = setTimeout(() => finish(Effect.fail(loadFailure({ overBudget: true }))), limits.wallMillisPerCall + startupMillis)
+    const backstop = setTimeout(
+      () => finish(Effect.fail(loadFailure({ overBudget: true }))),
+      limits.wallMillisPerCall + startupMillis
+    )
     worker.once("message", (message: { loaded: true } | LoadFailure) =>
       finish("loaded" in message ? Effect.void : Effect.fail(loadFailure(message))))
-    worker.once("error", (error) => finish(Effect.die(error)))
+    worker.once("error", (error) =>
+      finish(Effect.die(error)))
     return Effect.sync(() => {
       clearTimeout(backstop)
       void worker.terminate()

@@ -45,7 +45,9 @@ export const decideEachBar = (decide: Decide): Decider => {
       for (let i = from; i < bars.length; i++) {
         const bar = bars[i]!
         if (touches(bar, band)) return { index: i }
-        const equity = p === null ? balance : balance + (p.side === "long" ? 1 : -1) * p.size * (bar.close - p.entry_price)
+        const equity = p === null
+          ? balance
+          : balance + (p.side === "long" ? 1 : -1) * p.size * (bar.close - p.entry_price)
         const decision = decide(bar, { position: p, balance, equity })
         if (decision.operation !== "hold") return { index: i, decision }
       }

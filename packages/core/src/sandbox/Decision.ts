@@ -1,6 +1,5 @@
 import { Schema } from "effect"
 
-
 /** The open position as a program sees it (`data.position`); null when flat. */
 export interface PositionView {
   readonly side: "long" | "short"
@@ -19,7 +18,8 @@ export interface AccountView {
 const Price = Schema.Number.pipe(Schema.finite(), Schema.positive())
 
 // Programs often spell "not set" as null; it reads as absent.
-const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true, exact: true })
+const optional = <S extends Schema.Schema.Any>(schema: S) =>
+  Schema.optionalWith(schema, { nullable: true, exact: true })
 
 /** What `decide(data)` must return; anything else fails the run with `invalid_decision`. */
 export const Decision = Schema.Struct({

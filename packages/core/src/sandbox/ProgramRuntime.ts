@@ -1,6 +1,6 @@
 import { Context, type Effect, type Scope } from "effect"
-import type { Decider } from "./Decider.js"
 import type { ProgramInvalid } from "../http/Errors.js"
+import type { Decider } from "./Decider.js"
 
 /** What one run of a program sees besides the bars. */
 export interface ProgramRun {

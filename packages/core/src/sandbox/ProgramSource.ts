@@ -13,9 +13,14 @@ const isLanguage = Schema.is(ProgramLanguage)
  * which strips types without type-checking and keeps every line where it was, so positions the
  * sandbox reports still point into the author's source.
  */
-export const compileProgram = (code: string, language: string): Effect.Effect<string, ProgramInvalid | UnsupportedLanguage> => {
+export const compileProgram = (
+  code: string,
+  language: string
+): Effect.Effect<string, ProgramInvalid | UnsupportedLanguage> => {
   if (!isLanguage(language)) {
-    return Effect.fail(new UnsupportedLanguage({ error: `Language "${language}" is not supported; use javascript or typescript` }))
+    return Effect.fail(
+      new UnsupportedLanguage({ error: `Language "${language}" is not supported; use javascript or typescript` })
+    )
   }
   if (language === "javascript") return Effect.succeed(code)
   return Effect.try({

@@ -1,13 +1,13 @@
 import { Effect, Either, Layer, Schema } from "effect"
 import { newQuickJSWASMModule, type QuickJSHandle } from "quickjs-emscripten"
-import type { Decider } from "./Decider.js"
+import { parseErrorIssues, summarizeIssues } from "../http/DecodeFailure.js"
 import type { Candle } from "../venues/Venue.js"
 import { checkInWorker } from "./CheckWorker.js"
-import { defaultSandboxLimits, type SandboxLimits } from "./SandboxLimits.js"
+import type { Decider } from "./Decider.js"
 import { Decision, ProgramRunError } from "./Decision.js"
 import { firstLine, loadFailure } from "./LoadFailure.js"
-import { parseErrorIssues, summarizeIssues } from "../http/DecodeFailure.js"
-import { ProgramRuntime, type ProgramRun } from "./ProgramRuntime.js"
+import { type ProgramRun, ProgramRuntime } from "./ProgramRuntime.js"
+import { defaultSandboxLimits, type SandboxLimits } from "./SandboxLimits.js"
 import { taSource } from "./TaSource.js"
 import { makeWindowIndicators, windowIndicatorsSource } from "./WindowIndicators.js"
 
@@ -268,7 +268,11 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
       error.dispose()
       return fail(index, "cpu_budget_exceeded", "decide exceeded its CPU budget")
     }
-    return fail(index, "memory_exceeded", `decide exhausted its memory: ${firstLine(describeError(sandbox, helpers.describe, error))}`)
+    return fail(
+      index,
+      "memory_exceeded",
+      `decide exhausted its memory: ${firstLine(describeError(sandbox, helpers.describe, error))}`
+    )
   }
   /** Calls a function of the driver that runs none of the program's code, for bar `index`. */
   const callDriver = (fn: QuickJSHandle, index: number, ...args: Array<QuickJSHandle>) => {
@@ -295,7 +299,14 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
       buffer[4 * n + i] = bar.close
       buffer[5 * n + i] = bar.volume
     })
-    callDriver(chunk, start, vm.newArrayBuffer(buffer.buffer), vm.newNumber(n), vm.newArrayBuffer(values.buffer.buffer), vm.newString(values.calls)).dispose()
+    callDriver(
+      chunk,
+      start,
+      vm.newArrayBuffer(buffer.buffer),
+      vm.newNumber(n),
+      vm.newArrayBuffer(values.buffer.buffer),
+      vm.newString(values.calls)
+    ).dispose()
     pieceStart = start
     pieceEnd = start + piece.length
   }
@@ -306,7 +317,15 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
     },
     decide: (from, { balance, position: p }, band) => {
       if (from >= pieceEnd) loadPiece(from)
-      const next = Float64Array.of(p === null ? 0 : p.side === "long" ? 1 : -1, p?.size ?? 0, p?.entry_price ?? 0, p?.leverage ?? 0, balance, band.floor, band.ceiling)
+      const next = Float64Array.of(
+        p === null ? 0 : p.side === "long" ? 1 : -1,
+        p?.size ?? 0,
+        p?.entry_price ?? 0,
+        p?.leverage ?? 0,
+        balance,
+        band.floor,
+        band.ceiling
+      )
       if (next.some((n, i) => n !== sent[i])) {
         callDriver(account, from, vm.newArrayBuffer(next.buffer)).dispose()
         sent = next
@@ -336,13 +355,28 @@ const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decid
       const index = pieceStart + Number(text.slice(0, colon))
       const answer = text.slice(colon + 1)
       if (answer.startsWith("!")) {
-        return fail(index, exhausted.test(answer) ? "memory_exceeded" : "threw", `decide threw ${firstLine(answer.slice(1))}`)
+        return fail(
+          index,
+          exhausted.test(answer) ? "memory_exceeded" : "threw",
+          `decide threw ${firstLine(answer.slice(1))}`
+        )
       }
       if (answer === "promise") {
-        return fail(index, "invalid_decision", "decide returned a Promise; it must return its decision directly (decide cannot be async)")
+        return fail(
+          index,
+          "invalid_decision",
+          "decide returned a Promise; it must return its decision directly (decide cannot be async)"
+        )
       }
-      const decision = Either.getOrElse(decodeDecision(answer), (e) =>
-        fail(index, "invalid_decision", `decide returned an invalid decision: ${summarizeIssues(parseErrorIssues(e)).slice(0, 500)}`))
+      const decision = Either.getOrElse(
+        decodeDecision(answer),
+        (e) =>
+          fail(
+            index,
+            "invalid_decision",
+            `decide returned an invalid decision: ${summarizeIssues(parseErrorIssues(e)).slice(0, 500)}`
+          )
+      )
       return { index, decision }
     }
   }

@@ -6,4 +6,6 @@ import { QuickJsProgramRuntime } from "./QuickJsRuntime.js"
 export { ProgramRuntime }
 
 /** Programs run in QuickJS under the configured limits (backtest threads build their own runtime from the same limits). */
-export const SandboxLive = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ sandbox }) => QuickJsProgramRuntime(sandbox)))
+export const SandboxLive = Layer.unwrapEffect(
+  Effect.map(PlatformConfig, ({ sandbox }) => QuickJsProgramRuntime(sandbox))
+)

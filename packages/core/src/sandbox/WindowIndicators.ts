@@ -37,7 +37,9 @@ const tables = `{ ${indicatorNames.map((name) => `${name}: { byPeriod: [], other
 
 // Object literals, so a setter a program defines on Object.prototype is not called.
 const objectReaders = Object.entries(objectFields)
-  .map(([name, fields]) => `${name}: (o) => ({ ${fields.map((field, f) => `${field}: windowValues[o + ${f + 1}]`).join(", ")} })`)
+  .map(([name, fields]) =>
+    `${name}: (o) => ({ ${fields.map((field, f) => `${field}: windowValues[o + ${f + 1}]`).join(", ")} })`
+  )
   .join(", ")
 
 /**
@@ -47,11 +49,14 @@ const objectReaders = Object.entries(objectFields)
  * or falls through to the sandbox's own computation (the helper threw in the host, or the values
  * are not there). `typeof` comes first: indexing with an object would run its `toString`.
  */
-const helperSource = (extra: "b, c" | "undefined, undefined", readValue: string) => `(name) => {
+const helperSource = (extra: "b, c" | "undefined, undefined", readValue: string) =>
+  `(name) => {
     const plain = ta[name], read = windowObjects[name], byPeriod = windowTables[name].byPeriod, others = windowTables[name].others
     return { [name](values, a, b, c) {
       if (values === windowSeries) {
-        let o = typeof a === "number" ${extra === "b, c" ? "&& b === undefined && c === undefined " : ""}? byPeriod[a] : undefined
+        let o = typeof a === "number" ${
+    extra === "b, c" ? "&& b === undefined && c === undefined " : ""
+  }? byPeriod[a] : undefined
         if (o === undefined) o = windowSearch(others, a, ${extra})
         if (o >= 0) {
           o += at * windowStride
@@ -127,24 +132,38 @@ export const windowIndicatorsSource = `
     return -1
   }
   // sma, ema, rsi and atr read no argument after the period.
-  const numberHelper = ${helperSource("undefined, undefined", `
+  const numberHelper = ${
+  helperSource(
+    "undefined, undefined",
+    `
     // A number is read first: it is nearly always one. Null and a throw are NaN with their tag.
     const v = windowValues[o + 1]
     if (v === v) return v
     const tag = windowValues[o]
     if (tag === 1) return v
-    if (tag === 0) return null`)}
-  const objectHelper = ${helperSource("b, c", `
+    if (tag === 0) return null`
+  )
+}
+  const objectHelper = ${
+  helperSource(
+    "b, c",
+    `
     const tag = windowValues[o]
     if (tag === 2) return read(o)
-    if (tag === 0) return null`)}
+    if (tag === 0) return null`
+  )
+}
   const windowTa = Object.freeze({ ${
-  indicatorNames.map((name) => `${name}: ${name in objectFields ? "objectHelper" : "numberHelper"}("${name}")`).join(", ")
+  indicatorNames.map((name) => `${name}: ${name in objectFields ? "objectHelper" : "numberHelper"}("${name}")`).join(
+    ", "
+  )
 } })
 `
 
 const Argument = Schema.NullOr(Schema.Number)
-const Calls = Schema.parseJson(Schema.Array(Schema.Tuple(Schema.Literal(...indicatorNames), Argument, Argument, Argument)))
+const Calls = Schema.parseJson(
+  Schema.Array(Schema.Tuple(Schema.Literal(...indicatorNames), Argument, Argument, Argument))
+)
 type Call = typeof Calls.Type[number]
 const decodeCalls = Schema.decodeUnknownOption(Calls)
 

@@ -44,7 +44,8 @@ export const sampleSymbols = (
           if (trade.side === "buy") buy += trade.price * trade.size
           else sell += trade.price * trade.size
         }
-        const value = (levels: ReadonlyArray<readonly [number, number]>) => levels.reduce((total, [price, size]) => total + price * size, 0)
+        const value = (levels: ReadonlyArray<readonly [number, number]>) =>
+          levels.reduce((total, [price, size]) => total + price * size, 0)
         return {
           exchange: venue.exchange as Exchange,
           symbol,

@@ -61,7 +61,10 @@ export const SignalRequest = Schema.Struct({
   enabled: defaulted(Schema.Boolean, signalDefaults.enabled)
 }).annotations({
   parseOptions: { errors: "all" },
-  examples: [{ signal_name: "BTC jumps", trigger_condition: { metric: "price_change", operator: "gt", threshold: 2, time_window: "1h" } }]
+  examples: [{
+    signal_name: "BTC jumps",
+    trigger_condition: { metric: "price_change", operator: "gt", threshold: 2, time_window: "1h" }
+  }]
 })
 export type SignalRequest = typeof SignalRequest.Type
 
@@ -106,7 +109,9 @@ export const SourceConfig = Schema.Struct({
 })
 export type SourceConfig = typeof SourceConfig.Type
 
-const Symbols = Schema.Array(Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9]{1,20}$/, { message: () => "must be a symbol such as BTC" })))
+const Symbols = Schema.Array(
+  Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9]{1,20}$/, { message: () => "must be a symbol such as BTC" }))
+)
   .pipe(Schema.maxItems(100))
 
 const poolFields = {
@@ -141,12 +146,17 @@ export const PoolRequest = Schema.Struct({
   symbols: defaulted(poolFields.symbols, poolDefaults.symbols),
   logic: defaulted(PoolLogic, poolDefaults.logic),
   enabled: defaulted(Schema.Boolean, poolDefaults.enabled)
-}).annotations({ parseOptions: { errors: "all" }, examples: [{ pool_name: "majors", symbols: ["BTC", "ETH"], logic: "OR" }] })
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ pool_name: "majors", symbols: ["BTC", "ETH"], logic: "OR" }]
+})
 export type PoolRequest = typeof PoolRequest.Type
 
 /** The spec's "Pool update body": every field optional; a null leaves the field as it is. */
 export const PoolUpdate = Schema.Struct(
-  Object.fromEntries(Object.entries(poolFields).map(([key, field]) => [key, Schema.optional(Schema.NullOr(field))])) as {
+  Object.fromEntries(
+    Object.entries(poolFields).map(([key, field]) => [key, Schema.optional(Schema.NullOr(field))])
+  ) as {
     readonly [K in keyof typeof poolFields]: Schema.optional<Schema.NullOr<(typeof poolFields)[K]>>
   }
 ).annotations({ parseOptions: { errors: "all" }, examples: [{ pool_name: "majors, renamed" }] })

@@ -31,4 +31,6 @@ export interface SignalEngineShape {
   readonly stop: Effect.Effect<void>
 }
 
-export class SignalEngine extends Context.Tag("@trading-platform/core/SignalEngine")<SignalEngine, SignalEngineShape>() {}
+export class SignalEngine
+  extends Context.Tag("@trading-platform/core/SignalEngine")<SignalEngine, SignalEngineShape>()
+{}

@@ -8,7 +8,7 @@ import type { MarketSample } from "./MarketSample.js"
 import { evaluateCondition } from "./Metrics.js"
 import { describeFailure, sampleSymbols } from "./Sampler.js"
 import { type SignalValue, Trigger } from "./Signal.js"
-import { type SignalEngineShape, SignalEngine } from "./SignalEngine.js"
+import { SignalEngine, type SignalEngineShape } from "./SignalEngine.js"
 import { type NewTrigger, type SampleOutcome, SignalEngineRepo } from "./SignalEngineRepo.js"
 import { type PoolRow, type SignalRow, SignalsRepo } from "./SignalsRepo.js"
 import { WalletActivity } from "./WalletActivity.js"
@@ -34,7 +34,12 @@ export const evaluatePool = (
     const signal = signals.get(id)
     if (signal === undefined || !signal.enabled) continue
     const condition = signal.trigger_condition
-    values.push({ signal_id: signal.id, signal_name: signal.signal_name, ...condition, ...evaluateCondition(condition, history, at) })
+    values.push({
+      signal_id: signal.id,
+      signal_name: signal.signal_name,
+      ...condition,
+      ...evaluateCondition(condition, history, at)
+    })
   }
   const met = values.length > 0 && (pool.logic === "AND" ? values.every((v) => v.met) : values.some((v) => v.met))
   return { values, met }
@@ -107,7 +112,9 @@ export const SignalEngineLive = Layer.scoped(
       const pools = marketPools(enabled)
       const walletPools = enabled.filter((p) => p.source_type === "wallet_tracking")
       const signals = new Map(
-        (yield* signalsRepo.signalsByIds([...new Set(pools.flatMap((p) => p.signal_ids))])).map((s) => [s.id as number, s])
+        (yield* signalsRepo.signalsByIds([...new Set(pools.flatMap((p) => p.signal_ids))])).map((
+          s
+        ) => [s.id as number, s])
       )
       const wanted = new Map<Exchange, Set<string>>()
       for (const pool of pools) {
@@ -124,7 +131,10 @@ export const SignalEngineLive = Layer.scoped(
         const last = new Map<string, number>()
         for (const symbol of symbols) {
           const window = yield* windowOf(exchange, symbol, at)
-          last.set(symbol, Math.max(at - interval, window.length > 0 ? window[window.length - 1]!.sampled_at : -Infinity))
+          last.set(
+            symbol,
+            Math.max(at - interval, window.length > 0 ? window[window.length - 1]!.sampled_at : -Infinity)
+          )
         }
         const results = yield* sampleSymbols(venues[exchange], [...symbols], at, (s) => last.get(s)!)
         for (const [symbol, result] of results) {
@@ -137,11 +147,17 @@ export const SignalEngineLive = Layer.scoped(
         }
       }
 
-      const addresses = [...new Set(walletPools.flatMap((p) => (p.source_config.addresses ?? []).map((a) => a.toLowerCase())))]
+      const addresses = [
+        ...new Set(walletPools.flatMap((p) => (p.source_config.addresses ?? []).map((a) => a.toLowerCase())))
+      ]
       const snapshots = new Map(
-        yield* Effect.forEach(addresses, (address) => Effect.map(Effect.either(wallets.snapshot(address)), (s) => [address, s] as const), {
-          concurrency: 8
-        })
+        yield* Effect.forEach(
+          addresses,
+          (address) => Effect.map(Effect.either(wallets.snapshot(address)), (s) => [address, s] as const),
+          {
+            concurrency: 8
+          }
+        )
       )
 
       const fired = yield* repo.sql.withTransaction(Effect.gen(function*() {
@@ -159,7 +175,9 @@ export const SignalEngineLive = Layer.scoped(
             // No fresh data for the symbol this round: its edge stays as it was.
             if (sample === undefined) continue
             const { met, values } = evaluatePool(pool, signals, [...windows.get(key)!, sample], at)
-            if (yield* repo.setEdge(pool.id, symbol, met, now)) yield* fire({ ...poolFields(pool), symbol, values, wallet_event: null })
+            if (yield* repo.setEdge(pool.id, symbol, met, now)) {
+              yield* fire({ ...poolFields(pool), symbol, values, wallet_event: null })
+            }
           }
         }
         for (const pool of walletPools) {
@@ -174,7 +192,16 @@ export const SignalEngineLive = Layer.scoped(
             const last = known.get(address)?.last_sync_at
             if (last !== null && last !== undefined) {
               const threshold = pool.source_config.size_change_threshold ?? defaultSizeChangeThreshold
-              for (const { event, symbol } of walletEvents(address, known.get(address)!.positions, snapshot.right, last.getTime(), at, threshold)) {
+              for (
+                const { event, symbol } of walletEvents(
+                  address,
+                  known.get(address)!.positions,
+                  snapshot.right,
+                  last.getTime(),
+                  at,
+                  threshold
+                )
+              ) {
                 yield* fire({ ...poolFields(pool), symbol, values: [], wallet_event: event })
               }
             }
@@ -223,7 +250,9 @@ export const SignalEngineLive = Layer.scoped(
     // A failed round (the database away, a defect) is logged; the next one tries again.
     const tick = evaluateNow.pipe(
       Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("Signal engine round failed", cause)
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.logWarning("Signal engine round failed", cause)
       )
     )
 
@@ -256,11 +285,13 @@ export const SignalEngineLive = Layer.scoped(
       subscribe: PubSub.subscribe(events),
       evaluateNow,
       samples: (exchange, symbol, since) =>
-        Effect.flatMap(Clock.currentTimeMillis, (at) =>
-          repo.samples({ exchange, symbol, since: new Date(since ?? at - sampleRetention) })).pipe(
-            dieOnStorageFailure,
-            Effect.withSpan("SignalEngine.samples", { attributes: { exchange, symbol } })
-          ),
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (at) => repo.samples({ exchange, symbol, since: new Date(since ?? at - sampleRetention) })
+        ).pipe(
+          dieOnStorageFailure,
+          Effect.withSpan("SignalEngine.samples", { attributes: { exchange, symbol } })
+        ),
       start,
       stop
     } satisfies SignalEngineShape

@@ -43,7 +43,8 @@ export class SignalEngineRepo extends Effect.Service<SignalEngineRepo>()("@tradi
     const samples = SqlSchema.findAll({
       Request: Schema.Struct({ exchange: Exchange, symbol: Schema.String, since: Schema.DateFromSelf }),
       Result: SampleRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT * FROM signal_samples WHERE exchange = ${q.exchange} AND symbol = ${q.symbol} AND sampled_at >= ${q.since}
         ORDER BY sampled_at`
     })
@@ -101,10 +102,14 @@ export class SignalEngineRepo extends Effect.Service<SignalEngineRepo>()("@tradi
     const triggersAfter = SqlSchema.findAll({
       Request: Schema.Number,
       Result: TriggerRow,
-      execute: (id) => sql`SELECT *, signal_values AS values FROM signal_triggers WHERE id > ${id} ORDER BY id LIMIT 1000`
+      execute: (id) =>
+        sql`SELECT *, signal_values AS values FROM signal_triggers WHERE id > ${id} ORDER BY id LIMIT 1000`
     })
 
-    const lastTriggerId = Effect.map(sql<{ id: number | null }>`SELECT max(id) AS id FROM signal_triggers`, ([row]) => row?.id ?? 0)
+    const lastTriggerId = Effect.map(
+      sql<{ id: number | null }>`SELECT max(id) AS id FROM signal_triggers`,
+      ([row]) => row?.id ?? 0
+    )
 
     /**
      * Takes or renews the named lease until `until`: succeeds when free, expired or already this
@@ -135,7 +140,9 @@ export class SignalEngineRepo extends Effect.Service<SignalEngineRepo>()("@tradi
 
     const WalletRow = Schema.Struct({
       address: Schema.String,
-      positions: Schema.parseJson(Schema.Array(Schema.Struct({ symbol: Schema.String, size: Schema.Number, entry_price: Schema.Number }))),
+      positions: Schema.parseJson(
+        Schema.Array(Schema.Struct({ symbol: Schema.String, size: Schema.Number, entry_price: Schema.Number }))
+      ),
       last_sync_at: Schema.NullOr(Schema.DateFromSelf)
     })
 

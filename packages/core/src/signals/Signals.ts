@@ -1,25 +1,25 @@
 import { Clock, Duration, Effect, Either } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import type { CurrentUserShape } from "../users/Authentication.js"
 import { ExchangeMismatch, InvalidInput, NotFound, SignalInUse, SymbolNotListed } from "../http/Errors.js"
-import { ownedBy } from "../users/Ownership.js"
 import { pageOf } from "../http/Pagination.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import { ownedBy } from "../users/Ownership.js"
 import { type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
 import { evaluateCondition } from "./Metrics.js"
 import { sampleSymbols } from "./Sampler.js"
 import {
   Evaluation,
+  poolDefaults,
   type PoolId,
   type PoolRequest,
   type PoolUpdate,
-  poolDefaults,
   SamplingStatus,
   Signal,
+  signalDefaults,
   type SignalId,
   SignalPool,
   type SignalRequest,
-  signalDefaults,
   SignalsListing,
   Trigger,
   TriggerList,
@@ -68,7 +68,8 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
     const venues = yield* Venues
     const interval = Duration.toMillis((yield* PlatformConfig).signals.samplingInterval)
 
-    const ownedSignal = (caller: CurrentUserShape, id: SignalId) => repo.findSignal(id).pipe(ownedBy(caller, `Signal ${id}`))
+    const ownedSignal = (caller: CurrentUserShape, id: SignalId) =>
+      repo.findSignal(id).pipe(ownedBy(caller, `Signal ${id}`))
     const ownedPool = (caller: CurrentUserShape, id: PoolId) => repo.findPool(id).pipe(ownedBy(caller, `Pool ${id}`))
 
     /** Fails with `symbol_not_listed` naming every symbol the venue does not list. */
@@ -78,7 +79,10 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         const tickers = yield* venues[exchange].tickers
         const missing = symbols.filter((s) => !tickers.has(s))
         if (missing.length > 0) {
-          return yield* new SymbolNotListed({ error: `Not listed on ${exchange}: ${missing.join(", ")}`, symbols: missing })
+          return yield* new SymbolNotListed({
+            error: `Not listed on ${exchange}: ${missing.join(", ")}`,
+            symbols: missing
+          })
         }
       })
 
@@ -101,7 +105,9 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         }
         if (pool.source_type === "market_signals") return yield* listed(pool.exchange, pool.symbols)
         if (pool.exchange !== "venue1") {
-          return yield* new ExchangeMismatch({ error: "Wallet tracking watches venue1 wallets: the pool's exchange must be venue1" })
+          return yield* new ExchangeMismatch({
+            error: "Wallet tracking watches venue1 wallets: the pool's exchange must be venue1"
+          })
         }
         if ((pool.source_config.addresses ?? []).length === 0) {
           return yield* new InvalidInput({
@@ -113,7 +119,9 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
 
     const list = (caller: CurrentUserShape) =>
       Effect.all([repo.poolsByUser(caller.id), repo.signalsByUser(caller.id)]).pipe(
-        Effect.map(([pools, signals]) => new SignalsListing({ pools: pools.map(toPool), signals: signals.map(toSignal) })),
+        Effect.map(([pools, signals]) =>
+          new SignalsListing({ pools: pools.map(toPool), signals: signals.map(toSignal) })
+        ),
         dieOnStorageFailure,
         Effect.withSpan("Signals.list", { attributes: { userId: caller.id } })
       )
@@ -150,10 +158,15 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         const before = yield* ownedSignal(caller, id)
         const exchange = input.exchange ?? before.exchange
         if (before.exchange !== exchange && (yield* repo.poolsUsing(id)).length > 0) {
-          return yield* new ExchangeMismatch({ error: `Signal ${id} is in a pool on ${before.exchange}; its exchange cannot change` })
+          return yield* new ExchangeMismatch({
+            error: `Signal ${id} is in a pool on ${before.exchange}; its exchange cannot change`
+          })
         }
         return toSignal(yield* repo.updateSignal({ ...yield* signalWrite(input, exchange), user_id: caller.id, id }))
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Signals.update", { attributes: { userId: caller.id, signalId: id } }))
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Signals.update", { attributes: { userId: caller.id, signalId: id } })
+      )
 
     const remove = (caller: CurrentUserShape, id: SignalId) =>
       Effect.gen(function*() {
@@ -163,7 +176,10 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
           return yield* new SignalInUse({ error: `Signal ${id} is in pool ${pools.join(", ")}`, pool_ids: pools })
         }
         yield* repo.deleteSignal(id)
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Signals.remove", { attributes: { userId: caller.id, signalId: id } }))
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Signals.remove", { attributes: { userId: caller.id, signalId: id } })
+      )
 
     const dedupe = <A>(xs: ReadonlyArray<A>) => [...new Set(xs)]
 
@@ -190,7 +206,8 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
     const updatePool = (caller: CurrentUserShape, id: PoolId, input: PoolUpdate) =>
       Effect.gen(function*() {
         const before = yield* ownedPool(caller, id)
-        const pick = <K extends keyof PoolUpdate & keyof PoolFields>(key: K) => (input[key] ?? before[key]) as PoolFields[K]
+        const pick = <K extends keyof PoolUpdate & keyof PoolFields>(key: K) =>
+          (input[key] ?? before[key]) as PoolFields[K]
         const fields: PoolFields = {
           exchange: pick("exchange"),
           pool_name: pick("pool_name"),
@@ -203,7 +220,10 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         }
         yield* checkPool(caller, fields)
         return toPool(yield* repo.updatePool(id, yield* writePool(fields), fields.signal_ids))
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Signals.updatePool", { attributes: { userId: caller.id, poolId: id } }))
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Signals.updatePool", { attributes: { userId: caller.id, poolId: id } })
+      )
 
     const removePool = (caller: CurrentUserShape, id: PoolId) =>
       Effect.zipRight(ownedPool(caller, id), repo.deletePool(id)).pipe(
@@ -264,7 +284,10 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
           sample_count: history.length,
           evaluated_at: new Date(at).toISOString()
         })
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Signals.evaluate", { attributes: { userId: caller.id, signalId: id, symbol } }))
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("Signals.evaluate", { attributes: { userId: caller.id, signalId: id, symbol } })
+      )
 
     const poolStatus = (caller: CurrentUserShape) =>
       Effect.all([repo.poolsByUser(caller.id), repo.poolStatus(caller.id)]).pipe(
@@ -293,7 +316,9 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
       Effect.all([repo.poolsByUser(caller.id), repo.walletStatus(caller.id)]).pipe(
         Effect.map(([pools, status]) => {
           const tracking = pools.filter((p) => p.enabled && p.source_type === "wallet_tracking")
-          const wallets = new Set(tracking.flatMap((p) => (p.source_config.addresses ?? []).map((a) => a.toLowerCase())))
+          const wallets = new Set(
+            tracking.flatMap((p) => (p.source_config.addresses ?? []).map((a) => a.toLowerCase()))
+          )
           return new WalletTrackingStatus({
             enabled: tracking.length > 0,
             last_sync_at: status.last_sync_at,

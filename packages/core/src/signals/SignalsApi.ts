@@ -3,9 +3,9 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
 import { idParam } from "../http/IdParam.js"
+import { Authentication } from "../users/Authentication.js"
 import {
   EvaluateRequest,
   Evaluation,
@@ -123,7 +123,10 @@ export class SignalsApi extends HttpApiGroup.make("signals")
       .addError(ApiError.SymbolNotListed)
       .addError(ApiError.UpstreamError)
       .addError(ApiError.UpstreamTimeout)
-      .annotate(OpenApi.Summary, "Dry run: the signal's current value on a symbol and whether it is met; writes nothing")
+      .annotate(
+        OpenApi.Summary,
+        "Dry run: the signal's current value on a symbol and whether it is met; writes nothing"
+      )
   )
   .add(
     HttpApiEndpoint.get("poolStatus", "/sampling/pool-status")

@@ -6,16 +6,16 @@ import { SignalsRepo } from "./SignalsRepo.js"
 import { TriggerRetentionLive } from "./TriggerRetention.js"
 import { WalletActivityLive } from "./WalletActivity.js"
 
+export type { SignalEngineOptions } from "../config/PlatformConfig.js"
 export { depthLevels, MarketSample } from "./MarketSample.js"
 export { conditionMet, evaluateCondition, metricValue, windowOf } from "./Metrics.js"
 export { SignalEngine, type SignalEngineShape } from "./SignalEngine.js"
-export { evaluatePool, SignalEngineLive, sampleRetention } from "./SignalEngineLive.js"
+export { evaluatePool, sampleRetention, SignalEngineLive } from "./SignalEngineLive.js"
 export { SignalEngineRepo } from "./SignalEngineRepo.js"
 export { Signals } from "./Signals.js"
 export { SignalsRepo } from "./SignalsRepo.js"
 export * from "./WalletActivity.js"
 export { defaultSizeChangeThreshold, walletEvents } from "./WalletEvents.js"
-export type { SignalEngineOptions } from "../config/PlatformConfig.js"
 
 /**
  * Signals and pools (the service) and this instance's signal engine (see `SignalEngine`), which

@@ -120,7 +120,8 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
     const insertSignal = SqlSchema.single({
       Request: NewSignal,
       Result: SignalRow,
-      execute: (s) => sql`
+      execute: (s) =>
+        sql`
         INSERT INTO signals (user_id, exchange, signal_name, description, trigger_condition, enabled, created_at, updated_at)
         VALUES (${s.user_id}, ${s.exchange}, ${s.signal_name}, ${s.description}, ${s.trigger_condition}, ${s.enabled}, ${s.now}, ${s.now})
         RETURNING *`
@@ -129,7 +130,8 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
     const updateSignal = SqlSchema.single({
       Request: Schema.Struct({ ...NewSignal.fields, id: SignalId }),
       Result: SignalRow,
-      execute: (s) => sql`
+      execute: (s) =>
+        sql`
         UPDATE signals SET exchange = ${s.exchange}, signal_name = ${s.signal_name}, description = ${s.description},
           trigger_condition = ${s.trigger_condition}, enabled = ${s.enabled}, updated_at = ${s.now}
         WHERE id = ${s.id}
@@ -151,15 +153,20 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
     const signalsByIds = SqlSchema.findAll({
       Request: Schema.Array(SignalId),
       Result: SignalRow,
-      execute: (ids) => ids.length === 0 ? sql`SELECT * FROM signals WHERE false` : sql`SELECT * FROM signals WHERE ${sql.in("id", ids)}`
+      execute: (ids) =>
+        ids.length === 0
+          ? sql`SELECT * FROM signals WHERE false`
+          : sql`SELECT * FROM signals WHERE ${sql.in("id", ids)}`
     })
 
     const deleteSignal = (id: SignalId) => sql`DELETE FROM signals WHERE id = ${id}`.pipe(Effect.asVoid)
 
     /** The pools that list the signal. */
     const poolsUsing = (id: SignalId) =>
-      Effect.map(sql<{ pool_id: number }>`SELECT pool_id FROM signal_pool_members WHERE signal_id = ${id} ORDER BY pool_id`, (rows) =>
-        rows.map((r) => r.pool_id))
+      Effect.map(
+        sql<{ pool_id: number }>`SELECT pool_id FROM signal_pool_members WHERE signal_id = ${id} ORDER BY pool_id`,
+        (rows) => rows.map((r) => r.pool_id)
+      )
 
     const findPool = SqlSchema.findOne({
       Request: PoolId,
@@ -186,7 +193,9 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
       Effect.gen(function*() {
         yield* sql`DELETE FROM signal_pool_members WHERE pool_id = ${poolId}`
         if (signalIds.length === 0) return
-        yield* sql`INSERT INTO signal_pool_members ${sql.insert(signalIds.map((signal_id, position) => ({ pool_id: poolId, signal_id, position })))}`
+        yield* sql`INSERT INTO signal_pool_members ${
+          sql.insert(signalIds.map((signal_id, position) => ({ pool_id: poolId, signal_id, position })))
+        }`
       })
 
     /** Writes a pool and its members in one transaction; answers the stored pool. */
@@ -241,7 +250,8 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
     const poolStatus = SqlSchema.findAll({
       Request: UserId,
       Result: PoolStatusRow,
-      execute: (userId) => sql`
+      execute: (userId) =>
+        sql`
         SELECT p.id AS pool_id, max(h.last_sampled_at) AS last_sampled_at, COALESCE(sum(h.errors), 0)::text AS errors,
           (array_agg(h.last_error) FILTER (WHERE h.last_error IS NOT NULL))[1] AS last_error
         FROM signal_pools p
@@ -255,7 +265,8 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
     const walletStatus = SqlSchema.single({
       Request: UserId,
       Result: WalletStatusRow,
-      execute: (userId) => sql`
+      execute: (userId) =>
+        sql`
         SELECT max(w.last_sync_at) AS last_sync_at,
           COALESCE(sum(w.errors), 0)::text AS errors
         FROM signal_wallets w JOIN signal_pools p ON p.id = w.pool_id
@@ -263,7 +274,8 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
     })
 
     /** Deletes the triggers that fired before `before`. */
-    const purgeTriggers = (before: Date) => sql`DELETE FROM signal_triggers WHERE fired_at < ${before}`.pipe(Effect.asVoid)
+    const purgeTriggers = (before: Date) =>
+      sql`DELETE FROM signal_triggers WHERE fired_at < ${before}`.pipe(Effect.asVoid)
 
     return {
       purgeTriggers,

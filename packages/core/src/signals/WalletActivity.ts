@@ -105,15 +105,24 @@ export const httpWalletActivity = (connection: VenueConnection) =>
     return {
       snapshot: (address: string) =>
         Effect.map(
-          Effect.all([info({ type: "clearinghouseState", user: address }, ClearinghouseState), info({ type: "userFills", user: address }, UserFills)], {
+          Effect.all([
+            info({ type: "clearinghouseState", user: address }, ClearinghouseState),
+            info({ type: "userFills", user: address }, UserFills)
+          ], {
             concurrency: 2
           }),
           ([state, fills]): WalletSnapshot => ({
             positions: state.assetPositions
               .filter(({ position }) => position.szi !== 0)
-              .map(({ position }) => ({ symbol: position.coin, size: position.szi, entry_price: position.entryPx ?? 0 })),
+              .map(({ position }) => ({
+                symbol: position.coin,
+                size: position.szi,
+                entry_price: position.entryPx ?? 0
+              })),
             liquidations: fills
-              .filter((f) => f.liquidation !== undefined && f.liquidation.liquidatedUser?.toLowerCase() === address.toLowerCase())
+              .filter((f) =>
+                f.liquidation !== undefined && f.liquidation.liquidatedUser?.toLowerCase() === address.toLowerCase()
+              )
               // Selling closes a long, buying closes a short.
               .map((f) => ({ symbol: f.coin, time: f.time, size: f.side === "A" ? f.sz : -f.sz, price: f.px }))
           })

@@ -52,7 +52,10 @@ export const walletEvents = (
       ? "size_changed"
       : undefined
     if (kind === undefined || (from === 0 && to === 0)) continue
-    out.push({ symbol, event: { address, kind, previous_size: from, size: to, price: (is ?? was)!.entry_price, time: at } })
+    out.push({
+      symbol,
+      event: { address, kind, previous_size: from, size: to, price: (is ?? was)!.entry_price, time: at }
+    })
   }
   return out
 }

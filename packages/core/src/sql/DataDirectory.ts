@@ -1,6 +1,15 @@
 import { Data, Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { chmodSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs"
+import {
+  chmodSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync
+} from "node:fs"
 import { join, resolve } from "node:path"
 
 /** The embedded data directory cannot be used: another process holds it, or its permissions cannot be restricted. */
@@ -55,7 +64,8 @@ const takeLock = (dir: string): string => {
       const holder = holderOf(file)
       if (isLive(holder)) {
         throw new DataDirectoryError({
-          message: `The data directory ${dir} is in use by process ${holder} (lock ${file}); stop that server or choose another DATA_DIR`
+          message:
+            `The data directory ${dir} is in use by process ${holder} (lock ${file}); stop that server or choose another DATA_DIR`
         })
       }
       const aside = `${mine}.stale`
@@ -103,7 +113,9 @@ const attempt = <A>(what: string, f: () => A) =>
   Effect.try({
     try: f,
     catch: (e) =>
-      e instanceof DataDirectoryError ? e : new DataDirectoryError({ message: `${what}: ${(e as Error).message ?? String(e)}` })
+      e instanceof DataDirectoryError
+        ? e
+        : new DataDirectoryError({ message: `${what}: ${(e as Error).message ?? String(e)}` })
   })
 
 // Shutdown goes on whatever a release step meets.

@@ -1,11 +1,11 @@
-import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
 import { PlatformConfig, type StorageConfig } from "../config/PlatformConfig.js"
-import type { StorageKind } from "./StorageKind.js"
 import { acquireDataDirectory } from "./DataDirectory.js"
 import { migrate } from "./Migrations.js"
 import * as PgliteClient from "./PgliteClient.js"
+import type { StorageKind } from "./StorageKind.js"
 
 /** Which storage is in use (reported by the health check). */
 export class Storage extends Context.Tag("@trading-platform/core/Storage")<Storage, { readonly kind: StorageKind }>() {}
@@ -17,8 +17,13 @@ const client = (storage: StorageConfig) => {
 
 const migrated = (storage: StorageConfig) =>
   Layer.effectContext(
-    Effect.zipRight(migrate, Effect.map(SqlClient.SqlClient, (sql) =>
-      Context.make(SqlClient.SqlClient, sql).pipe(Context.add(Storage, { kind: storage.kind }))))
+    Effect.zipRight(
+      migrate,
+      Effect.map(
+        SqlClient.SqlClient,
+        (sql) => Context.make(SqlClient.SqlClient, sql).pipe(Context.add(Storage, { kind: storage.kind }))
+      )
+    )
   ).pipe(Layer.provide(client(storage)))
 
 /** The SqlClient the configuration asks for, migrated to the current schema. */
@@ -26,7 +31,8 @@ export const DatabaseLive = Layer.unwrapEffect(
   Effect.map(PlatformConfig, ({ storage }) =>
     storage.kind === "pglite" && !storage.dataDir.startsWith("memory://")
       // The folder is held (locked, owner-only) from before the database opens until after it closes.
-      ? Layer.unwrapScoped(Effect.map(acquireDataDirectory(storage.dataDir), (dir) => Layer.tap(migrated(storage), () => dir.restrict)))
-      : migrated(storage)
-  )
+      ? Layer.unwrapScoped(
+        Effect.map(acquireDataDirectory(storage.dataDir), (dir) => Layer.tap(migrated(storage), () => dir.restrict))
+      )
+      : migrated(storage))
 )

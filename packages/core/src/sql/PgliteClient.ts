@@ -1,8 +1,8 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
+import { PgClient } from "@effect/sql-pg"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer, Stream } from "effect"
 

@@ -1,6 +1,6 @@
 import { Clock, Data, Duration, Effect, FiberHandle, Queue, Schedule } from "effect"
-import { SignalEngine } from "../signals/SignalEngine.js"
 import type { Trigger } from "../signals/Signal.js"
+import { SignalEngine } from "../signals/SignalEngine.js"
 import type { UserId } from "../users/User.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
 import type { MarketUpdate, PriceUpdate } from "./StreamEvents.js"
@@ -155,12 +155,13 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
           Effect.zipRight(
             Effect.sync(() => open.delete(box)),
             Effect.zipRight(
-            unwatchTriggers,
-            Effect.forEach(Array.from(watchedPrices), (key) => {
-              const watch = priceWatchers.get(key)!
-              return unwatchPrice(watch.exchange, watch.symbol)
-            }, { discard: true })
-          ))
+              unwatchTriggers,
+              Effect.forEach(Array.from(watchedPrices), (key) => {
+                const watch = priceWatchers.get(key)!
+                return unwatchPrice(watch.exchange, watch.symbol)
+              }, { discard: true })
+            )
+          )
         )
         return { take: box.take, watchPrice, unwatchPrice, watchTriggers, unwatchTriggers } as const
       })

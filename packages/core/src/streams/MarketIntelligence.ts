@@ -1,10 +1,10 @@
 import { Clock, Duration, Effect, Option, Schedule, Stream } from "effect"
-import type { CurrentUserShape } from "../users/Authentication.js"
 import { InvalidInput } from "../http/Errors.js"
 import { MarketData } from "../market/MarketData.js"
+import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import { Signals } from "../signals/Signals.js"
-import type { Trigger } from "../signals/Signal.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
 import { MarketHub } from "./MarketHub.js"
 import type { FlowSummary, MarketEvent, MarketSnapshot, MarketStreamParams, MarketUpdate } from "./StreamEvents.js"
@@ -33,111 +33,134 @@ const cursorOf = (lastEventId: Option.Option<string>) =>
  * `heartbeatInterval`. Resuming with `Last-Event-ID` first replays the triggers fired since that
  * event (among the caller's latest `replayLimit`).
  */
-export class MarketIntelligence extends Effect.Service<MarketIntelligence>()("@trading-platform/core/MarketIntelligence", {
-  effect: Effect.gen(function*() {
-    const market = yield* MarketData
-    const venues = yield* Venues
-    const engine = yield* SignalEngine
-    const hub = yield* MarketHub
-    const signals = yield* Signals
+export class MarketIntelligence
+  extends Effect.Service<MarketIntelligence>()("@trading-platform/core/MarketIntelligence", {
+    effect: Effect.gen(function*() {
+      const market = yield* MarketData
+      const venues = yield* Venues
+      const engine = yield* SignalEngine
+      const hub = yield* MarketHub
+      const signals = yield* Signals
 
-    const flowOf = (exchange: Exchange, symbol: string, openInterest: number) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const from = now - flowWindow
-        const [trades, samples] = yield* Effect.all([
-          venues[exchange].trades(symbol, flowTrades).pipe(Effect.catchTag("UnknownSymbol", Effect.die)),
-          engine.samples(exchange, symbol, from)
-        ], { concurrency: 2 })
-        const inWindow = trades.filter((t) => t.time >= from && t.time <= now)
-        let buy = 0
-        let sell = 0
-        for (const t of inWindow) {
-          if (t.side === "buy") buy += t.price * t.size
-          else sell += t.price * t.size
-        }
-        // When the venue's recent trades do not reach back an hour, the window starts at the oldest.
-        const since = inWindow.length === trades.length && trades.length === flowTrades
-          ? Math.min(...inWindow.map((t) => t.time))
-          : from
-        const first = samples[0]
-        return {
-          taker_buy_volume: buy,
-          taker_sell_volume: sell,
-          open_interest: openInterest,
-          open_interest_change: first === undefined ? null : openInterest - first.open_interest,
-          since: new Date(since).toISOString()
-        } satisfies FlowSummary
-      })
+      const flowOf = (exchange: Exchange, symbol: string, openInterest: number) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const from = now - flowWindow
+          const [trades, samples] = yield* Effect.all([
+            venues[exchange].trades(symbol, flowTrades).pipe(Effect.catchTag("UnknownSymbol", Effect.die)),
+            engine.samples(exchange, symbol, from)
+          ], { concurrency: 2 })
+          const inWindow = trades.filter((t) => t.time >= from && t.time <= now)
+          let buy = 0
+          let sell = 0
+          for (const t of inWindow) {
+            if (t.side === "buy") buy += t.price * t.size
+            else sell += t.price * t.size
+          }
+          // When the venue's recent trades do not reach back an hour, the window starts at the oldest.
+          const since = inWindow.length === trades.length && trades.length === flowTrades
+            ? Math.min(...inWindow.map((t) => t.time))
+            : from
+          const first = samples[0]
+          return {
+            taker_buy_volume: buy,
+            taker_sell_volume: sell,
+            open_interest: openInterest,
+            open_interest_change: first === undefined ? null : openInterest - first.open_interest,
+            since: new Date(since).toISOString()
+          } satisfies FlowSummary
+        })
 
-    /**
-     * The caller's stream of events; everything it holds is released with the scope (or when the
-     * stream ends). Unknown symbols fail before anything is held.
-     */
-    const open = (caller: CurrentUserShape, params: MarketStreamParams, lastEventId: Option.Option<string>) =>
-      Effect.gen(function*() {
-        const { exchange, symbols } = params
-        const prices = yield* market.prices({ exchange, symbols })
-        const unknown = Object.keys(prices.errors)
-        if (unknown.length > 0) {
-          return yield* new InvalidInput({
-            error: `Unknown symbol${unknown.length === 1 ? "" : "s"} on ${exchange}: ${unknown.join(", ")}`,
-            issues: unknown.map((symbol) => ({ path: "symbols", message: `${symbol} is not listed on ${exchange}` }))
-          })
-        }
-        // Watching starts before the snapshot is taken, so nothing between the two is missed.
-        const mailbox = yield* hub.mailbox(caller.id)
-        yield* mailbox.watchTriggers
-        for (const [symbol, snap] of Object.entries(prices.prices)) yield* mailbox.watchPrice(exchange, symbol, snap.price)
-        const flow = yield* Effect.forEach(Object.entries(prices.prices), ([symbol, snap]) =>
-          Effect.map(flowOf(exchange, symbol, snap.open_interest), (f) => [symbol, f] as const), { concurrency: 8 })
-
-        // From the trigger log, so a resumed stream may land on any replica, or on a restarted one.
-        const latest = (yield* signals.triggers(caller, { limit: replayLimit, offset: 0 }).pipe(
-          // Only a pool filter can be refused, and there is none.
-          Effect.catchTags({ Forbidden: Effect.die, NotFound: Effect.die })
-        )).triggers
-        const resumeFrom = cursorOf(lastEventId)
-        const replay = Option.match(resumeFrom, { onNone: () => [], onSome: (after) => latest.filter((t) => t.id > after).reverse() })
-        const snapshot: MarketSnapshot = {
-          exchange,
-          timestamp: prices.timestamp,
-          prices: prices.prices,
-          flow: Object.fromEntries(flow),
-          triggers: latest.slice(0, snapshotTriggers)
-        }
-
-        let cursor = Option.getOrElse(resumeFrom, () => Math.max(0, ...latest.map((t) => t.id)))
-        let n = 0
-        const next = (event: "update" | "heartbeat" | "snapshot", data: unknown) => {
-          if (event === "update" && (data as MarketUpdate).kind === "trigger") cursor = (data as { trigger: Trigger }).trigger.id
-          return { event, id: `${cursor}-${++n}`, data } as MarketEvent
-        }
-        const isNew = (update: MarketUpdate) => update.kind === "price" || update.trigger.id > cursor
-
-        const updates = Stream.repeatEffect(mailbox.take).pipe(
-          Stream.flattenIterables,
-          // A stream that fell behind ends, its client resuming from its last event; so does every
-          // stream when the server stops.
-          Stream.catchTags({ MailboxOverflow: () => Stream.empty, MailboxClosed: () => Stream.empty }),
-          Stream.map((update) => ({ event: "update" as const, data: update }))
-        )
-        const heartbeats = Stream.fromSchedule(Schedule.spaced(heartbeatInterval)).pipe(
-          Stream.mapEffect(() => Effect.map(Clock.currentTimeMillis, (ms) => ({ event: "heartbeat" as const, data: { timestamp: new Date(ms).toISOString() } })))
-        )
-        const live = Stream.merge(updates, heartbeats, { haltStrategy: "left" }).pipe(
-          Stream.filter((item) => item.event === "heartbeat" || isNew(item.data)),
-          Stream.map((item) => next(item.event, item.data))
-        )
-        return Stream.concat(
-          Stream.sync(() => next("snapshot", snapshot)),
-          Stream.concat(
-            Stream.suspend(() => Stream.fromIterable(replay.map((trigger) => next("update", { kind: "trigger", trigger })))),
-            live
+      /**
+       * The caller's stream of events; everything it holds is released with the scope (or when the
+       * stream ends). Unknown symbols fail before anything is held.
+       */
+      const open = (caller: CurrentUserShape, params: MarketStreamParams, lastEventId: Option.Option<string>) =>
+        Effect.gen(function*() {
+          const { exchange, symbols } = params
+          const prices = yield* market.prices({ exchange, symbols })
+          const unknown = Object.keys(prices.errors)
+          if (unknown.length > 0) {
+            return yield* new InvalidInput({
+              error: `Unknown symbol${unknown.length === 1 ? "" : "s"} on ${exchange}: ${unknown.join(", ")}`,
+              issues: unknown.map((symbol) => ({ path: "symbols", message: `${symbol} is not listed on ${exchange}` }))
+            })
+          }
+          // Watching starts before the snapshot is taken, so nothing between the two is missed.
+          const mailbox = yield* hub.mailbox(caller.id)
+          yield* mailbox.watchTriggers
+          for (const [symbol, snap] of Object.entries(prices.prices)) {
+            yield* mailbox.watchPrice(exchange, symbol, snap.price)
+          }
+          const flow = yield* Effect.forEach(
+            Object.entries(prices.prices),
+            ([symbol, snap]) => Effect.map(flowOf(exchange, symbol, snap.open_interest), (f) => [symbol, f] as const),
+            { concurrency: 8 }
           )
-        )
-      }).pipe(Effect.withSpan("MarketIntelligence.open", { attributes: { userId: caller.id, symbols: params.symbols.length } }))
 
-    return { open } as const
+          // From the trigger log, so a resumed stream may land on any replica, or on a restarted one.
+          const latest = (yield* signals.triggers(caller, { limit: replayLimit, offset: 0 }).pipe(
+            // Only a pool filter can be refused, and there is none.
+            Effect.catchTags({ Forbidden: Effect.die, NotFound: Effect.die })
+          )).triggers
+          const resumeFrom = cursorOf(lastEventId)
+          const replay = Option.match(resumeFrom, {
+            onNone: () => [],
+            onSome: (after) => latest.filter((t) => t.id > after).reverse()
+          })
+          const snapshot: MarketSnapshot = {
+            exchange,
+            timestamp: prices.timestamp,
+            prices: prices.prices,
+            flow: Object.fromEntries(flow),
+            triggers: latest.slice(0, snapshotTriggers)
+          }
+
+          let cursor = Option.getOrElse(resumeFrom, () => Math.max(0, ...latest.map((t) => t.id)))
+          let n = 0
+          const next = (event: "update" | "heartbeat" | "snapshot", data: unknown) => {
+            if (event === "update" && (data as MarketUpdate).kind === "trigger") {
+              cursor = (data as { trigger: Trigger }).trigger.id
+            }
+            return { event, id: `${cursor}-${++n}`, data } as MarketEvent
+          }
+          const isNew = (update: MarketUpdate) => update.kind === "price" || update.trigger.id > cursor
+
+          const updates = Stream.repeatEffect(mailbox.take).pipe(
+            Stream.flattenIterables,
+            // A stream that fell behind ends, its client resuming from its last event; so does every
+            // stream when the server stops.
+            Stream.catchTags({ MailboxOverflow: () => Stream.empty, MailboxClosed: () => Stream.empty }),
+            Stream.map((update) => ({ event: "update" as const, data: update }))
+          )
+          const heartbeats = Stream.fromSchedule(Schedule.spaced(heartbeatInterval)).pipe(
+            Stream.mapEffect(() =>
+              Effect.map(
+                Clock.currentTimeMillis,
+                (ms) => ({ event: "heartbeat" as const, data: { timestamp: new Date(ms).toISOString() } })
+              )
+            )
+          )
+          const live = Stream.merge(updates, heartbeats, { haltStrategy: "left" }).pipe(
+            Stream.filter((item) => item.event === "heartbeat" || isNew(item.data)),
+            Stream.map((item) => next(item.event, item.data))
+          )
+          return Stream.concat(
+            Stream.sync(() => next("snapshot", snapshot)),
+            Stream.concat(
+              Stream.suspend(() =>
+                Stream.fromIterable(replay.map((trigger) => next("update", { kind: "trigger", trigger })))
+              ),
+              live
+            )
+          )
+        }).pipe(
+          Effect.withSpan("MarketIntelligence.open", {
+            attributes: { userId: caller.id, symbols: params.symbols.length }
+          })
+        )
+
+      return { open } as const
+    })
   })
-}) {}
+{}

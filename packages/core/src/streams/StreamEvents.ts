@@ -7,10 +7,12 @@ import { Exchange } from "../venues/Venue.js"
 /** `GET /api/market-intelligence/stream?symbols=BTC,ETH&exchange=venue1`. */
 export const MarketStreamParams = Schema.Struct({
   symbols: Schema.split(",").pipe(
-    Schema.compose(Schema.Array(MarketSymbol).pipe(
-      Schema.minItems(1),
-      Schema.maxItems(maxSymbols, { message: () => `must list at most ${maxSymbols} symbols` })
-    ))
+    Schema.compose(
+      Schema.Array(MarketSymbol).pipe(
+        Schema.minItems(1),
+        Schema.maxItems(maxSymbols, { message: () => `must list at most ${maxSymbols} symbols` })
+      )
+    )
   ),
   exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const })
 })
@@ -91,7 +93,12 @@ export const WsServerMessage = Schema.Union(
   Schema.Struct({ type: Schema.Literal("subscribed", "unsubscribed"), channel: Schema.String }),
   Schema.Struct({ type: Schema.Literal("event"), channel: Schema.String, data: Schema.Unknown }),
   Schema.Struct({ type: Schema.Literal("pong"), channel: Schema.Null }),
-  Schema.Struct({ type: Schema.Literal("error"), channel: Schema.NullOr(Schema.String), code: Schema.String, error: Schema.String })
+  Schema.Struct({
+    type: Schema.Literal("error"),
+    channel: Schema.NullOr(Schema.String),
+    code: Schema.String,
+    error: Schema.String
+  })
 )
 export type WsServerMessage = typeof WsServerMessage.Type
 

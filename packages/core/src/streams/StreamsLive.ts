@@ -4,7 +4,14 @@ import { MarketHub } from "./MarketHub.js"
 import { MarketIntelligence } from "./MarketIntelligence.js"
 
 export { BacktestProgressFeed, progressInterval } from "./BacktestProgressFeed.js"
-export { MailboxClosed, MailboxOverflow, MarketHub, type MarketMailbox, maxPendingTriggers, priceInterval } from "./MarketHub.js"
+export {
+  MailboxClosed,
+  MailboxOverflow,
+  MarketHub,
+  type MarketMailbox,
+  maxPendingTriggers,
+  priceInterval
+} from "./MarketHub.js"
 export { heartbeatInterval, MarketIntelligence, replayLimit } from "./MarketIntelligence.js"
 
 /** The live streams' services over one fan-out hub; needs the market data, the signal engine and the backtests. */

@@ -24,8 +24,12 @@ export class StorageStats extends Effect.Service<StorageStats>()("@trading-platf
       // The catalog's row estimate is -1 until a table is analysed, so rows are counted.
       const entries = yield* Effect.forEach(tables, (table) =>
         Effect.map(
-          Effect.flatMap(sql`SELECT count(*)::text AS rows FROM ${sql(table.name)}`, Schema.decodeUnknown(Schema.Array(CountRow))),
-          ([count]) => [table.name, { rows: count?.rows ?? 0, size_mb: Math.round((table.bytes / mib) * 1000) / 1000 }] as const
+          Effect.flatMap(
+            sql`SELECT count(*)::text AS rows FROM ${sql(table.name)}`,
+            Schema.decodeUnknown(Schema.Array(CountRow))
+          ),
+          ([count]) =>
+            [table.name, { rows: count?.rows ?? 0, size_mb: Math.round((table.bytes / mib) * 1000) / 1000 }] as const
         ))
       return new StorageStatistics({
         tables: Object.fromEntries(entries),

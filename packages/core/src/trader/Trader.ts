@@ -3,9 +3,16 @@ import { Clock, Effect } from "effect"
 import type { AccountId } from "../accounts/Account.js"
 import { Accounts, toAccount } from "../accounts/Accounts.js"
 import type { AccountRow } from "../accounts/Accounts.js"
-import type { CurrentUserShape } from "../users/Authentication.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
-import { type DecisionLog, ImportPreview, ImportResult, type TradeRecord, type TraderDocument, TraderExport } from "./TraderData.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import {
+  type DecisionLog,
+  ImportPreview,
+  ImportResult,
+  type TraderDocument,
+  type TradeRecord,
+  TraderExport
+} from "./TraderData.js"
 import { TraderRepo } from "./TraderRepo.js"
 
 const logKey = (l: DecisionLog) => `decision log ${l.decision_time} ${l.symbol}`
@@ -47,8 +54,17 @@ export class Trader extends Effect.Service<Trader>()("@trading-platform/core/Tra
             : []),
           ...(document.decision_logs.length + document.trades.length === 0 ? ["The document holds no history"] : [])
         ]
-        const skipped = { count: logs.skipped.length + trades.skipped.length, details: [...logs.skipped, ...trades.skipped] }
-        return { logs: logs.fresh, trades: trades.fresh, skipped, warnings, target: { id: account.id, name: account.name } }
+        const skipped = {
+          count: logs.skipped.length + trades.skipped.length,
+          details: [...logs.skipped, ...trades.skipped]
+        }
+        return {
+          logs: logs.fresh,
+          trades: trades.fresh,
+          skipped,
+          warnings,
+          target: { id: account.id, name: account.name }
+        }
       })
 
     const exportHistory = (caller: CurrentUserShape, id: AccountId) =>
@@ -81,7 +97,9 @@ export class Trader extends Effect.Service<Trader>()("@trading-platform/core/Tra
       Effect.gen(function*() {
         const account = yield* accounts.owned(caller, id)
         const p = yield* plan(account, document)
-        yield* sql.withTransaction(Effect.zipRight(repo.insertDecisionLogs(id, p.logs), repo.insertTrades(id, p.trades)))
+        yield* sql.withTransaction(
+          Effect.zipRight(repo.insertDecisionLogs(id, p.logs), repo.insertTrades(id, p.trades))
+        )
         return new ImportResult({
           imported: { decision_logs: p.logs.length, trades: p.trades.length },
           skipped: p.skipped,

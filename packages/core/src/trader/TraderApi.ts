@@ -2,8 +2,8 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountPath } from "../accounts/Account.js"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
+import { Authentication } from "../users/Authentication.js"
 import { ImportPreview, ImportResult, TraderDocument, TraderExport } from "./TraderData.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.

@@ -43,7 +43,13 @@ export const TraderDocument = Schema.Struct({
   parseOptions: { errors: "all" },
   examples: [{
     version: "1.0",
-    decision_logs: [{ decision_time: "2025-01-01T00:00:00Z", symbol: "BTC", operation: "buy", target_portion_of_balance: 0.5, reason: "breakout" }],
+    decision_logs: [{
+      decision_time: "2025-01-01T00:00:00Z",
+      symbol: "BTC",
+      operation: "buy",
+      target_portion_of_balance: 0.5,
+      reason: "breakout"
+    }],
     trades: [{ trade_time: "2025-01-01T00:05:00Z", symbol: "BTC", side: "buy", quantity: 0.1, price: 94000, fee: 3.29 }]
   }]
 })

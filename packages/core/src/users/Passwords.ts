@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto"
+import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from "node:crypto"
 
 // scrypt parameters (N=2^14, r=8, p=1: OWASP's minimum), stored with each hash so they can change later.
 const params = { N: 16384, r: 8, p: 1 } as const
@@ -8,8 +8,7 @@ const keyLength = 64
 const derive = (password: string, salt: Buffer, options: ScryptOptions) =>
   Effect.async<Buffer>((resume) => {
     scrypt(password.normalize("NFKC"), salt, keyLength, { ...options, maxmem: 64 * 1024 * 1024 }, (err, key) =>
-      resume(err ? Effect.die(err) : Effect.succeed(key))
-    )
+      resume(err ? Effect.die(err) : Effect.succeed(key)))
   })
 
 /** `scrypt$N$r$p$salt$hash`, salt and hash in base64. */
@@ -28,4 +27,3 @@ export const verifyPassword = (password: string, stored: string) =>
     const key = yield* derive(password, Buffer.from(salt, "base64"), { N: Number(N), r: Number(r), p: Number(p) })
     return key.length === expected.length && timingSafeEqual(key, expected)
   })
-

@@ -14,7 +14,10 @@ export const SessionPurgeLive = Layer.scopedDiscard(
     yield* runPeriodic(
       "session-purge",
       retention.purgeInterval,
-      Effect.flatMap(Clock.currentTimeMillis, (now) => repo.purgeSessions(new Date(now - Duration.toMillis(retention.sessions))))
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => repo.purgeSessions(new Date(now - Duration.toMillis(retention.sessions)))
+      )
     )
   })
 )

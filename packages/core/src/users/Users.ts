@@ -1,19 +1,29 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { ownedBy } from "./Ownership.js"
 import { Duration, Effect, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import type { CurrentUserShape } from "./Authentication.js"
 import { Conflict, NotFound, Unauthorized } from "../http/Errors.js"
-import { type Pagination, pageOf } from "../http/Pagination.js"
+import { pageOf, type Pagination } from "../http/Pagination.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { now } from "../time/Now.js"
+import type { CurrentUserShape } from "./Authentication.js"
+import { ownedBy } from "./Ownership.js"
 import { hashPassword, verifyPassword } from "./Passwords.js"
 import { hashSessionToken, newSessionToken } from "./SessionTokens.js"
-import { LoginResponse, Session, SessionList, User, type LoginRequest, type PasswordChangeRequest, type RegisterRequest, type SessionId } from "./User.js"
-import { UsersRepo, type SessionRow, type UserRow } from "./UsersRepo.js"
-import { now } from "../time/Now.js"
+import {
+  type LoginRequest,
+  LoginResponse,
+  type PasswordChangeRequest,
+  type RegisterRequest,
+  Session,
+  type SessionId,
+  SessionList,
+  User
+} from "./User.js"
+import { type SessionRow, type UserRow, UsersRepo } from "./UsersRepo.js"
 
-const toUser = (row: UserRow) => new User({ id: row.id, email: row.email, username: row.username, created_at: row.created_at })
+const toUser = (row: UserRow) =>
+  new User({ id: row.id, email: row.email, username: row.username, created_at: row.created_at })
 
 const toSession = (row: SessionRow, current: SessionId) =>
   new Session({
@@ -44,7 +54,12 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
     const register = (input: RegisterRequest) =>
       Effect.gen(function*() {
         const password_hash = yield* hashPassword(input.password)
-        const row = yield* repo.insertUser({ email: input.email, username: input.username, password_hash, now: yield* now })
+        const row = yield* repo.insertUser({
+          email: input.email,
+          username: input.username,
+          password_hash,
+          now: yield* now
+        })
         return toUser(row)
       }).pipe(
         Effect.catchTag("SqlError", (e) =>
@@ -63,7 +78,10 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
     const login = (input: LoginRequest, userAgent: string | undefined) =>
       Effect.gen(function*() {
         const user = yield* repo.findUserByEmail(input.email)
-        const ok = yield* verifyPassword(input.password, Option.match(user, { onNone: () => decoyHash, onSome: (u) => u.password_hash }))
+        const ok = yield* verifyPassword(
+          input.password,
+          Option.match(user, { onNone: () => decoyHash, onSome: (u) => u.password_hash })
+        )
         if (Option.isNone(user) || !ok) return yield* invalidCredentials
         const token = newSessionToken()
         const at = yield* now
@@ -74,26 +92,46 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
           now: at,
           expires_at: new Date(at.getTime() + Duration.toMillis(config.tokenTtl))
         })
-        return new LoginResponse({ session_token: token, token_type: "bearer", expires_at: session.expires_at, user: toUser(user.value) })
+        return new LoginResponse({
+          session_token: token,
+          token_type: "bearer",
+          expires_at: session.expires_at,
+          user: toUser(user.value)
+        })
       }).pipe(dieOnStorageFailure, Effect.withSpan("Users.login"))
 
     const authenticate = (token: string) =>
       Effect.gen(function*() {
-        if (token === "") return yield* new Unauthorized({ error: "A session token is required", reason: "token_missing" })
+        if (token === "") {
+          return yield* new Unauthorized({ error: "A session token is required", reason: "token_missing" })
+        }
         const found = yield* repo.findSessionByTokenHash(hashSessionToken(token))
-        if (Option.isNone(found)) return yield* new Unauthorized({ error: "The session token is not valid", reason: "token_invalid" })
+        if (Option.isNone(found)) {
+          return yield* new Unauthorized({ error: "The session token is not valid", reason: "token_invalid" })
+        }
         const session = found.value
         if (session.revoked_at !== null) {
-          return yield* new Unauthorized({ error: "The session token was revoked; log in again", reason: "token_revoked" })
+          return yield* new Unauthorized({
+            error: "The session token was revoked; log in again",
+            reason: "token_revoked"
+          })
         }
         const at = yield* now
         if (Date.parse(session.expires_at) <= at.getTime()) {
-          return yield* new Unauthorized({ error: "The session token has expired; log in again", reason: "token_expired" })
+          return yield* new Unauthorized({
+            error: "The session token has expired; log in again",
+            reason: "token_expired"
+          })
         }
         if (session.last_used_at === null || at.getTime() - Date.parse(session.last_used_at) >= touchInterval) {
           yield* repo.touchSession(session.id, at)
         }
-        return { id: session.user_id, email: session.email, username: session.username, sessionId: session.id } satisfies CurrentUserShape
+        return {
+          id: session.user_id,
+          email: session.email,
+          username: session.username,
+          sessionId: session.id
+        } satisfies CurrentUserShape
       }).pipe(dieOnStorageFailure, Effect.withSpan("Users.authenticate"))
 
     const logout = (caller: CurrentUserShape) =>
@@ -151,4 +189,3 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
   }),
   dependencies: [UsersRepo.Default]
 }) {}
-

@@ -3,11 +3,19 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { Authentication } from "./Authentication.js"
 import { ApiError } from "../http/Errors.js"
-import { Pagination } from "../http/Pagination.js"
-import { LoginRequest, LoginResponse, PasswordChangeRequest, RegisterRequest, SessionId, SessionList, User } from "./User.js"
 import { idParam } from "../http/IdParam.js"
+import { Pagination } from "../http/Pagination.js"
+import { Authentication } from "./Authentication.js"
+import {
+  LoginRequest,
+  LoginResponse,
+  PasswordChangeRequest,
+  RegisterRequest,
+  SessionId,
+  SessionList,
+  User
+} from "./User.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
 export * from "./User.js"

@@ -37,9 +37,15 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
     const sql = yield* SqlClient.SqlClient
 
     const insertUser = SqlSchema.single({
-      Request: Schema.Struct({ email: Schema.String, username: Schema.String, password_hash: Schema.String, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({
+        email: Schema.String,
+        username: Schema.String,
+        password_hash: Schema.String,
+        now: Schema.DateFromSelf
+      }),
       Result: UserRow,
-      execute: (u) => sql`
+      execute: (u) =>
+        sql`
         INSERT INTO users (email, username, password_hash, created_at, updated_at)
         VALUES (${u.email}, ${u.username}, ${u.password_hash}, ${u.now}, ${u.now})
         RETURNING *`
@@ -66,7 +72,8 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
         expires_at: Schema.DateFromSelf
       }),
       Result: SessionRow,
-      execute: (s) => sql`
+      execute: (s) =>
+        sql`
         INSERT INTO sessions (user_id, token_hash, user_agent, created_at, expires_at)
         VALUES (${s.user_id}, ${s.token_hash}, ${s.user_agent}, ${s.now}, ${s.expires_at})
         RETURNING id, user_id, user_agent, created_at, last_used_at, expires_at, revoked_at`
@@ -74,7 +81,8 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
     const findSessionByTokenHash = SqlSchema.findOne({
       Request: Schema.String,
       Result: SessionWithUser,
-      execute: (hash) => sql`
+      execute: (hash) =>
+        sql`
         SELECT s.id, s.user_id, s.user_agent, s.created_at, s.last_used_at, s.expires_at, s.revoked_at, u.email, u.username
         FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = ${hash}`
@@ -82,13 +90,15 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
     const findSessionById = SqlSchema.findOne({
       Request: SessionId,
       Result: SessionRow,
-      execute: (id) => sql`
+      execute: (id) =>
+        sql`
         SELECT id, user_id, user_agent, created_at, last_used_at, expires_at, revoked_at FROM sessions WHERE id = ${id}`
     })
     const listActiveSessions = SqlSchema.findAll({
       Request: Schema.Struct({ user_id: UserId, now: Schema.DateFromSelf, limit: Schema.Int, offset: Schema.Int }),
       Result: SessionRow,
-      execute: (q) => sql`
+      execute: (q) =>
+        sql`
         SELECT id, user_id, user_agent, created_at, last_used_at, expires_at, revoked_at FROM sessions
         WHERE user_id = ${q.user_id} AND revoked_at IS NULL AND expires_at > ${q.now}
         ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`

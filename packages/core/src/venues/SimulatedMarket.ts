@@ -157,7 +157,10 @@ export const simulatedSymbol = (seed: number, symbol: string, venue: string) => 
     const tick = mid * 0.0001
     const second = Math.floor(now / 1000)
     const level = (i: number, side: number) =>
-      [round(mid + side * (0.5 + i) * tick), round(coinsPerMinute * 0.05 * (0.2 + 2 * uniform(key, second, 100 * side + i)))] as const
+      [
+        round(mid + side * (0.5 + i) * tick),
+        round(coinsPerMinute * 0.05 * (0.2 + 2 * uniform(key, second, 100 * side + i)))
+      ] as const
     return {
       bids: Array.from({ length: levels }, (_, i) => level(i, -1)),
       asks: Array.from({ length: levels }, (_, i) => level(i, 1))
@@ -181,7 +184,11 @@ export const simulatedSymbol = (seed: number, symbol: string, venue: string) => 
   const day = (now: number) => {
     const end = Math.floor(now / minute) * minute
     const bar = aggregate(end - 86_400_000, end)
-    return { price: round(bar.close), change_24h: round((bar.close / bar.open - 1) * 100), volume_24h: round(bar.quote) }
+    return {
+      price: round(bar.close),
+      change_24h: round((bar.close / bar.open - 1) * 100),
+      volume_24h: round(bar.quote)
+    }
   }
 
   return { symbol, reference, price, candles, funding, openInterest, depth, trades, day }

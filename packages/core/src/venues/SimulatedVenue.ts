@@ -1,8 +1,16 @@
 import { Clock, Effect, Ref } from "effect"
-import { VenueRejected } from "../http/Errors.js"
-import { simulatedSymbol, type SimulatedSymbol, universe } from "./SimulatedMarket.js"
-import { type Exchange, type OrderResult, type Position, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
+import { VenueRejected } from "../http/Errors.js"
+import { type SimulatedSymbol, simulatedSymbol, universe } from "./SimulatedMarket.js"
+import {
+  type Exchange,
+  type OrderResult,
+  type Position,
+  type Ticker,
+  UnknownSymbol,
+  type Venue,
+  type VenueCredentials
+} from "./Venue.js"
 
 /** Paper trading costs, as fractions of notional: the same as a backtest's (`tradingDefaults`). */
 export const paperFeeRate = tradingDefaults.feeRate
@@ -17,7 +25,12 @@ interface PaperAccount {
   readonly nextOrder: number
 }
 
-const emptyAccount: PaperAccount = { cash: paperStartingCash, positions: new Map(), openOrders: new Map(), nextOrder: 1 }
+const emptyAccount: PaperAccount = {
+  cash: paperStartingCash,
+  positions: new Map(),
+  openOrders: new Map(),
+  nextOrder: 1
+}
 
 const wellFormed = (c: VenueCredentials) =>
   c.kind === "wallet"
@@ -27,7 +40,13 @@ const wellFormed = (c: VenueCredentials) =>
 const identity = (c: VenueCredentials) => c.kind === "wallet" ? c.address.toLowerCase() : c.apiKey
 
 /** Applies a fill to a paper account: fee from cash, realized PnL into cash, average entry kept. */
-const applyFill = (account: PaperAccount, symbol: string, signedSize: number, price: number, fee: number): PaperAccount => {
+const applyFill = (
+  account: PaperAccount,
+  symbol: string,
+  signedSize: number,
+  price: number,
+  fee: number
+): PaperAccount => {
   const held = account.positions.get(symbol) ?? { size: 0, entry: 0 }
   const size = held.size + signedSize
   let entry: number
@@ -63,13 +82,23 @@ export const makeSimulatedVenue = (exchange: Exchange, seed: number) =>
       Effect.zipWith(market(symbol), Clock.currentTimeMillis, f)
 
     const authorized = (credentials: VenueCredentials) =>
-      wellFormed(credentials) ? Effect.void : Effect.fail(new VenueRejected({ error: `${exchange} rejected the credentials` }))
+      wellFormed(credentials)
+        ? Effect.void
+        : Effect.fail(new VenueRejected({ error: `${exchange} rejected the credentials` }))
 
     const account = (credentials: VenueCredentials) =>
-      Effect.zipRight(authorized(credentials), Effect.map(Ref.get(paper), (all) => all.get(identity(credentials)) ?? emptyAccount))
+      Effect.zipRight(
+        authorized(credentials),
+        Effect.map(Ref.get(paper), (all) => all.get(identity(credentials)) ?? emptyAccount)
+      )
 
     const tickers = Effect.map(Clock.currentTimeMillis, (now) =>
-      new Map(Array.from(markets.values(), (m): [string, Ticker] => [m.symbol, { symbol: m.symbol, ...m.day(now), funding_rate: m.funding(now).rate }])))
+      new Map(
+        Array.from(
+          markets.values(),
+          (m): [string, Ticker] => [m.symbol, { symbol: m.symbol, ...m.day(now), funding_rate: m.funding(now).rate }]
+        )
+      ))
 
     const placeOrder = (credentials: VenueCredentials, order: Parameters<Venue["placeOrder"]>[1]) =>
       Effect.gen(function*() {
@@ -85,8 +114,14 @@ export const makeSimulatedVenue = (exchange: Exchange, seed: number) =>
           const order_id = `${exchange}-${before.nextOrder}`
           const numbered = { ...before, nextOrder: before.nextOrder + 1 }
           if (!marketable) {
-            const resting = { ...numbered, openOrders: new Map(numbered.openOrders).set(order_id, { symbol: order.symbol }) }
-            return [{ order_id, status: "open", filled_quantity: 0, average_price: null, fee: 0 }, new Map(all).set(key, resting)]
+            const resting = {
+              ...numbered,
+              openOrders: new Map(numbered.openOrders).set(order_id, { symbol: order.symbol })
+            }
+            return [
+              { order_id, status: "open", filled_quantity: 0, average_price: null, fee: 0 },
+              new Map(all).set(key, resting)
+            ]
           }
           const fee = Math.abs(order.quantity) * fillPrice * paperFeeRate
           const after = applyFill(numbered, order.symbol, direction * order.quantity, fillPrice, fee)
@@ -97,7 +132,10 @@ export const makeSimulatedVenue = (exchange: Exchange, seed: number) =>
         })
       })
 
-    const cancelOrder = (credentials: VenueCredentials, order: { readonly symbol: string; readonly order_id: string }) =>
+    const cancelOrder = (
+      credentials: VenueCredentials,
+      order: { readonly symbol: string; readonly order_id: string }
+    ) =>
       Effect.gen(function*() {
         const current = yield* account(credentials)
         if (!current.openOrders.has(order.order_id)) {

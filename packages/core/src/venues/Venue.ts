@@ -1,5 +1,5 @@
 import { Context, type Effect, Schema } from "effect"
-import type { UpstreamError, UpstreamTimeout, Unavailable, VenueRejected } from "../http/Errors.js"
+import type { Unavailable, UpstreamError, UpstreamTimeout, VenueRejected } from "../http/Errors.js"
 
 export const Exchange = Schema.Literal("venue1", "venue2")
 export type Exchange = typeof Exchange.Type
@@ -117,8 +117,12 @@ export interface Venue {
   readonly trades: (symbol: string, limit: number) => Effect.Effect<ReadonlyArray<Trade>, VenueFailure | UnknownSymbol>
   /** Succeeds when the venue accepts the credentials. */
   readonly checkCredentials: (credentials: VenueCredentials) => Effect.Effect<void, VenueFailure | VenueRejected>
-  readonly balances: (credentials: VenueCredentials) => Effect.Effect<ReadonlyArray<Balance>, VenueFailure | VenueRejected>
-  readonly positions: (credentials: VenueCredentials) => Effect.Effect<ReadonlyArray<Position>, VenueFailure | VenueRejected>
+  readonly balances: (
+    credentials: VenueCredentials
+  ) => Effect.Effect<ReadonlyArray<Balance>, VenueFailure | VenueRejected>
+  readonly positions: (
+    credentials: VenueCredentials
+  ) => Effect.Effect<ReadonlyArray<Position>, VenueFailure | VenueRejected>
   readonly placeOrder: (
     credentials: VenueCredentials,
     order: OrderRequest

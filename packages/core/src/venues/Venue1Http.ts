@@ -21,7 +21,9 @@ const MetaAndAssetCtxs = Schema.Tuple(
 const CandleSnapshot = Schema.Array(Schema.Struct({ t: Schema.Number, o: Num, h: Num, l: Num, c: Num, v: Num }))
 const Level = Schema.Struct({ px: Num, sz: Num })
 const L2Book = Schema.NullOr(Schema.Struct({ levels: Schema.Tuple(Schema.Array(Level), Schema.Array(Level)) }))
-const RecentTrades = Schema.Array(Schema.Struct({ side: Schema.Literal("B", "A"), px: Num, sz: Num, time: Schema.Number }))
+const RecentTrades = Schema.Array(
+  Schema.Struct({ side: Schema.Literal("B", "A"), px: Num, sz: Num, time: Schema.Number })
+)
 const ClearinghouseState = Schema.Struct({
   marginSummary: Schema.Struct({ accountValue: Num }),
   withdrawable: Num,
@@ -56,7 +58,8 @@ const ExchangeAnswer = Schema.Union(
 )
 
 /** A price as venue1 accepts it: five significant figures, at most `6 - szDecimals` decimals. */
-const venuePrice = (px: number, szDecimals: number) => Number(Number(px.toPrecision(5)).toFixed(Math.max(0, 6 - szDecimals)))
+const venuePrice = (px: number, szDecimals: number) =>
+  Number(Number(px.toPrecision(5)).toFixed(Math.max(0, 6 - szDecimals)))
 
 /**
  * venue1's Hyperliquid-style API: market data and account state through `POST /info`, orders
@@ -95,7 +98,9 @@ export const makeVenue1Http = (connection: VenueConnection) =>
       credentials.kind === "wallet" && /^0x[0-9a-fA-F]{40}$/.test(credentials.address) &&
         /^0x[0-9a-fA-F]{64}$/.test(credentials.privateKey)
         ? Effect.succeed(credentials)
-        : Effect.fail(new VenueRejected({ error: "venue1 needs a wallet address (0x + 40 hex) and private key (0x + 64 hex)" }))
+        : Effect.fail(
+          new VenueRejected({ error: "venue1 needs a wallet address (0x + 40 hex) and private key (0x + 64 hex)" })
+        )
 
     const state = (credentials: VenueCredentials) =>
       Effect.flatMap(wallet(credentials), (w) =>
@@ -115,9 +120,13 @@ export const makeVenue1Http = (connection: VenueConnection) =>
           )
         )
         const answer = yield* http.decode(reply, ExchangeAnswer, rejected)
-        if (answer.status === "err") return yield* new VenueRejected({ error: `venue1 refused the action: ${answer.response}` })
+        if (answer.status === "err") {
+          return yield* new VenueRejected({ error: `venue1 refused the action: ${answer.response}` })
+        }
         const status = answer.response.data.statuses[0]
-        if (status === undefined) return yield* new UpstreamError({ error: "venue1 answered no status" })
+        if (status === undefined) {
+          return yield* new UpstreamError({ error: "venue1 answered no status" })
+        }
         if (status !== "success" && "error" in status) {
           return yield* new VenueRejected({ error: `venue1 refused the order: ${status.error}` })
         }
@@ -139,11 +148,16 @@ export const makeVenue1Http = (connection: VenueConnection) =>
         }))),
       candles: (q) =>
         info(
-          { type: "candleSnapshot", req: { coin: q.symbol, interval: q.timeframe, startTime: q.start, endTime: q.end - 1 } },
+          {
+            type: "candleSnapshot",
+            req: { coin: q.symbol, interval: q.timeframe, startTime: q.start, endTime: q.end - 1 }
+          },
           CandleSnapshot
         ).pipe(
           Effect.map((rows) =>
-            rows.filter((r) => r.t >= q.start && r.t < q.end).map((r): Candle => ({
+            rows.filter((r) =>
+              r.t >= q.start && r.t < q.end
+            ).map((r): Candle => ({
               time: r.t,
               open: r.o,
               high: r.h,
@@ -152,20 +166,26 @@ export const makeVenue1Http = (connection: VenueConnection) =>
               volume: r.v
             }))
           ),
-          Effect.flatMap((bars) => bars.length > 0 ? Effect.succeed(bars) : listedOr(q.symbol, bars))
+          Effect.flatMap((bars) =>
+            bars.length > 0 ? Effect.succeed(bars) : listedOr(q.symbol, bars)
+          )
         ),
       funding: (symbol) =>
         Effect.zipWith(context(symbol), Clock.currentTimeMillis, (c, now) => ({
           rate: c.funding,
           next_funding_time: (Math.floor(now / fundingInterval) + 1) * fundingInterval
         })),
-      openInterest: (symbol) => Effect.map(context(symbol), (c) => c.openInterest),
+      openInterest: (symbol) =>
+        Effect.map(context(symbol), (c) =>
+          c.openInterest),
       depth: (symbol, levels) =>
         Effect.flatMap(info({ type: "l2Book", coin: symbol }, L2Book), (book) =>
           book === null
             ? Effect.fail(new UnknownSymbol({ symbol }))
             : Effect.succeed({
-              bids: book.levels[0].slice(0, levels).map((l) => [l.px, l.sz] as const),
+              bids: book.levels[0].slice(0, levels).map((l) =>
+                [l.px, l.sz] as const
+              ),
               asks: book.levels[1].slice(0, levels).map((l) => [l.px, l.sz] as const)
             })),
       trades: (symbol, limit) =>
@@ -182,10 +202,15 @@ export const makeVenue1Http = (connection: VenueConnection) =>
         ),
       checkCredentials: (credentials) => Effect.asVoid(state(credentials)),
       balances: (credentials) =>
-        Effect.map(state(credentials), (s) => [{ asset: "USDC", total: s.marginSummary.accountValue, available: s.withdrawable }]),
+        Effect.map(
+          state(credentials),
+          (s) => [{ asset: "USDC", total: s.marginSummary.accountValue, available: s.withdrawable }]
+        ),
       positions: (credentials) =>
         Effect.map(state(credentials), (s) =>
-          s.assetPositions.filter(({ position }) => position.szi !== 0).map(({ position }) => ({
+          s.assetPositions.filter(({ position }) =>
+            position.szi !== 0
+          ).map(({ position }) => ({
             symbol: position.coin,
             side: position.szi > 0 ? "long" as const : "short" as const,
             size: Math.abs(position.szi),
@@ -219,14 +244,21 @@ export const makeVenue1Http = (connection: VenueConnection) =>
             }
           }
           if (status !== "success" && "resting" in status) {
-            return { order_id: String(status.resting.oid), status: "open" as const, filled_quantity: 0, average_price: null, fee: null }
+            return {
+              order_id: String(status.resting.oid),
+              status: "open" as const,
+              filled_quantity: 0,
+              average_price: null,
+              fee: null
+            }
           }
           return yield* new UpstreamError({ error: "venue1 answered an order without its status" })
         }),
       cancelOrder: (credentials, order) =>
         Effect.flatMap(context(order.symbol), (market) =>
           act(credentials, { type: "cancel", cancels: [{ a: market.asset, o: Number(order.order_id) }] })).pipe(
-            Effect.catchTag("UnknownSymbol", (e) => Effect.fail(new VenueRejected({ error: `venue1 does not list ${e.symbol}` }))),
+            Effect.catchTag("UnknownSymbol", (e) =>
+              Effect.fail(new VenueRejected({ error: `venue1 does not list ${e.symbol}` }))),
             Effect.asVoid
           )
     }

@@ -25,7 +25,9 @@ const Klines = Schema.Array(
 const Depth = Schema.Struct({ bids: Schema.Array(Schema.Tuple(Num, Num)), asks: Schema.Array(Schema.Tuple(Num, Num)) })
 const Trades = Schema.Array(Schema.Struct({ price: Num, qty: Num, time: Schema.Number, isBuyerMaker: Schema.Boolean }))
 const BalanceRows = Schema.Array(Schema.Struct({ asset: Schema.String, balance: Num, availableBalance: Num }))
-const PositionRisk = Schema.Array(Schema.Struct({ symbol: Schema.String, positionAmt: Num, entryPrice: Num, leverage: Num }))
+const PositionRisk = Schema.Array(
+  Schema.Struct({ symbol: Schema.String, positionAmt: Num, entryPrice: Num, leverage: Num })
+)
 const OrderAnswer = Schema.Struct({ orderId: Schema.Number, status: Schema.String, executedQty: Num, avgPrice: Num })
 const ErrorBody = Schema.parseJson(Schema.Struct({ code: Schema.Number, msg: Schema.String }))
 
@@ -52,8 +54,12 @@ export const makeVenue2Http = (connection: VenueConnection) =>
     /** A refused account call: the key, its permissions or the signature, or the request itself. */
     const refused = (reply: VenueReply): Effect.Effect<never, VenueRejected> => {
       const body = errorOf(reply)
-      const what = reply.status === 401 || (body !== undefined && refusedKey.has(body.code)) ? "the API key" : "the request"
-      return Effect.fail(new VenueRejected({ error: `venue2 refused ${what}${body ? `: ${body.msg}` : ` (HTTP ${reply.status})`}` }))
+      const what = reply.status === 401 || (body !== undefined && refusedKey.has(body.code))
+        ? "the API key"
+        : "the request"
+      return Effect.fail(
+        new VenueRejected({ error: `venue2 refused ${what}${body ? `: ${body.msg}` : ` (HTTP ${reply.status})`}` })
+      )
     }
 
     const get = (path: string, params: Record<string, string | number>) =>
@@ -69,7 +75,8 @@ export const makeVenue2Http = (connection: VenueConnection) =>
       credentials.kind !== "apiKey"
         ? Effect.fail(new VenueRejected({ error: "venue2 needs an API key and secret" }))
         : Effect.gen(function*() {
-          const query = new URLSearchParams({ ...params, timestamp: String(wallClock.unsafeCurrentTimeMillis()) }).toString()
+          const query = new URLSearchParams({ ...params, timestamp: String(wallClock.unsafeCurrentTimeMillis()) })
+            .toString()
           const signature = createHmac("sha256", credentials.secretKey).update(query).digest("hex")
           const request = HttpClientRequest.make(method)(`${http.baseUrl}${path}?${query}&signature=${signature}`).pipe(
             HttpClientRequest.setHeader("X-MBX-APIKEY", credentials.apiKey)
@@ -78,8 +85,14 @@ export const makeVenue2Http = (connection: VenueConnection) =>
         })
 
     /** A symbol-level call: the venue answers -1121 for a symbol it does not list. */
-    const bySymbol = <A, I>(path: string, symbol: string, params: Record<string, string | number>, schema: Schema.Schema<A, I>) =>
-      Effect.flatMap(get(path, { symbol: pair(symbol), ...params }), (reply) => http.decode(reply, schema, unlisted(symbol)))
+    const bySymbol = <A, I>(
+      path: string,
+      symbol: string,
+      params: Record<string, string | number>,
+      schema: Schema.Schema<A, I>
+    ) =>
+      Effect.flatMap(get(path, { symbol: pair(symbol), ...params }), (reply) =>
+        http.decode(reply, schema, unlisted(symbol)))
 
     const candles: Venue["candles"] = (q) =>
       Effect.gen(function*() {
@@ -92,9 +105,13 @@ export const makeVenue2Http = (connection: VenueConnection) =>
             limit: pageSize
           }, Klines)
           for (const [time, open, high, low, close, volume] of page) {
-            if (time >= q.start && time < q.end) out.push({ time, open, high, low, close, volume })
+            if (time >= q.start && time < q.end) {
+              out.push({ time, open, high, low, close, volume })
+            }
           }
-          if (page.length < pageSize) break
+          if (page.length < pageSize) {
+            break
+          }
           from = page.at(-1)![0] + 1
         }
         return out
@@ -103,7 +120,8 @@ export const makeVenue2Http = (connection: VenueConnection) =>
     return {
       exchange: "venue2",
       tickers: Effect.zipWith(
-        Effect.flatMap(get("/fapi/v1/ticker/24hr", {}), (reply) => http.decode(reply, Ticker24h)),
+        Effect.flatMap(get("/fapi/v1/ticker/24hr", {}), (reply) =>
+          http.decode(reply, Ticker24h)),
         Effect.flatMap(get("/fapi/v1/premiumIndex", {}), (reply) => http.decode(reply, Schema.Array(PremiumIndex))),
         (tickers, premiums) => {
           const funding = new Map(premiums.map((p) => [p.symbol, p.lastFundingRate]))
@@ -126,7 +144,8 @@ export const makeVenue2Http = (connection: VenueConnection) =>
           rate: p.lastFundingRate,
           next_funding_time: p.nextFundingTime
         })),
-      openInterest: (symbol) => Effect.map(bySymbol("/fapi/v1/openInterest", symbol, {}, OpenInterest), (o) => o.openInterest),
+      openInterest: (symbol) =>
+        Effect.map(bySymbol("/fapi/v1/openInterest", symbol, {}, OpenInterest), (o) => o.openInterest),
       depth: (symbol, levels) =>
         Effect.map(bySymbol("/fapi/v1/depth", symbol, { limit: levels }, Depth), (book) => ({
           bids: book.bids.slice(0, levels),
@@ -134,20 +153,25 @@ export const makeVenue2Http = (connection: VenueConnection) =>
         })),
       trades: (symbol, limit) =>
         Effect.map(bySymbol("/fapi/v1/trades", symbol, { limit }, Trades), (rows) =>
-          [...rows].sort((a, b) => b.time - a.time).slice(0, limit).map((t) => ({
+          [...rows].sort((a, b) =>
+            b.time - a.time
+          ).slice(0, limit).map((t) => ({
             time: t.time,
             price: t.price,
             size: t.qty,
             // The taker sold into a resting buy when the buyer was the maker.
             side: t.isBuyerMaker ? "sell" as const : "buy" as const
           }))),
-      checkCredentials: (credentials) => Effect.asVoid(signed("GET", "/fapi/v2/account", credentials, {}, Schema.Unknown)),
+      checkCredentials: (credentials) =>
+        Effect.asVoid(signed("GET", "/fapi/v2/account", credentials, {}, Schema.Unknown)),
       balances: (credentials) =>
         Effect.map(signed("GET", "/fapi/v2/balance", credentials, {}, BalanceRows), (rows) =>
           rows.map((b) => ({ asset: b.asset, total: b.balance, available: b.availableBalance }))),
       positions: (credentials) =>
         Effect.map(signed("GET", "/fapi/v2/positionRisk", credentials, {}, PositionRisk), (rows) =>
-          rows.filter((p) => p.positionAmt !== 0).flatMap((p) => {
+          rows.filter((p) =>
+            p.positionAmt !== 0
+          ).flatMap((p) => {
             const symbol = coin(p.symbol)
             return symbol === undefined ? [] : [{
               symbol,
@@ -162,7 +186,9 @@ export const makeVenue2Http = (connection: VenueConnection) =>
           symbol: pair(order.symbol),
           side: order.side.toUpperCase(),
           quantity: order.quantity,
-          ...(order.price === undefined ? { type: "MARKET" } : { type: "LIMIT", price: order.price, timeInForce: "GTC" })
+          ...(order.price === undefined
+            ? { type: "MARKET" }
+            : { type: "LIMIT", price: order.price, timeInForce: "GTC" })
         }, OrderAnswer).pipe(
           Effect.map((a) => ({
             order_id: String(a.orderId),
@@ -173,6 +199,14 @@ export const makeVenue2Http = (connection: VenueConnection) =>
           }))
         ),
       cancelOrder: (credentials, order) =>
-        Effect.asVoid(signed("DELETE", "/fapi/v1/order", credentials, { symbol: pair(order.symbol), orderId: order.order_id }, Schema.Unknown))
+        Effect.asVoid(
+          signed(
+            "DELETE",
+            "/fapi/v1/order",
+            credentials,
+            { symbol: pair(order.symbol), orderId: order.order_id },
+            Schema.Unknown
+          )
+        )
     } satisfies Venue
   })

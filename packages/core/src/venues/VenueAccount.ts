@@ -5,8 +5,12 @@ const allErrors = { parseOptions: { errors: "all" } } as const
 
 export const WalletRequest = Schema.Struct({
   environment: Venue1Environment,
-  wallet_address: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{40}$/, { message: () => "must be 0x and 40 hex digits" })),
-  private_key: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{64}$/, { message: () => "must be 0x and 64 hex digits" }))
+  wallet_address: Schema.String.pipe(
+    Schema.pattern(/^0x[0-9a-fA-F]{40}$/, { message: () => "must be 0x and 40 hex digits" })
+  ),
+  private_key: Schema.String.pipe(
+    Schema.pattern(/^0x[0-9a-fA-F]{64}$/, { message: () => "must be 0x and 64 hex digits" })
+  )
 }).annotations({
   ...allErrors,
   examples: [{ environment: "testnet", wallet_address: `0x${"1".repeat(40)}`, private_key: `0x${"a".repeat(64)}` }]

@@ -1,15 +1,15 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option } from "effect"
-import { Accounts } from "../accounts/Accounts.js"
 import type { AccountId } from "../accounts/Account.js"
-import type { CurrentUserShape } from "../users/Authentication.js"
+import { Accounts } from "../accounts/Accounts.js"
 import { NotFound } from "../http/Errors.js"
 import { Secrets } from "../secrets/Secrets.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import { now } from "../time/Now.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
 import { Venues } from "./Venue.js"
 import { Acknowledgement, type Venue2SetupRequest, type WalletRequest, WalletTestResult } from "./VenueAccount.js"
 import { VenueCredentialsRepo } from "./VenueCredentialsRepo.js"
-import { now } from "../time/Now.js"
 
 /** Connects accounts to the venues: venue1 wallets and venue2 API keys, sealed at rest. */
 export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-platform/core/VenueAccounts", {

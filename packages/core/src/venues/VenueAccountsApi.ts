@@ -2,8 +2,8 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountPath } from "../accounts/Account.js"
-import { Authentication } from "../users/Authentication.js"
 import { ApiError } from "../http/Errors.js"
+import { Authentication } from "../users/Authentication.js"
 import { Acknowledgement, Venue2SetupRequest, WalletRequest, WalletTestResult } from "./VenueAccount.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.

@@ -1,7 +1,7 @@
 import { FetchHttpClient, HttpClient, type HttpClientRequest } from "@effect/platform"
 import { Clock, Duration, Effect, Schema } from "effect"
 import type { VenueConnection } from "../config/PlatformConfig.js"
-import { UpstreamError, UpstreamTimeout, Unavailable } from "../http/Errors.js"
+import { Unavailable, UpstreamError, UpstreamTimeout } from "../http/Errors.js"
 import type { Exchange } from "./Venue.js"
 
 /** A venue's answer below 500: its status and body text, for the caller to judge. */
@@ -26,7 +26,9 @@ export const makeVenueClient = (exchange: Exchange, connection: VenueConnection)
 
     const send = (request: HttpClientRequest.HttpClientRequest) =>
       client.execute(request).pipe(
-        Effect.flatMap((response) => Effect.map(response.text, (text): VenueReply => ({ status: response.status, text }))),
+        Effect.flatMap((response) =>
+          Effect.map(response.text, (text): VenueReply => ({ status: response.status, text }))
+        ),
         Effect.timeoutFail({
           duration: connection.timeout,
           onTimeout: () => new UpstreamTimeout({ error: `${exchange} did not answer within ${timeoutMs} ms` })

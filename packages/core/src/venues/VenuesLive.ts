@@ -1,9 +1,9 @@
 import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { makeSimulatedVenue } from "./SimulatedVenue.js"
+import { Venues } from "./Venue.js"
 import { makeVenue1Http } from "./Venue1Http.js"
 import { makeVenue2Http } from "./Venue2Http.js"
-import { Venues } from "./Venue.js"
 
 /** Each venue as configured: the simulation (default) or its HTTP API. */
 export const VenuesLive = Layer.effect(

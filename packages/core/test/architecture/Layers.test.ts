@@ -63,7 +63,9 @@ const sourcesOf = (dir: string): Array<string> =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory()
       ? sourcesOf(join(dir, entry.name))
-      : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : []
+      : entry.name.endsWith(".ts")
+      ? [join(dir, entry.name)]
+      : []
   )
 
 /** Each module of the package (its path under `src/`, without extension) and the modules of the package it imports. */
@@ -101,7 +103,7 @@ const cycles = (graph: Map<string, Array<string>>) => {
     }
     if (low.get(v) === index.get(v)) {
       const component: Array<string> = []
-      for (let w = stack.pop()!; ; w = stack.pop()!) {
+      for (let w = stack.pop()!;; w = stack.pop()!) {
         component.push(w)
         if (w === v) break
       }

@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
 import type { BacktestSettings } from "../../src/backtests/Backtest.js"
 import { BacktestEngine, runBacktest } from "../../src/backtests/BacktestEngine.js"
-import { type Decide, decideEachBar } from "../../src/sandbox/Decider.js"
 import { computeMetrics } from "../../src/backtests/BacktestMetrics.js"
+import { type Decide, decideEachBar } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { type Candle } from "../../src/venues/Venue.js"
 
@@ -33,10 +33,13 @@ const run = (s: BacktestSettings, script: ReadonlyArray<readonly [Candle, Decisi
   const engine = new BacktestEngine(s)
   const seen: Array<AccountView> = []
   const decisions = new Map(script.map(([candle, decision]) => [candle, decision]))
-  engine.run(script.map(([candle]) => candle), decideEachBar((candle, account) => {
-    seen.push(account)
-    return decisions.get(candle) ?? { operation: "hold" }
-  }))
+  engine.run(
+    script.map(([candle]) => candle),
+    decideEachBar((candle, account) => {
+      seen.push(account)
+      return decisions.get(candle) ?? { operation: "hold" }
+    })
+  )
   return { engine, seen }
 }
 
@@ -48,18 +51,26 @@ describe("BacktestEngine", () => {
       [bar(110), { operation: "close" }],
       [bar(120)]
     ])
-    expect(seen[1]).toEqual({ position: { side: "long", size: 50, entry_price: 100, leverage: 1 }, balance: 9995, equity: 10495 })
+    expect(seen[1]).toEqual({
+      position: { side: "long", size: 50, entry_price: 100, leverage: 1 },
+      balance: 9995,
+      equity: 10495
+    })
     const result = engine.finish()
     // 9995 + 50 * 10 - 50 * 110 * 0.001
     expect(result.final_balance).toBeCloseTo(10489.5, 9)
-    expect(result.trades).toEqual([expect.objectContaining({ side: "long", size: 50, entry_price: 100, exit_price: 110, exit_reason: "signal" })])
+    expect(result.trades).toEqual([
+      expect.objectContaining({ side: "long", size: 50, entry_price: 100, exit_price: 110, exit_reason: "signal" })
+    ])
     expect(result.trades[0]!.fee).toBeCloseTo(10.5, 9)
     expect(result.trades[0]!.pnl).toBeCloseTo(489.5, 9)
     expect(result.metrics.total_pnl).toBeCloseTo(489.5, 9)
   })
 
   it("market fills move the price against the taker by the slippage", () => {
-    const { engine } = run(settings({ slippage: 0.01 }), [[bar(100), { operation: "buy" }], [bar(100), { operation: "close" }]])
+    const { engine } = run(settings({ slippage: 0.01 }), [[bar(100), { operation: "buy" }], [bar(100), {
+      operation: "close"
+    }]])
     const [trade] = engine.finish().trades
     expect(trade!.entry_price).toBeCloseTo(101, 9)
     expect(trade!.exit_price).toBeCloseTo(99, 9)
@@ -87,10 +98,16 @@ describe("BacktestEngine", () => {
   })
 
   it("selling while long closes the long and opens a short with the whole free balance", () => {
-    const { engine, seen } = run(settings(), [[bar(100), { operation: "buy" }], [bar(110), { operation: "sell" }], [bar(110)]])
+    const { engine, seen } = run(settings(), [[bar(100), { operation: "buy" }], [bar(110), { operation: "sell" }], [
+      bar(110)
+    ]])
     expect(seen[2]!.position).toEqual({ side: "short", size: 100, entry_price: 110, leverage: 1 })
     expect(seen[2]!.balance).toBe(11_000)
-    expect(engine.finish().trades.map((t) => [t.side, t.exit_reason, t.pnl + 0])).toEqual([["long", "reversal", 1000], ["short", "end_of_data", 0]])
+    expect(engine.finish().trades.map((t) => [t.side, t.exit_reason, t.pnl + 0])).toEqual([["long", "reversal", 1000], [
+      "short",
+      "end_of_data",
+      0
+    ]])
   })
 
   it("a take-profit fills at its price when the bar's high reaches it", () => {
@@ -98,7 +115,9 @@ describe("BacktestEngine", () => {
       [bar(100), { operation: "buy", take_profit_price: 110, stop_loss_price: 95 }],
       [bar(105, { open: 101, high: 112, low: 99 })]
     ])
-    expect(engine.finish().trades).toEqual([expect.objectContaining({ exit_price: 110, pnl: 1000, exit_reason: "take_profit" })])
+    expect(engine.finish().trades).toEqual([
+      expect.objectContaining({ exit_price: 110, pnl: 1000, exit_reason: "take_profit" })
+    ])
   })
 
   it("when both the stop and the take-profit lie inside one bar, the stop is assumed first", () => {
@@ -106,7 +125,9 @@ describe("BacktestEngine", () => {
       [bar(100), { operation: "buy", take_profit_price: 110, stop_loss_price: 95 }],
       [bar(100, { high: 112, low: 94 })]
     ])
-    expect(engine.finish().trades).toEqual([expect.objectContaining({ exit_price: 95, pnl: -500, exit_reason: "stop_loss" })])
+    expect(engine.finish().trades).toEqual([
+      expect.objectContaining({ exit_price: 95, pnl: -500, exit_reason: "stop_loss" })
+    ])
   })
 
   it("a gap through the stop fills at the open, with slippage; a gap through the take-profit fills at the open", () => {
@@ -115,15 +136,20 @@ describe("BacktestEngine", () => {
       [bar(92, { open: 90 })]
     ]).engine.finish().trades[0]!
     expect(stopped.exit_price).toBeCloseTo(90 * 0.99, 9)
-    const taken = run(settings(), [[bar(100), { operation: "sell", take_profit_price: 90 }], [bar(86, { open: 85 })]]).engine.finish()
+    const taken = run(settings(), [[bar(100), { operation: "sell", take_profit_price: 90 }], [bar(86, { open: 85 })]])
+      .engine.finish()
     expect(taken.trades[0]).toMatchObject({ side: "short", exit_price: 85, pnl: 1500, exit_reason: "take_profit" })
   })
 
   it("a long is liquidated at entry minus margin over size, losing exactly its margin", () => {
     // 5x: 500 units at 100 on 10000 margin; liquidation at 100 - 10000 / 500 = 80.
-    const { engine } = run(settings(), [[bar(100), { operation: "buy", leverage: 5 }], [bar(85, { low: 79 })], [bar(85)]])
+    const { engine } = run(settings(), [[bar(100), { operation: "buy", leverage: 5 }], [bar(85, { low: 79 })], [
+      bar(85)
+    ]])
     const result = engine.finish()
-    expect(result.trades).toEqual([expect.objectContaining({ exit_price: 80, pnl: -10_000, fee: 0, exit_reason: "liquidation" })])
+    expect(result.trades).toEqual([
+      expect.objectContaining({ exit_price: 80, pnl: -10_000, fee: 0, exit_reason: "liquidation" })
+    ])
     expect(result.final_balance).toBe(0)
     expect(result.metrics.max_drawdown_percent).toBe(100)
   })
@@ -133,11 +159,18 @@ describe("BacktestEngine", () => {
       [bar(100), { operation: "sell", leverage: 10, target_portion_of_balance: 0.5 }],
       [bar(104, { high: 111 })]
     ])
-    expect(engine.finish().trades[0]).toMatchObject({ side: "short", exit_price: 110, pnl: -5000, exit_reason: "liquidation" })
+    expect(engine.finish().trades[0]).toMatchObject({
+      side: "short",
+      exit_price: 110,
+      pnl: -5000,
+      exit_reason: "liquidation"
+    })
   })
 
   it("a stop above the liquidation price exits as a stop, not a liquidation", () => {
-    const { engine } = run(settings(), [[bar(100), { operation: "buy", leverage: 5, stop_loss_price: 85 }], [bar(90, { low: 79 })]])
+    const { engine } = run(settings(), [[bar(100), { operation: "buy", leverage: 5, stop_loss_price: 85 }], [
+      bar(90, { low: 79 })
+    ]])
     expect(engine.finish().trades[0]).toMatchObject({ exit_price: 85, pnl: -7500, exit_reason: "stop_loss" })
   })
 

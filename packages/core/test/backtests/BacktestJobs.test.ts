@@ -60,7 +60,13 @@ const startInstance = (
       Layer.provideMerge(
         PlatformConfig.layer(
           testOptions(storage, {
-            backtests: { concurrency: 1, pollInterval: Duration.millis(20), lease: Duration.seconds(30), maxAttempts: 3, ...backtests },
+            backtests: {
+              concurrency: 1,
+              pollInterval: Duration.millis(20),
+              lease: Duration.seconds(30),
+              maxAttempts: 3,
+              ...backtests
+            },
             ...overrides
           })
         )
@@ -70,7 +76,8 @@ const startInstance = (
   )
 
 type Instance = Effect.Effect.Success<ReturnType<typeof startInstance>>
-const on = <A, E>(instance: Instance, effect: Effect.Effect<A, E, any>) => Effect.provide(effect, instance as Context.Context<any>)
+const on = <A, E>(instance: Instance, effect: Effect.Effect<A, E, any>) =>
+  Effect.provide(effect, instance as Context.Context<any>)
 
 /** A new user with one program; answers the caller and the program id. */
 const userWithProgram = (instance: Instance, code = tradingProgram) =>
@@ -78,9 +85,13 @@ const userWithProgram = (instance: Instance, code = tradingProgram) =>
     instance,
     Effect.gen(function*() {
       const name = `jobs_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
-      const user = yield* Users.pipe(Effect.flatMap((users) => users.register({ email: `${name}@example.com`, username: name, password: "long enough password" })))
+      const user = yield* Users.pipe(Effect.flatMap((users) =>
+        users.register({ email: `${name}@example.com`, username: name, password: "long enough password" })
+      ))
       const caller = { id: user.id, email: user.email, username: user.username, sessionId: 1 as SessionId }
-      const program = yield* Programs.pipe(Effect.flatMap((programs) => programs.create(caller, { name: "Every tenth bar", code })))
+      const program = yield* Programs.pipe(Effect.flatMap((programs) =>
+        programs.create(caller, { name: "Every tenth bar", code })
+      ))
       return { caller, programId: program.id }
     })
   )
@@ -97,7 +108,9 @@ const waitUntilFinished = (instance: Instance, caller: any, ids: ReadonlyArray<n
       for (;;) {
         const all = yield* Effect.forEach(ids, (id) => backtests.get(caller, id as any))
         if (all.every((b) => ["completed", "failed", "cancelled"].includes(b.status))) return all
-        if (Date.now() > deadline) return yield* Effect.die(new Error(`still running: ${all.map((b) => b.status).join(",")}`))
+        if (Date.now() > deadline) {
+          return yield* Effect.die(new Error(`still running: ${all.map((b) => b.status).join(",")}`))
+        }
         yield* realPause
       }
     })
@@ -116,108 +129,154 @@ for (const storage of testStorages) {
       )
       : storage.storage
 
-    it.scopedLive("after a restart, a job left running under an expired lease runs again; one out of attempts fails with the reason", () =>
-      Effect.gen(function*() {
-        const storageConfig = yield* durableStorage
-        // The first instance queues two jobs and "dies" mid-run: the rows say running, the leases have expired.
-        const { caller, resumed, exhausted } = yield* withScope((scope) =>
-          Effect.gen(function*() {
-            const first = yield* startInstance(storageConfig, scope, { concurrency: 0 })
-            const { caller, programId } = yield* userWithProgram(first)
-            return yield* on(
-              first,
-              Effect.gen(function*() {
-                const backtests = yield* Backtests
-                const sql = yield* SqlClient.SqlClient
-                const resumed = yield* backtests.submit(caller, programId, shortRun)
-                const exhausted = yield* backtests.submit(caller, programId, shortRun)
-                const past = new Date(Date.now() - 60_000)
-                yield* sql`UPDATE backtests SET status = 'running', attempts = 1, lease_until = ${past}, claimed_by = 'dead', progress = 0.5 WHERE id = ${resumed.id}`
-                yield* sql`UPDATE backtests SET status = 'running', attempts = 3, lease_until = ${past}, claimed_by = 'dead', error = 'venue down' WHERE id = ${exhausted.id}`
-                return { caller, resumed: resumed.id, exhausted: exhausted.id }
+    it.scopedLive(
+      "after a restart, a job left running under an expired lease runs again; one out of attempts fails with the reason",
+      () =>
+        Effect.gen(function*() {
+          const storageConfig = yield* durableStorage
+          // The first instance queues two jobs and "dies" mid-run: the rows say running, the leases have expired.
+          const { caller, resumed, exhausted } = yield* withScope((scope) =>
+            Effect.gen(function*() {
+              const first = yield* startInstance(storageConfig, scope, { concurrency: 0 })
+              const { caller, programId } = yield* userWithProgram(first)
+              return yield* on(
+                first,
+                Effect.gen(function*() {
+                  const backtests = yield* Backtests
+                  const sql = yield* SqlClient.SqlClient
+                  const resumed = yield* backtests.submit(caller, programId, shortRun)
+                  const exhausted = yield* backtests.submit(caller, programId, shortRun)
+                  const past = new Date(Date.now() - 60_000)
+                  yield* sql`UPDATE backtests SET status = 'running', attempts = 1, lease_until = ${past}, claimed_by = 'dead', progress = 0.5 WHERE id = ${resumed.id}`
+                  yield* sql`UPDATE backtests SET status = 'running', attempts = 3, lease_until = ${past}, claimed_by = 'dead', error = 'venue down' WHERE id = ${exhausted.id}`
+                  return { caller, resumed: resumed.id, exhausted: exhausted.id }
+                })
+              )
+            })
+          )
+          const second = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 2 })
+          const [done, failed] = yield* waitUntilFinished(second, caller, [resumed, exhausted])
+          expect(done).toMatchObject({ status: "completed", attempts: 2, progress: 1 })
+          expect(done!.metrics!.total_trades).toBeGreaterThan(0)
+          expect(failed).toMatchObject({ status: "failed", attempts: 4, metrics: null })
+          expect(failed!.error).toBe("Gave up after 3 attempts: venue down")
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.scopedLive(
+      "a run whose venue fails is handed back and tried again, then fails with the venue's reason",
+      () =>
+        Effect.gen(function*() {
+          const storageConfig = yield* durableStorage
+          // Queued where the simulated venue answers; run where venue1 is an HTTP API nobody serves.
+          const { caller, id } = yield* withScope((scope) =>
+            Effect.gen(function*() {
+              const first = yield* startInstance(storageConfig, scope, { concurrency: 0 })
+              const { caller, programId } = yield* userWithProgram(first)
+              const queued = yield* on(
+                first,
+                Effect.flatMap(Backtests, (backtests) => backtests.submit(caller, programId, shortRun))
+              )
+              return { caller, id: queued.id }
+            })
+          )
+          const defaults = testOptions(storageConfig)
+          const unreachable = {
+            mode: "http",
+            baseUrl: "http://127.0.0.1:9",
+            timeout: Duration.seconds(2),
+            retries: 0
+          } as const
+          const second = yield* startInstance(storageConfig, yield* Effect.scope, { maxAttempts: 2 }, {
+            venues: { ...defaults.venues, venue1: unreachable }
+          })
+          const [failed] = yield* waitUntilFinished(second, caller, [id])
+          expect(failed).toMatchObject({ status: "failed", attempts: 3, metrics: null })
+          expect(failed!.error).toMatch(/^Gave up after 2 attempts: \S/)
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.scopedLive(
+      "a slow run renews its lease while its thread steps a window, so no other worker takes it over",
+      () =>
+        Effect.gen(function*() {
+          const storageConfig = yield* durableStorage
+          // Two workers and a 1 s lease: a window of 1000 slow bars takes longer than the lease.
+          const instance = yield* startInstance(storageConfig, yield* Effect.scope, {
+            concurrency: 2,
+            lease: Duration.seconds(1)
+          })
+          const { caller, programId } = yield* userWithProgram(instance, verySlowProgram)
+          const job = yield* on(
+            instance,
+            Effect.flatMap(Backtests, (backtests) =>
+              backtests.submit(caller, programId, {
+                ...shortRun,
+                start: "2024-09-01T00:00:00Z",
+                end: "2025-01-01T00:00:00Z"
+              }))
+          )
+          const [done] = yield* waitUntilFinished(instance, caller, [job.id])
+          expect(done).toMatchObject({ status: "completed", attempts: 1, progress: 1 })
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.scopedLive(
+      "cancelling a running job stops its worker and terminates its thread, and progress moves while it runs",
+      () =>
+        Effect.gen(function*() {
+          const storageConfig = yield* durableStorage
+          const instance = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 1 })
+          const { caller, programId } = yield* userWithProgram(instance, slowProgram)
+          yield* on(
+            instance,
+            Effect.gen(function*() {
+              const backtests = yield* Backtests
+              // 484k busy daily bars: minutes of work, on the instance's only worker.
+              const long = yield* backtests.submit(caller, programId, {
+                ...shortRun,
+                timeframe: "1d",
+                start: "0700-01-01T00:00:00Z",
+                end: "2025-01-01T00:00:00Z"
               })
-            )
-          })
-        )
-        const second = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 2 })
-        const [done, failed] = yield* waitUntilFinished(second, caller, [resumed, exhausted])
-        expect(done).toMatchObject({ status: "completed", attempts: 2, progress: 1 })
-        expect(done!.metrics!.total_trades).toBeGreaterThan(0)
-        expect(failed).toMatchObject({ status: "failed", attempts: 4, metrics: null })
-        expect(failed!.error).toBe("Gave up after 3 attempts: venue down")
-      }), { timeout: 120_000 })
-
-    it.scopedLive("a run whose venue fails is handed back and tried again, then fails with the venue's reason", () =>
-      Effect.gen(function*() {
-        const storageConfig = yield* durableStorage
-        // Queued where the simulated venue answers; run where venue1 is an HTTP API nobody serves.
-        const { caller, id } = yield* withScope((scope) =>
-          Effect.gen(function*() {
-            const first = yield* startInstance(storageConfig, scope, { concurrency: 0 })
-            const { caller, programId } = yield* userWithProgram(first)
-            const queued = yield* on(first, Effect.flatMap(Backtests, (backtests) => backtests.submit(caller, programId, shortRun)))
-            return { caller, id: queued.id }
-          })
-        )
-        const defaults = testOptions(storageConfig)
-        const unreachable = { mode: "http", baseUrl: "http://127.0.0.1:9", timeout: Duration.seconds(2), retries: 0 } as const
-        const second = yield* startInstance(storageConfig, yield* Effect.scope, { maxAttempts: 2 }, {
-          venues: { ...defaults.venues, venue1: unreachable }
-        })
-        const [failed] = yield* waitUntilFinished(second, caller, [id])
-        expect(failed).toMatchObject({ status: "failed", attempts: 3, metrics: null })
-        expect(failed!.error).toMatch(/^Gave up after 2 attempts: \S/)
-      }), { timeout: 120_000 })
-
-    it.scopedLive("a slow run renews its lease while its thread steps a window, so no other worker takes it over", () =>
-      Effect.gen(function*() {
-        const storageConfig = yield* durableStorage
-        // Two workers and a 1 s lease: a window of 1000 slow bars takes longer than the lease.
-        const instance = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 2, lease: Duration.seconds(1) })
-        const { caller, programId } = yield* userWithProgram(instance, verySlowProgram)
-        const job = yield* on(
-          instance,
-          Effect.flatMap(Backtests, (backtests) =>
-            backtests.submit(caller, programId, { ...shortRun, start: "2024-09-01T00:00:00Z", end: "2025-01-01T00:00:00Z" }))
-        )
-        const [done] = yield* waitUntilFinished(instance, caller, [job.id])
-        expect(done).toMatchObject({ status: "completed", attempts: 1, progress: 1 })
-      }), { timeout: 120_000 })
-
-    it.scopedLive("cancelling a running job stops its worker and terminates its thread, and progress moves while it runs", () =>
-      Effect.gen(function*() {
-        const storageConfig = yield* durableStorage
-        const instance = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 1 })
-        const { caller, programId } = yield* userWithProgram(instance, slowProgram)
-        yield* on(
-          instance,
-          Effect.gen(function*() {
-            const backtests = yield* Backtests
-            // 484k busy daily bars: minutes of work, on the instance's only worker.
-            const long = yield* backtests.submit(caller, programId, { ...shortRun, timeframe: "1d", start: "0700-01-01T00:00:00Z", end: "2025-01-01T00:00:00Z" })
-            const deadline = Date.now() + 60_000
-            for (;;) {
-              const current = yield* backtests.get(caller, long.id)
-              if (current.status === "running" && current.progress > 0) break
-              if (Date.now() > deadline) return yield* Effect.die(new Error(`the long job never made progress: ${JSON.stringify({ ...current, equity_curve: [], trades: [] })}`))
-              yield* realPause
-            }
-            expect(liveBacktestThreads()).toBe(1)
-            const cancelled = yield* backtests.cancel(caller, long.id)
-            expect(cancelled.status).toBe("cancelled")
-            while (liveBacktestThreads() > 0) {
-              if (Date.now() > deadline) return yield* Effect.die(new Error("the cancelled job's thread is still alive"))
-              yield* realPause
-            }
-            // The only worker takes the next job only once it has let go of the cancelled one.
-            const next = yield* backtests.submit(caller, programId, shortRun)
-            const [after, done] = yield* waitUntilFinished(instance, caller, [long.id, next.id], 30_000)
-            expect(done!.status).toBe("completed")
-            expect(after).toMatchObject({ status: "cancelled", metrics: null, progress: cancelled.progress })
-            expect(after!.progress).toBeLessThan(1)
-          })
-        )
-      }), { timeout: 120_000 })
+              const deadline = Date.now() + 60_000
+              for (;;) {
+                const current = yield* backtests.get(caller, long.id)
+                if (current.status === "running" && current.progress > 0) break
+                if (Date.now() > deadline) {
+                  return yield* Effect.die(
+                    new Error(
+                      `the long job never made progress: ${
+                        JSON.stringify({ ...current, equity_curve: [], trades: [] })
+                      }`
+                    )
+                  )
+                }
+                yield* realPause
+              }
+              expect(liveBacktestThreads()).toBe(1)
+              const cancelled = yield* backtests.cancel(caller, long.id)
+              expect(cancelled.status).toBe("cancelled")
+              while (liveBacktestThreads() > 0) {
+                if (Date.now() > deadline) {
+                  return yield* Effect.die(new Error("the cancelled job's thread is still alive"))
+                }
+                yield* realPause
+              }
+              // The only worker takes the next job only once it has let go of the cancelled one.
+              const next = yield* backtests.submit(caller, programId, shortRun)
+              const [after, done] = yield* waitUntilFinished(instance, caller, [long.id, next.id], 30_000)
+              expect(done!.status).toBe("completed")
+              expect(after).toMatchObject({ status: "cancelled", metrics: null, progress: cancelled.progress })
+              expect(after!.progress).toBeLessThan(1)
+            })
+          )
+        }),
+      { timeout: 120_000 }
+    )
   })
 }
 
@@ -228,17 +287,21 @@ const workerScript = fileURLToPath(new URL("../support/WorkerProcess.ts", import
 const workerProcess = (url: Redacted.Redacted, concurrency: number) =>
   Effect.acquireRelease(
     Effect.async<ChildProcess>((resume) => {
-      const child = spawn(process.execPath, ["--conditions=@trading-platform/source", "--import", "tsx", workerScript], {
-        cwd: root,
-        env: {
-          ...process.env,
-          DATABASE_URL: Redacted.value(url),
-          SECRET_KEY: "test-secret-key-0123456789abcdef0123456789",
-          BACKTEST_CONCURRENCY: String(concurrency),
-          BACKTEST_POLL_INTERVAL_MS: "50"
-        },
-        stdio: ["ignore", "pipe", "inherit"]
-      })
+      const child = spawn(
+        process.execPath,
+        ["--conditions=@trading-platform/source", "--import", "tsx", workerScript],
+        {
+          cwd: root,
+          env: {
+            ...process.env,
+            DATABASE_URL: Redacted.value(url),
+            SECRET_KEY: "test-secret-key-0123456789abcdef0123456789",
+            BACKTEST_CONCURRENCY: String(concurrency),
+            BACKTEST_POLL_INTERVAL_MS: "50"
+          },
+          stdio: ["ignore", "pipe", "inherit"]
+        }
+      )
       child.stdout!.on("data", (data) => String(data).includes("ready") && resume(Effect.succeed(child)))
       child.once("exit", (code) => resume(Effect.die(new Error(`the worker process exited with ${code}`))))
     }),
@@ -246,32 +309,45 @@ const workerProcess = (url: Redacted.Redacted, concurrency: number) =>
   )
 
 describe.skipIf(testDatabaseUrl === undefined)("backtest jobs across processes over postgres", () => {
-  it.scopedLive("two server processes on one database run each of many jobs exactly once", () =>
-    Effect.gen(function*() {
-      const storageConfig = yield* testStorages[1]!.storage
-      if (storageConfig.kind !== "postgres") return yield* Effect.die(new Error("expected PostgreSQL"))
-      // This instance only submits; starting first, it also creates the schema.
-      const submitter = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 0 })
-      const children = yield* Effect.all([workerProcess(storageConfig.url, 3), workerProcess(storageConfig.url, 3)], {
-        concurrency: "unbounded"
-      })
-      const { caller, programId } = yield* userWithProgram(submitter)
-      const ids = yield* on(
-        submitter,
-        Effect.flatMap(Backtests, (backtests) =>
-          Effect.forEach(Array.from({ length: 30 }, (_, i) => i), (i) =>
-            Effect.map(backtests.submit(caller, programId, { ...shortRun, symbol: i % 2 === 0 ? "BTC" : "ETH" }), (x) => x.id)))
-      )
-      const all = yield* waitUntilFinished(submitter, caller, ids, 150_000)
-      expect(all.map((x) => x.status)).toEqual(ids.map(() => "completed"))
-      // Each claim adds an attempt: one attempt each means no job was handed to two workers.
-      expect(all.map((x) => x.attempts)).toEqual(ids.map(() => 1))
-      const workers = yield* on(
-        submitter,
-        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ claimed_by: string }>`SELECT DISTINCT claimed_by FROM backtests`)
-      )
-      // claimed_by is host:pid:worker, so both processes took jobs.
-      const pids = new Set(workers.map((w) => Number(w.claimed_by.split(":")[1])))
-      expect([...pids].sort()).toEqual(children.map((child) => child.pid).sort())
-    }), { timeout: 180_000 })
+  it.scopedLive(
+    "two server processes on one database run each of many jobs exactly once",
+    () =>
+      Effect.gen(function*() {
+        const storageConfig = yield* testStorages[1]!.storage
+        if (storageConfig.kind !== "postgres") return yield* Effect.die(new Error("expected PostgreSQL"))
+        // This instance only submits; starting first, it also creates the schema.
+        const submitter = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 0 })
+        const children = yield* Effect.all([workerProcess(storageConfig.url, 3), workerProcess(storageConfig.url, 3)], {
+          concurrency: "unbounded"
+        })
+        const { caller, programId } = yield* userWithProgram(submitter)
+        const ids = yield* on(
+          submitter,
+          Effect.flatMap(Backtests, (backtests) =>
+            Effect.forEach(
+              Array.from({ length: 30 }, (_, i) => i),
+              (i) =>
+                Effect.map(
+                  backtests.submit(caller, programId, { ...shortRun, symbol: i % 2 === 0 ? "BTC" : "ETH" }),
+                  (x) => x.id
+                )
+            ))
+        )
+        const all = yield* waitUntilFinished(submitter, caller, ids, 150_000)
+        expect(all.map((x) => x.status)).toEqual(ids.map(() => "completed"))
+        // Each claim adds an attempt: one attempt each means no job was handed to two workers.
+        expect(all.map((x) => x.attempts)).toEqual(ids.map(() => 1))
+        const workers = yield* on(
+          submitter,
+          Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql<{ claimed_by: string }>`SELECT DISTINCT claimed_by FROM backtests`)
+        )
+        // claimed_by is host:pid:worker, so both processes took jobs.
+        const pids = new Set(workers.map((w) =>
+          Number(w.claimed_by.split(":")[1])
+        ))
+        expect([...pids].sort()).toEqual(children.map((child) => child.pid).sort())
+      }),
+    { timeout: 180_000 }
+  )
 })

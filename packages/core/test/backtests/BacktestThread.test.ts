@@ -3,8 +3,8 @@ import { defaultSandboxLimits, defaultSettings, runBacktest } from "@trading-pla
 import { Chunk, Effect, Exit, Scope, Stream } from "effect"
 import { liveBacktestThreads, startBacktestThread } from "../../src/backtests/BacktestThread.js"
 import { outcomeOf } from "../../src/backtests/BacktestThreadProtocol.js"
-import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
+import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
 import type { Candle } from "../../src/venues/Venue.js"
 
 const bars: ReadonlyArray<Candle> = Array.from({ length: 2500 }, (_, i) => {
@@ -35,7 +35,9 @@ const runInThread = (code: string) =>
     for (;;) {
       const message = yield* thread.take
       if (message._tag === "Done") return message.outcome
-      yield* thread.post(from >= bars.length ? { _tag: "End" } : { _tag: "Window", candles: bars.slice(from, from += 1000) })
+      yield* thread.post(
+        from >= bars.length ? { _tag: "End" } : { _tag: "Window", candles: bars.slice(from, from += 1000) }
+      )
     }
   }))
 
@@ -63,25 +65,38 @@ describe("backtest threads", () => {
       yield* untilNoThreads
     }), { timeout: 60_000 })
 
-  it.live("the watchdog stops a thread stuck in one call QuickJS cannot interrupt: cpu_budget_exceeded", () =>
-    Effect.gen(function*() {
-      const code = `let n = 0
+  it.live(
+    "the watchdog stops a thread stuck in one call QuickJS cannot interrupt: cpu_budget_exceeded",
+    () =>
+      Effect.gen(function*() {
+        const code = `let n = 0
 export function decide(data) {
   if (++n === 1500) ${stuckCall}
   return { operation: "hold" }
 }`
-      const error = yield* Effect.flip(runInThread(code))
-      expect(error).toMatchObject({ _tag: "ProgramRunError", reason: "cpu_budget_exceeded" })
-      expect(error.message).toMatch(/stuck in one call for over 400 ms/)
-      yield* untilNoThreads
-    }), { timeout: 60_000 })
+        const error = yield* Effect.flip(runInThread(code))
+        expect(error).toMatchObject({ _tag: "ProgramRunError", reason: "cpu_budget_exceeded" })
+        expect(error.message).toMatch(/stuck in one call for over 400 ms/)
+        yield* untilNoThreads
+      }),
+    { timeout: 60_000 }
+  )
 
-  it.live("the watchdog stops a program stuck in one call while it loads: it does not load", () =>
-    Effect.gen(function*() {
-      const error = yield* Effect.flip(runInThread(`${stuckCall}\nexport function decide() { return { operation: "hold" } }`))
-      expect(error).toMatchObject({ _tag: "ProgramInvalid", error: "The program exceeded its CPU budget while loading" })
-      yield* untilNoThreads
-    }), { timeout: 60_000 })
+  it.live(
+    "the watchdog stops a program stuck in one call while it loads: it does not load",
+    () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(
+          runInThread(`${stuckCall}\nexport function decide() { return { operation: "hold" } }`)
+        )
+        expect(error).toMatchObject({
+          _tag: "ProgramInvalid",
+          error: "The program exceeded its CPU budget while loading"
+        })
+        yield* untilNoThreads
+      }),
+    { timeout: 60_000 }
+  )
 
   it.live("program failures cross the thread boundary as the same typed errors", () =>
     Effect.gen(function*() {
@@ -90,28 +105,38 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
       expect(thrown).toMatchObject({ _tag: "ProgramRunError", reason: "threw", time: 5 * 3_600_000 })
       expect(thrown.message).toMatch(/boom at bar 6/)
       const invalid = yield* Effect.flip(runInThread("export const decide = 1"))
-      expect(invalid).toMatchObject({ _tag: "ProgramInvalid", error: "The program must export a function decide(data)" })
+      expect(invalid).toMatchObject({
+        _tag: "ProgramInvalid",
+        error: "The program must export a function decide(data)"
+      })
       yield* untilNoThreads
     }), { timeout: 60_000 })
 
-  it.live("a failure of the thread's own code is BacktestThreadDied (the job is handed back), not a program error", () =>
-    Effect.gen(function*() {
-      const error = yield* Effect.flip(Effect.scoped(Effect.gen(function*() {
-        const thread = yield* startBacktestThread({ run: run(tradingProgram), settings, limits })
-        expect((yield* thread.take)._tag).toBe("Pull")
-        // Not candles: the engine's stream fails on it, a defect of the thread rather than of the program.
-        yield* thread.post({ _tag: "Window", candles: null as never })
-        return yield* thread.take
-      })))
-      expect(error._tag).toBe("BacktestThreadDied")
-      expect(error.message).toMatch(/^The backtest thread failed: /)
-      yield* untilNoThreads
-    }), { timeout: 60_000 })
+  it.live(
+    "a failure of the thread's own code is BacktestThreadDied (the job is handed back), not a program error",
+    () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Effect.scoped(Effect.gen(function*() {
+          const thread = yield* startBacktestThread({ run: run(tradingProgram), settings, limits })
+          expect((yield* thread.take)._tag).toBe("Pull")
+          // Not candles: the engine's stream fails on it, a defect of the thread rather than of the program.
+          yield* thread.post({ _tag: "Window", candles: null as never })
+          return yield* thread.take
+        })))
+        expect(error._tag).toBe("BacktestThreadDied")
+        expect(error.message).toMatch(/^The backtest thread failed: /)
+        yield* untilNoThreads
+      }),
+    { timeout: 60_000 }
+  )
 
   it.live("closing the scope terminates the thread, even in the middle of a window", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const thread = yield* Scope.extend(startBacktestThread({ run: run(`export function decide() { for (;;); }`), settings, limits }), scope)
+      const thread = yield* Scope.extend(
+        startBacktestThread({ run: run(`export function decide() { for (;;); }`), settings, limits }),
+        scope
+      )
       expect(liveBacktestThreads()).toBe(1)
       expect((yield* thread.take)._tag).toBe("Pull")
       yield* thread.post({ _tag: "Window", candles: bars.slice(0, 1000) })

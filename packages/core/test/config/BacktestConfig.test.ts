@@ -20,18 +20,25 @@ describe("backtest job settings", () => {
         BACKTEST_LEASE_MS: "5000",
         BACKTEST_MAX_ATTEMPTS: "5"
       })
-      expect(c.backtests).toEqual({ concurrency: 0, pollInterval: Duration.millis(250), lease: Duration.millis(5000), maxAttempts: 5 })
+      expect(c.backtests).toEqual({
+        concurrency: 0,
+        pollInterval: Duration.millis(250),
+        lease: Duration.millis(5000),
+        maxAttempts: 5
+      })
     }))
 
   it.effect("invalid values stop with a message naming the variable", () =>
     Effect.gen(function*() {
-      for (const [name, value] of [
-        ["BACKTEST_CONCURRENCY", "-1"],
-        ["BACKTEST_CONCURRENCY", "65"],
-        ["BACKTEST_POLL_INTERVAL_MS", "0"],
-        ["BACKTEST_LEASE_MS", "999"],
-        ["BACKTEST_MAX_ATTEMPTS", "zero"]
-      ] as const) {
+      for (
+        const [name, value] of [
+          ["BACKTEST_CONCURRENCY", "-1"],
+          ["BACKTEST_CONCURRENCY", "65"],
+          ["BACKTEST_POLL_INTERVAL_MS", "0"],
+          ["BACKTEST_LEASE_MS", "999"],
+          ["BACKTEST_MAX_ATTEMPTS", "zero"]
+        ] as const
+      ) {
         expect(String(yield* Effect.flip(load({ [name]: value })))).toContain(name)
       }
     }))

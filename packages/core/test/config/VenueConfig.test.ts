@@ -16,10 +16,12 @@ describe("secret and venue settings", () => {
 
   it.effect("invalid venue settings name their variable", () =>
     Effect.gen(function*() {
-      for (const [name, value] of [["VENUE1_MODE", "live"], ["VENUE2_BASE_URL", "not a url"], ["VENUE1_RETRIES", "-1"], [
-        "MARKET_DATA_TTL_MS",
-        "0"
-      ]]) {
+      for (
+        const [name, value] of [["VENUE1_MODE", "live"], ["VENUE2_BASE_URL", "not a url"], ["VENUE1_RETRIES", "-1"], [
+          "MARKET_DATA_TTL_MS",
+          "0"
+        ]]
+      ) {
         expect(String(yield* Effect.flip(load({ [name!]: value! })))).toContain(name)
       }
     }))

@@ -10,7 +10,9 @@ for (const storage of testStorages) {
       it.effect("of many instances claiming a round at once, exactly one wins; the next round opens after the interval", () =>
         Effect.gen(function*() {
           const every = Duration.hours(1)
-          const claimAll = Effect.all(Array.from({ length: 8 }, () => claimRound("test-task", every)), { concurrency: "unbounded" })
+          const claimAll = Effect.all(Array.from({ length: 8 }, () => claimRound("test-task", every)), {
+            concurrency: "unbounded"
+          })
           expect((yield* claimAll).filter(Boolean)).toHaveLength(1)
           yield* TestClock.adjust("59 minutes")
           expect((yield* claimAll).filter(Boolean)).toHaveLength(0)

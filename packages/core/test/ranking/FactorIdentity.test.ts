@@ -48,7 +48,9 @@ describe("factors in programs", () => {
         const report = JSON.parse(reason!)
         expect(report.differ).toEqual([])
         expect(report.checked).toBe(calls.length * candles.length)
-        const ranking = candleFactors.map((f) => factorValue(f, { symbol: "BTC", candles: candles.slice(-tableBars), market: {} }))
+        const ranking = candleFactors.map((f) =>
+          factorValue(f, { symbol: "BTC", candles: candles.slice(-tableBars), market: {} })
+        )
         for (const v of ranking) expect(v).toBeTypeOf("number")
         expect(report.fromHost).toEqual(ranking)
         report.fromHost.forEach((v: number, i: number) => expect(Object.is(v, ranking[i])).toBe(true))

@@ -10,7 +10,15 @@ const value = (key: string, candles: ReadonlyArray<Candle>, market: SymbolInputs
 
 /** Candles from closes (high and low a step either side unless given), volume 1 unless given. */
 const bars = (closes: ReadonlyArray<number>, extra: Partial<Omit<Candle, "close">> = {}): Array<Candle> =>
-  closes.map((close, i) => ({ time: i * 3_600_000, open: close, high: close + 1, low: close - 1, close, volume: 1, ...extra }))
+  closes.map((close, i) => ({
+    time: i * 3_600_000,
+    open: close,
+    high: close + 1,
+    low: close - 1,
+    close,
+    volume: 1,
+    ...extra
+  }))
 
 const expectClose = (actual: number | null, expected: number | null) => {
   if (expected === null) expect(actual).toBeNull()
@@ -25,7 +33,9 @@ const candleKeys = builtinFactors.filter((f) => f.input.kind === "ta").map((f) =
 describe("the factor library", () => {
   it("has at least 24 built-in factors in the five categories, ids and keys unique", () => {
     expect(builtinFactors.length).toBeGreaterThanOrEqual(24)
-    expect(new Set(builtinFactors.map((f) => f.category))).toEqual(new Set(["momentum", "trend", "volatility", "volume", "microstructure"]))
+    expect(new Set(builtinFactors.map((f) => f.category))).toEqual(
+      new Set(["momentum", "trend", "volatility", "volume", "microstructure"])
+    )
     expect(new Set(builtinFactors.map((f) => f.id)).size).toBe(builtinFactors.length)
     expect(new Set(builtinFactors.map((f) => f.key)).size).toBe(builtinFactors.length)
     expect(new Set(candleKeys)).toEqual(new Set(Object.keys(referenceFactors)))
@@ -56,7 +66,11 @@ describe("the factor library", () => {
     // High 12, low 8 over the window, close 10.
     expect(hostTa.range([{ ...bars([10])[0]!, high: 12, low: 9 }, { ...bars([10])[0]!, high: 11, low: 8 }], 2)).toBe(40)
     // Close 9 in a 14-bar range 8..12.
-    const k = [...bars(Array(13).fill(10)).map((c) => ({ ...c, high: 12, low: 8 })), { ...bars([9])[0]!, high: 9.5, low: 8.5 }]
+    const k = [...bars(Array(13).fill(10)).map((c) => ({ ...c, high: 12, low: 8 })), {
+      ...bars([9])[0]!,
+      high: 9.5,
+      low: 8.5
+    }]
     expect(hostTa.stochK(k, 14)).toBe(25)
     // Volumes 1, 3, then 8: 8 over the mean of 1 and 3.
     expect(hostTa.volumeRatio(bars([1, 1, 1], {}).map((c, i) => ({ ...c, volume: [1, 3, 8][i]! })), 2)).toBe(4)
@@ -69,30 +83,57 @@ describe("the factor library", () => {
     const obv = [flatBars(10, 1), flatBars(11, 2), flatBars(12, 4), flatBars(11, 3)]
     expectClose(hostTa.obvSlope(obv, 3) as number, 0.5 / 3)
     // Highs and lows rise by 1 every bar: only +DM, so DX and ADX are 100.
-    const trend = Array.from({ length: 30 }, (_, i) => flatBars(100 + i, 1)).map((c) => ({ ...c, high: c.close + 1, low: c.close - 1 }))
+    const trend = Array.from({ length: 30 }, (_, i) => flatBars(100 + i, 1)).map((c) => ({
+      ...c,
+      high: c.close + 1,
+      low: c.close - 1
+    }))
     expect(hostTa.adx(trend, 14)).toBe(100)
     // Closes symmetric around the last one: %B one half.
     expectClose(hostTa.percentB(bars([9, 11, 10, 10]), 4, 2) as number, 0.5)
   })
 
   it("answers what flat prices imply: no change, no trend, no range, and null where a ratio is 0/0", () => {
-    const flat = Array.from({ length: 120 }, (_, i): Candle => ({ time: i, open: 50, high: 50, low: 50, close: 50, volume: 10 }))
+    const flat = Array.from(
+      { length: 120 },
+      (_, i): Candle => ({ time: i, open: 50, high: 50, low: 50, close: 50, volume: 10 })
+    )
     const values = Object.fromEntries(candleKeys.map((key) => [key, value(key, flat)]))
     expect(values).toEqual({
       // Wilder's formula with no losses, as ta.rsi has always answered.
-      rsi_14: 100, rsi_7: 100,
-      roc_10: 0, roc_20: 0, return_30: 0, stoch_k_14: null,
-      price_vs_sma_20: 0, price_vs_sma_50: 0, ema_spread_12_26: 0, macd_histogram: 0, adx_14: 0, linreg_slope_20: 0,
-      atr_pct_14: 0, bollinger_width_20: 0, bollinger_percent_b_20: null, realized_vol_20: 0, hl_range_20: 0,
-      obv_slope_20: 0, volume_ratio_20: 1, vwap_deviation_20: 0, mfi_14: null
+      rsi_14: 100,
+      rsi_7: 100,
+      roc_10: 0,
+      roc_20: 0,
+      return_30: 0,
+      stoch_k_14: null,
+      price_vs_sma_20: 0,
+      price_vs_sma_50: 0,
+      ema_spread_12_26: 0,
+      macd_histogram: 0,
+      adx_14: 0,
+      linreg_slope_20: 0,
+      atr_pct_14: 0,
+      bollinger_width_20: 0,
+      bollinger_percent_b_20: null,
+      realized_vol_20: 0,
+      hl_range_20: 0,
+      obv_slope_20: 0,
+      volume_ratio_20: 1,
+      vwap_deviation_20: 0,
+      mfi_14: null
     })
   })
 
   it("answers null for the volume factors when nothing traded, and the price factors as before", () => {
     const walk = randomWalk(120)
     const still = walk.map((c) => ({ ...c, volume: 0 }))
-    for (const key of ["obv_slope_20", "volume_ratio_20", "vwap_deviation_20", "mfi_14"]) expect(value(key, still)).toBeNull()
-    for (const key of ["rsi_14", "adx_14", "atr_pct_14", "realized_vol_20"]) expect(value(key, still)).toBe(value(key, walk))
+    for (const key of ["obv_slope_20", "volume_ratio_20", "vwap_deviation_20", "mfi_14"]) {
+      expect(value(key, still)).toBeNull()
+    }
+    for (const key of ["rsi_14", "adx_14", "atr_pct_14", "realized_vol_20"]) {
+      expect(value(key, still)).toBe(value(key, walk))
+    }
   })
 
   it("answers null with too few bars, and for a period that is not a whole number of at least 1", () => {

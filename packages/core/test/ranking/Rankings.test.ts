@@ -37,17 +37,22 @@ const samplesAsked: Array<[string, string, number | undefined]> = []
 const samples: SignalEngine["Type"]["samples"] = (exchange, symbol, since) =>
   Effect.sync(() => {
     samplesAsked.push([exchange, symbol, since])
-    return (oiSamples[symbol] ?? []).map((open_interest, i) => ({ exchange, symbol, open_interest, sampled_at: (since ?? 0) + i }) as unknown as MarketSample)
+    return (oiSamples[symbol] ?? []).map((open_interest, i) =>
+      ({ exchange, symbol, open_interest, sampled_at: (since ?? 0) + i }) as unknown as MarketSample
+    )
   })
 // The ranking reads only the samples.
 const SignalEngineTest = Layer.succeed(SignalEngine, { samples } as unknown as SignalEngine["Type"])
 
 const cacheTtl = Duration.seconds(30)
 const RankingsTest = Rankings.Default.pipe(
-  Layer.provideMerge(Layer.effect(Venues, Effect.all({
-    venue1: Effect.map(makeSimulatedVenue("venue1", 42), counting),
-    venue2: makeSimulatedVenue("venue2", 42)
-  }))),
+  Layer.provideMerge(Layer.effect(
+    Venues,
+    Effect.all({
+      venue1: Effect.map(makeSimulatedVenue("venue1", 42), counting),
+      venue2: makeSimulatedVenue("venue2", 42)
+    })
+  )),
   Layer.provide(SignalEngineTest),
   Layer.provide(PlatformConfig.layer(platformOptions({ ranking: { cacheTtl } })))
 )
@@ -66,13 +71,17 @@ describe("the Rankings service", () => {
         yield* reset
         const rankings = yield* Rankings
         const query = params({ timeframe: "1m", factors: "rsi_14,depth_imbalance,taker_buy_ratio", limit: "5" })
-        const tables = yield* Effect.all(Array.from({ length: 20 }, () => rankings.table(query)), { concurrency: "unbounded" })
+        const tables = yield* Effect.all(Array.from({ length: 20 }, () => rankings.table(query)), {
+          concurrency: "unbounded"
+        })
         // 24 listed symbols: one tickers call, then candles, trades and depth once per symbol.
         expect(Object.fromEntries(calls)).toEqual({ tickers: 1, candles: 24, trades: 24, depth: 24 })
         for (const t of tables) expect(t).toEqual(tables[0])
         expect(tables[0]!.rows.length).toBe(5)
         // The same choice in another order, with another limit, is the same entry.
-        const reordered = yield* rankings.table(params({ timeframe: "1m", factors: "taker_buy_ratio,1,depth_imbalance", limit: "50" }))
+        const reordered = yield* rankings.table(
+          params({ timeframe: "1m", factors: "taker_buy_ratio,1,depth_imbalance", limit: "50" })
+        )
         expect(reordered.rows.slice(0, 5)).toEqual(tables[0]!.rows)
         expect(reordered.rows.length).toBe(24)
         expect(calls.get("tickers")).toBe(1)
@@ -130,7 +139,10 @@ describe("the Rankings service", () => {
         yield* reset
         const rankings = yield* Rankings
         const horizon = 3
-        const result = yield* rankings.factorEffectiveness("roc_10", Schema.decodeUnknownSync(FactorParams)({ timeframe: "1m", horizon: "3" }))
+        const result = yield* rankings.factorEffectiveness(
+          "roc_10",
+          Schema.decodeUnknownSync(FactorParams)({ timeframe: "1m", horizon: "3" })
+        )
         const { ic } = result
         expect(result.factor.key).toBe("roc_10")
         expect(ic.bars).toBe(effectivenessBars)
@@ -150,7 +162,12 @@ describe("the Rankings service", () => {
         expect(lastTime).toBe(end - (horizon + 1) * step)
         const xs: Array<number> = [], ys: Array<number> = []
         for (const symbol of (yield* venue.tickers).keys()) {
-          const candles = yield* venue.candles({ symbol, timeframe: "1m", start: lastTime - (tableBars - 1) * step, end: lastTime + (horizon + 1) * step })
+          const candles = yield* venue.candles({
+            symbol,
+            timeframe: "1m",
+            start: lastTime - (tableBars - 1) * step,
+            end: lastTime + (horizon + 1) * step
+          })
           const window = candles.slice(0, tableBars)
           xs.push(factorValue(factor, { symbol, candles: window, market: {} })!)
           ys.push(candles.at(-1)!.close / window.at(-1)!.close - 1)
@@ -163,7 +180,9 @@ describe("the Rankings service", () => {
         const rankings = yield* Rankings
         const defaults = Schema.decodeUnknownSync(FactorParams)({})
         expect((yield* Effect.flip(rankings.factorEffectiveness("nope", defaults)))._tag).toBe("NotFound")
-        expect((yield* Effect.flip(rankings.factorEffectiveness("funding_rate", defaults)))._tag).toBe("NoFactorHistory")
+        expect((yield* Effect.flip(rankings.factorEffectiveness("funding_rate", defaults)))._tag).toBe(
+          "NoFactorHistory"
+        )
       }))
   })
 })

@@ -123,7 +123,8 @@ const linregSlope = (period: number): Reference => (candles) => {
 const atrPct = (period: number): Reference => (candles) => {
   if (candles.length <= period) return null
   const tr = candles.slice(1).map((c, i) =>
-    Math.max(c.high - c.low, Math.abs(c.high - candles[i]!.close), Math.abs(c.low - candles[i]!.close)))
+    Math.max(c.high - c.low, Math.abs(c.high - candles[i]!.close), Math.abs(c.low - candles[i]!.close))
+  )
   let a = mean(tr.slice(0, period))
   for (const t of tr.slice(period)) a = (a * (period - 1) + t) / period
   return a / candles.at(-1)!.close * 100

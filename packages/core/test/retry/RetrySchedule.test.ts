@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { isRetryableStatus, parseRetryAfter, type RetryDecision, retrySchedule } from "@trading-platform/core/contract"
 import { Duration, Effect, Fiber, Option, Random, Schedule, TestClock } from "effect"
-import { isRetryableStatus, parseRetryAfter, retrySchedule, type RetryDecision } from "@trading-platform/core/contract"
 
 interface Failure {
   readonly status: number
@@ -43,7 +43,9 @@ describe("retrySchedule", () => {
   it.effect("adds between 0 and 500 ms of jitter to every wait", () =>
     Effect.gen(function*() {
       for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
-        const { times } = yield* attemptTimes([{ status: 502 }], { maxAttempts: 4 }).pipe(Effect.withRandom(Random.make(seed)))
+        const { times } = yield* attemptTimes([{ status: 502 }], { maxAttempts: 4 }).pipe(
+          Effect.withRandom(Random.make(seed))
+        )
         const waits = times.slice(1).map((t, i) => t - times[i]!)
         ;[1000, 2000, 4000].forEach((base, i) => {
           expect(waits[i]).toBeGreaterThanOrEqual(base)
@@ -55,7 +57,9 @@ describe("retrySchedule", () => {
   it.effect("waits at least Retry-After when the server sends it, and the backoff when that is longer", () =>
     Effect.gen(function*() {
       const { times } = yield* attemptTimes(
-        [{ status: 429, retryAfterSeconds: 7 }, { status: 503 }, { status: 429, retryAfterSeconds: 1 }, { status: 503 }],
+        [{ status: 429, retryAfterSeconds: 7 }, { status: 503 }, { status: 429, retryAfterSeconds: 1 }, {
+          status: 503
+        }],
         { maxAttempts: 4, maxJitter: 0 }
       )
       expect(times).toEqual([0, 7000, 9000, 13000])

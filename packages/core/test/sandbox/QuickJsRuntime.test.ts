@@ -2,18 +2,25 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
 import { defaultSettings } from "../../src/backtests/Backtest.js"
 import { runBacktest } from "../../src/backtests/BacktestEngine.js"
-import { decideEachBar, type Decider } from "../../src/sandbox/Decider.js"
 import { ProgramInvalid } from "../../src/http/Errors.js"
+import { decideEachBar, type Decider } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
-import { type Candle } from "../../src/venues/Venue.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
 import { compileProgram } from "../../src/sandbox/ProgramSource.js"
 import { candleWindow, QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
+import { type Candle } from "../../src/venues/Venue.js"
 
 const bars = (count: number): Array<Candle> =>
   Array.from({ length: count }, (_, i) => {
     const close = 100 + 10 * Math.sin(i / 5)
-    return { time: 1_700_000_000_000 + i * 3_600_000, open: close - 1, high: close + 2, low: close - 2, close, volume: 10 + i }
+    return {
+      time: 1_700_000_000_000 + i * 3_600_000,
+      open: close - 1,
+      high: close + 2,
+      low: close - 2,
+      close,
+      volume: 10 + i
+    }
   })
 
 const flat: AccountView = { position: null, balance: 10_000, equity: 10_000 }
@@ -32,7 +39,10 @@ const decisions = (decider: Decider, candles: ReadonlyArray<Candle>, account: Ac
 
 /** Loads a program and answers its `Decider`, released with the test's scope. */
 const load = (code: string, seed = 7) =>
-  Effect.flatMap(ProgramRuntime, (runtime) => runtime.load({ code, symbol: "BTC", timeframe: "1h", params: { fast: 3 }, seed }))
+  Effect.flatMap(
+    ProgramRuntime,
+    (runtime) => runtime.load({ code, symbol: "BTC", timeframe: "1h", params: { fast: 3 }, seed })
+  )
 
 /** A program that reports `expression` (evaluated inside decide) through `reason`. */
 const reporting = (expression: string) =>
@@ -86,7 +96,10 @@ describe("QuickJS program runtime", () => {
 
     it.scoped("candles keep the last 500 bars, oldest first", () =>
       Effect.gen(function*() {
-        const seen = yield* report("data.candles.length < 500 ? null : [data.candles.length, data.candles[0].time, data.candles[499].time === data.bar.time]", 503)
+        const seen = yield* report(
+          "data.candles.length < 500 ? null : [data.candles.length, data.candles[0].time, data.candles[499].time === data.bar.time]",
+          503
+        )
         expect(seen).toEqual([500, bars(4)[3]!.time, true])
       }))
 
@@ -98,7 +111,9 @@ describe("QuickJS program runtime", () => {
             .concat([ (function () {}).constructor.constructor("return typeof process")(), ({}).constructor.constructor("return typeof require")() ])`
         )
         expect(globals.every((t: string) => t === "undefined")).toBe(true)
-        const imported = yield* checkFailure(`import fs from "fs"\nexport function decide() { return { operation: "hold" } }`)
+        const imported = yield* checkFailure(
+          `import fs from "fs"\nexport function decide() { return { operation: "hold" } }`
+        )
         expect(imported).toBeInstanceOf(ProgramInvalid)
       }))
 
@@ -116,7 +131,10 @@ describe("QuickJS program runtime", () => {
 
     it.scoped("the clock is the bar's time and Math.random is seeded, so runs repeat exactly", () =>
       Effect.gen(function*() {
-        const clock = yield* report("[Date.now(), new Date().getTime(), new Date(0).getTime(), new Date() instanceof Date]", 2)
+        const clock = yield* report(
+          "[Date.now(), new Date().getTime(), new Date(0).getTime(), new Date() instanceof Date]",
+          2
+        )
         expect(clock).toEqual([bars(2)[1]!.time, bars(2)[1]!.time, 0, true])
         const random = `export function decide() { return { operation: "close", reason: String(Math.random()) } }`
         const draws = (seed: number) =>
@@ -143,15 +161,27 @@ describe("QuickJS program runtime", () => {
 
     it.scoped("loops of large built-in calls are charged for their size, so the CPU budget stops them too", () =>
       Effect.gen(function*() {
-        for (const body of ["new Array(1e6).fill(1)", "big.join(\",\")", "big.slice().reverse()", "\"x\".repeat(3e6)", "JSON.stringify(big)"]) {
-          const error = yield* failure(`const big = new Array(1e6).fill(1)\nexport function decide() { for (;;) ${body} }`)
+        for (
+          const body of [
+            "new Array(1e6).fill(1)",
+            "big.join(\",\")",
+            "big.slice().reverse()",
+            "\"x\".repeat(3e6)",
+            "JSON.stringify(big)"
+          ]
+        ) {
+          const error = yield* failure(
+            `const big = new Array(1e6).fill(1)\nexport function decide() { for (;;) ${body} }`
+          )
           expect(error.reason, body).toBe("cpu_budget_exceeded")
         }
       }))
 
     it.scoped("exhausting memory or the stack stops with memory_exceeded", () =>
       Effect.gen(function*() {
-        const heap = yield* failure(`export function decide() { const a = []; for (;;) a.push(new Float64Array(1 << 20)) }`)
+        const heap = yield* failure(
+          `export function decide() { const a = []; for (;;) a.push(new Float64Array(1 << 20)) }`
+        )
         expect(heap.reason).toBe("memory_exceeded")
         const stack = yield* failure(`const f = (n) => f(n + 1) + 1\nexport function decide() { return f(0) }`)
         expect(stack.reason).toBe("memory_exceeded")
@@ -168,17 +198,30 @@ describe("QuickJS program runtime", () => {
 
     it.scoped("garbage answers stop with invalid_decision", () =>
       Effect.gen(function*() {
-        for (const answer of ["undefined", `"buy"`, `{ operation: "fly" }`, `{ operation: "buy", leverage: 1000 }`, `{ operation: "sell", target_portion_of_balance: 2 }`, `[1, 2]`]) {
+        for (
+          const answer of [
+            "undefined",
+            `"buy"`,
+            `{ operation: "fly" }`,
+            `{ operation: "buy", leverage: 1000 }`,
+            `{ operation: "sell", target_portion_of_balance: 2 }`,
+            `[1, 2]`
+          ]
+        ) {
           const error = yield* failure(`export function decide() { return ${answer} }`)
           expect(error.reason, answer).toBe("invalid_decision")
         }
-        const cyclic = yield* failure(`export function decide() { const d = { operation: "buy" }; d.self = d; return d }`)
+        const cyclic = yield* failure(
+          `export function decide() { const d = { operation: "buy" }; d.self = d; return d }`
+        )
         expect(cyclic.reason).toBe("threw")
       }))
 
     it.scoped("null optional fields read as absent", () =>
       Effect.gen(function*() {
-        const decider = yield* load(`export function decide() { return { operation: "buy", leverage: null, reason: "x" } }`)
+        const decider = yield* load(
+          `export function decide() { return { operation: "buy", leverage: null, reason: "x" } }`
+        )
         expect(decisions(decider, bars(1))).toEqual([{ operation: "buy", reason: "x" }])
       }))
 
@@ -191,21 +234,34 @@ describe("QuickJS program runtime", () => {
         expect((yield* checkFailure(`export function choose() {}`)).error).toMatch(/decide/)
         expect((yield* checkFailure(`export const decide = 3`)).error).toMatch(/decide/)
         expect((yield* checkFailure(`for (;;) {}\nexport function decide() {}`)).error).toMatch(/CPU/)
-        yield* Effect.flatMap(ProgramRuntime, (runtime) => runtime.check(`export function decide() { return { operation: "hold" } }`))
+        yield* Effect.flatMap(
+          ProgramRuntime,
+          (runtime) => runtime.check(`export function decide() { return { operation: "hold" } }`)
+        )
       }))
 
     it.scoped("ta offers sma, ema, rsi, macd, atr and bollinger", () =>
       Effect.gen(function*() {
-        const values = yield* report(`(() => {
+        const values = yield* report(
+          `(() => {
           const up = Array.from({ length: 40 }, (_, i) => i + 1)
           const same = Array.from({ length: 40 }, () => 5)
           const candles = same.map((c) => ({ open: c, high: c + 1, low: c - 1, close: c }))
           return [ta.sma(up, 5), ta.sma(up, 50), ta.ema(same, 10), ta.rsi(up, 14), ta.macd(same), ta.atr(candles, 14),
             ta.bollinger(same, 20), ta.sma(data.candles, 2)]
-        })()`, 2)
+        })()`,
+          2
+        )
         const [first, second] = bars(2)
         expect(values).toEqual([
-          38, null, 5, 100, { macd: 0, signal: 0, histogram: 0 }, 2, { upper: 5, middle: 5, lower: 5 }, (first!.close + second!.close) / 2
+          38,
+          null,
+          5,
+          100,
+          { macd: 0, signal: 0, histogram: 0 },
+          2,
+          { upper: 5, middle: 5, lower: 5 },
+          (first!.close + second!.close) / 2
         ])
       }))
 
@@ -216,7 +272,8 @@ describe("QuickJS program runtime", () => {
           if (slow === null) return { operation: "hold" }
           return { operation: fast > slow ? "buy" : "sell", target_portion_of_balance: 0.5 + Math.random() / 2 }
         }`
-        const once = Effect.flatMap(load(code), (decide) => runBacktest(defaultSettings("1h"), Stream.fromIterable(bars(300)), decide))
+        const once = Effect.flatMap(load(code), (decide) =>
+          runBacktest(defaultSettings("1h"), Stream.fromIterable(bars(300)), decide))
         const first = yield* once
         expect(first.metrics.total_trades).toBeGreaterThan(5)
         expect(yield* once).toEqual(first)
@@ -239,29 +296,51 @@ describe("QuickJS program runtime", () => {
         // A seeded random walk with wide bars.
         let seed = 42, close = 100
         const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
-        const candles = Stream.fromIterable(bars(2_000).map((bar) => {
-          const open = close
-          close = open * (1 + (random() - 0.5) * 0.06)
-          return { ...bar, open, close, high: Math.max(open, close) * (1 + random() * 0.02), low: Math.min(open, close) * (1 - random() * 0.02) }
-        }))
+        const candles = Stream.fromIterable(
+          bars(2_000).map((bar) => {
+            const open = close
+            close = open * (1 + (random() - 0.5) * 0.06)
+            return {
+              ...bar,
+              open,
+              close,
+              high: Math.max(open, close) * (1 + random() * 0.02),
+              low: Math.min(open, close) * (1 - random() * 0.02)
+            }
+          })
+        )
         const settings = defaultSettings("1h")
-        const sandboxed = yield* Effect.flatMap(load(`export ${source}`), (decider) => runBacktest(settings, candles, decider))
+        const sandboxed = yield* Effect.flatMap(
+          load(`export ${source}`),
+          (decider) => runBacktest(settings, candles, decider)
+        )
         const history: Array<Candle> = []
         const hostDecide = new Function(`${source}\nreturn decide`)() as (data: unknown) => Decision
-        const hosted = yield* runBacktest(settings, candles, decideEachBar((bar, account) => {
-          history.push(bar)
-          if (history.length > candleWindow) history.shift()
-          return hostDecide({ bar, candles: history, ...account })
-        }))
-        expect(new Set(sandboxed.trades.map((t) => t.exit_reason))).toEqual(new Set(["take_profit", "stop_loss", "liquidation", "reversal"]))
+        const hosted = yield* runBacktest(
+          settings,
+          candles,
+          decideEachBar((bar, account) => {
+            history.push(bar)
+            if (history.length > candleWindow) history.shift()
+            return hostDecide({ bar, candles: history, ...account })
+          })
+        )
+        expect(new Set(sandboxed.trades.map((t) => t.exit_reason))).toEqual(
+          new Set(["take_profit", "stop_loss", "liquidation", "reversal"])
+        )
         expect(sandboxed).toEqual(hosted)
       }))
 
     it.scoped("a failing program fails the backtest with its typed error", () =>
       Effect.gen(function*() {
-        const decide = yield* load(`export function decide(data) { if (data.candles.length === 3) throw new Error("third"); return { operation: "hold" } }`)
+        const decide = yield* load(
+          `export function decide(data) { if (data.candles.length === 3) throw new Error("third"); return { operation: "hold" } }`
+        )
         const exit = yield* Effect.exit(runBacktest(defaultSettings("1h"), Stream.fromIterable(bars(10)), decide))
-        expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error).toMatchObject({ reason: "threw", time: bars(3)[2]!.time })
+        expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error).toMatchObject({
+          reason: "threw",
+          time: bars(3)[2]!.time
+        })
       }))
   })
 })
@@ -269,18 +348,22 @@ describe("QuickJS program runtime", () => {
 describe("compileProgram", () => {
   it.effect("compiles TypeScript to JavaScript that keeps its lines", () =>
     Effect.gen(function*() {
-      const js = yield* compileProgram(`type D = { candles: Array<unknown> }\nexport function decide(data: D): { operation: string } {\n  return { operation: "hold" }\n}`, "typescript")
+      const js = yield* compileProgram(
+        `type D = { candles: Array<unknown> }\nexport function decide(data: D): { operation: string } {\n  return { operation: "hold" }\n}`,
+        "typescript"
+      )
       expect(js).not.toContain(": D")
       expect(js.split("\n")[1]).toContain("export function decide(data)")
     }))
 
   it.effect("answers program_invalid with the position of a TypeScript syntax error, and unsupported_language otherwise", () =>
     Effect.gen(function*() {
-      expect(yield* Effect.flip(compileProgram(`export function decide(data: number {\n}`, "typescript"))).toMatchObject({
-        _tag: "ProgramInvalid",
-        line: 1,
-        column: 37
-      })
+      expect(yield* Effect.flip(compileProgram(`export function decide(data: number {\n}`, "typescript")))
+        .toMatchObject({
+          _tag: "ProgramInvalid",
+          line: 1,
+          column: 37
+        })
       expect((yield* Effect.flip(compileProgram("x", "python")))._tag).toBe("UnsupportedLanguage")
       expect(yield* compileProgram("export const decide = 1", "javascript")).toBe("export const decide = 1")
     }))

@@ -22,7 +22,10 @@ const flat: AccountView = { position: null, balance: 10_000, equity: 10_000 }
 const open = { floor: -Infinity, ceiling: Infinity }
 
 const load = (code: string) =>
-  Effect.flatMap(ProgramRuntime, (runtime) => runtime.load({ code, symbol: "BTC", timeframe: "1h", params: {}, seed: 1 }))
+  Effect.flatMap(
+    ProgramRuntime,
+    (runtime) => runtime.load({ code, symbol: "BTC", timeframe: "1h", params: {}, seed: 1 })
+  )
 
 /** Feeds the bars in engine chunks of `chunkSize`, as the engine does, and answers the decisions other than hold. */
 const drive = (decider: Decider, candles: ReadonlyArray<Candle>, chunkSize: number) => {
@@ -63,16 +66,34 @@ describe("ta over data.candles, computed by the host", () => {
       Effect.gen(function*() {
         const candles = walk(1_500)
         const calls = [
-          ["sma", 10], ["sma", 30], ["sma", 500], ["sma", 600], ["ema", 2.5], ["ema", 12], ["ema", 10, 99], ["rsi"], ["rsi", 7],
-          ["macd"], ["macd", 5, 13, 4], ["atr"], ["atr", 21], ["bollinger"], ["bollinger", 15, 1.5]
+          ["sma", 10],
+          ["sma", 30],
+          ["sma", 500],
+          ["sma", 600],
+          ["ema", 2.5],
+          ["ema", 12],
+          ["ema", 10, 99],
+          ["rsi"],
+          ["rsi", 7],
+          ["macd"],
+          ["macd", 5, 13, 4],
+          ["atr"],
+          ["atr", 21],
+          ["bollinger"],
+          ["bollinger", 15, 1.5]
         ]
         // Each call on data.candles against the same call on a copy, which the host never computes.
-        const report = yield* reportOf(reporting(candles.at(-1)!.time, "{ checked, numbers, differ }", `
+        const report = yield* reportOf(
+          reporting(
+            candles.at(-1)!.time,
+            "{ checked, numbers, differ }",
+            `
           const calls = ${JSON.stringify(calls)}
           const same = (x, y) => x === null || typeof x === "number" ? Object.is(x, y)
             : y !== null && Object.keys(x).join() === Object.keys(y).join() && Object.keys(x).every((k) => Object.is(x[k], y[k]))
           let checked = 0, numbers = 0, bar = 0
-          const differ = []`, `
+          const differ = []`,
+            `
           const copy = data.candles.slice()
           // One call starts late, once the host's window has long been full.
           for (const [name, ...args] of ++bar > 900 ? [...calls, ["sma", 7]] : calls) {
@@ -80,7 +101,10 @@ describe("ta over data.candles, computed by the host", () => {
             checked++
             if (own !== null) numbers++
             if (!same(fromHost, own) && differ.length < 5) differ.push([name, args, data.candles.length, fromHost, own])
-          }`), candles)
+          }`
+          ),
+          candles
+        )
         expect(report).toMatchObject({ checked: calls.length * candles.length + 600, differ: [] })
         expect(report.numbers).toBeGreaterThan(calls.length * 1_000)
       }))
@@ -89,12 +113,15 @@ describe("ta over data.candles, computed by the host", () => {
       Effect.gen(function*() {
         const candles = walk(1_500)
         // A fractional period makes sma read past the candles: null while too short, then a TypeError.
-        const report = yield* reportOf(reporting(
-          candles.at(-1)!.time,
-          "[caught, nulls]",
-          "let caught = 0, nulls = 0",
-          "try { if (ta.sma(data.candles, 2.5) === null) nulls++ } catch (e) { if (e instanceof TypeError) caught++ }"
-        ), candles)
+        const report = yield* reportOf(
+          reporting(
+            candles.at(-1)!.time,
+            "[caught, nulls]",
+            "let caught = 0, nulls = 0",
+            "try { if (ta.sma(data.candles, 2.5) === null) nulls++ } catch (e) { if (e instanceof TypeError) caught++ }"
+          ),
+          candles
+        )
         expect(report).toEqual([candles.length - 2, 2])
       }))
 
@@ -102,11 +129,19 @@ describe("ta over data.candles, computed by the host", () => {
       Effect.gen(function*() {
         const candles = walk(1_500)
         // Each conversion of the period, to a number or to a key, counts.
-        const report = yield* reportOf(reporting(candles.at(-1)!.time, "[onWindow.count, onCopy.count]", `
+        const report = yield* reportOf(
+          reporting(
+            candles.at(-1)!.time,
+            "[onWindow.count, onCopy.count]",
+            `
           const period = () => ({ count: 0, valueOf() { this.count++; return 3 }, toString() { this.count++; return "3" } })
-          const onWindow = period(), onCopy = period()`, `
+          const onWindow = period(), onCopy = period()`,
+            `
           ta.sma(data.candles, onWindow)
-          ta.sma(data.candles.slice(), onCopy)`), candles)
+          ta.sma(data.candles.slice(), onCopy)`
+          ),
+          candles
+        )
         expect(report[0]).toBeGreaterThan(candles.length)
         expect(report[0]).toBe(report[1])
       }))
@@ -115,9 +150,17 @@ describe("ta over data.candles, computed by the host", () => {
       Effect.gen(function*() {
         const candles = walk(1_500)
         // Each bar overwrites the candle it was given; ta.sma on data.candles still sees the market.
-        const [fromHost, copy] = yield* reportOf(reporting(candles.at(-1)!.time, "report", "", `
+        const [fromHost, copy] = yield* reportOf(
+          reporting(
+            candles.at(-1)!.time,
+            "report",
+            "",
+            `
           const report = [ta.sma(data.candles, 3), ta.sma(data.candles.slice(), 3)]
-          data.candles[data.candles.length - 1] = { close: 0 }`), candles)
+          data.candles[data.candles.length - 1] = { close: 0 }`
+          ),
+          candles
+        )
         const lastThree = candles.slice(-3).map((c) => c.close)
         expect(fromHost).toBe(mean(lastThree))
         expect(copy).toBe((0 + 0 + lastThree[2]!) / 3)
@@ -128,11 +171,19 @@ describe("ta over data.candles, computed by the host", () => {
         const candles = walk(1_200)
         // The program sums 400 EMAs over the window each bar before deciding.
         const program = (series: string) =>
-          reporting(candles.at(-1)!.time, "sum", "let sum = 0", `
+          reporting(
+            candles.at(-1)!.time,
+            "sum",
+            "let sum = 0",
+            `
             const series = ${series}
-            for (let k = 0; k < 400; k++) sum += ta.ema(series, 20) ?? 0`)
+            for (let k = 0; k < 400; k++) sum += ta.ema(series, 20) ?? 0`
+          )
         const run = (series: string) =>
-          Effect.flatMap(load(program(series)), (decider) => Effect.try({ try: () => drive(decider, candles, 1_000), catch: (e) => e }))
+          Effect.flatMap(
+            load(program(series)),
+            (decider) => Effect.try({ try: () => drive(decider, candles, 1_000), catch: (e) => e })
+          )
         expect((yield* run("data.candles")).map((d) => d.operation)).toEqual(["close"])
         const error = yield* Effect.flip(run("data.candles.slice()"))
         expect(error).toBeInstanceOf(ProgramRunError)
@@ -142,13 +193,18 @@ describe("ta over data.candles, computed by the host", () => {
     it.scoped("bars skipped or left out of a chunk turn the host's values off, so ta still matches data.candles", () =>
       Effect.gen(function*() {
         const candles = walk(1_500)
-        const program = reporting(candles.at(-1)!.time, "mean", "", `
+        const program = reporting(
+          candles.at(-1)!.time,
+          "mean",
+          "",
+          `
           const mean = ta.sma(data.candles, 2)
-          if (data.bar.time === ${candles[1_497]!.time}) return { operation: "close" }`)
+          if (data.bar.time === ${candles[1_497]!.time}) return { operation: "close" }`
+        )
         /** Feeds bars 0 to 1497 of `first`, where the first pieces see the call and the later ones get the host's values. */
         const upTo1497 = (decider: Decider, first: ReadonlyArray<Candle>) => {
           decider.chunk(first)
-          for (let from = 0; ;) {
+          for (let from = 0;;) {
             const stop = decider.decide(from, flat, open)
             if (stop.decision !== undefined) return
             from = stop.index
@@ -169,8 +225,15 @@ describe("ta over data.candles, computed by the host", () => {
     it.scoped("a program that garbles the report of its calls (a toJSON on arrays) only loses the host's values", () =>
       Effect.gen(function*() {
         const candles = walk(1_500)
-        const report = yield* reportOf(reporting(candles.at(-1)!.time, "ta.sma(data.candles, 3)", `
-          Object.defineProperty(Array.prototype, "toJSON", { value() { return "garbled" } })`), candles)
+        const report = yield* reportOf(
+          reporting(
+            candles.at(-1)!.time,
+            "ta.sma(data.candles, 3)",
+            `
+          Object.defineProperty(Array.prototype, "toJSON", { value() { return "garbled" } })`
+          ),
+          candles
+        )
         expect(report).toBe(mean(candles.slice(-3).map((c) => c.close)))
       }))
   })

@@ -24,10 +24,39 @@ const sample = (at: number, fields: Partial<MarketSample> = {}): MarketSample =>
 const history = [
   sample(-75, { price: 50, open_interest: 1, taker_buy_volume: 1e9, bid_depth: 1e9 }),
   sample(0, { price: 100, open_interest: 1_000, taker_buy_volume: 777, taker_sell_volume: 555 }),
-  sample(15, { price: 110, open_interest: 1_100, taker_buy_volume: 300, taker_sell_volume: 100, bid_depth: 900, ask_depth: 100 }),
-  sample(30, { price: 90, open_interest: 1_050, taker_buy_volume: 100, taker_sell_volume: 100, bid_depth: 500, ask_depth: 500 }),
-  sample(45, { price: 95, open_interest: 1_200, taker_buy_volume: 200, taker_sell_volume: 400, bid_depth: 100, ask_depth: 300 }),
-  sample(60, { price: 105, open_interest: 1_250, funding_rate: -0.00025, taker_buy_volume: 400, taker_sell_volume: 0, bid_depth: 600, ask_depth: 200 })
+  sample(15, {
+    price: 110,
+    open_interest: 1_100,
+    taker_buy_volume: 300,
+    taker_sell_volume: 100,
+    bid_depth: 900,
+    ask_depth: 100
+  }),
+  sample(30, {
+    price: 90,
+    open_interest: 1_050,
+    taker_buy_volume: 100,
+    taker_sell_volume: 100,
+    bid_depth: 500,
+    ask_depth: 500
+  }),
+  sample(45, {
+    price: 95,
+    open_interest: 1_200,
+    taker_buy_volume: 200,
+    taker_sell_volume: 400,
+    bid_depth: 100,
+    ask_depth: 300
+  }),
+  sample(60, {
+    price: 105,
+    open_interest: 1_250,
+    funding_rate: -0.00025,
+    taker_buy_volume: 400,
+    taker_sell_volume: 0,
+    bid_depth: 600,
+    ask_depth: 200
+  })
 ]
 const at = t0 + 60 * second
 

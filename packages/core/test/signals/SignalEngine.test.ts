@@ -12,21 +12,21 @@ import {
   SignalEngineRepo,
   Signals,
   SignalsRepo,
+  simulatedWalletActivity,
   type StorageConfig,
   type Trigger,
   Unavailable,
   type UserId,
   type Venue,
   Venues,
-  simulatedWalletActivity,
   WalletActivity,
   type WalletSnapshot
 } from "@trading-platform/core"
+import { testOptions } from "@trading-platform/core/testing"
 import { Chunk, Duration, Effect, Exit, Layer, Queue, Scope, TestClock } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { testOptions } from "@trading-platform/core/testing"
 
 const start = Date.parse("2025-03-01T00:00:00Z")
 
@@ -44,7 +44,9 @@ const scriptedVenue = Effect.map(makeSimulatedVenue("venue1", 42), (venue) => {
         asks: book.asks
       })),
     openInterest: (symbol) =>
-      script.failing.has(symbol) ? Effect.fail(new Unavailable({ error: "venue1 is down for maintenance" })) : venue.openInterest(symbol)
+      script.failing.has(symbol)
+        ? Effect.fail(new Unavailable({ error: "venue1 is down for maintenance" }))
+        : venue.openInterest(symbol)
   }
   return { script, scripted }
 })
@@ -59,8 +61,15 @@ const instance = (
   wallets: WalletActivity["Type"] = simulatedWalletActivity(42)
 ) =>
   Layer.mergeAll(SignalEngineLive, Signals.Default).pipe(
-    Layer.provideMerge(Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default, Layer.succeed(WalletActivity, wallets))),
-    Layer.provideMerge(Layer.effect(Venues, Effect.map(makeSimulatedVenue("venue2", 42), (venue2) => ({ venue1: script.scripted, venue2 })))),
+    Layer.provideMerge(
+      Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default, Layer.succeed(WalletActivity, wallets))
+    ),
+    Layer.provideMerge(
+      Layer.effect(
+        Venues,
+        Effect.map(makeSimulatedVenue("venue2", 42), (venue2) => ({ venue1: script.scripted, venue2 }))
+      )
+    ),
     Layer.provideMerge(DatabaseLive),
     Layer.provideMerge(PlatformConfig.layer(testOptions(storage, overrides)))
   )
@@ -72,7 +81,12 @@ const newUser = Effect.gen(function*() {
   const [row] = yield* sql<{ id: number }>`
     INSERT INTO users (email, username, password_hash, created_at, updated_at)
     VALUES (${`${name}@example.com`}, ${name}, 'x', now(), now()) RETURNING id`
-  return { id: row!.id as UserId, email: `${name}@example.com`, username: name, sessionId: 1 as SessionId } satisfies CurrentUserShape
+  return {
+    id: row!.id as UserId,
+    email: `${name}@example.com`,
+    username: name,
+    sessionId: 1 as SessionId
+  } satisfies CurrentUserShape
 })
 
 /** A pool on BTC (and `symbols`) whose one signal is met while depth_ratio > 1. */
@@ -127,8 +141,16 @@ describe("signal engine", () => {
           new Date(start + 60_000).toISOString(),
           new Date(start + 15_000).toISOString()
         ])
-        expect(log.triggers[0]).toMatchObject({ pool_id: pool.id, user_id: caller.id, symbol: "BTC", logic: "AND", wallet_event: null })
-        expect(log.triggers[0]!.values).toEqual([expect.objectContaining({ metric: "depth_ratio", operator: "gt", threshold: 1, met: true })])
+        expect(log.triggers[0]).toMatchObject({
+          pool_id: pool.id,
+          user_id: caller.id,
+          symbol: "BTC",
+          logic: "AND",
+          wallet_event: null
+        })
+        expect(log.triggers[0]!.values).toEqual([
+          expect.objectContaining({ metric: "depth_ratio", operator: "gt", threshold: 1, met: true })
+        ])
         expect(log.triggers[0]!.values[0]!.value).toBeCloseTo(2)
         expect(log.triggers[1]!.values[0]!.value).toBeCloseTo(2)
       }).pipe(Effect.provide(context))
@@ -143,12 +165,15 @@ describe("signal engine", () => {
         const caller = yield* newUser
         const signals = yield* Signals
         const make = (threshold: number, enabled = true) =>
-          Effect.map(signals.create(caller, {
-            signal_name: `depth over ${threshold}`,
-            exchange: "venue1",
-            trigger_condition: { metric: "depth_ratio", operator: "gt", threshold, time_window: "1m" },
-            enabled
-          }), (s) => s.id)
+          Effect.map(
+            signals.create(caller, {
+              signal_name: `depth over ${threshold}`,
+              exchange: "venue1",
+              trigger_condition: { metric: "depth_ratio", operator: "gt", threshold, time_window: "1m" },
+              enabled
+            }),
+            (s) => s.id
+          )
         const [low, high, off] = [yield* make(1), yield* make(5), yield* make(100, false)]
         const pool = (logic: "AND" | "OR", ids: Array<typeof low>) =>
           signals.createPool(caller, {
@@ -204,35 +229,42 @@ describe("signal engine", () => {
       }).pipe(Effect.provide(context))
     }))
 
-  it.scoped("a restart keeps edges and windows: met before the restart does not fire again after it", () =>
-    Effect.gen(function*() {
-      yield* TestClock.setTime(start)
-      const dataDir = mkdtempSync(join(tmpdir(), "signals-restart-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
-      const storage: StorageConfig = { kind: "pglite", dataDir }
-      const venue = yield* scriptedVenue
-      const first = yield* Scope.make()
-      const caller = yield* Effect.gen(function*() {
-        const caller = yield* newUser
-        yield* depthPool(caller)
-        expect((yield* roundWith(venue.script, 2)).length).toBe(1)
-        return caller
-      }).pipe(Effect.provide(yield* Layer.buildWithScope(instance(storage, venue), first)))
-      yield* Scope.close(first, Exit.void)
+  it.scoped(
+    "a restart keeps edges and windows: met before the restart does not fire again after it",
+    () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(start)
+        const dataDir = mkdtempSync(join(tmpdir(), "signals-restart-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
+        const storage: StorageConfig = { kind: "pglite", dataDir }
+        const venue = yield* scriptedVenue
+        const first = yield* Scope.make()
+        const caller = yield* Effect.gen(function*() {
+          const caller = yield* newUser
+          yield* depthPool(caller)
+          expect((yield* roundWith(venue.script, 2)).length).toBe(1)
+          return caller
+        }).pipe(Effect.provide(yield* Layer.buildWithScope(instance(storage, venue), first)))
+        yield* Scope.close(first, Exit.void)
 
-      const second = yield* Layer.build(instance(storage, venue))
-      yield* Effect.gen(function*() {
-        const engine = yield* SignalEngine
-        // Still met after the restart: no new edge.
-        expect((yield* roundWith(venue.script, 3)).length).toBe(0)
-        // The window spans the restart.
-        expect((yield* engine.samples("venue1", "BTC")).map((s) => s.sampled_at)).toEqual([start + 15_000, start + 30_000])
-        expect((yield* roundWith(venue.script, 0.5)).length).toBe(0)
-        expect((yield* roundWith(venue.script, 2)).length).toBe(1)
-        const log = yield* Effect.flatMap(Signals, (s) => s.triggers(caller, { limit: 50, offset: 0 }))
-        expect(log.triggers).toHaveLength(2)
-      }).pipe(Effect.provide(second))
-    }), { timeout: 60_000 })
+        const second = yield* Layer.build(instance(storage, venue))
+        yield* Effect.gen(function*() {
+          const engine = yield* SignalEngine
+          // Still met after the restart: no new edge.
+          expect((yield* roundWith(venue.script, 3)).length).toBe(0)
+          // The window spans the restart.
+          expect((yield* engine.samples("venue1", "BTC")).map((s) => s.sampled_at)).toEqual([
+            start + 15_000,
+            start + 30_000
+          ])
+          expect((yield* roundWith(venue.script, 0.5)).length).toBe(0)
+          expect((yield* roundWith(venue.script, 2)).length).toBe(1)
+          const log = yield* Effect.flatMap(Signals, (s) => s.triggers(caller, { limit: 50, offset: 0 }))
+          expect(log.triggers).toHaveLength(2)
+        }).pipe(Effect.provide(second))
+      }),
+    { timeout: 60_000 }
+  )
 
   it.scoped("with the sampler on, rounds run on the clock and triggers reach subscribers without real waiting", () =>
     Effect.gen(function*() {
@@ -240,7 +272,9 @@ describe("signal engine", () => {
       const venue = yield* scriptedVenue
       venue.script.bidScale = 0.5
       const context = yield* Layer.build(
-        instance(memory, venue, { signals: { sampler: true, samplingInterval: Duration.seconds(15), lease: Duration.seconds(60) } })
+        instance(memory, venue, {
+          signals: { sampler: true, samplingInterval: Duration.seconds(15), lease: Duration.seconds(60) }
+        })
       )
       yield* Effect.gen(function*() {
         const engine = yield* SignalEngine
@@ -256,7 +290,11 @@ describe("signal engine", () => {
         yield* TestClock.adjust(Duration.seconds(15))
         expect(yield* samples()).toBe(2)
         const fired: Trigger = yield* Queue.take(events)
-        expect(fired).toMatchObject({ pool_id: pool.id, symbol: "BTC", fired_at: new Date(start + 30_000).toISOString() })
+        expect(fired).toMatchObject({
+          pool_id: pool.id,
+          symbol: "BTC",
+          fired_at: new Date(start + 30_000).toISOString()
+        })
         yield* TestClock.adjust(Duration.seconds(45))
         expect(yield* samples()).toBe(5)
         expect(Chunk.size(yield* Queue.takeAll(events))).toBe(0)
@@ -296,7 +334,14 @@ describe("signal engine", () => {
         })
         const kinds = (fired: ReadonlyArray<Trigger>) => fired.map((t) => `${t.symbol}:${t.wallet_event?.kind}`)
         expect(kinds(yield* roundWith(venue.script, 1))).toEqual([])
-        snapshot = { positions: [{ symbol: "BTC", size: 1.05, entry_price: 60_000 }, { symbol: "ETH", size: -3, entry_price: 3_000 }], liquidations: [] }
+        snapshot = {
+          positions: [{ symbol: "BTC", size: 1.05, entry_price: 60_000 }, {
+            symbol: "ETH",
+            size: -3,
+            entry_price: 3_000
+          }],
+          liquidations: []
+        }
         const opened = yield* roundWith(venue.script, 1)
         expect(kinds(opened)).toEqual(["ETH:opened"])
         expect(opened[0]).toMatchObject({ pool_id: pool.id, source_type: "wallet_tracking", values: [] })
@@ -308,7 +353,14 @@ describe("signal engine", () => {
           price: 3_000,
           time: new Date(start + 30_000).toISOString()
         })
-        snapshot = { positions: [{ symbol: "BTC", size: 1.5, entry_price: 61_000 }, { symbol: "ETH", size: 2, entry_price: 3_100 }], liquidations: [] }
+        snapshot = {
+          positions: [{ symbol: "BTC", size: 1.5, entry_price: 61_000 }, {
+            symbol: "ETH",
+            size: 2,
+            entry_price: 3_100
+          }],
+          liquidations: []
+        }
         expect(kinds(yield* roundWith(venue.script, 1))).toEqual(["BTC:size_changed", "ETH:flipped"])
         snapshot = { positions: [], liquidations: [{ symbol: "ETH", time: start + 50_000, size: 2, price: 2_500 }] }
         expect(kinds(yield* roundWith(venue.script, 1))).toEqual(["ETH:liquidated", "BTC:closed"])
@@ -317,7 +369,12 @@ describe("signal engine", () => {
         down = true
         yield* roundWith(venue.script, 1)
         const status = yield* signals.walletStatus(caller)
-        expect(status).toEqual({ enabled: true, last_sync_at: new Date(start + 75_000).toISOString(), tracked_wallets: 1, errors: 1 })
+        expect(status).toEqual({
+          enabled: true,
+          last_sync_at: new Date(start + 75_000).toISOString(),
+          tracked_wallets: 1,
+          errors: 1
+        })
       }).pipe(Effect.provide(context))
     }))
 

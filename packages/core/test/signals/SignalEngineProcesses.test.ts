@@ -9,10 +9,10 @@ import {
   Signals,
   Users
 } from "@trading-platform/core"
+import { testDatabaseUrl, testOptions, testStorages } from "@trading-platform/core/testing"
 import { type Context, Effect, Layer, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { testDatabaseUrl, testOptions, testStorages } from "@trading-platform/core/testing"
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url))
 const workerScript = fileURLToPath(new URL("../support/WorkerProcess.ts", import.meta.url))
@@ -21,21 +21,28 @@ const workerScript = fileURLToPath(new URL("../support/WorkerProcess.ts", import
 const engineProcess = (url: Redacted.Redacted) =>
   Effect.acquireRelease(
     Effect.async<ChildProcess>((resume) => {
-      const child = spawn(process.execPath, ["--conditions=@trading-platform/source", "--import", "tsx", workerScript], {
-        cwd: root,
-        env: {
-          ...process.env,
-          DATABASE_URL: Redacted.value(url),
-          SECRET_KEY: "test-secret-key-0123456789abcdef0123456789",
-          BACKTEST_CONCURRENCY: "0",
-          SIGNAL_SAMPLER: "true",
-          SAMPLING_INTERVAL_S: "1",
-          SIGNAL_LEASE_S: "2"
-        },
-        stdio: ["ignore", "pipe", "inherit"]
-      })
+      const child = spawn(
+        process.execPath,
+        ["--conditions=@trading-platform/source", "--import", "tsx", workerScript],
+        {
+          cwd: root,
+          env: {
+            ...process.env,
+            DATABASE_URL: Redacted.value(url),
+            SECRET_KEY: "test-secret-key-0123456789abcdef0123456789",
+            BACKTEST_CONCURRENCY: "0",
+            SIGNAL_SAMPLER: "true",
+            SAMPLING_INTERVAL_S: "1",
+            SIGNAL_LEASE_S: "2"
+          },
+          stdio: ["ignore", "pipe", "inherit"]
+        }
+      )
       child.stdout!.on("data", (data) => String(data).includes("ready") && resume(Effect.succeed(child)))
-      child.once("exit", (code, signal) => resume(Effect.die(new Error(`the engine process exited with ${code ?? signal}`))))
+      child.once(
+        "exit",
+        (code, signal) => resume(Effect.die(new Error(`the engine process exited with ${code ?? signal}`)))
+      )
     }),
     (child) => Effect.sync(() => child.kill("SIGKILL"))
   )
@@ -47,77 +54,92 @@ interface SampleRow extends Omit<MarketSample, "sampled_at"> {
 }
 
 describe.skipIf(testDatabaseUrl === undefined)("signal engine across processes over postgres", () => {
-  it.scopedLive("two server processes on one database write every expected trigger exactly once, across a takeover", () =>
-    Effect.gen(function*() {
-      const storage = yield* testStorages[1]!.storage
-      if (storage.kind !== "postgres") return yield* Effect.die(new Error("expected PostgreSQL"))
-      // This instance only sets up (and creates the schema); its engine stays off.
-      const setup = yield* Layer.build(PlatformLive.pipe(Layer.provideMerge(PlatformConfig.layer(testOptions(storage)))))
-      const on = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provide(effect, setup as Context.Context<any>)
+  it.scopedLive(
+    "two server processes on one database write every expected trigger exactly once, across a takeover",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* testStorages[1]!.storage
+        if (storage.kind !== "postgres") return yield* Effect.die(new Error("expected PostgreSQL"))
+        // This instance only sets up (and creates the schema); its engine stays off.
+        const setup = yield* Layer.build(
+          PlatformLive.pipe(Layer.provideMerge(PlatformConfig.layer(testOptions(storage))))
+        )
+        const on = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provide(effect, setup as Context.Context<any>)
 
-      const pool = yield* on(Effect.gen(function*() {
-        const name = `engine_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-        const user = yield* Effect.flatMap(Users, (users) =>
-          users.register({ email: `${name}@example.com`, username: name, password: "long enough password" }))
-        const caller = { id: user.id, email: user.email, username: user.username, sessionId: 1 as SessionId }
-        const signals = yield* Signals
-        // The simulated book changes every second, so this flips often.
-        const signal = yield* signals.create(caller, {
-          signal_name: "bids outweigh asks",
-          exchange: "venue1",
-          trigger_condition: { metric: "depth_ratio", operator: "gt", threshold: 1, time_window: "1m" },
-          enabled: true
-        })
-        return yield* signals.createPool(caller, {
-          pool_name: "flippy",
-          exchange: "venue1",
-          source_type: "market_signals",
-          source_config: {},
-          signal_ids: [signal.id],
-          symbols: ["BTC", "ETH"],
-          logic: "AND",
-          enabled: true
-        })
-      }))
-      const sql = yield* on(SqlClient.SqlClient)
+        const pool = yield* on(Effect.gen(function*() {
+          const name = `engine_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+          const user = yield* Effect.flatMap(
+            Users,
+            (users) =>
+              users.register({ email: `${name}@example.com`, username: name, password: "long enough password" })
+          )
+          const caller = { id: user.id, email: user.email, username: user.username, sessionId: 1 as SessionId }
+          const signals = yield* Signals
+          // The simulated book changes every second, so this flips often.
+          const signal = yield* signals.create(caller, {
+            signal_name: "bids outweigh asks",
+            exchange: "venue1",
+            trigger_condition: { metric: "depth_ratio", operator: "gt", threshold: 1, time_window: "1m" },
+            enabled: true
+          })
+          return yield* signals.createPool(caller, {
+            pool_name: "flippy",
+            exchange: "venue1",
+            source_type: "market_signals",
+            source_config: {},
+            signal_ids: [signal.id],
+            symbols: ["BTC", "ETH"],
+            logic: "AND",
+            enabled: true
+          })
+        }))
+        const sql = yield* on(SqlClient.SqlClient)
 
-      const [first, second] = yield* Effect.all([engineProcess(storage.url), engineProcess(storage.url)], { concurrency: "unbounded" })
-      yield* pause(6_000)
-      // Kill whichever process holds the engine; the other takes it over once the lease runs out.
-      const [lease] = yield* sql<{ holder: string }>`SELECT holder FROM engine_leases`
-      const leader = Number(lease!.holder.split(":")[1])
-      const [victim, survivor] = leader === first.pid ? [first, second] : [second, first]
-      expect(victim.pid).toBe(leader)
-      victim.kill("SIGKILL")
-      const killedAt = new Date()
-      yield* pause(8_000)
-      const [after] = yield* sql<{ holder: string }>`SELECT holder FROM engine_leases`
-      expect(Number(after!.holder.split(":")[1])).toBe(survivor.pid)
-      survivor.kill("SIGKILL")
-      yield* pause(200)
-
-      // Replay the stored samples through the same evaluation: the rising edges are the expected triggers.
-      const signals = new Map(
-        (yield* sql<any>`SELECT * FROM signals`).map((s: any) => [s.id, { ...s, trigger_condition: JSON.parse(s.trigger_condition) }])
-      )
-      const expected: Array<string> = []
-      for (const symbol of pool.symbols) {
-        const rows = yield* sql<SampleRow>`SELECT * FROM signal_samples WHERE symbol = ${symbol} ORDER BY sampled_at`
-        const history = rows.map((r): MarketSample => ({ ...r, sampled_at: r.sampled_at.getTime() }))
-        let met = false
-        history.forEach((sample, i) => {
-          const now = evaluatePool(pool, signals, history.slice(0, i + 1), sample.sampled_at).met
-          if (now && !met) expected.push(`${symbol}@${new Date(sample.sampled_at).toISOString()}`)
-          met = now
+        const [first, second] = yield* Effect.all([engineProcess(storage.url), engineProcess(storage.url)], {
+          concurrency: "unbounded"
         })
-      }
-      const written = (yield* sql<{ symbol: string; fired_at: Date }>`SELECT symbol, fired_at FROM signal_triggers WHERE pool_id = ${pool.id}`)
-        .map((t) => `${t.symbol}@${t.fired_at.toISOString()}`)
-      expect(written.sort()).toEqual(expected.sort())
-      expect(new Set(written).size).toBe(written.length)
-      // Both processes fired some: before the kill and after the takeover.
-      const times = written.map((w) => Date.parse(w.split("@")[1]!))
-      expect(times.some((t) => t < killedAt.getTime())).toBe(true)
-      expect(times.some((t) => t > killedAt.getTime())).toBe(true)
-    }), { timeout: 90_000 })
+        yield* pause(6_000)
+        // Kill whichever process holds the engine; the other takes it over once the lease runs out.
+        const [lease] = yield* sql<{ holder: string }>`SELECT holder FROM engine_leases`
+        const leader = Number(lease!.holder.split(":")[1])
+        const [victim, survivor] = leader === first.pid ? [first, second] : [second, first]
+        expect(victim.pid).toBe(leader)
+        victim.kill("SIGKILL")
+        const killedAt = new Date()
+        yield* pause(8_000)
+        const [after] = yield* sql<{ holder: string }>`SELECT holder FROM engine_leases`
+        expect(Number(after!.holder.split(":")[1])).toBe(survivor.pid)
+        survivor.kill("SIGKILL")
+        yield* pause(200)
+
+        // Replay the stored samples through the same evaluation: the rising edges are the expected triggers.
+        const signals = new Map(
+          (yield* sql<any>`SELECT * FROM signals`).map((
+            s: any
+          ) => [s.id, { ...s, trigger_condition: JSON.parse(s.trigger_condition) }])
+        )
+        const expected: Array<string> = []
+        for (const symbol of pool.symbols) {
+          const rows = yield* sql<SampleRow>`SELECT * FROM signal_samples WHERE symbol = ${symbol} ORDER BY sampled_at`
+          const history = rows.map((r): MarketSample => ({ ...r, sampled_at: r.sampled_at.getTime() }))
+          let met = false
+          history.forEach((sample, i) => {
+            const now = evaluatePool(pool, signals, history.slice(0, i + 1), sample.sampled_at).met
+            if (now && !met) expected.push(`${symbol}@${new Date(sample.sampled_at).toISOString()}`)
+            met = now
+          })
+        }
+        const written = (yield* sql<
+          { symbol: string; fired_at: Date }
+        >`SELECT symbol, fired_at FROM signal_triggers WHERE pool_id = ${pool.id}`)
+          .map((t) => `${t.symbol}@${t.fired_at.toISOString()}`)
+        expect(written.sort()).toEqual(expected.sort())
+        expect(new Set(written).size).toBe(written.length)
+        // Both processes fired some: before the kill and after the takeover.
+        const times = written.map((w) => Date.parse(w.split("@")[1]!))
+        expect(times.some((t) => t < killedAt.getTime())).toBe(true)
+        expect(times.some((t) => t > killedAt.getTime())).toBe(true)
+      }),
+    { timeout: 90_000 }
+  )
 })

@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { httpWalletActivity, type VenueConnection } from "@trading-platform/core"
-import { Duration, Effect } from "effect"
 import { type FakeVenue, startFakeVenue1 } from "@trading-platform/core/testing"
+import { Duration, Effect } from "effect"
 
-const connection = (baseUrl: string): VenueConnection => ({ mode: "http", baseUrl, timeout: Duration.seconds(1), retries: 0 })
+const connection = (baseUrl: string): VenueConnection => ({
+  mode: "http",
+  baseUrl,
+  timeout: Duration.seconds(1),
+  retries: 0
+})
 const wallet = `0x${"ab".repeat(20)}`
 
 let fake: FakeVenue

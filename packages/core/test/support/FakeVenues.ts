@@ -18,7 +18,9 @@ export interface FakeVenue {
   readonly close: () => Promise<void>
 }
 
-type Handler = (route: { readonly path: string; readonly params: URLSearchParams; readonly body: any; readonly req: IncomingMessage }) => {
+type Handler = (
+  route: { readonly path: string; readonly params: URLSearchParams; readonly body: any; readonly req: IncomingMessage }
+) => {
   readonly status?: number
   readonly json: unknown
   readonly key?: string
@@ -110,17 +112,27 @@ export const venue1RestingOrder = 78
 /** venue1's signed `/exchange` (a testnet): checks the signer, fills IOC orders, rests GTC ones. */
 const exchange = (body: any) => {
   const signer = recoverAddress(l1Digest(body.action, body.nonce, false), body.signature)
-  if (signer !== agentAddress) return { key: "exchange", json: { status: "err", response: `User or API Wallet ${signer} does not exist.` } }
+  if (signer !== agentAddress) {
+    return { key: "exchange", json: { status: "err", response: `User or API Wallet ${signer} does not exist.` } }
+  }
   const ok = (statuses: Array<unknown>) => ({
     key: `exchange:${body.action.type}`,
     json: { status: "ok", response: { type: body.action.type, data: { statuses } } }
   })
   if (body.action.type === "cancel") {
-    return ok([body.action.cancels[0].o === venue1RestingOrder ? "success" : { error: "Order was never placed, already canceled, or filled." }])
+    return ok([
+      body.action.cancels[0].o === venue1RestingOrder
+        ? "success"
+        : { error: "Order was never placed, already canceled, or filled." }
+    ])
   }
   const order = body.action.orders[0]
   if (order.a >= coins.length) return ok([{ error: "Invalid asset" }])
-  return ok([order.t.limit.tif === "Ioc" ? { filled: { totalSz: order.s, avgPx: "3200.5", oid: 77 } } : { resting: { oid: venue1RestingOrder } }])
+  return ok([
+    order.t.limit.tif === "Ioc"
+      ? { filled: { totalSz: order.s, avgPx: "3200.5", oid: 77 } }
+      : { resting: { oid: venue1RestingOrder } }
+  ])
 }
 
 /** A venue1 (Hyperliquid-style) server: `POST /info` and signed `POST /exchange`. */
@@ -152,7 +164,10 @@ export const startFakeVenue1 = () =>
       case "candleSnapshot": {
         const { coin, endTime, interval, startTime } = body.req
         const bars = known(coin) ? fakeBars(interval, startTime, endTime) : []
-        return { key: type, json: bars.map((b) => ({ ...b, T: b.t + intervals[interval]! - 1, s: coin, i: interval, n: 3 })) }
+        return {
+          key: type,
+          json: bars.map((b) => ({ ...b, T: b.t + intervals[interval]! - 1, s: coin, i: interval, n: 3 }))
+        }
       }
       case "l2Book":
         return {
@@ -182,7 +197,12 @@ export const startFakeVenue1 = () =>
           : {
             key: type,
             json: {
-              marginSummary: { accountValue: "1500.25", totalNtlPos: "7750.0", totalRawUsd: "9250.25", totalMarginUsed: "1550.0" },
+              marginSummary: {
+                accountValue: "1500.25",
+                totalNtlPos: "7750.0",
+                totalRawUsd: "9250.25",
+                totalMarginUsed: "1550.0"
+              },
               withdrawable: "950.5",
               assetPositions: [{
                 type: "oneWay",
@@ -196,7 +216,17 @@ export const startFakeVenue1 = () =>
         return {
           key: type,
           json: [
-            { coin: "ETH", px: "3100.0", sz: "2.5", side: "A", time: 1_000, dir: "Open Short", closedPnl: "0.0", oid: 1, tid: 1 },
+            {
+              coin: "ETH",
+              px: "3100.0",
+              sz: "2.5",
+              side: "A",
+              time: 1_000,
+              dir: "Open Short",
+              closedPnl: "0.0",
+              oid: 1,
+              tid: 1
+            },
             {
               coin: "BTC",
               px: "61000.0",
@@ -241,15 +271,23 @@ export const startFakeVenue2 = () =>
     switch (path) {
       case "/fapi/v1/ticker/24hr":
         return {
-          json: [...coins.map((c) => ({
-            symbol: `${c}USDT`,
-            lastPrice: String(reference[c]),
-            priceChangePercent: "1.250",
-            quoteVolume: "123456789.12"
-          })), { symbol: "BTCUSDC", lastPrice: "1", priceChangePercent: "0", quoteVolume: "0" }]
+          json: [
+            ...coins.map((c) => ({
+              symbol: `${c}USDT`,
+              lastPrice: String(reference[c]),
+              priceChangePercent: "1.250",
+              quoteVolume: "123456789.12"
+            })),
+            { symbol: "BTCUSDC", lastPrice: "1", priceChangePercent: "0", quoteVolume: "0" }
+          ]
         }
       case "/fapi/v1/premiumIndex": {
-        const row = (c: string) => ({ symbol: `${c}USDT`, markPrice: String(reference[c]), lastFundingRate: "0.00010000", nextFundingTime: 1_800_000 })
+        const row = (c: string) => ({
+          symbol: `${c}USDT`,
+          markPrice: String(reference[c]),
+          lastFundingRate: "0.00010000",
+          nextFundingTime: 1_800_000
+        })
         if (symbol === null) return { json: coins.map(row) }
         return listed ? { json: row(coin) } : invalidSymbol
       }
@@ -257,25 +295,52 @@ export const startFakeVenue2 = () =>
         return listed ? { json: { symbol, openInterest: "81234.567", time: 1 } } : invalidSymbol
       case "/fapi/v1/klines": {
         if (!listed) return invalidSymbol
-        const bars = fakeBars(params.get("interval")!, Number(params.get("startTime")), Number(params.get("endTime")), Number(params.get("limit")))
+        const bars = fakeBars(
+          params.get("interval")!,
+          Number(params.get("startTime")),
+          Number(params.get("endTime")),
+          Number(params.get("limit"))
+        )
         return { json: bars.map((b) => [b.t, b.o, b.h, b.l, b.c, b.v, b.t + 1, "0", 3, "0", "0", "0"]) }
       }
       case "/fapi/v1/depth":
         return listed ? { json: { lastUpdateId: 1, bids: [["99.5", "2"]], asks: [["100.5", "3"]] } } : invalidSymbol
       case "/fapi/v1/trades":
         return listed
-          ? { json: [{ id: 1, price: "100.1", qty: "0.5", time: 1_000, isBuyerMaker: true }, { id: 2, price: "100.2", qty: "0.7", time: 2_000, isBuyerMaker: false }] }
+          ? {
+            json: [{ id: 1, price: "100.1", qty: "0.5", time: 1_000, isBuyerMaker: true }, {
+              id: 2,
+              price: "100.2",
+              qty: "0.7",
+              time: 2_000,
+              isBuyerMaker: false
+            }]
+          }
           : invalidSymbol
       case "/fapi/v2/account":
         return { json: { totalWalletBalance: "1000.0", assets: [], positions: [] } }
       case "/fapi/v2/balance":
         return { json: [{ asset: "USDT", balance: "1000.5", availableBalance: "800.25" }] }
       case "/fapi/v2/positionRisk":
-        return { json: [{ symbol: "BTCUSDT", positionAmt: "0.010", entryPrice: "64000.0", leverage: "10" }, { symbol: "ETHUSDT", positionAmt: "0", entryPrice: "0", leverage: "5" }] }
+        return {
+          json: [{ symbol: "BTCUSDT", positionAmt: "0.010", entryPrice: "64000.0", leverage: "10" }, {
+            symbol: "ETHUSDT",
+            positionAmt: "0",
+            entryPrice: "0",
+            leverage: "5"
+          }]
+        }
       case "/fapi/v1/order":
         return req.method === "DELETE"
           ? { json: { orderId: Number(params.get("orderId")), status: "CANCELED" } }
-          : { json: { orderId: 42, status: params.get("type") === "MARKET" ? "FILLED" : "NEW", executedQty: params.get("type") === "MARKET" ? params.get("quantity") : "0", avgPrice: "65010.5" } }
+          : {
+            json: {
+              orderId: 42,
+              status: params.get("type") === "MARKET" ? "FILLED" : "NEW",
+              executedQty: params.get("type") === "MARKET" ? params.get("quantity") : "0",
+              avgPrice: "65010.5"
+            }
+          }
       default:
         return { status: 404, json: { code: -5000, msg: "Path not found" } }
     }

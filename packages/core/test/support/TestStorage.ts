@@ -1,6 +1,12 @@
-import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { PlatformConfig, platformOptions, rateLimitPolicyPerMinute, type PlatformOptions, type StorageConfig } from "@trading-platform/core"
+import * as SqlClient from "@effect/sql/SqlClient"
+import {
+  PlatformConfig,
+  type PlatformOptions,
+  platformOptions,
+  rateLimitPolicyPerMinute,
+  type StorageConfig
+} from "@trading-platform/core"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 
@@ -38,7 +44,11 @@ export interface TestStorage {
 /** Every storage the suites run against: in-memory PGlite always, PostgreSQL when configured. */
 export const testStorages: ReadonlyArray<TestStorage> = [
   { name: "pglite", available: true, storage: Effect.succeed({ kind: "pglite", dataDir: "memory://" }) },
-  { name: "postgres", available: testDatabaseUrl !== undefined, storage: Effect.suspend(() => freshPostgres(testDatabaseUrl!)) }
+  {
+    name: "postgres",
+    available: testDatabaseUrl !== undefined,
+    storage: Effect.suspend(() => freshPostgres(testDatabaseUrl!))
+  }
 ]
 
 /** Settings for tests: generous limits unless a test sets its own. */

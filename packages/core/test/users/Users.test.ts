@@ -1,9 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
-import { migrate, PlatformLive, Users, type UserId } from "@trading-platform/core"
-import { UsersRepo } from "../../src/users/UsersRepo.js"
+import { migrate, PlatformLive, type UserId, Users } from "@trading-platform/core"
 import { Clock, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
+import { UsersRepo } from "../../src/users/UsersRepo.js"
 import { TestConfig, testStorages } from "../support/TestStorage.js"
 
 let n = 0
@@ -72,7 +72,8 @@ for (const storage of testStorages) {
           const active = yield* repo.listActiveSessions({ user_id: user.id as UserId, now, limit: 50, offset: 0 })
           expect(active.map((s) => s.id)).toEqual([caller.sessionId])
           const later = new Date(Date.parse(b.expires_at) + 1)
-          expect(yield* repo.listActiveSessions({ user_id: user.id as UserId, now: later, limit: 50, offset: 0 })).toEqual([])
+          expect(yield* repo.listActiveSessions({ user_id: user.id as UserId, now: later, limit: 50, offset: 0 }))
+            .toEqual([])
           yield* repo.revokeAllSessions(user.id as UserId, now)
           expect(yield* repo.listActiveSessions({ user_id: user.id as UserId, now, limit: 50, offset: 0 })).toEqual([])
         }))
@@ -81,7 +82,10 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const users = yield* Users
           const input = newUser()
-          const results = yield* Effect.all([users.register(input), users.register(input)], { concurrency: 2, mode: "either" })
+          const results = yield* Effect.all([users.register(input), users.register(input)], {
+            concurrency: 2,
+            mode: "either"
+          })
           expect(results.filter((r) => r._tag === "Right")).toHaveLength(1)
           const failed = results.find((r) => r._tag === "Left")
           expect(failed?._tag === "Left" && failed.left._tag).toBe("Conflict")

@@ -19,7 +19,12 @@ const connection = (baseUrl: string, retries = 0): VenueConnection => ({
   timeout: Duration.seconds(1),
   retries
 })
-const wallet = { kind: "wallet", environment: "testnet", address: `0x${"ab".repeat(20)}`, privateKey: venue1AgentKey } as const
+const wallet = {
+  kind: "wallet",
+  environment: "testnet",
+  address: `0x${"ab".repeat(20)}`,
+  privateKey: venue1AgentKey
+} as const
 const keys = { kind: "apiKey", environment: "testnet", ...venue2Account } as const
 
 /** A port nothing listens on. */
@@ -67,7 +72,9 @@ describe("venue1 over its HTTP API", () => {
         Effect.flip(venue.openInterest("NOPE")),
         Effect.flip(venue.candles({ symbol: "NOPE", timeframe: "1h", start: 0, end: hour }))
       ]
-      for (const failure of yield* Effect.all(failures)) expect(failure).toMatchObject({ _tag: "UnknownSymbol", symbol: "NOPE" })
+      for (const failure of yield* Effect.all(failures)) {
+        expect(failure).toMatchObject({ _tag: "UnknownSymbol", symbol: "NOPE" })
+      }
     }))
 
   it.effect("reads the wallet's balances and positions; a refused wallet is VenueRejected", () =>
@@ -76,8 +83,16 @@ describe("venue1 over its HTTP API", () => {
       const venue = yield* makeVenue1Http(connection(fake1.url))
       yield* venue.checkCredentials(wallet)
       expect(yield* venue.balances(wallet)).toEqual([{ asset: "USDC", total: 1500.25, available: 950.5 }])
-      expect(yield* venue.positions(wallet)).toEqual([{ symbol: "ETH", side: "short", size: 2.5, entry_price: 3100, leverage: 5 }])
-      expect((yield* Effect.flip(venue.checkCredentials({ ...wallet, address: refusedAddress })))._tag).toBe("VenueRejected")
+      expect(yield* venue.positions(wallet)).toEqual([{
+        symbol: "ETH",
+        side: "short",
+        size: 2.5,
+        entry_price: 3100,
+        leverage: 5
+      }])
+      expect((yield* Effect.flip(venue.checkCredentials({ ...wallet, address: refusedAddress })))._tag).toBe(
+        "VenueRejected"
+      )
       expect((yield* Effect.flip(venue.checkCredentials({ ...wallet, privateKey: "0x1" })))._tag).toBe("VenueRejected")
     }))
 
@@ -86,7 +101,13 @@ describe("venue1 over its HTTP API", () => {
       fake1.behavior = "ok"
       const venue = yield* makeVenue1Http(connection(fake1.url))
       const market = yield* venue.placeOrder(wallet, { symbol: "ETH", side: "buy", quantity: 1.234567 })
-      expect(market).toEqual({ order_id: "77", status: "filled", filled_quantity: 1.2346, average_price: 3200.5, fee: null })
+      expect(market).toEqual({
+        order_id: "77",
+        status: "filled",
+        filled_quantity: 1.2346,
+        average_price: 3200.5,
+        fee: null
+      })
       // ETH is asset 1; a market buy is an IOC limit 5 % above the mid (3200), to five significant figures.
       expect(fake1.last.body.action).toEqual({
         type: "order",
@@ -95,7 +116,12 @@ describe("venue1 over its HTTP API", () => {
       })
       const resting = yield* venue.placeOrder(wallet, { symbol: "BTC", side: "sell", quantity: 0.5, price: 70000.123 })
       expect(resting).toMatchObject({ order_id: String(venue1RestingOrder), status: "open", filled_quantity: 0 })
-      expect(fake1.last.body.action.orders[0]).toMatchObject({ a: 0, b: false, p: "70000", t: { limit: { tif: "Gtc" } } })
+      expect(fake1.last.body.action.orders[0]).toMatchObject({
+        a: 0,
+        b: false,
+        p: "70000",
+        t: { limit: { tif: "Gtc" } }
+      })
       yield* venue.cancelOrder(wallet, { symbol: "BTC", order_id: String(venue1RestingOrder) })
       expect(fake1.last.body.action).toEqual({ type: "cancel", cancels: [{ a: 0, o: venue1RestingOrder }] })
       const again = yield* Effect.flip(venue.cancelOrder(wallet, { symbol: "BTC", order_id: "12345" }))
@@ -116,7 +142,13 @@ describe("venue2 over its HTTP API", () => {
       const venue = yield* makeVenue2Http(connection(fake2.url))
       const tickers = yield* venue.tickers
       expect(Array.from(tickers.keys()).sort()).toEqual(["BTC", "ETH"])
-      expect(tickers.get("ETH")).toEqual({ symbol: "ETH", price: 3200, change_24h: 1.25, volume_24h: 123456789.12, funding_rate: 0.0001 })
+      expect(tickers.get("ETH")).toEqual({
+        symbol: "ETH",
+        price: 3200,
+        change_24h: 1.25,
+        volume_24h: 123456789.12,
+        funding_rate: 0.0001
+      })
       const bars = yield* venue.candles({ symbol: "BTC", timeframe: "1d", start: 0, end: 3 * 24 * hour })
       expect(bars.map((b) => b.time)).toEqual([0, 24 * hour, 48 * hour])
       expect(yield* venue.openInterest("BTC")).toBe(81234.567)
@@ -143,7 +175,13 @@ describe("venue2 over its HTTP API", () => {
       const venue = yield* makeVenue2Http(connection(fake2.url))
       yield* venue.checkCredentials(keys)
       expect(yield* venue.balances(keys)).toEqual([{ asset: "USDT", total: 1000.5, available: 800.25 }])
-      expect(yield* venue.positions(keys)).toEqual([{ symbol: "BTC", side: "long", size: 0.01, entry_price: 64000, leverage: 10 }])
+      expect(yield* venue.positions(keys)).toEqual([{
+        symbol: "BTC",
+        side: "long",
+        size: 0.01,
+        entry_price: 64000,
+        leverage: 10
+      }])
       expect(yield* venue.placeOrder(keys, { symbol: "BTC", side: "buy", quantity: 0.01 })).toEqual({
         order_id: "42",
         status: "filled",

@@ -5,7 +5,12 @@ import { type Candle, type Timeframe, timeframeMillis } from "../../src/venues/V
 
 const now = Date.parse("2026-03-01T12:34:56.789Z")
 const day = 86_400_000
-const wallet = { kind: "wallet", environment: "paper", address: `0x${"ab".repeat(20)}`, privateKey: `0x${"cd".repeat(32)}` } as const
+const wallet = {
+  kind: "wallet",
+  environment: "paper",
+  address: `0x${"ab".repeat(20)}`,
+  privateKey: `0x${"cd".repeat(32)}`
+} as const
 
 const aggregate = (bars: ReadonlyArray<Candle>) => ({
   open: bars[0]!.open,
@@ -58,10 +63,17 @@ describe("SimulatedVenue", () => {
       const venue = yield* makeSimulatedVenue("venue2", 42)
       const start = Math.floor((now - 2 * day) / day) * day
       const bars = (timeframe: Timeframe) => venue.candles({ symbol: "SOL", timeframe, start, end: start + day })
-      const pairs: ReadonlyArray<[Timeframe, Timeframe]> = [["1m", "5m"], ["5m", "15m"], ["15m", "30m"], ["30m", "1h"], [
-        "1h",
-        "4h"
-      ], ["4h", "1d"]]
+      const pairs: ReadonlyArray<[Timeframe, Timeframe]> = [
+        ["1m", "5m"],
+        ["5m", "15m"],
+        ["15m", "30m"],
+        ["30m", "1h"],
+        [
+          "1h",
+          "4h"
+        ],
+        ["4h", "1d"]
+      ]
       for (const [fine, coarse] of pairs) {
         const fineBars = yield* bars(fine)
         const coarseBars = yield* bars(coarse)
@@ -88,7 +100,12 @@ describe("SimulatedVenue", () => {
       // From the first midnight after the start up to yesterday: today's bar is still open.
       expect(year.length).toBe(399)
       expect(year.at(-1)!.time + day).toBeLessThanOrEqual(now)
-      const recent = yield* venue.candles({ symbol: "BTC", timeframe: "1m", start: now - 10 * 60_000, end: now + 60_000 })
+      const recent = yield* venue.candles({
+        symbol: "BTC",
+        timeframe: "1m",
+        start: now - 10 * 60_000,
+        end: now + 60_000
+      })
       expect(recent.at(-1)!.time).toBe(Math.floor(now / 60_000) * 60_000 - 60_000)
     }))
 

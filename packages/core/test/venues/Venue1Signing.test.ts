@@ -45,6 +45,12 @@ describe("venue1 action signing", () => {
   })
 
   it("writes numbers with at most 8 decimals and no trailing zeros", () => {
-    expect([toWire(100), toWire(0.0147), toWire(1670.1), toWire(-0), toWire(0.000000011)]).toEqual(["100", "0.0147", "1670.1", "0", "0.00000001"])
+    expect([toWire(100), toWire(0.0147), toWire(1670.1), toWire(-0), toWire(0.000000011)]).toEqual([
+      "100",
+      "0.0147",
+      "1670.1",
+      "0",
+      "0.00000001"
+    ])
   })
 })

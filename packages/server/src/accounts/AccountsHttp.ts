@@ -11,5 +11,6 @@ export const AccountsHttpLive = HttpApiBuilder.group(TradingApi, "accounts", (ha
       .handle("get", ({ path }) => Effect.flatMap(CurrentUser, (caller) => accounts.get(caller, path.account_id)))
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (caller) => accounts.update(caller, path.account_id, payload)))
-      .handle("remove", ({ path }) => Effect.flatMap(CurrentUser, (caller) => accounts.remove(caller, path.account_id)))
+      .handle("remove", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) => accounts.remove(caller, path.account_id)))
   }))

@@ -20,10 +20,14 @@ export const AssistantHttpLive = HttpApiBuilder.group(TradingApi, "assistant", (
       .handle("insightTask", ({ path }) => Effect.flatMap(CurrentUser, (caller) => insights.get(caller, path.task_id)))
       .handle("tools", () => Effect.flatMap(CurrentUser, (caller) => assistant.tools(caller)))
       .handle("converse", ({ payload }) => Effect.flatMap(CurrentUser, (caller) => assistant.converse(caller, payload)))
-      .handle("conversations", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => assistant.list(caller, urlParams)))
+      .handle("conversations", ({ urlParams }) =>
+        Effect.flatMap(CurrentUser, (caller) => assistant.list(caller, urlParams)))
       .handle("messages", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentUser, (caller) => assistant.messages(caller, path.conversation_id, urlParams)))
-      .handle("remove", ({ path }) => Effect.flatMap(CurrentUser, (caller) => assistant.remove(caller, path.conversation_id)))
+        Effect.flatMap(CurrentUser, (caller) =>
+          assistant.messages(caller, path.conversation_id, urlParams)))
+      .handle("remove", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          assistant.remove(caller, path.conversation_id)))
       .handle("chat", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentUser
@@ -31,9 +35,13 @@ export const AssistantHttpLive = HttpApiBuilder.group(TradingApi, "assistant", (
           // The stream holds the token's lease until it ends; a refused or failed start lets it go at once.
           const lease = yield* Scope.make()
           const events = yield* Effect.gen(function*() {
-            if (presented._tag === "Token") yield* Scope.extend(leases.acquire(presented.token), lease)
+            if (presented._tag === "Token") {
+              yield* Scope.extend(leases.acquire(presented.token), lease)
+            }
             return yield* assistant.chat(caller, payload)
-          }).pipe(Effect.onError((cause) => Scope.close(lease, Exit.failCause(cause))))
+          }).pipe(Effect.onError((cause) =>
+            Scope.close(lease, Exit.failCause(cause))
+          ))
           return HttpServerResponse.stream(
             events.pipe(Stream.map(toSse), Stream.encodeText, Stream.ensuring(Scope.close(lease, Exit.void))),
             { contentType: "text/event-stream", headers: { "cache-control": "no-cache", "x-accel-buffering": "no" } }

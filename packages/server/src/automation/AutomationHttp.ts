@@ -6,17 +6,30 @@ export const AutomationHttpLive = HttpApiBuilder.group(TradingApi, "automation",
   Effect.gen(function*() {
     const bindings = yield* Bindings
     return handlers
-      .handle("create", ({ path, payload }) => Effect.flatMap(CurrentUser, (caller) => bindings.create(caller, path.id, payload)))
-      .handle("list", ({ path, urlParams }) => Effect.flatMap(CurrentUser, (caller) => bindings.list(caller, path.id, urlParams)))
-      .handle("get", ({ path }) => Effect.flatMap(CurrentUser, (caller) => bindings.get(caller, path.id, path.binding_id)))
+      .handle("create", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => bindings.create(caller, path.id, payload)))
+      .handle("list", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          bindings.list(caller, path.id, urlParams)))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          bindings.get(caller, path.id, path.binding_id)))
       .handle("update", ({ path, payload }) =>
-        Effect.flatMap(CurrentUser, (caller) => bindings.update(caller, path.id, path.binding_id, payload)))
-      .handle("delete", ({ path }) => Effect.flatMap(CurrentUser, (caller) => bindings.remove(caller, path.id, path.binding_id)))
-      .handle("run", ({ path }) => Effect.flatMap(CurrentUser, (caller) => bindings.runNow(caller, path.id, path.binding_id)))
+        Effect.flatMap(CurrentUser, (caller) =>
+          bindings.update(caller, path.id, path.binding_id, payload)))
+      .handle("delete", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          bindings.remove(caller, path.id, path.binding_id)))
+      .handle("run", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          bindings.runNow(caller, path.id, path.binding_id)))
       .handle("runs", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentUser, (caller) => bindings.listRuns(caller, path.id, path.binding_id, urlParams)))
+        Effect.flatMap(CurrentUser, (caller) =>
+          bindings.listRuns(caller, path.id, path.binding_id, urlParams)))
       .handle("orders", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentUser, (caller) => bindings.listOrders(caller, path.account_id, urlParams)))
+        Effect.flatMap(CurrentUser, (caller) =>
+          bindings.listOrders(caller, path.account_id, urlParams)))
       .handle("positions", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentUser, (caller) => bindings.listPositions(caller, path.account_id, urlParams)))
+        Effect.flatMap(CurrentUser, (caller) =>
+          bindings.listPositions(caller, path.account_id, urlParams)))
   }))

@@ -6,8 +6,10 @@ export const BacktestsHttpLive = HttpApiBuilder.group(TradingApi, "backtests", (
   Effect.gen(function*() {
     const backtests = yield* Backtests
     return handlers
-      .handle("submit", ({ path, payload }) => Effect.flatMap(CurrentUser, (caller) => backtests.submit(caller, path.id, payload)))
-      .handle("history", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => backtests.history(caller, urlParams)))
+      .handle("submit", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => backtests.submit(caller, path.id, payload)))
+      .handle("history", ({ urlParams }) =>
+        Effect.flatMap(CurrentUser, (caller) => backtests.history(caller, urlParams)))
       .handle("get", ({ path }) => Effect.flatMap(CurrentUser, (caller) => backtests.get(caller, path.id)))
       .handle("cancel", ({ path }) => Effect.flatMap(CurrentUser, (caller) => backtests.cancel(caller, path.id)))
   }))

@@ -1,6 +1,7 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import {
-  Backtests,
   BacktestRequest,
+  Backtests,
   DatabaseLive,
   describeConfigError,
   PlatformConfig,
@@ -8,7 +9,6 @@ import {
   Programs,
   Users
 } from "@trading-platform/core"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { ConfigError, ConfigProvider, Effect, Layer, Logger, LogLevel, ParseResult, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { readFileSync, writeFileSync } from "node:fs"
@@ -102,30 +102,43 @@ const backtest = (argv: ReadonlyArray<string>) => {
   }
   const json = values.json === true
   const source = readFileSync(values.program!, "utf8")
-  const request = Schema.decodeUnknown(BacktestRequest)(Object.fromEntries(Object.entries({
-    symbol: values.symbol,
-    timeframe: values.timeframe,
-    start: values.from,
-    end: values.to,
-    exchange: values.exchange,
-    initial_balance: numberOf(values["initial-balance"]),
-    fee_rate: numberOf(values["fee-rate"]),
-    slippage: numberOf(values.slippage),
-    leverage: numberOf(values.leverage)
-  }).filter(([, value]) => value !== undefined)), { errors: "all" })
+  const request = Schema.decodeUnknown(BacktestRequest)(
+    Object.fromEntries(
+      Object.entries({
+        symbol: values.symbol,
+        timeframe: values.timeframe,
+        start: values.from,
+        end: values.to,
+        exchange: values.exchange,
+        initial_balance: numberOf(values["initial-balance"]),
+        fee_rate: numberOf(values["fee-rate"]),
+        slippage: numberOf(values.slippage),
+        leverage: numberOf(values.leverage)
+      }).filter(([, value]) => value !== undefined)
+    ),
+    { errors: "all" }
+  )
   const showProgress = !json && process.stderr.isTTY === true
 
   const program = Effect.gen(function*() {
-    const input = yield* Effect.mapError(request, (e) =>
-      new Error(`Invalid backtest: ${
-        ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.join(".")} ${i.message}`).join("; ")
-      }`))
+    const input = yield* Effect.mapError(
+      request,
+      (e) =>
+        new Error(
+          `Invalid backtest: ${
+            ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.join(".")} ${i.message}`).join("; ")
+          }`
+        )
+    )
     const users = yield* Users
     // The run needs an owner: a user of its own, so nothing is shared with the data dir's other users.
     const name = `cli-${randomBytes(6).toString("hex")}`
     const password = randomBytes(24).toString("base64url")
     yield* users.register({ email: `${name}@localhost`, username: name, password })
-    const { session_token: token } = yield* users.login({ email: `${name}@localhost`, password }, "trading-platform cli")
+    const { session_token: token } = yield* users.login(
+      { email: `${name}@localhost`, password },
+      "trading-platform cli"
+    )
     const caller = yield* users.authenticate(token)
     const created = yield* (yield* Programs).create(caller, {
       name: basename(values.program!),
@@ -142,7 +155,9 @@ const backtest = (argv: ReadonlyArray<string>) => {
     }
     if (showProgress) process.stderr.write(`\r${progressBar(current.progress)} ${current.status}\n`)
     if (json) console.log(JSON.stringify(current))
-    if (current.status !== "completed") return yield* Effect.fail(new Error(`Backtest ${current.status}: ${current.error ?? ""}`))
+    if (current.status !== "completed") {
+      return yield* Effect.fail(new Error(`Backtest ${current.status}: ${current.error ?? ""}`))
+    }
     if (!json) console.log(summary(current))
   })
 
@@ -188,7 +203,9 @@ const migrate = (argv: ReadonlyArray<string>) => {
   return run(
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const rows = yield* sql<{ readonly name: string }>`SELECT name FROM trading_platform_migrations ORDER BY migration_id`
+      const rows = yield* sql<
+        { readonly name: string }
+      >`SELECT name FROM trading_platform_migrations ORDER BY migration_id`
       console.log(`Database schema is current: ${rows.length} migrations, the last ${rows.at(-1)?.name ?? "none"}`)
     }).pipe(
       Effect.provide(DatabaseLive.pipe(Layer.provide(PlatformConfig.fromEnv))),
@@ -206,7 +223,10 @@ const openapi = (argv: ReadonlyArray<string>) => {
 }
 
 /** Runs one command; answers its exit code (2 with the usage for bad flags). */
-export const runCommand = async (command: "backtest" | "migrate" | "openapi", argv: ReadonlyArray<string>): Promise<number> => {
+export const runCommand = async (
+  command: "backtest" | "migrate" | "openapi",
+  argv: ReadonlyArray<string>
+): Promise<number> => {
   if (argv.includes("--help") || argv.includes("-h")) {
     console.log(commandUsage)
     return 0

@@ -9,7 +9,8 @@ export const apiIndex = {
   docs: "/docs",
   openapi: "/openapi.json",
   health: "/api/health",
-  start_here: "POST /api/users/register, then POST /api/users/login; send its session_token as 'Authorization: Bearer <token>'"
+  start_here:
+    "POST /api/users/register, then POST /api/users/login; send its session_token as 'Authorization: Bearer <token>'"
 }
 
 /** `GET /` goes to the reference page; `GET /api/` says what the API is, instead of answering 404. */

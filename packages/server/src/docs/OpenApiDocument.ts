@@ -44,10 +44,12 @@ const withoutDecodeError = (spec: Record<string, any>): Record<string, any> => {
  * document with two of them is invalid (an `$id` must be unique), and `{}` means the same thing.
  */
 const withoutUnknownIds = (spec: Record<string, any>): Record<string, any> =>
-  JSON.parse(JSON.stringify(spec, (_, value) =>
-    value !== null && typeof value === "object" && value.$id === "/schemas/unknown"
-      ? Object.fromEntries(Object.entries(value).filter(([key]) => key !== "$id"))
-      : value))
+  JSON.parse(
+    JSON.stringify(spec, (_, value) =>
+      value !== null && typeof value === "object" && value.$id === "/schemas/unknown"
+        ? Object.fromEntries(Object.entries(value).filter(([key]) => key !== "$id"))
+        : value)
+  )
 
 /** The groups in the order a user meets them; a group not listed here follows them. */
 const tagOrder = [

@@ -1,4 +1,11 @@
-import { HttpApiBuilder, HttpApiError, HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import {
+  HttpApiBuilder,
+  HttpApiError,
+  HttpApp,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import {
   describeIssues,
@@ -20,7 +27,9 @@ import { maxBodyBytes } from "./RequestContext.js"
 const isConnectionFailure = (e: SqlError) => {
   const code = String((e.cause as { code?: unknown } | undefined)?.code ?? "")
   return /^(08|53|57P)/.test(code) || /^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NOTFOUND)$/.test(code) ||
-    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(String((e.cause as Error | undefined)?.message))
+    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+      String((e.cause as Error | undefined)?.message)
+    )
 }
 
 const bodyTooLarge = new PayloadTooLarge({ error: `Request body exceeds ${maxBodyBytes} bytes` })
@@ -32,16 +41,20 @@ const guardContentLength = Effect.flatMap(HttpServerRequest.HttpServerRequest, (
 })
 
 /** Turns every failure that is not already a declared API error into one, so all answer the envelope. */
-const toDeclaredError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unknown, HttpServerRequest.HttpServerRequest> => {
+const toDeclaredError = (
+  cause: Cause.Cause<unknown>
+): Effect.Effect<never, unknown, HttpServerRequest.HttpServerRequest> => {
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const e = failure.value
     if (e instanceof HttpApiError.HttpApiDecodeError) {
       const issues = describeIssues(e.issues)
-      return Effect.fail(new InvalidInput({
-        error: issues.length > 0 ? `Invalid request: ${summarizeIssues(issues)}` : "Invalid request",
-        issues
-      }))
+      return Effect.fail(
+        new InvalidInput({
+          error: issues.length > 0 ? `Invalid request: ${summarizeIssues(issues)}` : "Invalid request",
+          issues
+        })
+      )
     }
     // A 429 from an endpoint (e.g. a second stream) says how long to wait, as the limiter's does.
     if (e instanceof RateLimited) {

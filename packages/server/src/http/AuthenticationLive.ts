@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Authentication, Unauthorized, Users, type CurrentUserShape } from "@trading-platform/core"
+import { Authentication, type CurrentUserShape, Unauthorized, Users } from "@trading-platform/core"
 import { Effect, Exit, Layer } from "effect"
 import { presentedToken } from "./PresentedToken.js"
 
@@ -20,7 +20,9 @@ export const AuthenticationLive = Layer.effect(
         case "None":
           return Effect.fail(new Unauthorized({ error: "A session token is required", reason: "token_missing" }))
         case "Malformed":
-          return Effect.fail(new Unauthorized({ error: "Authorization must be 'Bearer <session token>'", reason: "token_invalid" }))
+          return Effect.fail(
+            new Unauthorized({ error: "Authorization must be 'Bearer <session token>'", reason: "token_invalid" })
+          )
         case "Token":
           return users.authenticate(presented.token)
       }
@@ -28,7 +30,9 @@ export const AuthenticationLive = Layer.effect(
 
     const authenticate = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       outcomes.get(request) ??
-        Effect.flatten(Effect.tap(Effect.exit(check(request)), (outcome) => Effect.sync(() => outcomes.set(request, outcome)))))
+        Effect.flatten(
+          Effect.tap(Effect.exit(check(request)), (outcome) => Effect.sync(() => outcomes.set(request, outcome)))
+        ))
 
     return { bearer: () => authenticate, sessionToken: () => authenticate }
   })

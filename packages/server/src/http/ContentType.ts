@@ -32,6 +32,8 @@ export const guardContentType = Effect.flatMap(HttpServerRequest.HttpServerReque
   const path = request.url.split("?", 1)[0] ?? "/"
   if (!jsonBodyRoutes.some((route) => route.method === request.method && route.path.test(path))) return Effect.void
   return Effect.fail(
-    new UnsupportedMediaType({ error: `Content-Type ${contentType} is not supported; send the body as application/json` })
+    new UnsupportedMediaType({
+      error: `Content-Type ${contentType} is not supported; send the body as application/json`
+    })
   )
 })

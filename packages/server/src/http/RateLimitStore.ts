@@ -148,18 +148,37 @@ export const makeRedisStore = (url: Redacted.Redacted, prefix: string) =>
         })
         client.on("error", () => {})
         return client as Redis & {
-          fixedWindow: (key: string, tokens: number, refillMs: number, limit: number | undefined) => Promise<[number, number]>
-          tokenBucket: (key: string, tokens: number, refillMs: number, limit: number, now: number, overflow: 0 | 1) => Promise<number>
+          fixedWindow: (
+            key: string,
+            tokens: number,
+            refillMs: number,
+            limit: number | undefined
+          ) => Promise<[number, number]>
+          tokenBucket: (
+            key: string,
+            tokens: number,
+            refillMs: number,
+            limit: number,
+            now: number,
+            overflow: 0 | 1
+          ) => Promise<number>
         }
       }),
       // QUIT fails while Redis is unreachable; that must not fail shutdown.
       (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
     )
-    const failed = (cause: unknown) => new RateLimiter.RateLimitStoreError({ message: "Redis rate-limit command failed", cause })
+    const failed = (cause: unknown) =>
+      new RateLimiter.RateLimitStoreError({ message: "Redis rate-limit command failed", cause })
     return RateLimiter.RateLimiterStore.of({
       fixedWindow: (options) =>
         Effect.tryPromise({
-          try: () => redis.fixedWindow(`${prefix}${options.key}`, options.tokens, Duration.toMillis(options.refillRate), options.limit),
+          try: () =>
+            redis.fixedWindow(
+              `${prefix}${options.key}`,
+              options.tokens,
+              Duration.toMillis(options.refillRate),
+              options.limit
+            ),
           catch: failed
         }),
       tokenBucket: (options) =>
@@ -188,12 +207,18 @@ export const probeInterval = Duration.seconds(5)
  * warning, trying `primary` again once per `probeInterval` and going back to it, with one
  * notice, as soon as it answers.
  */
-export const withFallback = (primary: RateLimiter.RateLimiterStore["Type"], fallback: RateLimiter.RateLimiterStore["Type"]) =>
+export const withFallback = (
+  primary: RateLimiter.RateLimiterStore["Type"],
+  fallback: RateLimiter.RateLimiterStore["Type"]
+) =>
   Effect.gen(function*() {
     const clock = yield* Effect.clock
     let downSince: number | undefined
     let lastTry = 0
-    const use = <A>(onPrimary: Effect.Effect<A, RateLimiter.RateLimiterError>, onFallback: Effect.Effect<A, RateLimiter.RateLimiterError>) =>
+    const use = <A>(
+      onPrimary: Effect.Effect<A, RateLimiter.RateLimiterError>,
+      onFallback: Effect.Effect<A, RateLimiter.RateLimiterError>
+    ) =>
       Effect.suspend(() => {
         const now = clock.unsafeCurrentTimeMillis()
         if (downSince !== undefined && now - lastTry < Duration.toMillis(probeInterval)) return onFallback
@@ -208,7 +233,11 @@ export const withFallback = (primary: RateLimiter.RateLimiterStore["Type"], fall
             const first = downSince === undefined
             if (first) downSince = now
             const warn = first
-              ? Effect.logWarning(`Rate-limit store unreachable (${String((e.cause as Error | undefined)?.message ?? e.message)}); limits are counted per process until it is back`)
+              ? Effect.logWarning(
+                `Rate-limit store unreachable (${
+                  String((e.cause as Error | undefined)?.message ?? e.message)
+                }); limits are counted per process until it is back`
+              )
               : Effect.void
             return Effect.zipRight(warn, onFallback)
           })

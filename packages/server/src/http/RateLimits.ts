@@ -1,6 +1,6 @@
 import { RateLimiter } from "@effect/experimental"
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { PlatformConfig, rateLimitCategory, RateLimited, type Quota } from "@trading-platform/core"
+import { PlatformConfig, type Quota, rateLimitCategory, RateLimited } from "@trading-platform/core"
 import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { presentedToken } from "./PresentedToken.js"
@@ -32,14 +32,30 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
     const { rateLimits: policy, trustProxy } = yield* PlatformConfig
 
     const consume = (key: string, quota: Quota) =>
-      limiter.consume({ key, limit: quota.limit, window: windowFor(quota), algorithm: "fixed-window", onExceeded: "fail" }).pipe(
+      limiter.consume({
+        key,
+        limit: quota.limit,
+        window: windowFor(quota),
+        algorithm: "fixed-window",
+        onExceeded: "fail"
+      }).pipe(
         Effect.either,
         Effect.flatMap(Either.match({
           onRight: (r): Effect.Effect<Option.Option<Outcome>> =>
-            Effect.succeedSome({ limit: r.limit, remaining: r.remaining, resetMs: Duration.toMillis(r.resetAfter), exceeded: false }),
+            Effect.succeedSome({
+              limit: r.limit,
+              remaining: r.remaining,
+              resetMs: Duration.toMillis(r.resetAfter),
+              exceeded: false
+            }),
           onLeft: (e) =>
             e._tag === "RateLimiterError" && e.reason === "Exceeded"
-              ? Effect.succeedSome({ limit: e.limit, remaining: 0, resetMs: Duration.toMillis(e.retryAfter), exceeded: true })
+              ? Effect.succeedSome({
+                limit: e.limit,
+                remaining: 0,
+                resetMs: Duration.toMillis(e.retryAfter),
+                exceeded: true
+              })
               // The store failed (or timed out): let the request through rather than fail the API.
               : Effect.as(Effect.logWarning("rate-limit store unavailable; request not counted", e), Option.none())
         }))
@@ -51,7 +67,8 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
       const category = rateLimitCategory(request.method, path)
       const quota = policy[category]
       const ip = trustProxy
-        ? request.headers["x-forwarded-for"]?.split(",")[0]?.trim() || Option.getOrElse(request.remoteAddress, () => "unknown")
+        ? request.headers["x-forwarded-for"]?.split(",")[0]?.trim() ||
+          Option.getOrElse(request.remoteAddress, () => "unknown")
         : Option.getOrElse(request.remoteAddress, () => "unknown")
       const keys = [`${category}:ip:${ip}`]
       const presented = presentedToken(request)
@@ -63,10 +80,15 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
       if (outcomes.length === 0) return
       // The more restrictive: an exceeded count first (longest wait), else the fewest remaining.
       const worst = outcomes.reduce((a, b) =>
-        a.exceeded !== b.exceeded ? (a.exceeded ? a : b)
-        : a.exceeded ? (a.resetMs >= b.resetMs ? a : b)
-        : a.remaining !== b.remaining ? (a.remaining < b.remaining ? a : b)
-        : a.resetMs >= b.resetMs ? a : b
+        a.exceeded !== b.exceeded ?
+          (a.exceeded ? a : b)
+          : a.exceeded ?
+          (a.resetMs >= b.resetMs ? a : b)
+          : a.remaining !== b.remaining ?
+          (a.remaining < b.remaining ? a : b)
+          : a.resetMs >= b.resetMs
+          ? a
+          : b
       )
       const now = yield* Clock.currentTimeMillis
       const headers: Record<string, string> = {
@@ -75,7 +97,9 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
         "x-ratelimit-reset": String(Math.ceil((now + worst.resetMs) / 1000))
       }
       if (worst.exceeded) headers["retry-after"] = String(seconds(worst.resetMs))
-      yield* HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+      yield* HttpApp.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+      )
       if (worst.exceeded) {
         const wait = seconds(worst.resetMs)
         return yield* new RateLimited({ error: `Rate limit exceeded; retry in ${wait} s`, retry_after: wait })
@@ -90,7 +114,9 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
 export const RateLimiterLive = Layer.unwrapEffect(
   Effect.map(PlatformConfig, ({ redisUrl }) =>
     RateLimiter.layer.pipe(
-      Layer.provide(Option.match(redisUrl, { onNone: () => RateLimitStore.layerMemory, onSome: (url) => RateLimitStore.layerRedis(url) }))
-    )
-  )
+      Layer.provide(Option.match(redisUrl, {
+        onNone: () => RateLimitStore.layerMemory,
+        onSome: (url) => RateLimitStore.layerRedis(url)
+      }))
+    ))
 )

@@ -9,6 +9,8 @@ export const ProgramsHttpLive = HttpApiBuilder.group(TradingApi, "programs", (ha
       .handle("create", ({ payload }) => Effect.flatMap(CurrentUser, (caller) => programs.create(caller, payload)))
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => programs.list(caller, urlParams)))
       .handle("get", ({ path }) => Effect.flatMap(CurrentUser, (caller) => programs.get(caller, path.id)))
-      .handle("update", ({ path, payload }) => Effect.flatMap(CurrentUser, (caller) => programs.update(caller, path.id, payload)))
-      .handle("delete", ({ path }) => Effect.flatMap(CurrentUser, (caller) => programs.remove(caller, path.id)))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => programs.update(caller, path.id, payload)))
+      .handle("delete", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) => programs.remove(caller, path.id)))
   }))

@@ -63,7 +63,9 @@ return 1`
 const redisStore = (url: Redacted.Redacted, prefix: string) =>
   Effect.gen(function*() {
     const redis = yield* Effect.acquireRelease(
-      Effect.sync(() => new Redis(Redacted.value(url), { maxRetriesPerRequest: 1, commandTimeout: 250, lazyConnect: true })),
+      Effect.sync(() =>
+        new Redis(Redacted.value(url), { maxRetriesPerRequest: 1, commandTimeout: 250, lazyConnect: true })
+      ),
       (client) => Effect.sync(() => client.disconnect())
     )
     const ttlMs = String(Duration.toMillis(leaseTtl))
@@ -72,7 +74,10 @@ const redisStore = (url: Redacted.Redacted, prefix: string) =>
         Effect.catchAll((e) => Effect.as(Effect.logWarning(`stream lease store unavailable (${what})`, e), fallback))
       )
     return {
-      take: (key, id, limit) => run("take", () => redis.eval(takeScript, 1, prefix + key, id, String(limit), ttlMs), 1).pipe(Effect.map((r) => r === 1)),
+      take: (key, id, limit) =>
+        run("take", () => redis.eval(takeScript, 1, prefix + key, id, String(limit), ttlMs), 1).pipe(
+          Effect.map((r) => r === 1)
+        ),
       renew: (key, id) => Effect.asVoid(run("renew", () => redis.eval(renewScript, 1, prefix + key, id, ttlMs), 0)),
       release: (key, id) => Effect.asVoid(run("release", () => redis.zrem(prefix + key, id), 0))
     } satisfies LeaseStore
@@ -99,14 +104,25 @@ export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platf
     const acquire = (token: string): Effect.Effect<void, RateLimited, Scope.Scope> => {
       const key = keyOf(token)
       const id = randomBytes(8).toString("hex")
-      return Effect.acquireRelease(store.take(key, id, limit), (taken) => (taken ? store.release(key, id) : Effect.void)).pipe(
+      return Effect.acquireRelease(
+        store.take(key, id, limit),
+        (taken) => (taken ? store.release(key, id) : Effect.void)
+      ).pipe(
         Effect.flatMap((taken) =>
           taken
-            ? Effect.asVoid(Effect.forkScoped(Effect.repeat(store.renew(key, id), Schedule.spaced(renewEvery)).pipe(Effect.delay(renewEvery))))
-            : Effect.fail(new RateLimited({
-              error: `Only ${limit} concurrent stream${limit === 1 ? "" : "s"} per session token; close the open one first`,
-              retry_after: retryAfterSeconds
-            }))
+            ? Effect.asVoid(
+              Effect.forkScoped(
+                Effect.repeat(store.renew(key, id), Schedule.spaced(renewEvery)).pipe(Effect.delay(renewEvery))
+              )
+            )
+            : Effect.fail(
+              new RateLimited({
+                error: `Only ${limit} concurrent stream${
+                  limit === 1 ? "" : "s"
+                } per session token; close the open one first`,
+                retry_after: retryAfterSeconds
+              })
+            )
         ),
         Effect.withSpan("StreamLeases.acquire")
       )

@@ -8,7 +8,9 @@ import { StreamLeases } from "./StreamLeases.js"
 /** The session token of an authenticated request (authentication has checked it is there). */
 export const sessionToken = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
   const presented = presentedToken(request)
-  return presented._tag === "Token" ? Effect.succeed(presented.token) : Effect.dieMessage("an authenticated request presents a token")
+  return presented._tag === "Token"
+    ? Effect.succeed(presented.token)
+    : Effect.dieMessage("an authenticated request presents a token")
 })
 
 export const StreamsHttpLive = HttpApiBuilder.group(TradingApi, "streams", (handlers) =>
@@ -31,7 +33,9 @@ export const StreamsHttpLive = HttpApiBuilder.group(TradingApi, "streams", (hand
         )
         return HttpServerResponse.stream(
           events.pipe(
-            Stream.map(({ data, event, id }) => Sse.encoder.write({ _tag: "Event", event, id, data: JSON.stringify(data) })),
+            Stream.map(({ data, event, id }) =>
+              Sse.encoder.write({ _tag: "Event", event, id, data: JSON.stringify(data) })
+            ),
             Stream.encodeText,
             Stream.ensuring(Scope.close(scope, Exit.void))
           ),

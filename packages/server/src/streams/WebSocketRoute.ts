@@ -32,7 +32,9 @@ const parseChannel = (channel: string) => {
   const prices = /^prices:([A-Za-z0-9]{1,20})$/.exec(channel)
   if (prices) return { kind: "prices", symbol: prices[1]!.toUpperCase() } as const
   const backtest = /^backtest:(\d{1,15})$/.exec(channel)
-  if (backtest && Schema.is(BacktestId)(Number(backtest[1]))) return { kind: "backtest", id: BacktestId.make(Number(backtest[1])) } as const
+  if (backtest && Schema.is(BacktestId)(Number(backtest[1]))) {
+    return { kind: "backtest", id: BacktestId.make(Number(backtest[1])) } as const
+  }
   return undefined
 }
 
@@ -70,8 +72,12 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
               : Effect.ignore(write(JSON.stringify(message)))
           )
         const close = (code: number, reason: string) =>
-          Effect.zipRight(Effect.ignore(write(new Socket.CloseEvent(code, reason))), Deferred.succeed(closed, undefined))
-        const fail = (code: string, error: string, channel: string | null = null) => send({ type: "error", channel, code, error })
+          Effect.zipRight(
+            Effect.ignore(write(new Socket.CloseEvent(code, reason))),
+            Deferred.succeed(closed, undefined)
+          )
+        const fail = (code: string, error: string, channel: string | null = null) =>
+          send({ type: "error", channel, code, error })
 
         // Counted as they arrive, so a flood is cut off however far behind the handling is.
         const receive = (data: string | Uint8Array) =>
@@ -82,11 +88,16 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
             }
             if (++count > messageLimit) {
               return count === messageLimit + 1
-                ? Effect.zipRight(fail("rate_limited", `More than ${messageLimit} messages a minute`), close(policyViolation, "Message rate limit exceeded"))
+                ? Effect.zipRight(
+                  fail("rate_limited", `More than ${messageLimit} messages a minute`),
+                  close(policyViolation, "Message rate limit exceeded")
+                )
                 : Effect.void
             }
             return Queue.offer(inbox, typeof data === "string" ? data : new TextDecoder().decode(data))
-          }).pipe(Effect.zipLeft(Effect.map(Effect.serviceOption(Socket.WebSocket), (ws) => { raw = Option.getOrUndefined(ws) })))
+          }).pipe(Effect.zipLeft(Effect.map(Effect.serviceOption(Socket.WebSocket), (ws) => {
+            raw = Option.getOrUndefined(ws)
+          })))
 
         const authenticate = Effect.gen(function*() {
           if (Option.isSome(authenticated)) return authenticated.value
@@ -97,15 +108,32 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
           }
           const message = decodeMessage(first.value)
           if (Either.isLeft(message) || message.right.type !== "auth") {
-            yield* fail("unauthorized", "The first message must be {\"type\":\"auth\",\"token\":...} when the token is not in the query")
+            yield* fail(
+              "unauthorized",
+              "The first message must be {\"type\":\"auth\",\"token\":...} when the token is not in the query"
+            )
             return yield* close(policyViolation, "Authentication required").pipe(Effect.zipRight(Effect.never))
           }
           const token = message.right.token
           const caller = yield* users.authenticate(token).pipe(
-            Effect.catchTag("Unauthorized", (e) => fail("unauthorized", e.error).pipe(Effect.zipRight(close(policyViolation, "Authentication failed")), Effect.zipRight(Effect.never)))
+            Effect.catchTag(
+              "Unauthorized",
+              (e) =>
+                fail("unauthorized", e.error).pipe(
+                  Effect.zipRight(close(policyViolation, "Authentication failed")),
+                  Effect.zipRight(Effect.never)
+                )
+            )
           )
           yield* leases.acquire(token).pipe(
-            Effect.catchTag("RateLimited", (e) => fail("rate_limited", e.error).pipe(Effect.zipRight(close(policyViolation, "Another stream is open")), Effect.zipRight(Effect.never)))
+            Effect.catchTag(
+              "RateLimited",
+              (e) =>
+                fail("rate_limited", e.error).pipe(
+                  Effect.zipRight(close(policyViolation, "Another stream is open")),
+                  Effect.zipRight(Effect.never)
+                )
+            )
           )
           return caller
         })
@@ -120,7 +148,17 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
           // Prices and triggers, as the hub hands them over; a stream that fell behind is closed.
           yield* mailbox.take.pipe(
             Effect.flatMap((updates) =>
-              Effect.forEach(updates, (update) => send({ type: "event", channel: channelOf(update), data: update.kind === "trigger" ? update.trigger : update }), { discard: true })),
+              Effect.forEach(
+                updates,
+                (update) =>
+                  send({
+                    type: "event",
+                    channel: channelOf(update),
+                    data: update.kind === "trigger" ? update.trigger : update
+                  }),
+                { discard: true }
+              )
+            ),
             Effect.forever,
             Effect.catchTags({
               MailboxOverflow: () => close(tryAgainLater, "The client fell behind"),
@@ -132,7 +170,13 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
           const subscribe = (channel: string) =>
             Effect.gen(function*() {
               const parsed = parseChannel(channel)
-              if (parsed === undefined) return yield* fail("invalid_input", "channel must be prices:{SYMBOL}, triggers or backtest:{id}", channel)
+              if (parsed === undefined) {
+                return yield* fail(
+                  "invalid_input",
+                  "channel must be prices:{SYMBOL}, triggers or backtest:{id}",
+                  channel
+                )
+              }
               if (subscribed.has(channel)) return yield* send({ type: "subscribed", channel })
               switch (parsed.kind) {
                 case "triggers":
@@ -140,17 +184,33 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                   break
                 case "prices": {
                   const listed = yield* Effect.either(venues.venue1.tickers)
-                  if (Either.isLeft(listed)) return yield* fail(listed.left._tag === "UpstreamTimeout" ? "upstream_timeout" : "upstream_error", listed.left.error, channel)
-                  if (!listed.right.has(parsed.symbol)) return yield* fail("not_found", `Unknown symbol on venue1: ${parsed.symbol}`, channel)
+                  if (Either.isLeft(listed)) {
+                    return yield* fail(
+                      listed.left._tag === "UpstreamTimeout" ? "upstream_timeout" : "upstream_error",
+                      listed.left.error,
+                      channel
+                    )
+                  }
+                  if (!listed.right.has(parsed.symbol)) {
+                    return yield* fail("not_found", `Unknown symbol on venue1: ${parsed.symbol}`, channel)
+                  }
                   yield* mailbox.watchPrice("venue1", parsed.symbol)
                   break
                 }
                 case "backtest": {
                   const stream = yield* Effect.either(progress.watch(caller, parsed.id))
                   if (Either.isLeft(stream)) {
-                    return yield* fail(stream.left._tag === "Forbidden" ? "forbidden" : "not_found", stream.left.error, channel)
+                    return yield* fail(
+                      stream.left._tag === "Forbidden" ? "forbidden" : "not_found",
+                      stream.left.error,
+                      channel
+                    )
                   }
-                  yield* FiberMap.run(backtests, channel, Stream.runForEach(stream.right, (data) => send({ type: "event", channel, data })))
+                  yield* FiberMap.run(
+                    backtests,
+                    channel,
+                    Stream.runForEach(stream.right, (data) => send({ type: "event", channel, data }))
+                  )
                 }
               }
               subscribed.add(channel)
@@ -160,7 +220,9 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
           const unsubscribe = (channel: string) =>
             Effect.gen(function*() {
               const parsed = parseChannel(channel)
-              if (parsed?.kind === "triggers") yield* mailbox.unwatchTriggers
+              if (parsed?.kind === "triggers") {
+                yield* mailbox.unwatchTriggers
+              }
               if (parsed?.kind === "prices") yield* mailbox.unwatchPrice("venue1", parsed.symbol)
               if (parsed?.kind === "backtest") yield* FiberMap.remove(backtests, channel)
               subscribed.delete(channel)
@@ -197,10 +259,15 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
         const request = yield* HttpServerRequest.HttpServerRequest
         const presented = presentedToken(request)
         if (presented._tag === "Malformed") {
-          return yield* new Unauthorized({ error: "Authorization must be 'Bearer <session token>'", reason: "token_invalid" })
+          return yield* new Unauthorized({
+            error: "Authorization must be 'Bearer <session token>'",
+            reason: "token_invalid"
+          })
         }
         // A token in the request is checked before upgrading, so its failures answer HTTP errors.
-        const caller = presented._tag === "Token" ? Option.some(yield* users.authenticate(presented.token)) : Option.none()
+        const caller = presented._tag === "Token"
+          ? Option.some(yield* users.authenticate(presented.token))
+          : Option.none()
         if (presented._tag === "Token") yield* leases.acquire(presented.token)
         const socket = yield* request.upgrade
         yield* session(socket, caller)

@@ -2,5 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { StorageStats, TradingApi } from "@trading-platform/core"
 import { Effect } from "effect"
 
-export const StorageStatsHttpLive = HttpApiBuilder.group(TradingApi, "storageStats", (handlers) =>
-  Effect.map(StorageStats, (stats) => handlers.handle("read", () => stats.read)))
+export const StorageStatsHttpLive = HttpApiBuilder.group(
+  TradingApi,
+  "storageStats",
+  (handlers) => Effect.map(StorageStats, (stats) => handlers.handle("read", () => stats.read))
+)

@@ -8,10 +8,18 @@ export const UsersHttpLive = HttpApiBuilder.group(TradingApi, "users", (handlers
     return handlers
       .handle("register", ({ payload }) => users.register(payload))
       .handle("login", ({ payload }) =>
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => users.login(payload, request.headers["user-agent"])))
-      .handle("logout", () => Effect.flatMap(CurrentUser, users.logout))
-      .handle("changePassword", ({ payload }) => Effect.flatMap(CurrentUser, (caller) => users.changePassword(caller, payload)))
-      .handle("me", () => Effect.flatMap(CurrentUser, users.me))
-      .handle("sessions", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => users.sessions(caller, urlParams)))
-      .handle("revokeSession", ({ path }) => Effect.flatMap(CurrentUser, (caller) => users.revokeSession(caller, path.id)))
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+          users.login(payload, request.headers["user-agent"])))
+      .handle("logout", () =>
+        Effect.flatMap(CurrentUser, users.logout))
+      .handle("changePassword", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          users.changePassword(caller, payload)))
+      .handle("me", () =>
+        Effect.flatMap(CurrentUser, users.me))
+      .handle("sessions", ({ urlParams }) =>
+        Effect.flatMap(CurrentUser, (caller) => users.sessions(caller, urlParams)))
+      .handle("revokeSession", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          users.revokeSession(caller, path.id)))
   }))

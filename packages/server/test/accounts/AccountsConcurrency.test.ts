@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
 import { testStorages } from "@trading-platform/core/testing"
+import { Effect } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { call, signUp, TestServer } from "../support/TestServer.js"
 
@@ -22,10 +22,13 @@ for (const storage of testStorages) {
             expect(statuses).toEqual([200, 422])
             const final = (yield* call("GET", path, { token })).body
             expect(final.default_leverage).toBeLessThanOrEqual(final.max_leverage)
-            expect(final).toMatchObject(lowerMax.status === 200 ? { default_leverage: 2, max_leverage: 3 } : { default_leverage: 5, max_leverage: 10 })
+            expect(final).toMatchObject(
+              lowerMax.status === 200
+                ? { default_leverage: 2, max_leverage: 3 }
+                : { default_leverage: 5, max_leverage: 10 }
+            )
           }
         }))
-
     })
   })
 }

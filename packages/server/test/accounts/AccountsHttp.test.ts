@@ -1,8 +1,8 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { testStorages } from "@trading-platform/core/testing"
 import { Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
-import { testStorages } from "@trading-platform/core/testing"
 
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`accounts over ${storage.name}`, () => {
@@ -44,7 +44,11 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
           const bob = yield* signUp("bob")
-          const first = yield* createAccount(alice.token, { name: "first", account_type: "MANUAL", initial_capital: 2500.5 })
+          const first = yield* createAccount(alice.token, {
+            name: "first",
+            account_type: "MANUAL",
+            initial_capital: 2500.5
+          })
           const second = yield* createAccount(alice.token, { name: "second" })
           yield* createAccount(bob.token)
           const reply = yield* call("GET", "/api/account/list", { token: alice.token })
@@ -70,7 +74,11 @@ for (const storage of testStorages) {
       it.effect("PUT /api/account/:id changes the given fields, keeps absent ones and clears nulls", () =>
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
-          const account = yield* createAccount(alice.token, { model: "m1", base_url: "https://llm.example", api_key: "k-1" })
+          const account = yield* createAccount(alice.token, {
+            model: "m1",
+            base_url: "https://llm.example",
+            api_key: "k-1"
+          })
           yield* TestClock.adjust("1 minute")
           const reply = yield* call("PUT", `/api/account/${account.id}`, {
             token: alice.token,
@@ -100,7 +108,10 @@ for (const storage of testStorages) {
             avatar_preset_id: 3,
             updated_at: new Date(Date.parse(account.updated_at) + 60_000).toISOString()
           })
-          const nameNull = yield* call("PUT", `/api/account/${account.id}`, { token: alice.token, body: { name: null } })
+          const nameNull = yield* call("PUT", `/api/account/${account.id}`, {
+            token: alice.token,
+            body: { name: null }
+          })
           expect(nameNull.body.name).toBe("Renamed")
           expect(nameNull.body.base_url).toBe("https://llm.example")
         }))
@@ -142,7 +153,11 @@ for (const storage of testStorages) {
             400,
             "invalid_input"
           )
-          expectError(yield* call("PUT", path, { token: alice.token, body: { max_leverage: 2.5 } }), 400, "invalid_input")
+          expectError(
+            yield* call("PUT", path, { token: alice.token, body: { max_leverage: 2.5 } }),
+            400,
+            "invalid_input"
+          )
           const kept = yield* call("GET", path, { token: alice.token })
           expect(kept.body).toEqual(account)
         }))
@@ -161,7 +176,10 @@ for (const storage of testStorages) {
           )
           // An over-long api key is refused without being echoed.
           const longKey = `sk-${"s".repeat(3000)}`
-          const long = yield* call("POST", "/api/account", { token: alice.token, body: { name: "x", api_key: longKey } })
+          const long = yield* call("POST", "/api/account", {
+            token: alice.token,
+            body: { name: "x", api_key: longKey }
+          })
           expectError(long, 400, "invalid_input")
           expect(long.text).not.toContain("s".repeat(100))
         }))

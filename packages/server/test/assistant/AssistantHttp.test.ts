@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { platformOptions } from "@trading-platform/core"
-import { Effect, TestClock } from "effect"
 import { testStorages } from "@trading-platform/core/testing"
+import { Effect, TestClock } from "effect"
 import { tradingProgram } from "../support/Backtests.js"
 import { postSse } from "../support/Sse.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
@@ -44,7 +44,10 @@ for (const storage of testStorages) {
           yield* createProgram(alice.token)
           const after = yield* call("GET", "/api/ai/tools", { token: alice.token })
           // Triggers need a pool, news an enabled feed.
-          expect(after.body.tools.filter((t: any) => !t.configured).map((t: any) => t.name)).toEqual(["get_triggers", "get_news"])
+          expect(after.body.tools.filter((t: any) => !t.configured).map((t: any) => t.name)).toEqual([
+            "get_triggers",
+            "get_news"
+          ])
           expectError(yield* call("GET", "/api/ai/tools"), 401, "unauthorized")
         }))
 
@@ -70,7 +73,11 @@ for (const storage of testStorages) {
           expect(stored.body.messages.map((m: any) => m.role)).toEqual(["user", "assistant"])
           expect(stored.body.messages[1]).toMatchObject({ id: message_id, content: text, prompt_tokens: null })
           expect(stored.body.messages[1].tool_calls).toEqual([
-            { name: "get_indicators", args: { symbols: ["BTC"], timeframe: "4h" }, result: reply.events[1]!.data.result }
+            {
+              name: "get_indicators",
+              args: { symbols: ["BTC"], timeframe: "4h" },
+              result: reply.events[1]!.data.result
+            }
           ])
         }))
 
@@ -82,21 +89,34 @@ for (const storage of testStorages) {
           const listed = yield* postSse("/api/ai/chat", alice.token, { message: "Which programs do I have?" })
           expect(listed.events[0]!.data.name).toBe("list_programs")
           expect(listed.events[1]!.data.result.programs[0].id).toBe(programId)
-          const started = yield* postSse("/api/ai/chat", alice.token, { message: `backtest program ${programId} on ETH 1h` })
+          const started = yield* postSse("/api/ai/chat", alice.token, {
+            message: `backtest program ${programId} on ETH 1h`
+          })
           const result = started.events.find((e) => e.event === "tool_result")!.data
           expect(result.name).toBe("start_backtest")
-          expect(result.result).toMatchObject({ status: "queued", symbol: "ETH", timeframe: "1h", program_id: programId })
+          expect(result.result).toMatchObject({
+            status: "queued",
+            symbol: "ETH",
+            timeframe: "1h",
+            program_id: programId
+          })
           const asBob = yield* postSse("/api/ai/chat", bob.token, { message: `backtest ${result.result.id}` })
           expect(asBob.events.find((e) => e.event === "tool_result")!.data.result).toMatchObject({ code: "forbidden" })
           const unknown = yield* postSse("/api/ai/chat", bob.token, { message: `backtest program 999999 on BTC` })
-          expect(unknown.events.find((e) => e.event === "tool_result")!.data.result).toMatchObject({ code: "not_found" })
+          expect(unknown.events.find((e) => e.event === "tool_result")!.data.result).toMatchObject({
+            code: "not_found"
+          })
         }))
 
       it.effect("the offline analyst answers from the ranking table, the caller's signals and their triggers", () =>
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
-          const reply = yield* postSse("/api/ai/chat", alice.token, { message: "Which coins rank best? Any signals or triggers fired?" })
-          const results = Object.fromEntries(reply.events.filter((e) => e.event === "tool_result").map((e) => [e.data.name, e.data.result]))
+          const reply = yield* postSse("/api/ai/chat", alice.token, {
+            message: "Which coins rank best? Any signals or triggers fired?"
+          })
+          const results = Object.fromEntries(
+            reply.events.filter((e) => e.event === "tool_result").map((e) => [e.data.name, e.data.result])
+          )
           expect(Object.keys(results)).toEqual(["get_ranking", "list_signals", "get_triggers"])
           expect(results["get_ranking"].rows.length).toBe(5)
           expect(results["get_ranking"].rows[0].rank).toBe(1)
@@ -110,10 +130,16 @@ for (const storage of testStorages) {
       it.effect("POST /api/ai/conversations answers 201 and continues a conversation; the list is newest first and paginated", () =>
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
-          const first = yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: "ETH outlook?", context: {} } })
+          const first = yield* call("POST", "/api/ai/conversations", {
+            token: alice.token,
+            body: { message: "ETH outlook?", context: {} }
+          })
           expect(first.status).toBe(201)
           expect(first.body).toMatchObject({ title: "ETH outlook?", message_count: 2 })
-          const second = yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: "my accounts", context: { symbol: "SOL" } } })
+          const second = yield* call("POST", "/api/ai/conversations", {
+            token: alice.token,
+            body: { message: "my accounts", context: { symbol: "SOL" } }
+          })
           // Test time stands still unless moved: the continued one is then the most recently active.
           yield* TestClock.adjust("1 minute")
           const more = yield* call("POST", "/api/ai/conversations", {
@@ -126,7 +152,9 @@ for (const storage of testStorages) {
           expect(list.body.conversations.map((c: any) => c.id)).toEqual([first.body.id, second.body.id])
           const paged = yield* call("GET", "/api/ai/conversations?limit=1&offset=1", { token: alice.token })
           expect(paged.body.conversations.map((c: any) => c.id)).toEqual([second.body.id])
-          const messages = yield* call("GET", `/api/ai/conversations/${second.body.id}/messages`, { token: alice.token })
+          const messages = yield* call("GET", `/api/ai/conversations/${second.body.id}/messages`, {
+            token: alice.token
+          })
           // The context's symbol is what the analyst looked at.
           expect(messages.body.messages[1].tool_calls.map((c: any) => [c.name, c.args])).toEqual([
             ["list_accounts", {}],
@@ -138,32 +166,74 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
           const bob = yield* signUp("bob")
-          const mine = yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: "hello", context: {} } })
+          const mine = yield* call("POST", "/api/ai/conversations", {
+            token: alice.token,
+            body: { message: "hello", context: {} }
+          })
           const id = mine.body.id
-          expectError(yield* call("GET", `/api/ai/conversations/${id}/messages`, { token: bob.token }), 403, "forbidden")
+          expectError(
+            yield* call("GET", `/api/ai/conversations/${id}/messages`, { token: bob.token }),
+            403,
+            "forbidden"
+          )
           expectError(yield* call("DELETE", `/api/ai/conversations/${id}`, { token: bob.token }), 403, "forbidden")
           expectError(
-            yield* call("POST", "/api/ai/conversations", { token: bob.token, body: { message: "hi", context: {}, conversation_id: id } }),
+            yield* call("POST", "/api/ai/conversations", {
+              token: bob.token,
+              body: { message: "hi", context: {}, conversation_id: id }
+            }),
             403,
             "forbidden"
           )
           const chat = yield* postSse("/api/ai/chat", bob.token, { message: "hi", conversation_id: id })
           expect({ status: chat.status, code: chat.body.code }).toEqual({ status: 403, code: "forbidden" })
-          expectError(yield* call("GET", "/api/ai/conversations/999999/messages", { token: alice.token }), 404, "not_found")
+          expectError(
+            yield* call("GET", "/api/ai/conversations/999999/messages", { token: alice.token }),
+            404,
+            "not_found"
+          )
           const removed = yield* call("DELETE", `/api/ai/conversations/${id}`, { token: alice.token })
           expect(removed.status).toBe(204)
-          expectError(yield* call("GET", `/api/ai/conversations/${id}/messages`, { token: alice.token }), 404, "not_found")
+          expectError(
+            yield* call("GET", `/api/ai/conversations/${id}/messages`, { token: alice.token }),
+            404,
+            "not_found"
+          )
           expect((yield* call("GET", "/api/ai/conversations", { token: bob.token })).body.conversations).toEqual([])
         }))
 
       it.effect("bad input answers 400 invalid_input", () =>
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
-          expectError(yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: "  ", context: {} } }), 400, "invalid_input")
-          expectError(yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: "hi" } }), 400, "invalid_input")
-          expectError(yield* call("POST", "/api/ai/chat", { token: alice.token, body: { message: "hi", conversation_id: "x" } }), 400, "invalid_input")
-          expectError(yield* call("POST", "/api/ai/chat", { token: alice.token, raw: "{", headers: { "content-type": "application/json" } }), 400, "invalid_input")
-          expectError(yield* call("GET", "/api/ai/conversations/abc/messages", { token: alice.token }), 400, "invalid_input")
+          expectError(
+            yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: "  ", context: {} } }),
+            400,
+            "invalid_input"
+          )
+          expectError(
+            yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: "hi" } }),
+            400,
+            "invalid_input"
+          )
+          expectError(
+            yield* call("POST", "/api/ai/chat", { token: alice.token, body: { message: "hi", conversation_id: "x" } }),
+            400,
+            "invalid_input"
+          )
+          expectError(
+            yield* call("POST", "/api/ai/chat", {
+              token: alice.token,
+              raw: "{",
+              headers: { "content-type": "application/json" }
+            }),
+            400,
+            "invalid_input"
+          )
+          expectError(
+            yield* call("GET", "/api/ai/conversations/abc/messages", { token: alice.token }),
+            400,
+            "invalid_input"
+          )
           expectError(yield* call("POST", "/api/ai/chat", { body: { message: "hi" } }), 401, "unauthorized")
         }))
 
@@ -171,11 +241,17 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
           for (let i = 0; i < 3; i++) {
-            const r = yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: `hi ${i}`, context: {} } })
+            const r = yield* call("POST", "/api/ai/conversations", {
+              token: alice.token,
+              body: { message: `hi ${i}`, context: {} }
+            })
             expect(r.status).toBe(201)
             yield* call("DELETE", `/api/ai/conversations/${r.body.id}`, { token: alice.token })
           }
-          const limited = yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: "one more", context: {} } })
+          const limited = yield* call("POST", "/api/ai/conversations", {
+            token: alice.token,
+            body: { message: "one more", context: {} }
+          })
           expectError(limited, 429, "rate_limited")
           expect(limited.body.retry_after).toBeGreaterThan(0)
           expect(limited.headers.get("retry-after")).toBe(String(limited.body.retry_after))

@@ -25,7 +25,10 @@ for (const storage of testStorages) {
       it.effect("POST /api/ai/insight answers 202 queued; the job completes with the analyst's reading of the market", () =>
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
-          const queued = yield* call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: "eth", timeframe: "4h" } })
+          const queued = yield* call("POST", "/api/ai/insight", {
+            token: alice.token,
+            body: { symbol: "eth", timeframe: "4h" }
+          })
           expect(queued.status).toBe(202)
           expect(queued.body).toEqual({ task_id: expect.stringMatching(/^\d+$/), status: "queued" })
           const done = yield* settled(alice.token, queued.body.task_id)
@@ -53,7 +56,10 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
           const first = yield* call("POST", "/api/ai/insight", { token: alice.token, body: {} })
-          const second = yield* call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: null, timeframe: null, prompt: "and?" } })
+          const second = yield* call("POST", "/api/ai/insight", {
+            token: alice.token,
+            body: { symbol: null, timeframe: null, prompt: "and?" }
+          })
           const a = (yield* settled(alice.token, first.body.task_id)).body.result
           const b = (yield* settled(alice.token, second.body.task_id)).body.result
           expect(a).toMatchObject({ symbol: "BTC", timeframe: "1h" })
@@ -65,25 +71,43 @@ for (const storage of testStorages) {
           const alice = yield* signUp("alice")
           const bob = yield* signUp("bob")
           const queued = yield* call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: "SOL" } })
-          expectError(yield* call("GET", `/api/ai/insight/${queued.body.task_id}`, { token: bob.token }), 403, "forbidden")
+          expectError(
+            yield* call("GET", `/api/ai/insight/${queued.body.task_id}`, { token: bob.token }),
+            403,
+            "forbidden"
+          )
           expectError(yield* call("GET", "/api/ai/insight/999999", { token: alice.token }), 404, "not_found")
           expectError(yield* call("GET", "/api/ai/insight/abc", { token: alice.token }), 400, "invalid_input")
-          expectError(yield* call("POST", "/api/ai/insight", { token: alice.token, body: { timeframe: "2h" } }), 400, "invalid_input")
-          expectError(yield* call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: "not a symbol" } }), 400, "invalid_input")
-          expectError(yield* call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: "ZZZZ" } }), 404, "not_found")
+          expectError(
+            yield* call("POST", "/api/ai/insight", { token: alice.token, body: { timeframe: "2h" } }),
+            400,
+            "invalid_input"
+          )
+          expectError(
+            yield* call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: "not a symbol" } }),
+            400,
+            "invalid_input"
+          )
+          expectError(
+            yield* call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: "ZZZZ" } }),
+            404,
+            "not_found"
+          )
           expectError(yield* call("POST", "/api/ai/insight", { body: {} }), 401, "unauthorized")
           expect((yield* settled(alice.token, queued.body.task_id)).body.status).toBe("completed")
         }))
-
     })
   })
 }
 
 // No workers here: moving the clock an hour would otherwise step through every idle poll.
 describe("insight quota", () => {
-  layer(TestServer({ config: { assistant: { ...assistant, insightJobs: { ...assistant.insightJobs, concurrency: 0 } } } }), {
-    timeout: "120 seconds"
-  })((it) => {
+  layer(
+    TestServer({ config: { assistant: { ...assistant, insightJobs: { ...assistant.insightJobs, concurrency: 0 } } } }),
+    {
+      timeout: "120 seconds"
+    }
+  )((it) => {
     it.effect("past AI_INSIGHTS_PER_HOUR jobs in an hour the next answers 429; an hour later it is accepted", () =>
       Effect.gen(function*() {
         const alice = yield* signUp("alice")

@@ -51,24 +51,49 @@ const Server = Layer.unwrapScoped(Effect.map(FakeProvider, () =>
 
 const frame = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`
 const chunk = (delta: unknown, finish_reason: string | null = null) =>
-  frame({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "test-model", choices: [{ index: 0, delta, finish_reason }] })
-const usage = frame({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "test-model", choices: [], usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 } })
+  frame({
+    id: "chatcmpl-1",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "test-model",
+    choices: [{ index: 0, delta, finish_reason }]
+  })
+const usage = frame({
+  id: "chatcmpl-1",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "test-model",
+  choices: [],
+  usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 }
+})
 const stream = (...frames: Array<string>): Script => (_, res) => {
   res.writeHead(200, { "content-type": "text/event-stream" })
   for (const f of frames) res.write(f)
   res.end()
 }
 const text = (...pieces: Array<string>) =>
-  stream(chunk({ role: "assistant", content: "" }), ...pieces.map((content) => chunk({ content })), chunk({}, "stop"), usage, "data: [DONE]\n\n")
+  stream(
+    chunk({ role: "assistant", content: "" }),
+    ...pieces.map((content) => chunk({ content })),
+    chunk({}, "stop"),
+    usage,
+    "data: [DONE]\n\n"
+  )
 const toolCall = (name: string, argumentPieces: Array<string>) =>
   stream(
-    chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name, arguments: "" } }] }),
+    chunk({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name, arguments: "" } }]
+    }),
     ...argumentPieces.map((a) => chunk({ tool_calls: [{ index: 0, function: { arguments: a } }] })),
     chunk({}, "tool_calls"),
     "data: [DONE]\n\n"
   )
 const status = (code: number, headers: Record<string, string> = {}): Script => (_, res) => {
-  res.writeHead(code, { "content-type": "application/json", ...headers }).end(JSON.stringify({ error: { message: "nope" } }))
+  res.writeHead(code, { "content-type": "application/json", ...headers }).end(
+    JSON.stringify({ error: { message: "nope" } })
+  )
 }
 
 const reset = (...scripts: Array<Script>) =>
@@ -95,9 +120,17 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         expect(sent.body).toMatchObject({ model: "test-model", stream: true })
         expect(sent.body.tools.map((t: any) => t.function.name)).toContain("get_prices")
         expect(sent.body.messages.at(-1)).toEqual({ role: "user", content: "hi" })
-        expect(sent.body.messages[0].content).toContain('Context: {"symbol":"BTC"}')
-        const stored = yield* call("GET", `/api/ai/conversations/${reply.events.at(-1)!.data.conversation_id}/messages`, { token: alice.token })
-        expect(stored.body.messages[1]).toMatchObject({ content: "Hello there", prompt_tokens: 42, completion_tokens: 7 })
+        expect(sent.body.messages[0].content).toContain("Context: {\"symbol\":\"BTC\"}")
+        const stored = yield* call(
+          "GET",
+          `/api/ai/conversations/${reply.events.at(-1)!.data.conversation_id}/messages`,
+          { token: alice.token }
+        )
+        expect(stored.body.messages[1]).toMatchObject({
+          content: "Hello there",
+          prompt_tokens: 42,
+          completion_tokens: 7
+        })
         const tools = yield* call("GET", "/api/ai/tools", { token: alice.token })
         for (const r of [reply.text, stored.text, tools.text]) expect(r).not.toContain(apiKey)
       }))
@@ -105,7 +138,7 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
     it.effect("a tool call streamed in pieces runs as the caller, its result goes back to the model, and the answer follows", () =>
       Effect.gen(function*() {
         const alice = yield* signUp("alice")
-        yield* reset(toolCall("get_prices", ['{"symbols":', '["BTC"]}']), text("BTC is fine."))
+        yield* reset(toolCall("get_prices", ["{\"symbols\":", "[\"BTC\"]}"]), text("BTC is fine."))
         const reply = yield* postSse("/api/ai/chat", alice.token, { message: "BTC?" })
         expect(reply.events.map((e) => e.event)).toEqual(["tool_call", "tool_result", "delta", "done"])
         expect(reply.events[0]!.data).toEqual({ name: "get_prices", args: { symbols: ["BTC"] } })
@@ -113,7 +146,11 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         const second = fake.requests[1]!.body.messages
         expect(second.at(-2)).toMatchObject({
           role: "assistant",
-          tool_calls: [{ id: "call_1", type: "function", function: { name: "get_prices", arguments: '{"symbols":["BTC"]}' } }]
+          tool_calls: [{
+            id: "call_1",
+            type: "function",
+            function: { name: "get_prices", arguments: "{\"symbols\":[\"BTC\"]}" }
+          }]
         })
         expect(second.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_1" })
         expect(JSON.parse(second.at(-1).content).prices.BTC.price).toBe(reply.events[1]!.data.result.prices.BTC.price)
@@ -122,10 +159,17 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
     it.effect("arguments that do not decode through the tool's schema are refused, and the model is told why", () =>
       Effect.gen(function*() {
         const alice = yield* signUp("alice")
-        yield* reset(toolCall("get_klines", ['{"symbol": 42, "limit": 100000}']), toolCall("drop_tables", ["{}"]), text("Sorry."))
+        yield* reset(
+          toolCall("get_klines", ["{\"symbol\": 42, \"limit\": 100000}"]),
+          toolCall("drop_tables", ["{}"]),
+          text("Sorry.")
+        )
         const reply = yield* postSse("/api/ai/chat", alice.token, { message: "candles" })
         const results = reply.events.filter((e) => e.event === "tool_result").map((e) => e.data)
-        expect(results.map((r) => [r.name, r.result.code])).toEqual([["get_klines", "invalid_input"], ["drop_tables", "invalid_input"]])
+        expect(results.map((r) => [r.name, r.result.code])).toEqual([["get_klines", "invalid_input"], [
+          "drop_tables",
+          "invalid_input"
+        ]])
         expect(reply.events.at(-1)!.event).toBe("done")
       }))
 
@@ -145,14 +189,20 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         yield* reset(status(500), status(500), status(500))
         const reply = yield* postSse("/api/ai/chat", alice.token, { message: "hi" })
         expect(fake.requests.length).toBe(3)
-        expect(reply.events).toEqual([{ event: "error", data: { code: "upstream_error", error: "The language model provider answered 500" } }])
+        expect(reply.events).toEqual([{
+          event: "error",
+          data: { code: "upstream_error", error: "The language model provider answered 500" }
+        }])
         yield* reset(status(401), text("never"))
         const refused = yield* postSse("/api/ai/chat", alice.token, { message: "hi" })
         expect(fake.requests.length).toBe(1)
         expect(refused.events[0]!.data.code).toBe("upstream_error")
         // POST /api/ai/conversations answers the failure as a 502 envelope.
         yield* reset(status(500), status(500), status(500))
-        const converse = yield* call("POST", "/api/ai/conversations", { token: alice.token, body: { message: "hi", context: {} } })
+        const converse = yield* call("POST", "/api/ai/conversations", {
+          token: alice.token,
+          body: { message: "hi", context: {} }
+        })
         expect({ status: converse.status, code: converse.body.code }).toEqual({ status: 502, code: "upstream_error" })
       }))
 
@@ -168,7 +218,9 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         expect(reply.events.map((e) => e.event)).toEqual(["delta", "error"])
         expect(reply.events[1]!.data.code).toBe("upstream_error")
         const list = yield* call("GET", "/api/ai/conversations", { token: alice.token })
-        const stored = yield* call("GET", `/api/ai/conversations/${list.body.conversations[0].id}/messages`, { token: alice.token })
+        const stored = yield* call("GET", `/api/ai/conversations/${list.body.conversations[0].id}/messages`, {
+          token: alice.token
+        })
         expect(stored.body.messages[1]).toMatchObject({ role: "assistant", content: "Partial answer" })
       }))
 
@@ -177,7 +229,10 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         const alice = yield* signUp("alice")
         yield* reset((_, res) => setTimeout(() => res.destroy(), 10_000))
         const reply = yield* postSse("/api/ai/chat", alice.token, { message: "hi" })
-        expect(reply.events).toEqual([{ event: "error", data: { code: "upstream_timeout", error: "The language model provider did not answer in time" } }])
+        expect(reply.events).toEqual([{
+          event: "error",
+          data: { code: "upstream_timeout", error: "The language model provider did not answer in time" }
+        }])
       }))
 
     it.effect("a second chat on the same token while one streams answers 429; once it ends the token may stream again", () =>
@@ -228,8 +283,14 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         const stored = yield* Effect.gen(function*() {
           const list = yield* call("GET", "/api/ai/conversations", { token: alice.token })
           const id = list.body.conversations[0]?.id
-          return id === undefined ? [] : (yield* call("GET", `/api/ai/conversations/${id}/messages`, { token: alice.token })).body.messages
-        }).pipe(Effect.delay("50 millis"), Effect.repeat({ until: (messages: Array<any>) => messages.length === 2 }), Effect.timeout("10 seconds"))
+          return id === undefined
+            ? []
+            : (yield* call("GET", `/api/ai/conversations/${id}/messages`, { token: alice.token })).body.messages
+        }).pipe(
+          Effect.delay("50 millis"),
+          Effect.repeat({ until: (messages: Array<any>) => messages.length === 2 }),
+          Effect.timeout("10 seconds")
+        )
         expect(stored[1]).toMatchObject({ role: "assistant", content: "Said before leaving" })
       }))
   })

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { SignalEngine } from "@trading-platform/core"
-import { Effect, TestClock } from "effect"
 import { testStorages } from "@trading-platform/core/testing"
+import { Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { allFinished, AutomationServer, createProgram, waitForRuns } from "../support/Automation.js"
 import { marketNow, stuckProgram, throwingProgram } from "../support/Backtests.js"
@@ -14,7 +14,10 @@ const tick = TestClock.adjust("1 second")
 const daily = 1440
 
 const bind = (token: string, programId: number, body: Record<string, unknown>) =>
-  call("POST", `/api/programs/${programId}/bindings`, { token, body: { symbols: ["BTC"], interval_minutes: daily, ...body } })
+  call("POST", `/api/programs/${programId}/bindings`, {
+    token,
+    body: { symbols: ["BTC"], interval_minutes: daily, ...body }
+  })
 
 /** Binds, runs it by hand once and answers the binding with its finished runs. */
 const bindAndRun = (token: string, programId: number, body: Record<string, unknown>) =>
@@ -61,10 +64,21 @@ for (const storage of testStorages) {
           expect(listed.body.bindings.map((b: any) => b.id)).toEqual([id])
           expect((yield* call("GET", `/api/programs/${program}/bindings/${id}`, { token })).body).toEqual(created.body)
 
-          const disabled = yield* call("PUT", `/api/programs/${program}/bindings/${id}`, { token, body: { enabled: false, leverage: null } })
+          const disabled = yield* call("PUT", `/api/programs/${program}/bindings/${id}`, {
+            token,
+            body: { enabled: false, leverage: null }
+          })
           expect(disabled.status).toBe(200)
-          expect(disabled.body).toMatchObject({ enabled: false, next_run_at: null, leverage: null, interval_minutes: 15 })
-          const enabled = yield* call("PUT", `/api/programs/${program}/bindings/${id}`, { token, body: { enabled: true } })
+          expect(disabled.body).toMatchObject({
+            enabled: false,
+            next_run_at: null,
+            leverage: null,
+            interval_minutes: 15
+          })
+          const enabled = yield* call("PUT", `/api/programs/${program}/bindings/${id}`, {
+            token,
+            body: { enabled: true }
+          })
           expect(enabled.body.next_run_at).toBe(new Date(now + 15 * 60_000).toISOString())
 
           expect((yield* call("DELETE", `/api/programs/${program}/bindings/${id}`, { token })).status).toBe(204)
@@ -77,22 +91,42 @@ for (const storage of testStorages) {
           const program = yield* createProgram(token)
           const account = yield* createAccount(token, { max_leverage: 5 })
           const path = `/api/programs/${program}/bindings`
-          expectError(yield* call("POST", path, { token, body: { account_id: account.id, symbols: ["BTC"] } }), 400, "invalid_input")
+          expectError(
+            yield* call("POST", path, { token, body: { account_id: account.id, symbols: ["BTC"] } }),
+            400,
+            "invalid_input"
+          )
           expectError(yield* bind(token, program, { account_id: account.id, symbols: [] }), 400, "invalid_input")
-          expectError(yield* bind(token, program, { account_id: account.id, interval_minutes: 0 }), 400, "invalid_input")
+          expectError(
+            yield* bind(token, program, { account_id: account.id, interval_minutes: 0 }),
+            400,
+            "invalid_input"
+          )
           expectError(yield* bind(token, program, { account_id: account.id, timeframe: "2h" }), 400, "invalid_input")
-          expectError(yield* call("POST", path, { token, raw: "{", headers: { "content-type": "application/json" } }), 400, "invalid_input")
+          expectError(
+            yield* call("POST", path, { token, raw: "{", headers: { "content-type": "application/json" } }),
+            400,
+            "invalid_input"
+          )
           expectError(yield* bind(token, program, { account_id: account.id, leverage: 6 }), 422, "leverage_too_high")
           expectError(yield* bind(token, program, { account_id: account.id, leverage: 0 }), 422, "leverage_too_high")
           expectError(yield* bind(token, program, { account_id: account.id, symbols: ["NOPE"] }), 404, "not_found")
           expectError(yield* bind(token, program, { account_id: 999999 }), 404, "not_found")
           expectError(yield* bind(token, 999999, { account_id: account.id }), 404, "not_found")
-          expectError(yield* call("POST", path, { body: { account_id: account.id, symbols: ["BTC"], interval_minutes: 5 } }), 401, "unauthorized")
+          expectError(
+            yield* call("POST", path, { body: { account_id: account.id, symbols: ["BTC"], interval_minutes: 5 } }),
+            401,
+            "unauthorized"
+          )
 
           const ok = yield* bind(token, program, { account_id: account.id })
           const cleared = yield* call("PUT", `${path}/${ok.body.id}`, { token, body: { interval_minutes: null } })
           expectError(cleared, 400, "invalid_input")
-          expectError(yield* call("PUT", `${path}/${ok.body.id}`, { token, body: { leverage: 9 } }), 422, "leverage_too_high")
+          expectError(
+            yield* call("PUT", `${path}/${ok.body.id}`, { token, body: { leverage: 9 } }),
+            422,
+            "leverage_too_high"
+          )
           // A binding is reached only through its own program.
           const other = yield* createProgram(token)
           expectError(yield* call("GET", `/api/programs/${other}/bindings/${ok.body.id}`, { token }), 404, "not_found")
@@ -110,8 +144,17 @@ for (const storage of testStorages) {
           expectError(yield* bind(me.token, theirProgram, { account_id: myAccount.id }), 403, "forbidden")
           const theirs = yield* bind(them.token, theirProgram, { account_id: theirAccount.id })
           const path = `/api/programs/${theirProgram}/bindings/${theirs.body.id}`
-          for (const [method, suffix] of [["GET", ""], ["PUT", ""], ["DELETE", ""], ["POST", "/run"], ["GET", "/runs"]] as const) {
-            expectError(yield* call(method, path + suffix, { token: me.token, ...(method === "PUT" ? { body: {} } : {}) }), 403, "forbidden")
+          for (
+            const [method, suffix] of [["GET", ""], ["PUT", ""], ["DELETE", ""], ["POST", "/run"], [
+              "GET",
+              "/runs"
+            ]] as const
+          ) {
+            expectError(
+              yield* call(method, path + suffix, { token: me.token, ...(method === "PUT" ? { body: {} } : {}) }),
+              403,
+              "forbidden"
+            )
           }
           const mineBound = yield* bind(me.token, mine, { account_id: myAccount.id })
           const moved = yield* call("PUT", `/api/programs/${mine}/bindings/${mineBound.body.id}`, {
@@ -119,8 +162,16 @@ for (const storage of testStorages) {
             body: { account_id: theirAccount.id }
           })
           expectError(moved, 403, "forbidden")
-          expectError(yield* call("GET", `/api/account/${theirAccount.id}/orders`, { token: me.token }), 403, "forbidden")
-          expectError(yield* call("GET", `/api/account/${theirAccount.id}/positions`, { token: me.token }), 403, "forbidden")
+          expectError(
+            yield* call("GET", `/api/account/${theirAccount.id}/orders`, { token: me.token }),
+            403,
+            "forbidden"
+          )
+          expectError(
+            yield* call("GET", `/api/account/${theirAccount.id}/positions`, { token: me.token }),
+            403,
+            "forbidden"
+          )
           expectError(yield* call("GET", "/api/account/999999/positions", { token: me.token }), 404, "not_found")
         }))
 
@@ -132,7 +183,14 @@ for (const storage of testStorages) {
           const { binding, runs } = yield* bindAndRun(token, program, { account_id: account.id })
           expect(runs).toHaveLength(1)
           const [run] = runs
-          expect(run).toMatchObject({ binding_id: binding.id, symbol: "BTC", trigger: "manual", status: "completed", attempts: 1, error: null })
+          expect(run).toMatchObject({
+            binding_id: binding.id,
+            symbol: "BTC",
+            trigger: "manual",
+            status: "completed",
+            attempts: 1,
+            error: null
+          })
           // The program saw the backtest contract: 500 closed candles up to now, and the account's balance.
           expect(run.decision).toEqual({
             operation: "buy",
@@ -143,7 +201,15 @@ for (const storage of testStorages) {
           const orders = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
           expect(orders).toHaveLength(1)
           const [order] = orders
-          expect(order).toMatchObject({ run_id: run.id, route: "paper", exchange: "venue2", side: "buy", status: "filled", leverage: 1, realized_pnl: 0 })
+          expect(order).toMatchObject({
+            run_id: run.id,
+            route: "paper",
+            exchange: "venue2",
+            side: "buy",
+            status: "filled",
+            leverage: 1,
+            realized_pnl: 0
+          })
           expect(order.fee).toBeCloseTo(order.quantity * order.price * 0.00035, 8)
 
           const positions = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
@@ -160,13 +226,21 @@ for (const storage of testStorages) {
 
           const exported = (yield* call("GET", `/api/trader/${account.id}/export`, { token })).body
           expect(exported.decision_logs).toEqual([
-            expect.objectContaining({ symbol: "BTC", operation: "buy", target_portion_of_balance: 0.5, reason: run.decision.reason })
+            expect.objectContaining({
+              symbol: "BTC",
+              operation: "buy",
+              target_portion_of_balance: 0.5,
+              reason: run.decision.reason
+            })
           ])
           expect(exported.trades).toEqual([expect.objectContaining({ symbol: "BTC", side: "buy" })])
           expect(exported.trades[0].quantity).toBeCloseTo(order.quantity, 10)
 
           // Closing returns the margin and the profit to cash, and leaves the account flat.
-          yield* call("PUT", `/api/programs/${program}/bindings/${binding.id}`, { token, body: { params: { close: true } } })
+          yield* call("PUT", `/api/programs/${program}/bindings/${binding.id}`, {
+            token,
+            body: { params: { close: true } }
+          })
           yield* call("POST", `/api/programs/${program}/bindings/${binding.id}/run`, { token })
           const closed = yield* waitForRuns(token, program, binding.id, allFinished(2))
           expect(closed[0].decision.operation).toBe("close")
@@ -192,8 +266,12 @@ for (const storage of testStorages) {
           expect(summary.items[0].total_pnl).toBeCloseTo(pnl, 6)
           const bySymbol = (yield* call("GET", "/api/analytics/program-summary?dimension=symbol", { token })).body.items
           expect(bySymbol.map((i: any) => [i.symbol, i.total_trades])).toEqual([["BTC", 1]])
-          const byAccount = (yield* call("GET", `/api/analytics/program-summary?dimension=account&account_id=${account.id}`, { token })).body.items
-          expect(byAccount).toEqual([expect.objectContaining({ account_id: account.id, account_name: account.name, total_trades: 1 })])
+          const byAccount =
+            (yield* call("GET", `/api/analytics/program-summary?dimension=account&account_id=${account.id}`, { token }))
+              .body.items
+          expect(byAccount).toEqual([
+            expect.objectContaining({ account_id: account.id, account_name: account.name, total_trades: 1 })
+          ])
           const later = new Date(Date.parse(exit.filled_at) + 1).toISOString()
           expect((yield* call("GET", `/api/analytics/program-summary?from=${later}`, { token })).body.items).toEqual([])
         }))
@@ -205,7 +283,10 @@ for (const storage of testStorages) {
           const account = yield* createAccount(token)
           const signal = yield* call("POST", "/api/signals", {
             token,
-            body: { signal_name: "any volume", trigger_condition: { metric: "volume", operator: "gt", threshold: 0, time_window: "1m" } }
+            body: {
+              signal_name: "any volume",
+              trigger_condition: { metric: "volume", operator: "gt", threshold: 0, time_window: "1m" }
+            }
           })
           expect(signal.status).toBe(201)
           const pool = yield* call("POST", "/api/signals/pools", {
@@ -219,13 +300,22 @@ for (const storage of testStorages) {
             body: { account_id: account.id, symbols: ["BTC"], signal_pool_ids: [pool.body.id] }
           })
           expect(created.status).toBe(201)
-          expect(created.body).toMatchObject({ interval_minutes: null, next_run_at: null, signal_pool_ids: [pool.body.id] })
+          expect(created.body).toMatchObject({
+            interval_minutes: null,
+            next_run_at: null,
+            signal_pool_ids: [pool.body.id]
+          })
 
           const fired = yield* Effect.flatMap(SignalEngine, (engine) => engine.evaluateNow)
           expect(fired.filter((t) => t.pool_id === pool.body.id).map((t) => t.symbol).sort()).toEqual(["BTC", "ETH"])
           const runs = yield* waitForRuns(token, program, created.body.id, allFinished(1))
           expect(runs).toHaveLength(1)
-          expect(runs[0]).toMatchObject({ symbol: "BTC", trigger: "signal", status: "completed", decision: { operation: "buy" } })
+          expect(runs[0]).toMatchObject({
+            symbol: "BTC",
+            trigger: "signal",
+            status: "completed",
+            decision: { operation: "buy" }
+          })
           const positions = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
           expect(positions).toEqual([expect.objectContaining({ symbol: "BTC", side: "long" })])
 
@@ -233,10 +323,18 @@ for (const storage of testStorages) {
           const other = yield* signUp()
           const theirs = yield* call("POST", `/api/programs/${yield* createProgram(other.token)}/bindings`, {
             token: other.token,
-            body: { account_id: (yield* createAccount(other.token)).id, symbols: ["BTC"], signal_pool_ids: [pool.body.id] }
+            body: {
+              account_id: (yield* createAccount(other.token)).id,
+              symbols: ["BTC"],
+              signal_pool_ids: [pool.body.id]
+            }
           })
           expectError(theirs, 403, "forbidden")
-          expectError(yield* bind(token, program, { account_id: account.id, signal_pool_ids: [999999] }), 404, "not_found")
+          expectError(
+            yield* bind(token, program, { account_id: account.id, signal_pool_ids: [999999] }),
+            404,
+            "not_found"
+          )
         }))
 
       it.effect("a decision above the account's max_leverage is refused: the order is rejected and nothing fills", () =>
@@ -283,12 +381,18 @@ for (const storage of testStorages) {
           const { token } = yield* signUp()
           const program = yield* createProgram(token)
           const account = yield* createAccount(token)
-          const binding = (yield* bind(token, program, { account_id: account.id, symbols: ["BTC", "ETH"], interval_minutes: 5 })).body
-          expect((yield* call("GET", `/api/programs/${program}/bindings/${binding.id}/runs`, { token })).body.runs).toEqual([])
+          const binding =
+            (yield* bind(token, program, { account_id: account.id, symbols: ["BTC", "ETH"], interval_minutes: 5 })).body
+          expect((yield* call("GET", `/api/programs/${program}/bindings/${binding.id}/runs`, { token })).body.runs)
+            .toEqual([])
           const created = Date.parse(binding.created_at)
           yield* TestClock.adjust("5 minutes")
           const first = yield* waitForRuns(token, program, binding.id, allFinished(2), tick)
-          expect(first.map((r) => [r.symbol, r.trigger, r.status]).sort()).toEqual([["BTC", "schedule", "completed"], ["ETH", "schedule", "completed"]])
+          expect(first.map((r) => [r.symbol, r.trigger, r.status]).sort()).toEqual([["BTC", "schedule", "completed"], [
+            "ETH",
+            "schedule",
+            "completed"
+          ]])
           yield* TestClock.adjust("5 minutes")
           const second = yield* waitForRuns(token, program, binding.id, allFinished(4), tick)
           expect(second).toHaveLength(4)
@@ -296,7 +400,8 @@ for (const storage of testStorages) {
           const positions = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
           expect(positions.map((p: any) => p.symbol)).toEqual(["BTC", "ETH"])
           expect(second.slice(0, 2).map((r) => r.decision.operation)).toEqual(["hold", "hold"])
-          const next = (yield* call("GET", `/api/programs/${program}/bindings/${binding.id}`, { token })).body.next_run_at
+          const next =
+            (yield* call("GET", `/api/programs/${program}/bindings/${binding.id}`, { token })).body.next_run_at
           expect(next).toBe(new Date(created + 15 * 60_000).toISOString())
         }), 90_000)
 

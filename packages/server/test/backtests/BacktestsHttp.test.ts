@@ -1,4 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { liveBacktestThreads, testStorages } from "@trading-platform/core/testing"
 import { Effect } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import {
@@ -12,7 +13,6 @@ import {
   waitForBacktest
 } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
-import { liveBacktestThreads, testStorages } from "@trading-platform/core/testing"
 
 /** A user with one program of the given code. */
 const withProgram = (code = tradingProgram) =>
@@ -162,14 +162,26 @@ for (const storage of testStorages) {
           expectError(yield* submit(token, programId, { fee_rate: -1 }), 400, "invalid_input")
           expectError(yield* submit(token, programId, { leverage: 500 }), 400, "invalid_input")
           expectError(yield* submit(token, programId, { symbol: 42 }), 400, "invalid_input")
-          expectError(yield* call("POST", `/api/programs/${programId}/backtest`, { token, body: { symbol: "BTC" } }), 400, "invalid_input")
-          expectError(yield* call("POST", `/api/programs/abc/backtest`, { token, body: shortRun }), 400, "invalid_input")
+          expectError(
+            yield* call("POST", `/api/programs/${programId}/backtest`, { token, body: { symbol: "BTC" } }),
+            400,
+            "invalid_input"
+          )
+          expectError(
+            yield* call("POST", `/api/programs/abc/backtest`, { token, body: shortRun }),
+            400,
+            "invalid_input"
+          )
         }))
 
       it.effect("a range over 500000 bars answers 400 invalid_input naming the limit", () =>
         Effect.gen(function*() {
           const { programId, token } = yield* withProgram()
-          const reply = yield* submit(token, programId, { timeframe: "1m", start: "2023-01-01T00:00:00Z", end: "2025-01-01T00:00:00Z" })
+          const reply = yield* submit(token, programId, {
+            timeframe: "1m",
+            start: "2023-01-01T00:00:00Z",
+            end: "2025-01-01T00:00:00Z"
+          })
           expectError(reply, 400, "invalid_input")
           expect(reply.body.error).toMatch(/500000 bars/)
         }))
@@ -216,7 +228,11 @@ for (const storage of testStorages) {
           const { id } = (yield* submit(token, programId)).body
           const other = yield* signUp()
           expectError(yield* call("GET", `/api/programs/backtest/${id}`, { token: other.token }), 403, "forbidden")
-          expectError(yield* call("POST", `/api/programs/backtest/${id}/cancel`, { token: other.token }), 403, "forbidden")
+          expectError(
+            yield* call("POST", `/api/programs/backtest/${id}/cancel`, { token: other.token }),
+            403,
+            "forbidden"
+          )
           expectError(yield* call("GET", `/api/programs/backtest/999999`, { token }), 404, "not_found")
           expectError(yield* call("POST", `/api/programs/backtest/999999/cancel`, { token }), 404, "not_found")
           expectError(yield* call("GET", `/api/programs/backtest/x1`, { token }), 400, "invalid_input")
@@ -253,7 +269,11 @@ for (const storage of testStorages) {
           const b = (yield* submit(token, second.body.id)).body.id
           yield* waitForBacktest(token, a, isFinished)
           yield* waitForBacktest(token, b, isFinished)
-          const c = (yield* submit(token, programId, { timeframe: "1m", start: "2024-06-01T00:00:00Z", end: "2025-05-01T00:00:00Z" })).body.id
+          const c = (yield* submit(token, programId, {
+            timeframe: "1m",
+            start: "2024-06-01T00:00:00Z",
+            end: "2025-05-01T00:00:00Z"
+          })).body.id
           const cancelReply = yield* call("POST", `/api/programs/backtest/${c}/cancel`, { token })
           expect({ status: cancelReply.status, body: cancelReply.body }).toMatchObject({ status: 200 })
           yield* signUp().pipe(Effect.flatMap((other) => submit(other.token, programId)))
@@ -294,17 +314,37 @@ for (const storage of testStorages) {
           const { token } = yield* withProgram()
           const other = yield* withProgram()
           const theirAccount = yield* createAccount(other.token)
-          expectError(yield* call("GET", `/api/programs/backtest/history?program_id=${other.programId}`, { token }), 403, "forbidden")
-          expectError(yield* call("GET", `/api/programs/backtest/history?account_id=${theirAccount.id}`, { token }), 403, "forbidden")
-          expectError(yield* call("GET", "/api/programs/backtest/history?program_id=999999", { token }), 404, "not_found")
-          expectError(yield* call("GET", "/api/programs/backtest/history?account_id=999999", { token }), 404, "not_found")
+          expectError(
+            yield* call("GET", `/api/programs/backtest/history?program_id=${other.programId}`, { token }),
+            403,
+            "forbidden"
+          )
+          expectError(
+            yield* call("GET", `/api/programs/backtest/history?account_id=${theirAccount.id}`, { token }),
+            403,
+            "forbidden"
+          )
+          expectError(
+            yield* call("GET", "/api/programs/backtest/history?program_id=999999", { token }),
+            404,
+            "not_found"
+          )
+          expectError(
+            yield* call("GET", "/api/programs/backtest/history?account_id=999999", { token }),
+            404,
+            "not_found"
+          )
         }))
 
       it.effect("GET /api/programs/backtest/history with a bad filter answers 400 invalid_input", () =>
         Effect.gen(function*() {
           const { token } = yield* withProgram()
           expectError(yield* call("GET", "/api/programs/backtest/history?status=done", { token }), 400, "invalid_input")
-          expectError(yield* call("GET", "/api/programs/backtest/history?program_id=x", { token }), 400, "invalid_input")
+          expectError(
+            yield* call("GET", "/api/programs/backtest/history?program_id=x", { token }),
+            400,
+            "invalid_input"
+          )
           expectError(yield* call("GET", "/api/programs/backtest/history?limit=501", { token }), 400, "invalid_input")
         }))
     })

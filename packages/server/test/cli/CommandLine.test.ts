@@ -61,7 +61,15 @@ describe("trading-platform command line", () => {
   it("runs a backtest embedded on a data directory and prints it as JSON with --json", async () => {
     await withTemp(async (dir) => {
       writeFileSync(join(dir, "program.js"), tradingProgram)
-      const out = await run(["backtest", "--program", join(dir, "program.js"), ...range, "--data-dir", join(dir, "data"), "--json"])
+      const out = await run([
+        "backtest",
+        "--program",
+        join(dir, "program.js"),
+        ...range,
+        "--data-dir",
+        join(dir, "data"),
+        "--json"
+      ])
       expect(out.stderr).toBe("")
       expect(out.code).toBe(0)
       const backtest = JSON.parse(out.stdout)
@@ -91,11 +99,26 @@ describe("trading-platform command line", () => {
   it("fails with the API's message and exit 1 when the backtest cannot run", async () => {
     await withTemp(async (dir) => {
       writeFileSync(join(dir, "program.js"), tradingProgram)
-      const unknown = await run(["backtest", "--program", join(dir, "program.js"), ...range.slice(2), "--symbol", "NOPE"])
+      const unknown = await run([
+        "backtest",
+        "--program",
+        join(dir, "program.js"),
+        ...range.slice(2),
+        "--symbol",
+        "NOPE"
+      ])
       expect(unknown.code).toBe(1)
       expect(unknown.stderr).toMatch(/Unknown symbol on venue1: NOPE/)
       const badRange = await run([
-        "backtest", "--program", join(dir, "program.js"), "--symbol", "BTC", "--from", "2025-02-01T00:00:00Z", "--to", "2025-01-01T00:00:00Z"
+        "backtest",
+        "--program",
+        join(dir, "program.js"),
+        "--symbol",
+        "BTC",
+        "--from",
+        "2025-02-01T00:00:00Z",
+        "--to",
+        "2025-01-01T00:00:00Z"
       ])
       expect(badRange.code).toBe(1)
       expect(badRange.stderr).toMatch(/end must be after start/)

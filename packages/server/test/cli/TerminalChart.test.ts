@@ -9,7 +9,9 @@ describe("terminal drawing", () => {
   })
 
   it("a table aligns labels left and values right", () => {
-    expect(table([["Trades", "17"], ["Final balance", "9961.22"]])).toBe(`Trades${" ".repeat(14)}17\nFinal balance  9961.22`)
+    expect(table([["Trades", "17"], ["Final balance", "9961.22"]])).toBe(
+      `Trades${" ".repeat(14)}17\nFinal balance  9961.22`
+    )
   })
 
   it("a line chart puts each column's point on its row, the extremes on the top and bottom rows", () => {

@@ -23,7 +23,12 @@ describe("request body examples (what /docs offers to send)", () => {
   it("the document carries them, with start and end as date-times", () => {
     const body = openApiDocument().paths["/api/programs/{id}/backtest"]?.post?.requestBody as any
     const schema = body.content["application/json"].schema
-    expect(schema.examples[0]).toEqual({ symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-02-01T00:00:00Z" })
+    expect(schema.examples[0]).toEqual({
+      symbol: "BTC",
+      timeframe: "1h",
+      start: "2025-01-01T00:00:00Z",
+      end: "2025-02-01T00:00:00Z"
+    })
     expect(schema.properties.start).toMatchObject({ type: "string", format: "date-time" })
     expect(schema.properties.end).toMatchObject({ type: "string", format: "date-time" })
   })
@@ -33,6 +38,12 @@ describe("request body examples (what /docs offers to send)", () => {
     const [start, auth] = document.info.description!.split("\n\n")
     expect(start).toContain("POST /api/users/register")
     expect(auth).toContain("Authorization: Bearer")
-    expect(document.tags.map((tag) => tag.name).slice(0, 5)).toEqual(["Health", "Users and sessions", "Accounts", "Venue connections", "Market data"])
+    expect(document.tags.map((tag) => tag.name).slice(0, 5)).toEqual([
+      "Health",
+      "Users and sessions",
+      "Accounts",
+      "Venue connections",
+      "Market data"
+    ])
   })
 })

@@ -1,6 +1,6 @@
+import { describe, expect, it, layer } from "@effect/vitest"
 import { openApiDocument } from "@trading-platform/server"
 import { DocsPageLive } from "@trading-platform/server/docs"
-import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
@@ -57,22 +57,26 @@ describe("the reference server's documentation routes", () => {
         expect(reply.text).not.toMatch(/<script[^>]+src="https?:/)
       }))
 
-    it.effect.skipIf(!hasChromium)("/docs in headless Chromium lists every endpoint, loading nothing from elsewhere", () =>
-      Effect.gen(function*() {
-        const origin = yield* baseUrl
-        const page = yield* Effect.flatMap(browser, (b) => Effect.promise(() => b.newPage()))
-        const elsewhere: Array<string> = []
-        page.on("request", (request) => {
-          const target = request.url()
-          if (!target.startsWith(`${origin}/`) && !target.startsWith("data:")) elsewhere.push(target)
-        })
-        yield* Effect.promise(() => page.goto(`${origin}/docs`))
-        for (const summary of summaries) {
-          const entry = page.getByText(summary, { exact: true }).first()
-          yield* Effect.promise(() => entry.waitFor({ state: "attached", timeout: 20_000 }))
-        }
-        expect(elsewhere).toEqual([])
-      }).pipe(Effect.scoped), { timeout: 90_000 })
+    it.effect.skipIf(!hasChromium)(
+      "/docs in headless Chromium lists every endpoint, loading nothing from elsewhere",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const page = yield* Effect.flatMap(browser, (b) => Effect.promise(() => b.newPage()))
+          const elsewhere: Array<string> = []
+          page.on("request", (request) => {
+            const target = request.url()
+            if (!target.startsWith(`${origin}/`) && !target.startsWith("data:")) elsewhere.push(target)
+          })
+          yield* Effect.promise(() => page.goto(`${origin}/docs`))
+          for (const summary of summaries) {
+            const entry = page.getByText(summary, { exact: true }).first()
+            yield* Effect.promise(() => entry.waitFor({ state: "attached", timeout: 20_000 }))
+          }
+          expect(elsewhere).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 90_000 }
+    )
   })
 })
 

@@ -37,17 +37,21 @@ if (created !== undefined) {
 
 describe("a client generated from /openapi.json (openapi-typescript + openapi-fetch)", () => {
   layer(TestServer(), { timeout: "120 seconds" })((it) => {
-    it.effect("type-checks a short program: integer ids, numeric query parameters, bodies with only the required fields", () =>
-      Effect.gen(function*() {
-        const url = yield* baseUrl
-        const document = yield* Effect.promise(() => fetch(`${url}/openapi.json`).then((r) => r.json()))
-        const schema = astToString(yield* Effect.promise(() => openapiTS(document)))
-        rmSync(dir, { recursive: true, force: true })
-        mkdirSync(dir, { recursive: true })
-        writeFileSync(`${dir}schema.d.ts`, schema)
-        writeFileSync(`${dir}program.ts`, program)
-        expect(typeErrors([`${dir}program.ts`])).toEqual([])
-        rmSync(dir, { recursive: true })
-      }), 120_000)
+    it.effect(
+      "type-checks a short program: integer ids, numeric query parameters, bodies with only the required fields",
+      () =>
+        Effect.gen(function*() {
+          const url = yield* baseUrl
+          const document = yield* Effect.promise(() => fetch(`${url}/openapi.json`).then((r) => r.json()))
+          const schema = astToString(yield* Effect.promise(() => openapiTS(document)))
+          rmSync(dir, { recursive: true, force: true })
+          mkdirSync(dir, { recursive: true })
+          writeFileSync(`${dir}schema.d.ts`, schema)
+          writeFileSync(`${dir}program.ts`, program)
+          expect(typeErrors([`${dir}program.ts`])).toEqual([])
+          rmSync(dir, { recursive: true })
+        }),
+      120_000
+    )
   })
 })

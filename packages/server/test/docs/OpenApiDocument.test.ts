@@ -1,8 +1,8 @@
 import { HttpApi } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { Authentication, errorCatalogue, TradingApi } from "@trading-platform/core"
 import { openApiDocument } from "@trading-platform/server"
-import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
 
 const document = openApiDocument()

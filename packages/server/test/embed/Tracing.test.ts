@@ -1,12 +1,12 @@
-import { describe, expect, it } from "@effect/vitest"
 import { HttpApiBuilder, type HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
 import { PlatformConfig, PlatformLive } from "@trading-platform/core"
+import { testOptions } from "@trading-platform/core/testing"
 import { ApiLive, makeWebHandler, requestContext, ServerLive } from "@trading-platform/server"
 import { Effect, Layer, Option, Tracer } from "effect"
 import { createServer } from "node:http"
 import { baseUrl, uniqueUser } from "../support/TestServer.js"
-import { testOptions } from "@trading-platform/core/testing"
 
 /** A tracer that records the names of the spans it is asked to start. */
 const recordingTracer = () => {
@@ -15,9 +15,21 @@ const recordingTracer = () => {
     span: (name, parent, context, links, startTime, kind) => {
       names.push(name)
       const span: Tracer.Span = {
-        _tag: "Span", name, spanId: String(names.length), traceId: "trace", parent, context, links: [...links], kind,
-        status: { _tag: "Started", startTime }, attributes: new Map(), sampled: true,
-        end: () => {}, attribute: () => {}, event: () => {}, addLinks: () => {}
+        _tag: "Span",
+        name,
+        spanId: String(names.length),
+        traceId: "trace",
+        parent,
+        context,
+        links: [...links],
+        kind,
+        status: { _tag: "Started", startTime },
+        attributes: new Map(),
+        sampled: true,
+        end: () => {},
+        attribute: () => {},
+        event: () => {},
+        addLinks: () => {}
       }
       return span
     },
@@ -27,11 +39,13 @@ const recordingTracer = () => {
 }
 
 const register = (handler: (request: Request) => Promise<Response>) =>
-  handler(new Request("http://host/api/users/register", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(uniqueUser("trace"))
-  }))
+  handler(
+    new Request("http://host/api/users/register", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(uniqueUser("trace"))
+    })
+  )
 
 const config = testOptions({ kind: "pglite", dataDir: "memory://" }, { redisUrl: Option.none() })
 
@@ -42,7 +56,11 @@ const spansOf = (server: Layer.Layer<HttpServer.HttpServer, unknown>) => {
     const base = yield* baseUrl
     yield* Effect.promise(() => register((request) => fetch(base + new URL(request.url).pathname, request)))
     return recorder.names
-  }).pipe(Effect.provide(server.pipe(Layer.provide(Layer.setTracer(recorder.tracer)))), Effect.scoped, Effect.runPromise)
+  }).pipe(
+    Effect.provide(server.pipe(Layer.provide(Layer.setTracer(recorder.tracer)))),
+    Effect.scoped,
+    Effect.runPromise
+  )
 }
 
 describe("tracing", () => {

@@ -1,10 +1,10 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { testStorages } from "@trading-platform/core/testing"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { testStorages } from "@trading-platform/core/testing"
 import { BacktestServer } from "../support/Backtests.js"
 import { baseUrl } from "../support/TestServer.js"
 

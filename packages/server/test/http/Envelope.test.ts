@@ -2,12 +2,12 @@ import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
 import { PlatformConfig, PlatformLive, Users } from "@trading-platform/core"
+import { TestConfig, testDatabaseUrl, testStorages } from "@trading-platform/core/testing"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Effect, FastCheck, Layer, Redacted } from "effect"
 import { createServer as createHttpServer, request as httpRequest } from "node:http"
 import { makeTcpProxy } from "../support/TcpProxy.js"
 import { baseUrl, call, expectError, signUp, TestServer } from "../support/TestServer.js"
-import { TestConfig, testDatabaseUrl, testStorages } from "@trading-platform/core/testing"
 
 const mib = 1024 * 1024
 
@@ -32,7 +32,12 @@ const postRaw = (path: string, body: string, declared: boolean) =>
 layer(TestServer(), { timeout: "120 seconds" })("error envelope", (it) => {
   it.effect("an unknown route or method answers 404 not_found in the envelope, never HTML", () =>
     Effect.gen(function*() {
-      for (const [method, path] of [["GET", "/api/nope"], ["GET", "/"], ["GET", "/favicon.ico"], ["PATCH", "/api/users/me"], ["DELETE", "/api/health"]]) {
+      for (
+        const [method, path] of [["GET", "/api/nope"], ["GET", "/"], ["GET", "/favicon.ico"], [
+          "PATCH",
+          "/api/users/me"
+        ], ["DELETE", "/api/health"]]
+      ) {
         const reply = yield* call(method!, path!)
         expectError(reply, 404, "not_found")
         expect(reply.body.error).toContain(path!.split("?")[0])
@@ -51,13 +56,20 @@ layer(TestServer(), { timeout: "120 seconds" })("error envelope", (it) => {
     Effect.gen(function*() {
       const big = JSON.stringify({ email: "a@example.com", password: "x".repeat(mib) })
       // A declared Content-Length over the cap is answered before the body is read.
-      expect(yield* postRaw("/api/users/login", big, true)).toMatchObject({ status: 413, body: { code: "payload_too_large" } })
+      expect(yield* postRaw("/api/users/login", big, true)).toMatchObject({
+        status: 413,
+        body: { code: "payload_too_large" }
+      })
       // Without Content-Length (chunked), the cap applies while reading.
       const streamed = yield* postRaw("/api/users/login", big, false)
       expect(streamed).toMatchObject({ status: 413, body: { code: "payload_too_large" } })
       // Just under the cap is read (and then judged on its content).
       const fits = JSON.stringify({ email: "a@example.com", password: "x".repeat(mib - 100) })
-      expectError(yield* call("POST", "/api/users/login", { raw: fits, headers: { "content-type": "application/json" } }), 400, "invalid_input")
+      expectError(
+        yield* call("POST", "/api/users/login", { raw: fits, headers: { "content-type": "application/json" } }),
+        400,
+        "invalid_input"
+      )
     }))
 
   it.effect("every answer carries X-Request-Id; a valid incoming one is reused, anything else replaced", () =>
@@ -82,14 +94,22 @@ layer(TestServer(), { timeout: "120 seconds" })("error envelope", (it) => {
       const bodies = FastCheck.sample(
         FastCheck.oneof(
           FastCheck.jsonValue(),
-          FastCheck.record({ email: FastCheck.jsonValue(), password: FastCheck.jsonValue(), username: FastCheck.jsonValue() }),
+          FastCheck.record({
+            email: FastCheck.jsonValue(),
+            password: FastCheck.jsonValue(),
+            username: FastCheck.jsonValue()
+          }),
           FastCheck.record({ current_password: FastCheck.string(), new_password: FastCheck.string({ maxLength: 300 }) })
         ),
         { numRuns: 60, seed: 20261122 }
       )
       const targets = [
-        ["POST", "/api/users/register"], ["POST", "/api/users/login"], ["POST", "/api/users/password"],
-        ["POST", "/api/users/logout"], ["DELETE", "/api/users/sessions/1"], ["PUT", "/api/users/me"]
+        ["POST", "/api/users/register"],
+        ["POST", "/api/users/login"],
+        ["POST", "/api/users/password"],
+        ["POST", "/api/users/logout"],
+        ["DELETE", "/api/users/sessions/1"],
+        ["PUT", "/api/users/me"]
       ] as const
       for (const body of bodies) {
         for (const [method, path] of targets) {

@@ -1,9 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { rateLimitPolicyPerMinute } from "@trading-platform/core"
+import { testOptions, testRedisUrl } from "@trading-platform/core/testing"
 import { Effect, Layer, Logger, Option, Redacted, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import { probeInterval } from "../../src/http/RateLimitStore.js"
-import { testOptions, testRedisUrl } from "@trading-platform/core/testing"
 import { makeTcpProxy } from "../support/TcpProxy.js"
 import { call, expectError, TestServer } from "../support/TestServer.js"
 
@@ -25,17 +25,20 @@ const unreachable = testOptions({ kind: "pglite", dataDir: "memory://" }, {
   trustProxy: true,
   redisUrl: Option.some(Redacted.make("redis://127.0.0.1:1/0"))
 })
-layer(TestServer({ config: unreachable }).pipe(Layer.provide(CapturedLogs)), { timeout: "120 seconds" })("Redis unreachable from the start", (it) => {
-  it.effect("requests are counted per process: the limit still holds, with one warning for the whole outage", () =>
-    Effect.gen(function*() {
-      logs.length = 0
-      const ip = freshIp()
-      for (let i = 0; i < 3; i++) expect((yield* health(ip)).status).toBe(200)
-      expectError(yield* health(ip), 429, "rate_limited")
-      for (let i = 0; i < 5; i++) yield* health(freshIp())
-      expect(warnings()).toHaveLength(1)
-    }))
-})
+layer(TestServer({ config: unreachable }).pipe(Layer.provide(CapturedLogs)), { timeout: "120 seconds" })(
+  "Redis unreachable from the start",
+  (it) => {
+    it.effect("requests are counted per process: the limit still holds, with one warning for the whole outage", () =>
+      Effect.gen(function*() {
+        logs.length = 0
+        const ip = freshIp()
+        for (let i = 0; i < 3; i++) expect((yield* health(ip)).status).toBe(200)
+        expectError(yield* health(ip), 429, "rate_limited")
+        for (let i = 0; i < 5; i++) yield* health(freshIp())
+        expect(warnings()).toHaveLength(1)
+      }))
+  }
+)
 
 describe.skipIf(!testRedisUrl)("Redis going away and coming back (through a proxy)", () => {
   const proxy = makeTcpProxy(new URL(testRedisUrl ?? "redis://x"), 6379)

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { testStorages } from "@trading-platform/core/testing"
 import { Effect, TestClock } from "effect"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
-import { testStorages } from "@trading-platform/core/testing"
 
 const now = Date.parse("2026-03-01T12:34:56.000Z")
 const hour = 3_600_000
@@ -28,7 +28,10 @@ describe("market data over the simulated venues", () => {
         ])
         expect(reply.body.prices.BTC.price).toBeGreaterThan(reply.body.prices.ETH.price)
         expect(reply.body.errors).toEqual({ NOPE: "Unknown symbol on venue1" })
-        const again = yield* call("POST", "/api/market/prices", { token, body: { symbols: ["BTC"], exchange: "venue2" } })
+        const again = yield* call("POST", "/api/market/prices", {
+          token,
+          body: { symbols: ["BTC"], exchange: "venue2" }
+        })
         expect(again.body.exchange).toBe("venue2")
         // The venues share one market path, with a small basis between them.
         expect(Math.abs(again.body.prices.BTC.price / reply.body.prices.BTC.price - 1)).toBeLessThan(0.002)
@@ -47,7 +50,11 @@ describe("market data over the simulated venues", () => {
           400,
           "invalid_input"
         )
-        expectError(yield* call("POST", "/api/market/prices", { token, body: { symbols: ["B-T"] } }), 400, "invalid_input")
+        expectError(
+          yield* call("POST", "/api/market/prices", { token, body: { symbols: ["B-T"] } }),
+          400,
+          "invalid_input"
+        )
       }))
 
     it.effect("GET /api/market/klines answers the latest closed candles, the same on every request", () =>
@@ -80,10 +87,20 @@ describe("market data over the simulated venues", () => {
         const { token } = yield* trader
         const reply = yield* call("POST", "/api/programs/query-market-data", {
           token,
-          body: { symbols: ["ETH", "XYZ"], exchange: "venue2", timeframe: "15m", limit: 30, indicators: ["sma", "ema", "rsi"] }
+          body: {
+            symbols: ["ETH", "XYZ"],
+            exchange: "venue2",
+            timeframe: "15m",
+            limit: 30,
+            indicators: ["sma", "ema", "rsi"]
+          }
         })
         expect(reply.status).toBe(200)
-        expect(reply.body).toMatchObject({ exchange: "venue2", timeframe: "15m", errors: { XYZ: "Unknown symbol on venue2" } })
+        expect(reply.body).toMatchObject({
+          exchange: "venue2",
+          timeframe: "15m",
+          errors: { XYZ: "Unknown symbol on venue2" }
+        })
         const eth = reply.body.symbols.ETH
         expect(eth.klines.length).toBe(30)
         const closes = eth.klines.map((k: { close: number }) => k.close)
@@ -99,7 +116,10 @@ describe("market data over the simulated venues", () => {
         })
         expect(few.body.symbols.ETH.indicators).toEqual({ sma: null })
         expectError(
-          yield* call("POST", "/api/programs/query-market-data", { token, body: { symbols: ["ETH"], indicators: ["magic"] } }),
+          yield* call("POST", "/api/programs/query-market-data", {
+            token,
+            body: { symbols: ["ETH"], indicators: ["magic"] }
+          }),
           400,
           "invalid_input"
         )
@@ -109,7 +129,11 @@ describe("market data over the simulated venues", () => {
       Effect.gen(function*() {
         expectError(yield* call("POST", "/api/market/prices", { body: { symbols: ["BTC"] } }), 401, "unauthorized")
         expectError(yield* call("GET", "/api/market/klines?symbol=BTC"), 401, "unauthorized")
-        expectError(yield* call("POST", "/api/programs/query-market-data", { body: { symbols: ["BTC"] } }), 401, "unauthorized")
+        expectError(
+          yield* call("POST", "/api/programs/query-market-data", { body: { symbols: ["BTC"] } }),
+          401,
+          "unauthorized"
+        )
       }))
   })
 })

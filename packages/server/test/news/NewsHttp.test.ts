@@ -71,7 +71,10 @@ describe("news", () => {
         const alice = yield* signUp("alice")
         const first = yield* call("GET", "/api/news/sources", { token: alice.token })
         expect(first.status).toBe(200)
-        expect(first.body.sources.map((s: any) => [s.name, s.enabled])).toEqual([["CoinDesk", false], ["Cointelegraph", false], ["Decrypt", false]])
+        expect(first.body.sources.map((s: any) => [s.name, s.enabled])).toEqual([["CoinDesk", false], [
+          "Cointelegraph",
+          false
+        ], ["Decrypt", false]])
         for (const s of first.body.sources) expect(s.url).toMatch(/^https:\/\//)
         yield* call("DELETE", `/api/news/sources/${first.body.sources[0].id}`, { token: alice.token })
         const again = yield* call("GET", "/api/news/sources", { token: alice.token })
@@ -85,13 +88,28 @@ describe("news", () => {
         const bob = yield* signUp("bob")
         const created = yield* addSource(alice.token, " Local ", "/rss")
         expect(created).toMatchObject({ name: "Local", enabled: true, last_fetched_at: null, last_error: null })
-        const renamed = yield* call("PUT", `/api/news/sources/${created.id}`, { token: alice.token, body: { name: "Renamed", enabled: false } })
+        const renamed = yield* call("PUT", `/api/news/sources/${created.id}`, {
+          token: alice.token,
+          body: { name: "Renamed", enabled: false }
+        })
         expect(renamed.body).toMatchObject({ id: created.id, name: "Renamed", url: created.url, enabled: false })
-        expectError(yield* call("PUT", `/api/news/sources/${created.id}`, { token: bob.token, body: { enabled: true } }), 403, "forbidden")
+        expectError(
+          yield* call("PUT", `/api/news/sources/${created.id}`, { token: bob.token, body: { enabled: true } }),
+          403,
+          "forbidden"
+        )
         expectError(yield* call("DELETE", `/api/news/sources/${created.id}`, { token: bob.token }), 403, "forbidden")
         expectError(yield* call("PUT", "/api/news/sources/999999", { token: alice.token, body: {} }), 404, "not_found")
-        expectError(yield* call("POST", "/api/news/sources", { token: alice.token, body: { name: "x", url: "ftp://nope" } }), 400, "invalid_input")
-        expectError(yield* call("POST", "/api/news/sources", { token: alice.token, body: { name: "", url: feeds.url } }), 400, "invalid_input")
+        expectError(
+          yield* call("POST", "/api/news/sources", { token: alice.token, body: { name: "x", url: "ftp://nope" } }),
+          400,
+          "invalid_input"
+        )
+        expectError(
+          yield* call("POST", "/api/news/sources", { token: alice.token, body: { name: "", url: feeds.url } }),
+          400,
+          "invalid_input"
+        )
         expectError(yield* call("PUT", "/api/news/sources/abc", { token: alice.token, body: {} }), 400, "invalid_input")
         expect((yield* call("DELETE", `/api/news/sources/${created.id}`, { token: alice.token })).status).toBe(204)
         expectError(yield* call("DELETE", `/api/news/sources/${created.id}`, { token: alice.token }), 404, "not_found")
@@ -124,7 +142,11 @@ describe("news", () => {
           ["btc-record", ["BTC"]],
           ["eth-upgrade", ["ETH"]]
         ])
-        expect(news.body.items[1]).toMatchObject({ title: "BTC breaks a record", summary: "Bitcoin rose past its high.", published_at: "2024-01-02T10:00:00.000Z" })
+        expect(news.body.items[1]).toMatchObject({
+          title: "BTC breaks a record",
+          summary: "Bitcoin rose past its high.",
+          published_at: "2024-01-02T10:00:00.000Z"
+        })
         const eth = yield* call("GET", "/api/news?symbol=eth", { token: alice.token })
         expect(eth.body.items.map((i: any) => i.title)).toEqual(["Ethereum upgrade ships"])
         const listed = yield* call("GET", "/api/news/sources", { token: alice.token })
@@ -149,7 +171,7 @@ describe("news", () => {
         const result = reply.events.find((e) => e.event === "tool_result" && e.data.name === "get_news")!.data.result
         expect(result.items.map((i: any) => i.title)).toEqual(["Ethereum upgrade ships"])
         const text = reply.events.filter((e) => e.event === "delta").map((e) => e.data.text).join("")
-        expect(text).toContain('"Ethereum upgrade ships" (ETH)')
+        expect(text).toContain("\"Ethereum upgrade ships\" (ETH)")
       }))
 
     it.effect("an insight names the owner's recent stories about its symbol among its drivers and sources", () =>
@@ -164,8 +186,11 @@ describe("news", () => {
           task = (yield* call("GET", `/api/ai/insight/${queued.body.task_id}`, { token: alice.token })).body
         }
         expect(task.status).toBe("completed")
-        expect(task.result.drivers).toContain('In the news: "BTC breaks a record".')
-        expect(task.result.sources).toContainEqual({ name: "news", detail: "BTC breaks a record (http://news.test/btc-record)" })
+        expect(task.result.drivers).toContain("In the news: \"BTC breaks a record\".")
+        expect(task.result.sources).toContainEqual({
+          name: "news",
+          detail: "BTC breaks a record (http://news.test/btc-record)"
+        })
       }))
   })
 })

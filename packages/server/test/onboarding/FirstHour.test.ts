@@ -1,13 +1,15 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
 import { testStorages } from "@trading-platform/core/testing"
+import { Effect } from "effect"
 import { BacktestServer, isFinished, marketNow, shortRun, waitForBacktest } from "../support/Backtests.js"
 import { baseUrl, call, expectError, signUp } from "../support/TestServer.js"
 
 const hold = `export function decide(data) {\n  return { operation: "hold" }\n}\n`
-const typescript = `export function decide(data: { bar: { close: number } }): { operation: string } {\n  return { operation: "hold" }\n}\n`
+const typescript =
+  `export function decide(data: { bar: { close: number } }): { operation: string } {\n  return { operation: "hold" }\n}\n`
 /** Answers a made-up operation at its third bar. */
-const moon = `let n = 0\nexport function decide(data) {\n  return ++n < 3 ? { operation: "hold" } : { operation: "moon" }\n}\n`
+const moon =
+  `let n = 0\nexport function decide(data) {\n  return ++n < 3 ? { operation: "hold" } : { operation: "moon" }\n}\n`
 const asyncDecide = `export async function decide(data) {\n  return { operation: "buy" }\n}\n`
 
 const withProgram = (code: string, language?: string) =>
@@ -81,16 +83,20 @@ describe("the first hour of a new user", () => {
         expect(reply.text).not.toContain("readonly")
       }))
 
-    it.effect("a program answering an unknown operation fails its backtest saying so, with the bar's time", () =>
-      Effect.gen(function*() {
-        const done = yield* runToTheEnd(moon)
-        expect(done.status).toBe("failed")
-        // The third hourly bar of the run.
-        expect(done.error).toBe(
-          "Program error (invalid_decision) at the bar of 2025-01-01T02:00:00.000Z: decide returned an invalid decision: " +
-            "operation must be one of buy, sell, hold, close; got 'moon'"
-        )
-      }), 120_000)
+    it.effect(
+      "a program answering an unknown operation fails its backtest saying so, with the bar's time",
+      () =>
+        Effect.gen(function*() {
+          const done = yield* runToTheEnd(moon)
+          expect(done.status).toBe("failed")
+          // The third hourly bar of the run.
+          expect(done.error).toBe(
+            "Program error (invalid_decision) at the bar of 2025-01-01T02:00:00.000Z: decide returned an invalid decision: " +
+              "operation must be one of buy, sell, hold, close; got 'moon'"
+          )
+        }),
+      120_000
+    )
 
     it.effect("an async decide fails its backtest saying that it returned a Promise", () =>
       Effect.gen(function*() {

@@ -22,7 +22,10 @@ describe("the README", () => {
           .replaceAll("\"username\":\"ada\"", `"username":"ada_${suffix}"`)
         const { stdout } = yield* Effect.promise(() => promisify(execFile)("bash", ["-euo", "pipefail", "-c", script]))
         // curl prints each body without a newline: the last object is the user as /users/me answers it.
-        expect(JSON.parse(stdout.slice(stdout.lastIndexOf("{\"id\"")))).toMatchObject({ email: `ada_${suffix}@example.com`, username: `ada_${suffix}` })
+        expect(JSON.parse(stdout.slice(stdout.lastIndexOf("{\"id\"")))).toMatchObject({
+          email: `ada_${suffix}@example.com`,
+          username: `ada_${suffix}`
+        })
       }))
 
     it("links the quick start", () => {

@@ -83,7 +83,17 @@ describe("the published packages", () => {
     writeFileSync(join(project, "check.cjs"), `const load = async (name) => require(name);\n${check}`)
 
     const expected = {
-      clientExports: ["LiveStreamError", "RequestInputError", "TradingApiError", "createClient", "makeClient", "marketIntelligence", "retrySchedule", "subscribe", "withRetry"],
+      clientExports: [
+        "LiveStreamError",
+        "RequestInputError",
+        "TradingApiError",
+        "createClient",
+        "makeClient",
+        "marketIntelligence",
+        "retrySchedule",
+        "subscribe",
+        "withRetry"
+      ],
       contract: "function",
       core: "object",
       docs: "object",

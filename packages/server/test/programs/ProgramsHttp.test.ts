@@ -1,10 +1,11 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { testStorages } from "@trading-platform/core/testing"
 import { Effect, Fiber, Option } from "effect"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
-import { testStorages } from "@trading-platform/core/testing"
 
 const code = `export function decide(data) {\n  return { operation: "hold" }\n}\n`
-const typescript = `interface Data { candles: Array<{ close: number }> }\nexport function decide(data: Data): { operation: string } {\n  return { operation: data.candles.length > 1 ? "buy" : "hold" }\n}\n`
+const typescript =
+  `interface Data { candles: Array<{ close: number }> }\nexport function decide(data: Data): { operation: string } {\n  return { operation: data.candles.length > 1 ? "buy" : "hold" }\n}\n`
 
 /** Creates a program for the user and answers the reply. */
 const create = (token: string, body: Record<string, unknown> = {}) =>
@@ -18,7 +19,15 @@ for (const storage of testStorages) {
           const { token } = yield* signUp()
           const reply = yield* create(token, { description: "a test" })
           expect(reply.status).toBe(201)
-          expect(Object.keys(reply.body).sort()).toEqual(["code", "created_at", "description", "id", "language", "name", "updated_at"])
+          expect(Object.keys(reply.body).sort()).toEqual([
+            "code",
+            "created_at",
+            "description",
+            "id",
+            "language",
+            "name",
+            "updated_at"
+          ])
           expect(reply.body).toMatchObject({ name: "SMA cross", description: "a test", language: "javascript", code })
           expect(new Date(reply.body.created_at).toISOString()).toBe(reply.body.created_at)
           expect(reply.body.updated_at).toBe(reply.body.created_at)
@@ -55,14 +64,23 @@ for (const storage of testStorages) {
           const missing = yield* create(token, { code: `function decide() { return { operation: "hold" } }` })
           expectError(missing, 422, "program_invalid")
           expect(missing.body.error).toMatch(/decide/)
-          expectError(yield* create(token, { code: `while (true) {}\nexport function decide() {}` }), 422, "program_invalid")
-          expectError(yield* create(token, { code: `import fs from "fs"\nexport function decide() {}` }), 422, "program_invalid")
+          expectError(
+            yield* create(token, { code: `while (true) {}\nexport function decide() {}` }),
+            422,
+            "program_invalid"
+          )
+          expectError(
+            yield* create(token, { code: `import fs from "fs"\nexport function decide() {}` }),
+            422,
+            "program_invalid"
+          )
         }))
 
       it.effect("top-level code stuck in built-ins QuickJS cannot interrupt answers 422 while the server keeps answering", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
-          const stuck = `const o = {}\nfor (let i = 0; i < 300000; i++) o["k" + i] = i\nfor (;;) Object.keys(o)\nexport function decide() {}`
+          const stuck =
+            `const o = {}\nfor (let i = 0; i < 300000; i++) o["k" + i] = i\nfor (;;) Object.keys(o)\nexport function decide() {}`
           const pending = yield* Effect.fork(create(token, { code: stuck }))
           const health = yield* call("GET", "/api/health")
           expect(health.status).toBe(200)
@@ -98,7 +116,14 @@ for (const storage of testStorages) {
           const all = yield* call("GET", "/api/programs", { token })
           expect(all.status).toBe(200)
           expect(all.body.programs.map((p: { name: string }) => p.name)).toEqual(["three", "two", "one"])
-          expect(Object.keys(all.body.programs[0]).sort()).toEqual(["created_at", "description", "id", "language", "name", "updated_at"])
+          expect(Object.keys(all.body.programs[0]).sort()).toEqual([
+            "created_at",
+            "description",
+            "id",
+            "language",
+            "name",
+            "updated_at"
+          ])
           const page = yield* call("GET", "/api/programs?limit=1&offset=1", { token })
           expect(page.body.programs.map((p: { id: number }) => p.id)).toEqual([ids[1]])
           expectError(yield* call("GET", "/api/programs?limit=501", { token }), 400, "invalid_input")
@@ -139,8 +164,16 @@ for (const storage of testStorages) {
           const { token } = yield* signUp()
           const created = yield* create(token)
           const path = `/api/programs/${created.body.id}`
-          expectError(yield* call("PUT", path, { token, body: { name: "x", code: "export const nothing = 1" } }), 422, "program_invalid")
-          expectError(yield* call("PUT", path, { token, body: { name: "x", code, language: "cobol" } }), 422, "unsupported_language")
+          expectError(
+            yield* call("PUT", path, { token, body: { name: "x", code: "export const nothing = 1" } }),
+            422,
+            "program_invalid"
+          )
+          expectError(
+            yield* call("PUT", path, { token, body: { name: "x", code, language: "cobol" } }),
+            422,
+            "unsupported_language"
+          )
           expect((yield* call("GET", path, { token })).body).toEqual(created.body)
         }))
 
@@ -162,7 +195,11 @@ for (const storage of testStorages) {
           const created = yield* create(owner.token)
           const path = `/api/programs/${created.body.id}`
           expectError(yield* call("GET", path, { token: intruder.token }), 403, "forbidden")
-          expectError(yield* call("PUT", path, { token: intruder.token, body: { name: "mine", code } }), 403, "forbidden")
+          expectError(
+            yield* call("PUT", path, { token: intruder.token, body: { name: "mine", code } }),
+            403,
+            "forbidden"
+          )
           expectError(yield* call("DELETE", path, { token: intruder.token }), 403, "forbidden")
           expect((yield* call("GET", path, { token: owner.token })).body).toEqual(created.body)
         }))
@@ -171,7 +208,11 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const { token } = yield* signUp()
           expectError(yield* call("GET", "/api/programs/999999", { token }), 404, "not_found")
-          expectError(yield* call("PUT", "/api/programs/999999", { token, body: { name: "x", code } }), 404, "not_found")
+          expectError(
+            yield* call("PUT", "/api/programs/999999", { token, body: { name: "x", code } }),
+            404,
+            "not_found"
+          )
           expectError(yield* call("DELETE", "/api/programs/999999", { token }), 404, "not_found")
           expectError(yield* call("GET", "/api/programs/abc", { token }), 400, "invalid_input")
         }))

@@ -2,10 +2,10 @@ import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
 import { PlatformLive, SignalEngine } from "@trading-platform/core"
+import { TestConfig, testStorages } from "@trading-platform/core/testing"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { createServer } from "node:http"
-import { TestConfig, testStorages } from "@trading-platform/core/testing"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
 
 const now = Date.parse("2026-03-01T12:34:56.000Z")
@@ -22,7 +22,9 @@ describe("ranking over HTTP", () => {
         expect(reply.status).toBe(200)
         const factors = reply.body.factors as Array<any>
         expect(factors.length).toBeGreaterThanOrEqual(24)
-        expect(new Set(factors.map((f) => f.category))).toEqual(new Set(["momentum", "trend", "volatility", "volume", "microstructure"]))
+        expect(new Set(factors.map((f) => f.category))).toEqual(
+          new Set(["momentum", "trend", "volatility", "volume", "microstructure"])
+        )
         expect(factors[0]).toEqual({
           id: 1,
           key: "rsi_14",
@@ -33,7 +35,11 @@ describe("ranking over HTTP", () => {
           higher_is: "better",
           ta: "ta.rsi(data.candles, 14)"
         })
-        expect(factors.find((f) => f.key === "funding_rate")).toMatchObject({ higher_is: "worse", ta: null, category: "microstructure" })
+        expect(factors.find((f) => f.key === "funding_rate")).toMatchObject({
+          higher_is: "worse",
+          ta: null,
+          category: "microstructure"
+        })
       }))
 
     it.effect("GET /api/ranking/table ranks every listed symbol on every factor by default", () =>
@@ -67,7 +73,11 @@ describe("ranking over HTTP", () => {
     it.effect("GET /api/ranking/table takes factors by key or id, weights and a limit", () =>
       Effect.gen(function*() {
         const { token } = yield* trader
-        const reply = yield* call("GET", "/api/ranking/table?factors=roc_10,13&weights=roc_10:3&timeframe=1m&limit=3&exchange=venue2", { token })
+        const reply = yield* call(
+          "GET",
+          "/api/ranking/table?factors=roc_10,13&weights=roc_10:3&timeframe=1m&limit=3&exchange=venue2",
+          { token }
+        )
         expect(reply.status).toBe(200)
         expect(reply.body.exchange).toBe("venue2")
         expect(reply.body.weights).toEqual({ roc_10: 3, atr_pct_14: 1 })
@@ -94,7 +104,11 @@ describe("ranking over HTTP", () => {
           expectError(bad, 400, "invalid_input")
           expect(JSON.stringify(bad.body.issues)).toContain(weights)
         }
-        expectError(yield* call("GET", "/api/ranking/table?factors=rsi_14&weights=rsi_14:0", { token }), 400, "invalid_input")
+        expectError(
+          yield* call("GET", "/api/ranking/table?factors=rsi_14&weights=rsi_14:0", { token }),
+          400,
+          "invalid_input"
+        )
         expectError(yield* call("GET", "/api/ranking/table?factors=", { token }), 400, "invalid_input")
         expectError(yield* call("GET", "/api/ranking/table?limit=0", { token }), 400, "invalid_input")
         expectError(yield* call("GET", "/api/ranking/table?exchange=venue9", { token }), 400, "invalid_input")
@@ -105,7 +119,12 @@ describe("ranking over HTTP", () => {
         const { token } = yield* trader
         const reply = yield* call("GET", "/api/ranking/factors/rsi_7?timeframe=1m&horizon=5", { token })
         expect(reply.status).toBe(200)
-        expect(reply.body).toMatchObject({ factor: { id: 2, key: "rsi_7" }, exchange: "venue1", timeframe: "1m", horizon: 5 })
+        expect(reply.body).toMatchObject({
+          factor: { id: 2, key: "rsi_7" },
+          exchange: "venue1",
+          timeframe: "1m",
+          horizon: 5
+        })
         const { ic } = reply.body
         expect(ic.bars).toBe(200)
         expect(ic.series.length).toBe(200)
@@ -140,7 +159,11 @@ describe("ranking over HTTP", () => {
       Effect.gen(function*() {
         const { token } = yield* trader
         const replies = yield* Effect.all(
-          Array.from({ length: 20 }, (_, i) => call("GET", `/api/ranking/table?factors=mfi_14,vwap_deviation_20&timeframe=15m&limit=${i + 1}`, { token })),
+          Array.from(
+            { length: 20 },
+            (_, i) =>
+              call("GET", `/api/ranking/table?factors=mfi_14,vwap_deviation_20&timeframe=15m&limit=${i + 1}`, { token })
+          ),
           { concurrency: "unbounded" }
         )
         for (const [i, reply] of replies.entries()) {
@@ -166,7 +189,10 @@ describe("ranking with the signal engine's samples", () => {
         const { token } = yield* trader
         const signal = yield* call("POST", "/api/signals", {
           token,
-          body: { signal_name: "any trading", trigger_condition: { metric: "volume", operator: "gt", threshold: 0, time_window: "1m" } }
+          body: {
+            signal_name: "any trading",
+            trigger_condition: { metric: "volume", operator: "gt", threshold: 0, time_window: "1m" }
+          }
         })
         expect(signal.status).toBe(201)
         const pool = yield* call("POST", "/api/signals/pools", {

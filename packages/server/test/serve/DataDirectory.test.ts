@@ -1,5 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { type Running, start, waitFor } from "../support/ServerProcess.js"
@@ -39,30 +49,36 @@ const withDataDir = async (body: (dataDir: string) => Promise<void>) => {
 }
 
 describe("the embedded data directory", () => {
-  it("a second server on the same DATA_DIR refuses to start, naming the folder and the running process; the first is unaffected", { timeout: 120_000 }, () =>
-    withDataDir(async (dataDir) => {
-      const first = start(["--port", "0"], { DATA_DIR: dataDir })
-      const base = await listening(first)
-      expect(readFileSync(join(dataDir, "server.lock"), "utf8").trim()).toBe(String(first.child.pid))
+  it(
+    "a second server on the same DATA_DIR refuses to start, naming the folder and the running process; the first is unaffected",
+    { timeout: 120_000 },
+    () =>
+      withDataDir(async (dataDir) => {
+        const first = start(["--port", "0"], { DATA_DIR: dataDir })
+        const base = await listening(first)
+        expect(readFileSync(join(dataDir, "server.lock"), "utf8").trim()).toBe(String(first.child.pid))
 
-      const second = start(["--port", "0"], { DATA_DIR: dataDir })
-      expect(await second.exited).toBe(1)
-      expect(second.output()).toContain(`The data directory ${dataDir} is in use by process ${first.child.pid}`)
-      expect(second.output()).not.toContain("Listening")
+        const second = start(["--port", "0"], { DATA_DIR: dataDir })
+        expect(await second.exited).toBe(1)
+        expect(second.output()).toContain(`The data directory ${dataDir} is in use by process ${first.child.pid}`)
+        expect(second.output()).not.toContain("Listening")
 
-      const user = uniqueUser("lock")
-      expect((await post(base, "/api/users/register", user)).status).toBe(201)
-      expect(await stop(first)).toBe(0)
-      expect(existsSync(join(dataDir, "server.lock"))).toBe(false)
+        const user = uniqueUser("lock")
+        expect((await post(base, "/api/users/register", user)).status).toBe(201)
+        expect(await stop(first)).toBe(0)
+        expect(existsSync(join(dataDir, "server.lock"))).toBe(false)
 
-      // Released on shutdown: the next server starts and has the user.
-      const third = start(["--port", "0"], { DATA_DIR: dataDir })
-      const base3 = await listening(third)
-      expect((await post(base3, "/api/users/login", { email: user.email, password: user.password })).status).toBe(200)
-      expect(await stop(third)).toBe(0)
-    }))
+        // Released on shutdown: the next server starts and has the user.
+        const third = start(["--port", "0"], { DATA_DIR: dataDir })
+        const base3 = await listening(third)
+        expect((await post(base3, "/api/users/login", { email: user.email, password: user.password })).status).toBe(200)
+        expect(await stop(third)).toBe(0)
+      })
+  )
 
-  it("after the holder is killed with SIGKILL, the next server recovers the stale lock and starts with the data", { timeout: 120_000 }, () =>
+  it("after the holder is killed with SIGKILL, the next server recovers the stale lock and starts with the data", {
+    timeout: 120_000
+  }, () =>
     withDataDir(async (dataDir) => {
       const first = start(["--port", "0"], { DATA_DIR: dataDir })
       const base = await listening(first)
@@ -79,7 +95,9 @@ describe("the embedded data directory", () => {
       expect(await stop(next)).toBe(0)
     }))
 
-  it("a new folder is created 0700 and everything in it is 0600 while the server runs and after it stops", { timeout: 120_000 }, () =>
+  it("a new folder is created 0700 and everything in it is 0600 while the server runs and after it stops", {
+    timeout: 120_000
+  }, () =>
     withDataDir(async (dataDir) => {
       const server = start(["--port", "0"], { DATA_DIR: dataDir })
       await listening(server)
@@ -88,21 +106,27 @@ describe("the embedded data directory", () => {
       expect(notOwnerOnly(dataDir)).toEqual([])
     }))
 
-  it("an existing world-readable folder with world-writable files is tightened at start", { timeout: 120_000 }, () =>
-    withDataDir(async (dataDir) => {
-      mkdirSync(join(dataDir, "base"), { recursive: true, mode: 0o777 })
-      chmodSync(dataDir, 0o755)
-      chmodSync(join(dataDir, "base"), 0o777)
-      writeFileSync(join(dataDir, "base", "note"), "x", { mode: 0o666 })
-      chmodSync(join(dataDir, "base", "note"), 0o666)
-      const server = start(["--port", "0"], { DATA_DIR: dataDir })
-      await listening(server)
-      expect(notOwnerOnly(dataDir)).toEqual([])
-      expect(await stop(server)).toBe(0)
-    }))
+  it(
+    "an existing world-readable folder with world-writable files is tightened at start",
+    { timeout: 120_000 },
+    () =>
+      withDataDir(async (dataDir) => {
+        mkdirSync(join(dataDir, "base"), { recursive: true, mode: 0o777 })
+        chmodSync(dataDir, 0o755)
+        chmodSync(join(dataDir, "base"), 0o777)
+        writeFileSync(join(dataDir, "base", "note"), "x", { mode: 0o666 })
+        chmodSync(join(dataDir, "base", "note"), 0o666)
+        const server = start(["--port", "0"], { DATA_DIR: dataDir })
+        await listening(server)
+        expect(notOwnerOnly(dataDir)).toEqual([])
+        expect(await stop(server)).toBe(0)
+      })
+  )
 
   // Only root can run a process as another user, which is what makes chmod fail.
-  it.runIf(process.getuid?.() === 0)("refuses to start, naming the folder, when it cannot restrict its permissions", { timeout: 120_000 }, () =>
+  it.runIf(process.getuid?.() === 0)("refuses to start, naming the folder, when it cannot restrict its permissions", {
+    timeout: 120_000
+  }, () =>
     withDataDir(async (dataDir) => {
       // The folder is root's, reachable and even writable by the server's user, but not its to chmod.
       mkdirSync(dataDir, { recursive: true })

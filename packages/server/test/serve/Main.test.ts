@@ -13,7 +13,18 @@ describe("the server entry point (npm start)", () => {
   it("--help lists every setting and exits 0", { timeout: 60_000 }, async () => {
     const run = start(["--help"], {})
     expect(await run.exited).toBe(0)
-    for (const name of ["PORT", "HOST", "DATA_DIR", "DATABASE_URL", "REDIS_URL", "TOKEN_TTL_DAYS", "TRUST_PROXY", "LOG_LEVEL"]) {
+    for (
+      const name of [
+        "PORT",
+        "HOST",
+        "DATA_DIR",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "TOKEN_TTL_DAYS",
+        "TRUST_PROXY",
+        "LOG_LEVEL"
+      ]
+    ) {
       expect(run.output()).toContain(name)
     }
   })
@@ -25,12 +36,14 @@ describe("the server entry point (npm start)", () => {
   })
 
   it("invalid configuration stops the server with a message naming the variable", { timeout: 60_000 }, async () => {
-    for (const [env, name] of [
-      [{ PORT: "abc" }, "PORT"],
-      [{ RATE_LIMIT_READ_PER_MIN: "0" }, "RATE_LIMIT_READ_PER_MIN"],
-      [{ TRUST_PROXY: "perhaps" }, "TRUST_PROXY"],
-      [{ LOG_LEVEL: "Loud" }, "LOG_LEVEL"]
-    ] as const) {
+    for (
+      const [env, name] of [
+        [{ PORT: "abc" }, "PORT"],
+        [{ RATE_LIMIT_READ_PER_MIN: "0" }, "RATE_LIMIT_READ_PER_MIN"],
+        [{ TRUST_PROXY: "perhaps" }, "TRUST_PROXY"],
+        [{ LOG_LEVEL: "Loud" }, "LOG_LEVEL"]
+      ] as const
+    ) {
       const run = start([], { DATA_DIR: "memory://", ...env })
       expect(await run.exited, name).toBe(1)
       expect(run.output()).toMatch(new RegExp(`Invalid configuration.*${name}`))
@@ -56,15 +69,21 @@ describe("the server entry point (npm start)", () => {
     expect(await run.exited).toBe(0)
   })
 
-  it("a configuration error is one plain sentence naming the variable, given as flag or variable", { timeout: 60_000 }, async () => {
-    for (const [args, env] of [[["--port=abc"], {}], [[], { PORT: "abc" }]] as const) {
-      const run = start(args, { DATA_DIR: "memory://", ...env })
-      expect(await run.exited).toBe(1)
-      expect(run.output().trim()).toBe("Invalid configuration: PORT must be an integer value; got 'abc'")
+  it(
+    "a configuration error is one plain sentence naming the variable, given as flag or variable",
+    { timeout: 60_000 },
+    async () => {
+      for (const [args, env] of [[["--port=abc"], {}], [[], { PORT: "abc" }]] as const) {
+        const run = start(args, { DATA_DIR: "memory://", ...env })
+        expect(await run.exited).toBe(1)
+        expect(run.output().trim()).toBe("Invalid configuration: PORT must be an integer value; got 'abc'")
+      }
     }
-  })
+  )
 
-  it("on SIGTERM finishes the request in flight, closes the database and exits 0; the data is there after a restart", { timeout: 120_000 }, async () => {
+  it("on SIGTERM finishes the request in flight, closes the database and exits 0; the data is there after a restart", {
+    timeout: 120_000
+  }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "tp-serve-"))
     try {
       const first = start(["--port", "0"], { DATA_DIR: dataDir, LOG_LEVEL: "Debug" })
@@ -100,7 +119,9 @@ describe("the server entry point (npm start)", () => {
       const base2 = (await waitFor(second, /Listening on (http:\/\/[\d.:]+)/))[1]!
       const login = await post(base2, "/api/users/login", { email: user.email, password: user.password })
       expect(login.status).toBe(200)
-      const me = await fetch(`${base2}/api/users/me`, { headers: { authorization: `Bearer ${reply.body.session_token}` } })
+      const me = await fetch(`${base2}/api/users/me`, {
+        headers: { authorization: `Bearer ${reply.body.session_token}` }
+      })
       expect(me.status).toBe(200)
       second.child.kill("SIGTERM")
       expect(await second.exited).toBe(0)

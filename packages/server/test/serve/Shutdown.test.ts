@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
+import { testDatabaseUrl, testStorages } from "@trading-platform/core/testing"
 import { Effect, Redacted } from "effect"
 import { request } from "node:http"
 import pg from "pg"
-import { testDatabaseUrl, testStorages } from "@trading-platform/core/testing"
 import { tradingProgram } from "../support/Backtests.js"
 import { type Running, start, waitFor } from "../support/ServerProcess.js"
 import { uniqueUser } from "../support/TestServer.js"
@@ -12,7 +12,11 @@ const listening = async (running: Running) => (await waitFor(running, /Listening
 const send = async (base: string, method: string, path: string, body?: unknown, token?: string) => {
   const headers: Record<string, string> = { "content-type": "application/json" }
   if (token) headers["authorization"] = `Bearer ${token}`
-  const reply = await fetch(base + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
+  const reply = await fetch(base + path, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+  })
   const text = await reply.text()
   return { status: reply.status, body: text === "" ? undefined : JSON.parse(text) }
 }
@@ -48,71 +52,84 @@ const until = async <A>(what: string, probe: () => Promise<A | undefined>, deadl
 }
 
 describe.skipIf(!testDatabaseUrl)("graceful shutdown of a replica (PostgreSQL)", () => {
-  it.scopedLive("SIGTERM finishes the request in flight, hands the running job back at once, and exits 0; another replica takes the job over", () =>
-    Effect.gen(function*() {
-      const storage = yield* testStorages[1]!.storage
-      if (storage.kind !== "postgres") throw new Error("expected PostgreSQL")
-      const url = Redacted.value(storage.url)
-      const env = (leaseMs: number) => ({
-        DATABASE_URL: url,
-        SECRET_KEY: "shutdown-test-secret-key-0123456789abcdef",
-        BACKTEST_CONCURRENCY: "1",
-        BACKTEST_POLL_INTERVAL_MS: "200",
-        // Far longer than the test: only a released lease lets the other replica take the job.
-        BACKTEST_LEASE_MS: String(leaseMs)
-      })
-      const db = new pg.Client({ connectionString: url })
-      yield* Effect.acquireRelease(Effect.promise(() => db.connect()), () => Effect.promise(() => db.end()))
-      const row = (id: number) =>
-        db.query("SELECT status, claimed_by, lease_until, error FROM backtests WHERE id = $1", [id]).then((r) => r.rows[0])
+  it.scopedLive(
+    "SIGTERM finishes the request in flight, hands the running job back at once, and exits 0; another replica takes the job over",
+    () =>
+      Effect.gen(function*() {
+        const storage = yield* testStorages[1]!.storage
+        if (storage.kind !== "postgres") throw new Error("expected PostgreSQL")
+        const url = Redacted.value(storage.url)
+        const env = (leaseMs: number) => ({
+          DATABASE_URL: url,
+          SECRET_KEY: "shutdown-test-secret-key-0123456789abcdef",
+          BACKTEST_CONCURRENCY: "1",
+          BACKTEST_POLL_INTERVAL_MS: "200",
+          // Far longer than the test: only a released lease lets the other replica take the job.
+          BACKTEST_LEASE_MS: String(leaseMs)
+        })
+        const db = new pg.Client({ connectionString: url })
+        yield* Effect.acquireRelease(Effect.promise(() => db.connect()), () => Effect.promise(() => db.end()))
+        const row = (id: number) =>
+          db.query("SELECT status, claimed_by, lease_until, error FROM backtests WHERE id = $1", [id]).then((r) =>
+            r.rows[0]
+          )
 
-      yield* Effect.promise(async () => {
-        const first = start(["--port", "0"], env(600_000))
-        try {
-          const base = await listening(first)
-          const user = uniqueUser("shutdown")
-          expect((await send(base, "POST", "/api/users/register", user)).status).toBe(201)
-          const token = (await send(base, "POST", "/api/users/login", { email: user.email, password: user.password })).body.session_token
-          const program = await send(base, "POST", "/api/programs", { name: "p", code: tradingProgram }, token)
-          expect(program.status).toBe(201)
-          // Daily bars over thirteen centuries: runs far longer than the test.
-          const job = await send(base, "POST", `/api/programs/${program.body.id}/backtest`, {
-            symbol: "BTC",
-            timeframe: "1d",
-            start: "0700-01-01T00:00:00Z",
-            end: "2025-01-01T00:00:00Z"
-          }, token)
-          expect(job.status).toBe(202)
-          const id: number = job.body.id
-          await until("the job to run on the first replica", async () => {
-            const r = await row(id)
-            return r.status === "running" && r.claimed_by.includes(`:${first.child.pid}:`) ? r : undefined
-          })
-
-          const inFlight = await slowLogin(base, { email: user.email, password: user.password }, 300, () => first.child.kill("SIGTERM"))
-          expect(inFlight.status).toBe(200)
-          expect(await first.exited).toBe(0)
-          const released = await row(id)
-          expect(released.status).toBe("running")
-          expect(released.error).toBe("The worker stopped")
-          expect(new Date(released.lease_until).getTime()).toBeLessThanOrEqual(Date.now())
-
-          const second = start(["--port", "0"], env(600_000))
+        yield* Effect.promise(async () => {
+          const first = start(["--port", "0"], env(600_000))
           try {
-            const base2 = await listening(second)
-            await until("the second replica to take the job over", async () => {
+            const base = await listening(first)
+            const user = uniqueUser("shutdown")
+            expect((await send(base, "POST", "/api/users/register", user)).status).toBe(201)
+            const token =
+              (await send(base, "POST", "/api/users/login", { email: user.email, password: user.password })).body
+                .session_token
+            const program = await send(base, "POST", "/api/programs", { name: "p", code: tradingProgram }, token)
+            expect(program.status).toBe(201)
+            // Daily bars over thirteen centuries: runs far longer than the test.
+            const job = await send(base, "POST", `/api/programs/${program.body.id}/backtest`, {
+              symbol: "BTC",
+              timeframe: "1d",
+              start: "0700-01-01T00:00:00Z",
+              end: "2025-01-01T00:00:00Z"
+            }, token)
+            expect(job.status).toBe(202)
+            const id: number = job.body.id
+            await until("the job to run on the first replica", async () => {
               const r = await row(id)
-              return r.claimed_by.includes(`:${second.child.pid}:`) && r.status === "running" ? r : undefined
-            }, 30_000)
-            const token2 = (await send(base2, "POST", "/api/users/login", { email: user.email, password: user.password })).body.session_token
-            expect((await send(base2, "POST", `/api/programs/backtest/${id}/cancel`, undefined, token2)).status).toBe(200)
+              return r.status === "running" && r.claimed_by.includes(`:${first.child.pid}:`) ? r : undefined
+            })
+
+            const inFlight = await slowLogin(base, { email: user.email, password: user.password }, 300, () =>
+              first.child.kill("SIGTERM"))
+            expect(inFlight.status).toBe(200)
+            expect(await first.exited).toBe(0)
+            const released = await row(id)
+            expect(released.status).toBe("running")
+            expect(released.error).toBe("The worker stopped")
+            expect(new Date(released.lease_until).getTime()).toBeLessThanOrEqual(Date.now())
+
+            const second = start(["--port", "0"], env(600_000))
+            try {
+              const base2 = await listening(second)
+              await until("the second replica to take the job over", async () => {
+                const r = await row(id)
+                return r.claimed_by.includes(`:${second.child.pid}:`) && r.status === "running" ? r : undefined
+              }, 30_000)
+              const token2 =
+                (await send(base2, "POST", "/api/users/login", { email: user.email, password: user.password })).body
+                  .session_token
+              expect((await send(base2, "POST", `/api/programs/backtest/${id}/cancel`, undefined, token2)).status).toBe(
+                200
+              )
+            } finally {
+              second.child.kill("SIGTERM")
+              expect(await second.exited).toBe(0)
+            }
           } finally {
-            second.child.kill("SIGTERM")
-            expect(await second.exited).toBe(0)
+            first.child.kill("SIGKILL")
           }
-        } finally {
-          first.child.kill("SIGKILL")
-        }
-      })
-    }), 180_000)
+        })
+      }),
+    180_000
+  )
 })

@@ -2,12 +2,12 @@ import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
 import { PlatformLive, SignalEngine } from "@trading-platform/core"
+import { TestConfig, type TestStorage, testStorages } from "@trading-platform/core/testing"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Clock, Duration, Effect, Layer, TestClock } from "effect"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { fileURLToPath } from "node:url"
-import { TestConfig, testStorages, type TestStorage } from "@trading-platform/core/testing"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
 /** The real server on a random port, with the platform's services (the engine among them) left in reach of the tests. */
@@ -34,7 +34,10 @@ const createSignal = (token: string, body: Record<string, unknown> = {}) =>
   call("POST", "/api/signals", { token, body: { signal_name: "any trading", trigger_condition: condition, ...body } })
 
 const createPool = (token: string, body: Record<string, unknown>) =>
-  call("POST", "/api/signals/pools", { token, body: { pool_name: "majors", symbols: ["BTC", "ETH"], logic: "OR", ...body } })
+  call("POST", "/api/signals/pools", {
+    token,
+    body: { pool_name: "majors", symbols: ["BTC", "ETH"], logic: "OR", ...body }
+  })
 
 /** A user with a signal and a pool over it. */
 const userWithPool = Effect.gen(function*() {
@@ -118,7 +121,8 @@ for (const storage of testStorages) {
           // JSON has no Infinity, but 1e999 parses to it.
           const infinite = yield* call("POST", "/api/signals", {
             token,
-            raw: `{"signal_name":"x","trigger_condition":{"metric":"oi","operator":"gt","threshold":1e999,"time_window":"1h"}}`,
+            raw:
+              `{"signal_name":"x","trigger_condition":{"metric":"oi","operator":"gt","threshold":1e999,"time_window":"1h"}}`,
             headers: { "content-type": "application/json" }
           })
           expectError(infinite, 400, "invalid_input")
@@ -146,18 +150,48 @@ for (const storage of testStorages) {
             }
           })
           expect(updated.status).toBe(200)
-          expect(updated.body).toMatchObject({ signal_name: "selling pressure", description: "cvd below zero", enabled: false })
-          expect(updated.body.trigger_condition).toEqual({ metric: "cvd", operator: "lt", threshold: 0, time_window: "5m" })
+          expect(updated.body).toMatchObject({
+            signal_name: "selling pressure",
+            description: "cvd below zero",
+            enabled: false
+          })
+          expect(updated.body.trigger_condition).toEqual({
+            metric: "cvd",
+            operator: "lt",
+            threshold: 0,
+            time_window: "5m"
+          })
           const path = `/api/signals/${signalId}`
           expectError(yield* call("GET", path, { token: intruder.token }), 403, "forbidden")
-          expectError(yield* call("PUT", path, { token: intruder.token, body: { signal_name: "x", trigger_condition: condition } }), 403, "forbidden")
+          expectError(
+            yield* call("PUT", path, {
+              token: intruder.token,
+              body: { signal_name: "x", trigger_condition: condition }
+            }),
+            403,
+            "forbidden"
+          )
           expectError(yield* call("DELETE", path, { token: intruder.token }), 403, "forbidden")
           expectError(yield* call("GET", "/api/signals/999999", { token }), 404, "not_found")
-          expectError(yield* call("PUT", "/api/signals/999999", { token, body: { signal_name: "x", trigger_condition: condition } }), 404, "not_found")
+          expectError(
+            yield* call("PUT", "/api/signals/999999", {
+              token,
+              body: { signal_name: "x", trigger_condition: condition }
+            }),
+            404,
+            "not_found"
+          )
           expectError(yield* call("DELETE", "/api/signals/999999", { token }), 404, "not_found")
           expectError(yield* call("GET", "/api/signals/abc", { token }), 400, "invalid_input")
           // A signal in a venue1 pool cannot move to venue2.
-          expectError(yield* call("PUT", path, { token, body: { signal_name: "x", exchange: "venue2", trigger_condition: condition } }), 422, "exchange_mismatch")
+          expectError(
+            yield* call("PUT", path, {
+              token,
+              body: { signal_name: "x", exchange: "venue2", trigger_condition: condition }
+            }),
+            422,
+            "exchange_mismatch"
+          )
         }))
 
       it.effect("DELETE /api/signals/{id} of a signal in a pool answers 409 signal_in_use naming the pools; once out of them, 204", () =>
@@ -183,7 +217,9 @@ for (const storage of testStorages) {
           expectError(foreign, 404, "not_found")
           expectError(missing, 404, "not_found")
           // Another user's id answers exactly like a missing one.
-          expect(foreign.body.error.replace(String(other.signalId), "N")).toBe(missing.body.error.replace("999999", "N"))
+          expect(foreign.body.error.replace(String(other.signalId), "N")).toBe(
+            missing.body.error.replace("999999", "N")
+          )
           expectError(yield* createPool(token, { signal_ids: [mine, onVenue2] }), 422, "exchange_mismatch")
           const unlisted = yield* createPool(token, { signal_ids: [mine], symbols: ["BTC", "NOTACOIN"] })
           expectError(unlisted, 422, "symbol_not_listed")
@@ -192,9 +228,17 @@ for (const storage of testStorages) {
           expectError(yield* createPool(token, { signal_ids: [mine], source_type: "rumours" }), 400, "invalid_input")
           const venue2 = yield* createPool(token, { exchange: "venue2", signal_ids: [onVenue2], symbols: ["SOL"] })
           expect(venue2.status).toBe(201)
-          expect(venue2.body).toMatchObject({ exchange: "venue2", signal_ids: [onVenue2], symbols: ["SOL"], logic: "OR" })
+          expect(venue2.body).toMatchObject({
+            exchange: "venue2",
+            signal_ids: [onVenue2],
+            symbols: ["SOL"],
+            logic: "OR"
+          })
           // Replacing the signal without naming its exchange keeps it on venue2.
-          const replaced = yield* call("PUT", `/api/signals/${onVenue2}`, { token, body: { signal_name: "renamed", trigger_condition: condition } })
+          const replaced = yield* call("PUT", `/api/signals/${onVenue2}`, {
+            token,
+            body: { signal_name: "renamed", trigger_condition: condition }
+          })
           expect(replaced.status).toBe(200)
           expect(replaced.body).toMatchObject({ signal_name: "renamed", exchange: "venue2" })
         }))
@@ -210,7 +254,11 @@ for (const storage of testStorages) {
           const malformed = yield* wallet({ addresses: ["0x1234"] })
           expectError(malformed, 400, "invalid_input")
           expect(malformed.body.issues[0].path).toBe("source_config.addresses.0")
-          expectError(yield* wallet({ addresses: Array.from({ length: 51 }, (_, i) => address(i + 1)) }), 400, "invalid_input")
+          expectError(
+            yield* wallet({ addresses: Array.from({ length: 51 }, (_, i) => address(i + 1)) }),
+            400,
+            "invalid_input"
+          )
           expectError(yield* wallet({ addresses: [address(1)] }, { exchange: "venue2" }), 422, "exchange_mismatch")
           const ok = yield* wallet({ addresses: Array.from({ length: 50 }, (_, i) => address(i + 1)) })
           expect(ok.status).toBe(201)
@@ -222,13 +270,27 @@ for (const storage of testStorages) {
           const { poolId, signalId, token } = yield* userWithPool
           const intruder = yield* userWithPool
           const path = `/api/signals/pools/${poolId}`
-          const updated = yield* call("PUT", path, { token, body: { pool_name: "only btc", symbols: ["BTC"], logic: null, enabled: false } })
+          const updated = yield* call("PUT", path, {
+            token,
+            body: { pool_name: "only btc", symbols: ["BTC"], logic: null, enabled: false }
+          })
           expect(updated.status).toBe(200)
-          expect(updated.body).toMatchObject({ id: poolId, pool_name: "only btc", symbols: ["BTC"], logic: "OR", enabled: false, signal_ids: [signalId] })
+          expect(updated.body).toMatchObject({
+            id: poolId,
+            pool_name: "only btc",
+            symbols: ["BTC"],
+            logic: "OR",
+            enabled: false,
+            signal_ids: [signalId]
+          })
           expectError(yield* call("PUT", path, { token, body: { signal_ids: [intruder.signalId] } }), 404, "not_found")
           expectError(yield* call("PUT", path, { token, body: { symbols: ["NOTACOIN"] } }), 422, "symbol_not_listed")
           expectError(yield* call("PUT", path, { token, body: { logic: "XOR" } }), 400, "invalid_input")
-          expectError(yield* call("PUT", path, { token: intruder.token, body: { pool_name: "mine" } }), 403, "forbidden")
+          expectError(
+            yield* call("PUT", path, { token: intruder.token, body: { pool_name: "mine" } }),
+            403,
+            "forbidden"
+          )
           expectError(yield* call("DELETE", path, { token: intruder.token }), 403, "forbidden")
           expectError(yield* call("PUT", "/api/signals/pools/999999", { token, body: {} }), 404, "not_found")
           expectError(yield* call("DELETE", "/api/signals/pools/999999", { token }), 404, "not_found")
@@ -248,7 +310,12 @@ for (const storage of testStorages) {
           expect(log.status).toBe(200)
           expect(log.body.triggers).toHaveLength(2)
           expect(log.body.next_offset).toBeNull()
-          expect(log.body.triggers[0]).toMatchObject({ pool_id: poolId, pool_name: "majors", exchange: "venue1", source_type: "market_signals" })
+          expect(log.body.triggers[0]).toMatchObject({
+            pool_id: poolId,
+            pool_name: "majors",
+            exchange: "venue1",
+            source_type: "market_signals"
+          })
           expect(log.body.triggers[0].values[0]).toMatchObject({ metric: "volume", met: true })
           expect(log.body.triggers[0].values[0].value).toBeGreaterThan(0)
           const page = yield* call("GET", `/api/signals/triggers?pool_id=${poolId}&limit=1`, { token })
@@ -262,7 +329,11 @@ for (const storage of testStorages) {
           const later = new Date(Date.parse(mine[0]!.fired_at) + 1).toISOString()
           expect((yield* call("GET", `/api/signals/triggers?since=${later}`, { token })).body.triggers).toEqual([])
           expect((yield* call("GET", "/api/signals/triggers", { token: intruder.token })).body.triggers).toEqual([])
-          expectError(yield* call("GET", `/api/signals/triggers?pool_id=${poolId}`, { token: intruder.token }), 403, "forbidden")
+          expectError(
+            yield* call("GET", `/api/signals/triggers?pool_id=${poolId}`, { token: intruder.token }),
+            403,
+            "forbidden"
+          )
           expectError(yield* call("GET", "/api/signals/triggers?pool_id=999999", { token }), 404, "not_found")
           expectError(yield* call("GET", "/api/signals/triggers?limit=0", { token }), 400, "invalid_input")
           expectError(yield* call("GET", "/api/signals/triggers?since=yesterday", { token }), 400, "invalid_input")
@@ -295,10 +366,29 @@ for (const storage of testStorages) {
           const btc = yield* call("POST", `/api/signals/${signalId}/evaluate`, { token, body: { symbol: "BTC" } })
           expect(btc.body.sample_count).toBeGreaterThan(1)
           const intruder = yield* signUp()
-          expectError(yield* call("POST", `/api/signals/${signalId}/evaluate`, { token, body: { symbol: "NOTACOIN" } }), 422, "symbol_not_listed")
-          expectError(yield* call("POST", `/api/signals/${signalId}/evaluate`, { token, body: {} }), 400, "invalid_input")
-          expectError(yield* call("POST", `/api/signals/${signalId}/evaluate`, { token: intruder.token, body: { symbol: "BTC" } }), 403, "forbidden")
-          expectError(yield* call("POST", "/api/signals/999999/evaluate", { token, body: { symbol: "BTC" } }), 404, "not_found")
+          expectError(
+            yield* call("POST", `/api/signals/${signalId}/evaluate`, { token, body: { symbol: "NOTACOIN" } }),
+            422,
+            "symbol_not_listed"
+          )
+          expectError(
+            yield* call("POST", `/api/signals/${signalId}/evaluate`, { token, body: {} }),
+            400,
+            "invalid_input"
+          )
+          expectError(
+            yield* call("POST", `/api/signals/${signalId}/evaluate`, {
+              token: intruder.token,
+              body: { symbol: "BTC" }
+            }),
+            403,
+            "forbidden"
+          )
+          expectError(
+            yield* call("POST", "/api/signals/999999/evaluate", { token, body: { symbol: "BTC" } }),
+            404,
+            "not_found"
+          )
         }))
 
       it.effect("GET /api/sampling/pool-status lists the caller's pools with symbols, last sample and errors", () =>
@@ -306,10 +396,20 @@ for (const storage of testStorages) {
           const { token } = yield* signUp()
           const signal = yield* createSignal(token)
           // Symbols no other test here samples, so nothing has sampled them yet.
-          const poolId = (yield* createPool(token, { pool_name: "alts", signal_ids: [signal.body.id], symbols: ["LINK", "DOT"] })).body.id
+          const poolId =
+            (yield* createPool(token, { pool_name: "alts", signal_ids: [signal.body.id], symbols: ["LINK", "DOT"] }))
+              .body.id
           const before = yield* call("GET", "/api/sampling/pool-status", { token })
           expect(before.body.pools).toEqual([
-            { pool_id: poolId, pool_name: "alts", enabled: true, symbol_count: 2, last_sampled_at: null, errors: 0, last_error: null }
+            {
+              pool_id: poolId,
+              pool_name: "alts",
+              enabled: true,
+              symbol_count: 2,
+              last_sampled_at: null,
+              errors: 0,
+              last_error: null
+            }
           ])
           yield* round
           const after = yield* call("GET", "/api/sampling/pool-status", { token })
@@ -333,7 +433,9 @@ for (const storage of testStorages) {
           const created = yield* call("POST", "/api/signals/pools", { token, body: { ...pool, signal_ids: ids } })
           expect(created.status).toBe(201)
           let fired = 0
-          for (let i = 0; i < 4 && fired === 0; i++) fired = (yield* round).filter((t) => t.pool_id === created.body.id).length
+          for (let i = 0; i < 4 && fired === 0; i++) {
+            fired = (yield* round).filter((t) => t.pool_id === created.body.id).length
+          }
           expect(fired).toBeGreaterThan(0)
           const log = yield* call("GET", "/api/signals/triggers", { token })
           expect(log.body.triggers.length).toBe(fired)
@@ -345,8 +447,13 @@ for (const storage of testStorages) {
           const idle = yield* call("GET", "/api/signals/wallet-tracking/status", { token })
           expect(idle.status).toBe(200)
           expect(idle.body).toEqual({ enabled: false, last_sync_at: null, tracked_wallets: 0, errors: 0 })
-          for (const addresses of [[address(1), address(2)], [address(2).toUpperCase().replace("0X", "0x"), address(3)]]) {
-            expect((yield* createPool(token, { source_type: "wallet_tracking", symbols: [], source_config: { addresses } })).status).toBe(201)
+          for (
+            const addresses of [[address(1), address(2)], [address(2).toUpperCase().replace("0X", "0x"), address(3)]]
+          ) {
+            expect(
+              (yield* createPool(token, { source_type: "wallet_tracking", symbols: [], source_config: { addresses } }))
+                .status
+            ).toBe(201)
           }
           const tracking = yield* call("GET", "/api/signals/wallet-tracking/status", { token })
           expect(tracking.body).toMatchObject({ enabled: true, last_sync_at: null, tracked_wallets: 3, errors: 0 })
@@ -356,7 +463,12 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const { token } = yield* signUp()
           const addresses = [address(0xa11ce), address(0xb0b)]
-          const pool = yield* createPool(token, { pool_name: "whales", source_type: "wallet_tracking", symbols: [], source_config: { addresses } })
+          const pool = yield* createPool(token, {
+            pool_name: "whales",
+            source_type: "wallet_tracking",
+            symbols: [],
+            source_config: { addresses }
+          })
           expect(pool.status).toBe(201)
           // The first sync is the baseline; simulated positions change every five minutes.
           expect((yield* round).filter((t) => t.pool_id === pool.body.id)).toEqual([])

@@ -1,16 +1,22 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { rateLimitPolicyPerMinute } from "@trading-platform/core"
 import { Effect, Exit, Layer, Scope, TestClock } from "effect"
-import { call, expectError, signUp } from "../support/TestServer.js"
-import { evaluate, openSse, openWs, poolMetAt, StreamTestServer } from "../support/StreamClients.js"
 import { marketNow, tradingProgram } from "../support/Backtests.js"
+import { evaluate, openSse, openWs, poolMetAt, StreamTestServer } from "../support/StreamClients.js"
+import { call, expectError, signUp } from "../support/TestServer.js"
 
-const rateLimits = { ...rateLimitPolicyPerMinute({ auth: 10_000, read: 10_000, write: 10_000 }), websocket_messages_per_min: 20 }
+const rateLimits = {
+  ...rateLimitPolicyPerMinute({ auth: 10_000, read: 10_000, write: 10_000 }),
+  websocket_messages_per_min: 20
+}
 
 const wait = <A>(promise: () => Promise<A>) => Effect.promise(promise)
 
 // At an instant with market data behind it, so backtests may be submitted.
-layer(StreamTestServer({ config: { rateLimits } }).pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(marketNow)))), { timeout: "120 seconds" })("WebSocket /api/ws", (it) => {
+layer(
+  StreamTestServer({ config: { rateLimits } }).pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(marketNow)))),
+  { timeout: "120 seconds" }
+)("WebSocket /api/ws", (it) => {
   it.effect("with the token in the query: ping, subscribe to prices, an event on its channel when the price moves", () =>
     Effect.gen(function*() {
       const user = yield* signUp("ws")
@@ -29,7 +35,10 @@ layer(StreamTestServer({ config: { rateLimits } }).pipe(Layer.provide(Layer.effe
       expect(moved.channel).toBe("prices:BTC")
       expect(moved.data.price).not.toBe(first.data.price)
       ws.send({ type: "unsubscribe", channel: "prices:btc" })
-      expect(yield* wait(() => ws.next((m) => m.type === "unsubscribed"))).toEqual({ type: "unsubscribed", channel: "prices:btc" })
+      expect(yield* wait(() => ws.next((m) => m.type === "unsubscribed"))).toEqual({
+        type: "unsubscribed",
+        channel: "prices:btc"
+      })
       ws.socket.close(1000)
       expect((yield* wait(() => ws.closed)).code).toBe(1000)
     }))
@@ -88,7 +97,11 @@ layer(StreamTestServer({ config: { rateLimits } }).pipe(Layer.provide(Layer.effe
       ws.send({ type: "subscribe", channel: "prices:NOPE" })
       expect(yield* wait(() => ws.next())).toMatchObject({ type: "error", code: "not_found", channel: "prices:NOPE" })
       ws.send({ type: "subscribe", channel: "backtest:999999" })
-      expect(yield* wait(() => ws.next())).toMatchObject({ type: "error", code: "not_found", channel: "backtest:999999" })
+      expect(yield* wait(() => ws.next())).toMatchObject({
+        type: "error",
+        code: "not_found",
+        channel: "backtest:999999"
+      })
       ws.send({ type: "ping" })
       expect(yield* wait(() => ws.next())).toEqual({ type: "pong", channel: null })
       ws.socket.close()
@@ -123,7 +136,10 @@ layer(StreamTestServer({ config: { rateLimits } }).pipe(Layer.provide(Layer.effe
     Effect.gen(function*() {
       const owner = yield* signUp("bt")
       const stranger = yield* signUp("stranger")
-      const created = yield* call("POST", "/api/programs", { token: owner.token, body: { name: "p", code: tradingProgram } })
+      const created = yield* call("POST", "/api/programs", {
+        token: owner.token,
+        body: { name: "p", code: tradingProgram }
+      })
       expect(created.status).toBe(201)
       const program = created.body.id as number
       const submitted = yield* call("POST", `/api/programs/${program}/backtest`, {
@@ -134,14 +150,21 @@ layer(StreamTestServer({ config: { rateLimits } }).pipe(Layer.provide(Layer.effe
       const id = submitted.body.id as number
       const other = yield* openWs(`?session_token=${stranger.token}`)
       other.send({ type: "subscribe", channel: `backtest:${id}` })
-      expect(yield* wait(() => other.next())).toMatchObject({ type: "error", code: "forbidden", channel: `backtest:${id}` })
+      expect(yield* wait(() => other.next())).toMatchObject({
+        type: "error",
+        code: "forbidden",
+        channel: `backtest:${id}`
+      })
       other.socket.close()
 
       const ws = yield* openWs(`?session_token=${owner.token}`)
       ws.send({ type: "subscribe", channel: `backtest:${id}` })
       const first = yield* wait(() => ws.next((m) => m.type === "event"))
       expect(first).toMatchObject({ channel: `backtest:${id}`, data: { id, status: "queued", progress: 0 } })
-      expect(yield* wait(() => ws.next((m) => m.type === "subscribed"))).toEqual({ type: "subscribed", channel: `backtest:${id}` })
+      expect(yield* wait(() => ws.next((m) => m.type === "subscribed"))).toEqual({
+        type: "subscribed",
+        channel: `backtest:${id}`
+      })
       // Cancelling it finishes the job: the final status arrives.
       expect((yield* call("POST", `/api/programs/backtest/${id}/cancel`, { token: owner.token })).status).toBe(200)
       yield* TestClock.adjust("1 second")

@@ -18,4 +18,8 @@ export const wallet = {
 } as const
 
 /** Well-formed venue2 keys. */
-export const venue2Keys = { environment: "testnet", api_key: "AK0123456789abcdefXYZ", secret_key: "SK0123456789abcdefSECRETVALUE" } as const
+export const venue2Keys = {
+  environment: "testnet",
+  api_key: "AK0123456789abcdefXYZ",
+  secret_key: "SK0123456789abcdefSECRETVALUE"
+} as const

@@ -1,11 +1,11 @@
-import { expect } from "@effect/vitest"
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import { expect } from "@effect/vitest"
 import { type AutomationOptions, PlatformLive } from "@trading-platform/core"
+import { TestConfig, type TestStorage } from "@trading-platform/core/testing"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { createServer } from "node:http"
-import { TestConfig, type TestStorage } from "@trading-platform/core/testing"
 import { marketNow } from "./Backtests.js"
 import { call } from "./TestServer.js"
 
@@ -70,7 +70,9 @@ export const waitForRuns = (
       const reply = yield* call("GET", `/api/programs/${programId}/bindings/${bindingId}/runs`, { token })
       expect(reply.status).toBe(200)
       if (done(reply.body.runs)) return reply.body.runs as ReadonlyArray<any>
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`runs at the deadline: ${JSON.stringify(reply.body.runs)}`))
+      if (Date.now() > deadline) {
+        return yield* Effect.die(new Error(`runs at the deadline: ${JSON.stringify(reply.body.runs)}`))
+      }
       yield* tick
       yield* realPause
     }

@@ -1,8 +1,8 @@
 import { expect } from "@effect/vitest"
 import type { BacktestJobOptions } from "@trading-platform/core"
+import { liveBacktestThreads, type TestStorage } from "@trading-platform/core/testing"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { call, type Reply, TestServer } from "./TestServer.js"
-import { liveBacktestThreads, type TestStorage } from "@trading-platform/core/testing"
 
 /** Trades every tenth bar: buys half the balance when flat, closes when in a position. */
 export const tradingProgram = `let n = 0
@@ -41,7 +41,13 @@ export const BacktestServer = (storage: TestStorage, backtests: Partial<Backtest
   TestServer({
     storage,
     config: {
-      backtests: { concurrency: 2, pollInterval: Duration.seconds(1), lease: Duration.seconds(30), maxAttempts: 3, ...backtests }
+      backtests: {
+        concurrency: 2,
+        pollInterval: Duration.seconds(1),
+        lease: Duration.seconds(30),
+        maxAttempts: 3,
+        ...backtests
+      }
     }
   }).pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(marketNow))))
 
@@ -75,7 +81,9 @@ export const untilNoBacktestThreads = (deadlineMs = 30_000) =>
   Effect.gen(function*() {
     const deadline = Date.now() + deadlineMs
     while (liveBacktestThreads() > 0) {
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`${liveBacktestThreads()} backtest threads still alive`))
+      if (Date.now() > deadline) {
+        return yield* Effect.die(new Error(`${liveBacktestThreads()} backtest threads still alive`))
+      }
       yield* realPause
     }
   })

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 
 const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
@@ -10,7 +10,11 @@ export interface Running {
 }
 
 /** Starts the server's entry point as `npm start` does, in its own process (as another OS user when `uid` is given). */
-export const start = (args: ReadonlyArray<string>, env: Record<string, string>, user: { uid?: number; gid?: number } = {}): Running => {
+export const start = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  user: { uid?: number; gid?: number } = {}
+): Running => {
   const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@trading-platform/source", main, ...args], {
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -33,4 +37,3 @@ export const waitFor = async (running: Running, pattern: RegExp, deadlineMs = 60
   }
   throw new Error(`timed out waiting for ${pattern}; output:\n${running.output()}`)
 }
-

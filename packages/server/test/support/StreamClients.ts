@@ -1,13 +1,13 @@
 import * as Sse from "@effect/experimental/Sse"
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import { expect } from "@effect/vitest"
 import { PlatformLive, type PlatformOptions, SignalEngine } from "@trading-platform/core"
+import { TestConfig, type TestStorage, testStorages } from "@trading-platform/core/testing"
 import { ApiLive, EndStreamsOnShutdown, requestContext } from "@trading-platform/server"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import WebSocket from "ws"
-import { TestConfig, testStorages, type TestStorage } from "@trading-platform/core/testing"
-import { expect } from "@effect/vitest"
 import { baseUrl, call } from "./TestServer.js"
 
 /**
@@ -28,10 +28,16 @@ export const poolMetAt = (token: string, symbols: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const signal = yield* call("POST", "/api/signals", {
       token,
-      body: { signal_name: "any open interest", trigger_condition: { metric: "oi", operator: "gt", threshold: 0, time_window: "1m" } }
+      body: {
+        signal_name: "any open interest",
+        trigger_condition: { metric: "oi", operator: "gt", threshold: 0, time_window: "1m" }
+      }
     })
     expect(signal.status).toBe(201)
-    const pool = yield* call("POST", "/api/signals/pools", { token, body: { pool_name: `pool ${symbols.join(" ")}`, signal_ids: [signal.body.id], symbols } })
+    const pool = yield* call("POST", "/api/signals/pools", {
+      token,
+      body: { pool_name: `pool ${symbols.join(" ")}`, signal_ids: [signal.body.id], symbols }
+    })
     expect(pool.status).toBe(201)
     return pool.body.id as number
   })
@@ -70,43 +76,68 @@ export interface SseConnection {
 
 /** Opens the market-intelligence stream over real HTTP and parses its events as they come. */
 export const openSse = (query: string, options: { token?: string; lastEventId?: string; base?: string } = {}) =>
-  Effect.flatMap(options.base ? Effect.succeed(options.base) : baseUrl, (base) =>
-    Effect.promise(async (): Promise<SseConnection> => {
-      const controller = new AbortController()
-      const headers: Record<string, string> = {}
-      if (options.token) headers["authorization"] = `Bearer ${options.token}`
-      if (options.lastEventId) headers["last-event-id"] = options.lastEventId
-      const response = await fetch(`${base}/api/market-intelligence/stream${query}`, { headers, signal: controller.signal })
-      if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
-        const text = await response.text()
-        const noEvents = () => Promise.reject(new Error(`no stream: ${response.status} ${text}`))
-        return { status: response.status, headers: response.headers, body: JSON.parse(text), next: noEvents, ended: Promise.resolve(), close: () => {} }
-      }
-      const events: Array<ReadEvent> = []
-      const parser = Sse.makeParser((e) => {
-        if (e._tag === "Event") events.push({ event: e.event, id: e.id ?? "", data: JSON.parse(e.data) })
-      })
-      const ended = (async () => {
-        const decoder = new TextDecoder()
-        try {
-          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }))
-        } catch {
-          // aborted by the test
-        }
-      })()
-      const next = (event?: string, deadlineMs = 5_000) =>
-        until(`event ${event ?? "any"}`, () => {
-          while (events.length > 0) {
-            const e = events.shift()!
-            if (event === undefined || e.event === event) return e
+  Effect.flatMap(
+    options.base ? Effect.succeed(options.base) : baseUrl,
+    (base) =>
+      Effect.promise(async (): Promise<SseConnection> => {
+        const controller = new AbortController()
+        const headers: Record<string, string> = {}
+        if (options.token) headers["authorization"] = `Bearer ${options.token}`
+        if (options.lastEventId) headers["last-event-id"] = options.lastEventId
+        const response = await fetch(`${base}/api/market-intelligence/stream${query}`, {
+          headers,
+          signal: controller.signal
+        })
+        if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
+          const text = await response.text()
+          const noEvents = () => Promise.reject(new Error(`no stream: ${response.status} ${text}`))
+          return {
+            status: response.status,
+            headers: response.headers,
+            body: JSON.parse(text),
+            next: noEvents,
+            ended: Promise.resolve(),
+            close: () => {}
           }
-          return undefined
-        }, deadlineMs)
-      return { status: response.status, headers: response.headers, body: undefined, next, ended, close: () => controller.abort() }
-    }))
+        }
+        const events: Array<ReadEvent> = []
+        const parser = Sse.makeParser((e) => {
+          if (e._tag === "Event") events.push({ event: e.event, id: e.id ?? "", data: JSON.parse(e.data) })
+        })
+        const ended = (async () => {
+          const decoder = new TextDecoder()
+          try {
+            for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+              parser.feed(decoder.decode(chunk, { stream: true }))
+            }
+          } catch {
+            // aborted by the test
+          }
+        })()
+        const next = (event?: string, deadlineMs = 5_000) =>
+          until(`event ${event ?? "any"}`, () => {
+            while (events.length > 0) {
+              const e = events.shift()!
+              if (event === undefined || e.event === event) return e
+            }
+            return undefined
+          }, deadlineMs)
+        return {
+          status: response.status,
+          headers: response.headers,
+          body: undefined,
+          next,
+          ended,
+          close: () => controller.abort()
+        }
+      })
+  )
 
 /** Opens the stream again and again while it answers 429 (the previous stream's lease is freed asynchronously). */
-export const openSseWhenFree = (query: string, options: { token?: string; lastEventId?: string; base?: string; deadlineMs?: number } = {}) =>
+export const openSseWhenFree = (
+  query: string,
+  options: { token?: string; lastEventId?: string; base?: string; deadlineMs?: number } = {}
+) =>
   Effect.gen(function*() {
     const deadline = Date.now() + (options.deadlineMs ?? 5_000)
     for (;;) {
@@ -129,25 +160,33 @@ export interface WsConnection {
 
 /** Opens `GET /api/ws` over a real WebSocket; answers once it is open or refused. */
 export const openWs = (query = "", headers: Record<string, string> = {}) =>
-  Effect.flatMap(baseUrl, (base) => Effect.promise(async (): Promise<WsConnection> => {
-    const socket = new WebSocket(`${base.replace("http", "ws")}/api/ws${query}`, { headers })
-    const messages: Array<any> = []
-    socket.on("message", (data) => messages.push(JSON.parse(String(data))))
-    socket.on("error", () => {})
-    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-      socket.on("close", (code, reason) => resolve({ code, reason: String(reason) })))
-    const refused = new Promise<number | undefined>((resolve) => {
-      socket.on("unexpected-response", (_req, res) => resolve(res.statusCode))
-      socket.on("open", () => resolve(undefined))
-      socket.on("close", () => resolve(undefined))
-    })
-    await refused
-    const next = (match: (m: any) => boolean = () => true, deadlineMs = 5_000) =>
-      until("a WebSocket message", () => {
-        const i = messages.findIndex(match)
-        return i === -1 ? undefined : messages.splice(i, 1)[0]
-      }, deadlineMs)
-    return { socket, next, send: (message) => socket.send(typeof message === "string" ? message : JSON.stringify(message)), closed, refused }
-  }))
+  Effect.flatMap(baseUrl, (base) =>
+    Effect.promise(async (): Promise<WsConnection> => {
+      const socket = new WebSocket(`${base.replace("http", "ws")}/api/ws${query}`, { headers })
+      const messages: Array<any> = []
+      socket.on("message", (data) => messages.push(JSON.parse(String(data))))
+      socket.on("error", () => {})
+      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+        socket.on("close", (code, reason) => resolve({ code, reason: String(reason) }))
+      )
+      const refused = new Promise<number | undefined>((resolve) => {
+        socket.on("unexpected-response", (_req, res) => resolve(res.statusCode))
+        socket.on("open", () => resolve(undefined))
+        socket.on("close", () => resolve(undefined))
+      })
+      await refused
+      const next = (match: (m: any) => boolean = () => true, deadlineMs = 5_000) =>
+        until("a WebSocket message", () => {
+          const i = messages.findIndex(match)
+          return i === -1 ? undefined : messages.splice(i, 1)[0]
+        }, deadlineMs)
+      return {
+        socket,
+        next,
+        send: (message) => socket.send(typeof message === "string" ? message : JSON.stringify(message)),
+        closed,
+        refused
+      }
+    }))
 
 export { until }

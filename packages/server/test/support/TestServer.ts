@@ -1,10 +1,10 @@
 import { HttpServer } from "@effect/platform"
-import type { PlatformOptions } from "@trading-platform/core"
-import { ServerLive } from "@trading-platform/server"
 import { expect } from "@effect/vitest"
+import type { PlatformOptions } from "@trading-platform/core"
+import { TestConfig, type TestStorage, testStorages } from "@trading-platform/core/testing"
+import { ServerLive } from "@trading-platform/server"
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
-import { TestConfig, type TestStorage, testStorages } from "@trading-platform/core/testing"
 
 /** The real server on a random port, over the given storage (in-memory PGlite by default). */
 export const TestServer = (options: { storage?: TestStorage; config?: Partial<PlatformOptions> } = {}) =>

@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
 import { testStorages } from "@trading-platform/core/testing"
+import { Effect } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
 
@@ -16,7 +16,19 @@ for (const storage of testStorages) {
           const reply = yield* call("GET", "/api/system/storage-stats", { token })
           expect(reply.status).toBe(200)
           const { tables, total_rows, total_size_mb } = reply.body
-          for (const name of ["users", "sessions", "accounts", "programs", "backtests", "automation_bindings", "automation_runs", "automation_orders", "account_positions"]) {
+          for (
+            const name of [
+              "users",
+              "sessions",
+              "accounts",
+              "programs",
+              "backtests",
+              "automation_bindings",
+              "automation_runs",
+              "automation_orders",
+              "account_positions"
+            ]
+          ) {
             expect(tables[name]).toEqual({ rows: expect.any(Number), size_mb: expect.any(Number) })
           }
           expect(tables.accounts.rows).toBe(before.tables.accounts.rows + 2)

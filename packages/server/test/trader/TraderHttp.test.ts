@@ -1,20 +1,34 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { testStorages } from "@trading-platform/core/testing"
 import { Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
-import { testStorages } from "@trading-platform/core/testing"
 
 const history = {
   version: "1.0",
   exported_at: "2026-02-01T00:00:00.000Z",
   account: { id: 424242, name: "elsewhere" },
   decision_logs: [
-    { decision_time: "2026-01-05T10:00:00Z", symbol: "BTC", operation: "buy", target_portion_of_balance: 0.25, leverage: 3, reason: "breakout" },
+    {
+      decision_time: "2026-01-05T10:00:00Z",
+      symbol: "BTC",
+      operation: "buy",
+      target_portion_of_balance: 0.25,
+      leverage: 3,
+      reason: "breakout"
+    },
     { decision_time: "2026-01-05T11:00:00.000Z", symbol: "BTC", operation: "hold" }
   ],
   trades: [
     { trade_time: "2026-01-05T10:00:01Z", symbol: "BTC", side: "buy", quantity: 0.05, price: 65000.5, fee: 1.14 },
-    { trade_time: "2026-01-05T10:00:01Z", symbol: "BTC", side: "sell", quantity: 0.05, price: 65100, realized_pnl: 4.97 }
+    {
+      trade_time: "2026-01-05T10:00:01Z",
+      symbol: "BTC",
+      side: "sell",
+      quantity: 0.05,
+      price: 65100,
+      realized_pnl: 4.97
+    }
   ]
 }
 
@@ -41,7 +55,10 @@ for (const storage of testStorages) {
           expect(imported.body).toMatchObject({ imported: { decision_logs: 2, trades: 2 }, skipped: { count: 0 } })
           const exported = yield* call("GET", `${base}/export`, { token })
           expect(exported.status).toBe(200)
-          expect(exported.body).toMatchObject({ version: "1.0", exported_at: new Date(yield* TestClock.currentTimeMillis).toISOString() })
+          expect(exported.body).toMatchObject({
+            version: "1.0",
+            exported_at: new Date(yield* TestClock.currentTimeMillis).toISOString()
+          })
           expect(exported.body.account).toEqual((yield* call("GET", `/api/account/${account.id}`, { token })).body)
           expect(exported.body.decision_logs).toEqual([
             { ...history.decision_logs[0], decision_time: "2026-01-05T10:00:00.000Z" },
@@ -69,7 +86,10 @@ for (const storage of testStorages) {
           const repeated = { ...history, trades: [...history.trades, { ...history.trades[0], price: 1 }] }
           const reply = yield* call("POST", `/api/trader/${other.id}/import`, { token, body: repeated })
           expect(reply.body.imported).toEqual({ decision_logs: 2, trades: 2 })
-          expect(reply.body.skipped).toEqual({ count: 1, details: ["trade 2026-01-05T10:00:01.000Z BTC buy: repeated in the document"] })
+          expect(reply.body.skipped).toEqual({
+            count: 1,
+            details: ["trade 2026-01-05T10:00:01.000Z BTC buy: repeated in the document"]
+          })
           const stored = (yield* call("GET", `/api/trader/${other.id}/export`, { token })).body.trades
           expect(stored.map((t: { price: number }) => t.price)).toEqual([65000.5, 65100])
         }))
@@ -80,14 +100,24 @@ for (const storage of testStorages) {
           const bob = yield* signUp("bob")
           const account = yield* createAccount(alice.token)
           const base = `/api/trader/${account.id}`
-          expectError(yield* call("POST", `${base}/import`, { token: alice.token, body: { ...history, version: "2.0" } }), 400, "invalid_input")
+          expectError(
+            yield* call("POST", `${base}/import`, { token: alice.token, body: { ...history, version: "2.0" } }),
+            400,
+            "invalid_input"
+          )
           const badRow = { ...history, trades: [{ ...history.trades[0], side: "long", trade_time: "yesterday" }] }
           const bad = yield* call("POST", `${base}/import/preview`, { token: alice.token, body: badRow })
           expectError(bad, 400, "invalid_input")
-          expect(new Set(bad.body.issues.map((i: { path: string }) => i.path))).toEqual(new Set(["trades.0.trade_time", "trades.0.side"]))
+          expect(new Set(bad.body.issues.map((i: { path: string }) => i.path))).toEqual(
+            new Set(["trades.0.trade_time", "trades.0.side"])
+          )
           expectError(yield* call("GET", `${base}/export`, { token: bob.token }), 403, "forbidden")
           expectError(yield* call("POST", `${base}/import`, { token: bob.token, body: history }), 403, "forbidden")
-          expectError(yield* call("POST", `${base}/import/preview`, { token: bob.token, body: history }), 403, "forbidden")
+          expectError(
+            yield* call("POST", `${base}/import/preview`, { token: bob.token, body: history }),
+            403,
+            "forbidden"
+          )
           expectError(yield* call("GET", "/api/trader/999999/export", { token: alice.token }), 404, "not_found")
           expectError(yield* call("GET", `${base}/export`), 401, "unauthorized")
           expect((yield* call("GET", `${base}/export`, { token: alice.token })).body.trades).toEqual([])

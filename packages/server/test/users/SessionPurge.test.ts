@@ -17,28 +17,34 @@ const reasonBecomes = (token: string, want: string | undefined) =>
     }
   })
 
-layer(TestServer({ config: { tokenTtl: Duration.days(2), retention } }), { timeout: "120 seconds" })("the session purge", (it) => {
-  it.effect("deletes sessions revoked or expired longer ago than SESSION_RETENTION_DAYS, and only those", () =>
-    Effect.gen(function*() {
-      const me = yield* signUp("purge")
-      const login = () =>
-        Effect.map(call("POST", "/api/users/login", { body: { email: me.email, password: me.password } }), (r) => r.body.session_token as string)
-      const revoked = yield* login()
-      expect((yield* call("POST", "/api/users/logout", { token: revoked })).status).toBe(204)
+layer(TestServer({ config: { tokenTtl: Duration.days(2), retention } }), { timeout: "120 seconds" })(
+  "the session purge",
+  (it) => {
+    it.effect("deletes sessions revoked or expired longer ago than SESSION_RETENTION_DAYS, and only those", () =>
+      Effect.gen(function*() {
+        const me = yield* signUp("purge")
+        const login = () =>
+          Effect.map(
+            call("POST", "/api/users/login", { body: { email: me.email, password: me.password } }),
+            (r) => r.body.session_token as string
+          )
+        const revoked = yield* login()
+        expect((yield* call("POST", "/api/users/logout", { token: revoked })).status).toBe(204)
 
-      // Within the retention a revoked token is still known as revoked.
-      yield* TestClock.adjust("2 hours")
-      expect(yield* reasonBecomes(revoked, "token_revoked")).toBe("token_revoked")
+        // Within the retention a revoked token is still known as revoked.
+        yield* TestClock.adjust("2 hours")
+        expect(yield* reasonBecomes(revoked, "token_revoked")).toBe("token_revoked")
 
-      // A day and a half later: the revoked session is gone, the live one is untouched.
-      yield* TestClock.adjust("34 hours")
-      expect(yield* reasonBecomes(revoked, "token_invalid")).toBe("token_invalid")
-      expect(yield* reasonBecomes(me.token, undefined)).toBe(undefined)
+        // A day and a half later: the revoked session is gone, the live one is untouched.
+        yield* TestClock.adjust("34 hours")
+        expect(yield* reasonBecomes(revoked, "token_invalid")).toBe("token_invalid")
+        expect(yield* reasonBecomes(me.token, undefined)).toBe(undefined)
 
-      // Expired (after two days) but within the retention: still reported as expired; then purged.
-      yield* TestClock.adjust("13 hours")
-      expect(yield* reasonBecomes(me.token, "token_expired")).toBe("token_expired")
-      yield* TestClock.adjust("1 day")
-      expect(yield* reasonBecomes(me.token, "token_invalid")).toBe("token_invalid")
-    }))
-})
+        // Expired (after two days) but within the retention: still reported as expired; then purged.
+        yield* TestClock.adjust("13 hours")
+        expect(yield* reasonBecomes(me.token, "token_expired")).toBe("token_expired")
+        yield* TestClock.adjust("1 day")
+        expect(yield* reasonBecomes(me.token, "token_invalid")).toBe("token_invalid")
+      }))
+  }
+)

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { testStorages } from "@trading-platform/core/testing"
 import { Effect, TestClock } from "effect"
 import { call, expectError, signUp, TestServer, uniqueUser } from "../support/TestServer.js"
-import { testStorages } from "@trading-platform/core/testing"
 
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`users and sessions over ${storage.name}`, () => {
@@ -40,7 +40,11 @@ for (const storage of testStorages) {
             body: { email: "not-an-email", password: "short", username: "x!" }
           })
           expectError(reply, 400, "invalid_input")
-          expect(reply.body.issues.map((i: { path: string }) => i.path).sort()).toEqual(["email", "password", "username"])
+          expect(reply.body.issues.map((i: { path: string }) => i.path).sort()).toEqual([
+            "email",
+            "password",
+            "username"
+          ])
         }))
 
       it.effect("register with a missing field or a wrong type answers 400 invalid_input", () =>
@@ -59,7 +63,9 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const user = uniqueUser()
           yield* call("POST", "/api/users/register", { body: user })
-          const reply = yield* call("POST", "/api/users/login", { body: { email: user.email, password: user.password } })
+          const reply = yield* call("POST", "/api/users/login", {
+            body: { email: user.email, password: user.password }
+          })
           expect(reply.status).toBe(200)
           expect(reply.body.token_type).toBe("bearer")
           expect(reply.body.session_token).toMatch(/^tps_[A-Za-z0-9_-]{43}$/)
@@ -72,8 +78,12 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const user = uniqueUser()
           yield* call("POST", "/api/users/register", { body: user })
-          const wrong = yield* call("POST", "/api/users/login", { body: { email: user.email, password: "wrong password" } })
-          const unknown = yield* call("POST", "/api/users/login", { body: { email: "nobody@example.com", password: user.password } })
+          const wrong = yield* call("POST", "/api/users/login", {
+            body: { email: user.email, password: "wrong password" }
+          })
+          const unknown = yield* call("POST", "/api/users/login", {
+            body: { email: "nobody@example.com", password: user.password }
+          })
           expectError(wrong, 401, "unauthorized")
           expectError(unknown, 401, "unauthorized")
           expect(wrong.body.reason).toBe("invalid_credentials")
@@ -107,7 +117,9 @@ for (const storage of testStorages) {
           const noScheme = yield* call("GET", "/api/users/me", { headers: { authorization: me.token } })
           expect(noScheme.body.reason).toBe("token_invalid")
           // The header is preferred: a bad header is not rescued by a good query token.
-          const badHeaderGoodQuery = yield* call("GET", `/api/users/me?session_token=${me.token}`, { token: "tps_wrong" })
+          const badHeaderGoodQuery = yield* call("GET", `/api/users/me?session_token=${me.token}`, {
+            token: "tps_wrong"
+          })
           expect(badHeaderGoodQuery.status).toBe(401)
         }))
 
@@ -139,7 +151,14 @@ for (const storage of testStorages) {
           const [newest, oldest] = reply.body.sessions
           expect(newest).toMatchObject({ user_agent: "second-client/1.0", current: false })
           expect(oldest.current).toBe(true)
-          expect(Object.keys(newest).sort()).toEqual(["created_at", "current", "expires_at", "id", "last_used_at", "user_agent"])
+          expect(Object.keys(newest).sort()).toEqual([
+            "created_at",
+            "current",
+            "expires_at",
+            "id",
+            "last_used_at",
+            "user_agent"
+          ])
           const paged = yield* call("GET", "/api/users/sessions?limit=1&offset=1", { token: second.body.session_token })
           expect(paged.body.sessions.map((s: { id: number }) => s.id)).toEqual([oldest.id])
           expectError(yield* call("GET", "/api/users/sessions?limit=0", { token: me.token }), 400, "invalid_input")
@@ -152,7 +171,8 @@ for (const storage of testStorages) {
           const me = yield* signUp()
           const other = yield* signUp()
           const second = yield* call("POST", "/api/users/login", { body: { email: me.email, password: me.password } })
-          const sessions = (yield* call("GET", "/api/users/sessions", { token: second.body.session_token })).body.sessions
+          const sessions =
+            (yield* call("GET", "/api/users/sessions", { token: second.body.session_token })).body.sessions
           const firstId = sessions.find((s: { current: boolean }) => !s.current).id
           const revoked = yield* call("DELETE", `/api/users/sessions/${firstId}`, { token: second.body.session_token })
           expect(revoked.status).toBe(204)
@@ -172,7 +192,8 @@ for (const storage of testStorages) {
       it.effect("POST /api/users/password checks the current password, then revokes every token", () =>
         Effect.gen(function*() {
           const me = yield* signUp()
-          const second = (yield* call("POST", "/api/users/login", { body: { email: me.email, password: me.password } })).body
+          const second =
+            (yield* call("POST", "/api/users/login", { body: { email: me.email, password: me.password } })).body
           const wrong = yield* call("POST", "/api/users/password", {
             token: me.token,
             body: { current_password: "not my password", new_password: "another good password" }
@@ -180,7 +201,10 @@ for (const storage of testStorages) {
           expectError(wrong, 401, "unauthorized")
           expect(wrong.body.reason).toBe("invalid_credentials")
           expectError(
-            yield* call("POST", "/api/users/password", { token: me.token, body: { current_password: me.password, new_password: "short" } }),
+            yield* call("POST", "/api/users/password", {
+              token: me.token,
+              body: { current_password: me.password, new_password: "short" }
+            }),
             400,
             "invalid_input"
           )
@@ -198,7 +222,9 @@ for (const storage of testStorages) {
             401,
             "unauthorized"
           )
-          const relogin = yield* call("POST", "/api/users/login", { body: { email: me.email, password: "another good password" } })
+          const relogin = yield* call("POST", "/api/users/login", {
+            body: { email: me.email, password: "another good password" }
+          })
           expect(relogin.status).toBe(200)
           expectError(
             yield* call("POST", "/api/users/password", { body: { current_password: "x", new_password: "yyyyyyyy" } }),

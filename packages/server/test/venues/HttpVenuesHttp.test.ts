@@ -1,9 +1,16 @@
 import { afterAll, describe, expect, layer } from "@effect/vitest"
+import {
+  refusedAddress,
+  startFakeVenue1,
+  startFakeVenue2,
+  testOptions,
+  testStorages,
+  venue2Account
+} from "@trading-platform/core/testing"
 import { Duration, Effect, TestClock } from "effect"
 import { createServer } from "node:net"
 import { createAccount, venue2Keys, wallet } from "../support/Accounts.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
-import { refusedAddress, startFakeVenue1, startFakeVenue2, testOptions, testStorages, venue2Account } from "@trading-platform/core/testing"
 
 const fake1 = await startFakeVenue1()
 const fake2 = await startFakeVenue2()
@@ -41,8 +48,10 @@ describe("the API over the HTTP venues (local fake servers)", () => {
         yield* expireCache
         fake2.behavior = "ok"
         fake2.calls.clear()
-        const burst = Array.from({ length: 20 }, () =>
-          call("POST", "/api/market/prices", { token, body: { symbols: ["BTC"], exchange: "venue2" } }))
+        const burst = Array.from(
+          { length: 20 },
+          () => call("POST", "/api/market/prices", { token, body: { symbols: ["BTC"], exchange: "venue2" } })
+        )
         const replies = yield* Effect.all(burst, { concurrency: "unbounded" })
         for (const reply of replies) expect(reply.body.prices.BTC).toEqual(replies[0]!.body.prices.BTC)
         expect(replies[0]!.body.prices.BTC).toEqual({
@@ -95,11 +104,13 @@ describe("the API over the HTTP venues (local fake servers)", () => {
           call("GET", "/api/market/klines?symbol=ETH", { token }),
           call("POST", "/api/programs/query-market-data", { token, body: { symbols: ["ETH"] } })
         ]
-        for (const [behavior, status, code] of [["error500", 502, "upstream_error"], ["garbage", 502, "upstream_error"], [
-          "unavailable503",
-          503,
-          "unavailable"
-        ], ["slow", 504, "upstream_timeout"]] as const) {
+        for (
+          const [behavior, status, code] of [["error500", 502, "upstream_error"], ["garbage", 502, "upstream_error"], [
+            "unavailable503",
+            503,
+            "unavailable"
+          ], ["slow", 504, "upstream_timeout"]] as const
+        ) {
           yield* expireCache
           fake1.behavior = behavior
           for (const reply of yield* Effect.all(endpoints)) {
@@ -151,7 +162,12 @@ describe("the API over the HTTP venues (local fake servers)", () => {
 })
 
 describe("the API with a venue nobody answers at", () => {
-  const unreachable = { mode: "http", baseUrl: `http://127.0.0.1:${closedPort}`, timeout: Duration.seconds(1), retries: 1 } as const
+  const unreachable = {
+    mode: "http",
+    baseUrl: `http://127.0.0.1:${closedPort}`,
+    timeout: Duration.seconds(1),
+    retries: 1
+  } as const
   const down = { venues: { ...venues, venue1: unreachable, venue2: unreachable } }
   layer(TestServer({ storage: testStorages[0]!, config: down }), { timeout: "120 seconds" })((it) => {
     it.effect("market data, the wallet test and venue2 setup answer 503 unavailable", () =>

@@ -1,8 +1,8 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { testStorages } from "@trading-platform/core/testing"
 import { Effect } from "effect"
 import { createAccount, venue2Keys, wallet } from "../support/Accounts.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
-import { testStorages } from "@trading-platform/core/testing"
 
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`venue connections over ${storage.name} (simulated venues)`, () => {
@@ -30,9 +30,14 @@ for (const storage of testStorages) {
           const account = yield* createAccount(token)
           const path = `/api/venue1/accounts/${account.id}/wallet`
           expectError(yield* call("POST", `${path}/test`, { token }), 404, "not_found")
-          const bad = yield* call("PUT", path, { token, body: { ...wallet, private_key: "0x1234", environment: "moon" } })
+          const bad = yield* call("PUT", path, {
+            token,
+            body: { ...wallet, private_key: "0x1234", environment: "moon" }
+          })
           expectError(bad, 400, "invalid_input")
-          expect(new Set(bad.body.issues.map((i: { path: string }) => i.path))).toEqual(new Set(["environment", "private_key"]))
+          expect(new Set(bad.body.issues.map((i: { path: string }) => i.path))).toEqual(
+            new Set(["environment", "private_key"])
+          )
         }))
 
       it.effect("venue endpoints on another user's account answer 403, on an unknown one 404, without a token 401", () =>
@@ -59,7 +64,10 @@ for (const storage of testStorages) {
             body: { ...venue2Keys, max_leverage: 100, default_leverage: 10 }
           })
           expect(reply.status).toBe(200)
-          expect(reply.body).toEqual({ status: "success", message: `venue2 keys accepted and stored for account ${account.id}` })
+          expect(reply.body).toEqual({
+            status: "success",
+            message: `venue2 keys accepted and stored for account ${account.id}`
+          })
           expect(reply.text).not.toContain(venue2Keys.secret_key)
           const after = yield* call("GET", `/api/account/${account.id}`, { token })
           expect(after.body).toMatchObject({ max_leverage: 100, default_leverage: 10 })
@@ -70,8 +78,16 @@ for (const storage of testStorages) {
           const { token } = yield* signUp("venue2")
           const account = yield* createAccount(token)
           const path = `/api/venue2/accounts/${account.id}/setup`
-          expectError(yield* call("POST", path, { token, body: { ...venue2Keys, secret_key: "short!" } }), 422, "venue_rejected")
-          expectError(yield* call("POST", path, { token, body: { ...venue2Keys, max_leverage: 126 } }), 422, "leverage_too_high")
+          expectError(
+            yield* call("POST", path, { token, body: { ...venue2Keys, secret_key: "short!" } }),
+            422,
+            "venue_rejected"
+          )
+          expectError(
+            yield* call("POST", path, { token, body: { ...venue2Keys, max_leverage: 126 } }),
+            422,
+            "leverage_too_high"
+          )
           expectError(yield* call("POST", path, { token, body: { api_key: "x" } }), 400, "invalid_input")
           const longSecret = yield* call("POST", path, { token, body: { ...venue2Keys, secret_key: "S".repeat(300) } })
           expectError(longSecret, 400, "invalid_input")
