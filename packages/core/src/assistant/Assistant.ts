@@ -40,15 +40,18 @@ export const ConversationStart = Schema.Struct({
   context: ChatContext,
   conversation_id: Schema.optionalWith(ConversationId, { nullable: true }),
   skill_ids: Schema.optionalWith(Schema.Array(Schema.Int), { nullable: true })
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ message: "How is BTC doing on the 1h chart?", context: { symbol: "BTC", timeframe: "1h" } }]
+})
 export type ConversationStart = typeof ConversationStart.Type
 
 /** `POST /api/ai/chat`: like a conversation turn, answered as Server-Sent Events. */
 export const ChatRequest = Schema.Struct({
   message: Message,
   conversation_id: Schema.optionalWith(ConversationId, { nullable: true }),
-  context: Schema.optionalWith(ChatContext, { default: () => ({}), nullable: true })
-}).annotations({ parseOptions: { errors: "all" } })
+  context: Schema.optionalWith(ChatContext, { nullable: true })
+}).annotations({ parseOptions: { errors: "all" }, examples: [{ message: "How is BTC doing?" }] })
 export type ChatRequest = typeof ChatRequest.Type
 
 /** The spec's "Conversation item". */
@@ -99,13 +102,16 @@ export type InsightId = typeof InsightId.Type
 /** `{task_id}` in a path. */
 export const InsightPath = Schema.Struct({ task_id: idParam(InsightId) })
 
+/** What an insight request leaves out; the service fills it in. */
+export const insightDefaults = { symbol: "BTC", timeframe: "1h", exchange: "venue1" } as const
+
 /** `POST /api/ai/insight`: every field optional, as the spec says; BTC on 1h by default. */
 export const InsightRequest = Schema.Struct({
-  symbol: Schema.optionalWith(MarketSymbol, { default: () => "BTC", nullable: true }),
-  timeframe: Schema.optionalWith(Timeframe, { default: () => "1h" as const, nullable: true }),
-  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const, nullable: true }),
+  symbol: Schema.optionalWith(MarketSymbol, { nullable: true }),
+  timeframe: Schema.optionalWith(Timeframe, { nullable: true }),
+  exchange: Schema.optionalWith(Exchange, { nullable: true }),
   prompt: Schema.optionalWith(Schema.String.pipe(Schema.maxLength(2000)), { nullable: true })
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({ parseOptions: { errors: "all" }, examples: [{ symbol: "BTC", timeframe: "1h" }] })
 export type InsightRequest = typeof InsightRequest.Type
 
 export const InsightStatus = Schema.Literal("queued", "running", "completed", "failed", "cancelled")

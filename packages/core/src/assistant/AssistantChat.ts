@@ -158,7 +158,7 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
       input: {
         readonly message: string
         readonly conversation_id?: ConversationId | undefined
-        readonly context: ChatContext
+        readonly context?: ChatContext | undefined
       }
     ) =>
       Effect.gen(function*() {
@@ -180,7 +180,7 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
         const system = [
           `You are the assistant of a trading platform, answering ${caller.username}. Use the tools to read market data, the user's accounts, programs and backtests before answering; never invent numbers. Be brief.`,
           `Now: ${(yield* now).toISOString()}`,
-          `Context: ${JSON.stringify(input.context)}`
+          `Context: ${JSON.stringify(input.context ?? {})}`
         ].join("\n")
         const opening: Array<ModelMessage> = [
           { role: "system", content: system },

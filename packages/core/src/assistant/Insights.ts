@@ -5,7 +5,7 @@ import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
 import { Venues } from "../venues/Venue.js"
-import { type InsightId, type InsightRequest, InsightTask } from "./Assistant.js"
+import { insightDefaults, type InsightId, type InsightRequest, InsightTask } from "./Assistant.js"
 import { AssistantChat } from "./AssistantChat.js"
 import { insightJobs, type InsightRow, InsightsRepo } from "./InsightsRepo.js"
 
@@ -25,8 +25,14 @@ export class Insights extends Effect.Service<Insights>()("@trading-platform/core
     const venues = yield* Venues
     const wakeup = yield* JobWakeup
 
-    const submit = (caller: CurrentUserShape, input: InsightRequest) =>
+    const submit = (caller: CurrentUserShape, request: InsightRequest) =>
       Effect.gen(function*() {
+        const input = {
+          symbol: request.symbol ?? insightDefaults.symbol,
+          timeframe: request.timeframe ?? insightDefaults.timeframe,
+          exchange: request.exchange ?? insightDefaults.exchange,
+          prompt: request.prompt
+        }
         const listed = yield* venues[input.exchange].tickers
         if (!listed.has(input.symbol)) {
           return yield* new NotFound({ error: `Unknown symbol on ${input.exchange}: ${input.symbol}` })
@@ -44,7 +50,9 @@ export class Insights extends Effect.Service<Insights>()("@trading-platform/core
         return toTask(row)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Insights.submit", { attributes: { userId: caller.id, symbol: input.symbol } })
+        Effect.withSpan("Insights.submit", {
+          attributes: { userId: caller.id, symbol: request.symbol ?? insightDefaults.symbol }
+        })
       )
 
     const get = (caller: CurrentUserShape, id: InsightId) =>

@@ -72,7 +72,9 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
     const create = (caller: CurrentUserShape, input: NewsSourceCreate) =>
       Effect.gen(function*() {
         yield* seeded(caller)
-        return toSource(yield* repo.insert({ user_id: caller.id, ...input, now: yield* now }))
+        return toSource(
+          yield* repo.insert({ user_id: caller.id, ...input, enabled: input.enabled ?? true, now: yield* now })
+        )
       }).pipe(dieOnStorageFailure, Effect.withSpan("News.create", { attributes: { userId: caller.id } }))
 
     const update = (caller: CurrentUserShape, id: NewsSourceId, input: NewsSourceUpdate) =>

@@ -34,15 +34,18 @@ export class NewsSourceList
 export const NewsSourceCreate = Schema.Struct({
   name: Name,
   url: FeedUrl,
-  enabled: Schema.optionalWith(Schema.Boolean, { default: () => true })
-}).annotations({ parseOptions: { errors: "all" } })
+  enabled: Schema.optional(Schema.Boolean)
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ name: "My feed", url: "https://example.com/feed.xml" }]
+})
 export type NewsSourceCreate = typeof NewsSourceCreate.Type
 
 export const NewsSourceUpdate = Schema.Struct({
   name: Schema.optional(Name),
   url: Schema.optional(FeedUrl),
   enabled: Schema.optional(Schema.Boolean)
-}).annotations({ parseOptions: { errors: "all" } })
+}).annotations({ parseOptions: { errors: "all" }, examples: [{ enabled: true }] })
 export type NewsSourceUpdate = typeof NewsSourceUpdate.Type
 
 /** One story, tagged with the symbols it mentions. */

@@ -77,7 +77,7 @@ export class MarketIntelligence
        */
       const open = (caller: CurrentUserShape, params: MarketStreamParams, lastEventId: Option.Option<string>) =>
         Effect.gen(function*() {
-          const { exchange, symbols } = params
+          const { exchange = "venue1", symbols } = params
           const prices = yield* market.prices({ exchange, symbols })
           const unknown = Object.keys(prices.errors)
           if (unknown.length > 0) {

@@ -14,7 +14,7 @@ export const MarketStreamParams = Schema.Struct({
       )
     )
   ),
-  exchange: Schema.optionalWith(Exchange, { default: () => "venue1" as const })
+  exchange: Schema.optional(Exchange)
 })
 export type MarketStreamParams = typeof MarketStreamParams.Type
 

@@ -62,7 +62,13 @@ describe("embedding", () => {
         new Request("http://host/api/users/me", { headers: { authorization: `Bearer ${login.session_token}` } })
       )
       expect(me.status).toBe(200)
-      const bad = await handler(new Request("http://host/api/users/login", { method: "POST", body: "{" }))
+      const bad = await handler(
+        new Request("http://host/api/users/login", {
+          method: "POST",
+          body: "{",
+          headers: { "content-type": "application/json" }
+        })
+      )
       expect(bad.status).toBe(400)
       const body = await bad.json()
       expect(body.code).toBe("invalid_input")
