@@ -1,78 +1,41 @@
-import { Effect } from "effect"
-import { createRequire } from "node:module"
-import { Worker } from "node:worker_threads"
-import type { ProgramInvalid } from "../http/Errors.js"
-import { type LoadFailure, loadFailure } from "./LoadFailure.js"
+import { Effect, Schema } from "effect"
+import { ProgramInvalid } from "../http/Errors.js"
+import { startWorkerThread } from "../jobs/WorkerThread.js"
+import { loadFailure } from "./LoadFailure.js"
 import type { SandboxLimits } from "./SandboxLimits.js"
 
-// Resolved on first use: the CommonJS build has no import.meta, and the ESM one no __filename.
-const quickjsPath = () =>
-  createRequire(typeof __filename === "string" ? __filename : import.meta.url).resolve("quickjs-emscripten")
+/** What the check thread (`CheckThreadEntry.ts`) answers. */
+export const CheckOutcome = Schema.Union(Schema.TaggedStruct("Loaded", {}), ProgramInvalid)
 
-// Time for the thread and its WASM module to start on a loaded machine, beyond the program's own cap.
-const startupMillis = 5_000
-
-/**
- * Loads a program the way `QuickJsProgramRuntime` does (CommonJS, run in the worker) and posts
- * `{loaded: true}` or a `LoadFailure`. Nothing is disposed: the thread ends with the check.
- */
-const workerSource = `
-const { parentPort, workerData: { quickjs, bootstrap, code, limits } } = require("node:worker_threads")
-require(quickjs).newQuickJSWASMModule().then((module) => {
-  const runtime = module.newRuntime()
-  runtime.setMemoryLimit(limits.memoryBytes)
-  runtime.setMaxStackSize(limits.stackBytes)
-  let used = 0, deadline = Infinity
-  const start = () => { used = 0; deadline = Date.now() + limits.wallMillisPerCall }
-  const exceeded = () => used > limits.cpuChecksPerCall || Date.now() > deadline
-  runtime.setInterruptHandler(() => (++used, exceeded()))
-  const vm = runtime.newContext()
-  const install = vm.unwrapResult(vm.evalCode(bootstrap, "bootstrap.js"))
-  const installed = vm.unwrapResult(vm.callFunction(install, vm.undefined, vm.newNumber(0)))
-  start()
-  const result = vm.evalCode(code, "program.js", { type: "module" })
-  if (result.error) {
-    if (exceeded()) return parentPort.postMessage({ overBudget: true })
-    start()
-    const text = vm.callFunction(vm.getProp(installed, "describe"), vm.undefined, result.error)
-    return parentPort.postMessage({ overBudget: false, text: text.error ? "an error that cannot be shown" : vm.getString(text.value) })
-  }
-  const loaded = vm.typeof(vm.getProp(result.value, "decide")) === "function"
-  parentPort.postMessage(loaded ? { loaded } : { overBudget: false })
-})
-`
+export interface CheckThreadInput {
+  readonly code: string
+  readonly limits: SandboxLimits
+  /** Added by `startWorkerThread`, see `jobs/Heartbeat.ts`. */
+  readonly heartbeat: SharedArrayBuffer
+}
 
 /**
- * Loads the program in a worker thread, which is terminated if it outlives its caps: a program's
- * top-level code may call built-ins that QuickJS cannot interrupt, and the server's event loop
- * must not wait for them. The backstop timer is a real one, not the Effect clock, so it also
- * fires under a test clock.
+ * Loads the program in a worker thread, which the watchdog terminates if one call outlives twice
+ * its wall-clock cap: a program's top-level code may call built-ins that QuickJS cannot interrupt,
+ * and the server's event loop must not wait for them.
  */
-export const checkInWorker = (
-  code: string,
-  bootstrap: string,
-  limits: SandboxLimits
-): Effect.Effect<void, ProgramInvalid> =>
-  Effect.async<void, ProgramInvalid>((resume) => {
-    const worker = new Worker(workerSource, {
-      eval: true,
-      workerData: { quickjs: quickjsPath(), bootstrap, code, limits }
+export const checkInWorker = (code: string, limits: SandboxLimits): Effect.Effect<void, ProgramInvalid> =>
+  Effect.gen(function*() {
+    const thread = yield* startWorkerThread({
+      entry: "sandbox/CheckThreadEntry",
+      workerData: { code, limits } satisfies Omit<CheckThreadInput, "heartbeat">,
+      name: "program check thread",
+      stallMillis: 2 * limits.wallMillisPerCall
     })
-    const finish = (effect: Effect.Effect<void, ProgramInvalid>) => {
-      clearTimeout(backstop)
-      void worker.terminate()
-      resume(effect)
+    const event = yield* thread.take
+    switch (event._tag) {
+      case "Died":
+        return yield* Effect.die(event.message)
+      case "Stalled":
+        return yield* loadFailure({ overBudget: true })
+      case "Message": {
+        const outcome = yield* Schema.decodeUnknown(CheckOutcome)(event.message).pipe(Effect.orDie)
+        if (outcome._tag === "ProgramInvalid") return yield* outcome
+      }
     }
-    const backstop = setTimeout(
-      () => finish(Effect.fail(loadFailure({ overBudget: true }))),
-      limits.wallMillisPerCall + startupMillis
-    )
-    worker.once("message", (message: { loaded: true } | LoadFailure) =>
-      finish("loaded" in message ? Effect.void : Effect.fail(loadFailure(message))))
-    worker.once("error", (error) =>
-      finish(Effect.die(error)))
-    return Effect.sync(() => {
-      clearTimeout(backstop)
-      void worker.terminate()
-    })
-  })
+  }).pipe(Effect.scoped)

@@ -26,3 +26,6 @@ export const defaultSandboxLimits: SandboxLimits = {
   cpuChecksPerCall: 100,
   wallMillisPerCall: 1000
 }
+
+/** The most candles `data.candles` holds. */
+export const candleWindow = 500

@@ -59,7 +59,7 @@ const helperSource = (extra: "b, c" | "undefined, undefined", readValue: string)
   }? byPeriod[a] : undefined
         if (o === undefined) o = windowSearch(others, a, ${extra})
         if (o >= 0) {
-          o += at * windowStride
+          o += cursor.at * windowStride
           ${readValue}
         } else want(name, a, ${extra})
       }
@@ -68,8 +68,8 @@ const helperSource = (extra: "b, c" | "undefined, undefined", readValue: string)
   }`
 
 /**
- * Sandbox side, run in the bootstrap's scope, where `ta` (the plain helpers), `candles` (the
- * window the driver keeps), `at` (the index in the chunk of the bar being decided) and
+ * Sandbox side, run in the scope `GuestSource.ts` gives it, where `ta` (the plain helpers), `candles`
+ * (the window the driver keeps), `cursor.at` (the index in the chunk of the bar being decided) and
  * `stringify`/`parse`/`Float64` (JSON's functions and Float64Array as they were before the
  * program ran) are in scope. Declares `windowTa`, the `ta` programs see; `installWindow(buffer,
  * calls)`, with the host's values for the next piece; `wantedWindow()`, the calls the program

@@ -7,7 +7,8 @@ import { decideEachBar, type Decider } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
 import { compileProgram } from "../../src/sandbox/ProgramSource.js"
-import { candleWindow, QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
+import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
+import { candleWindow } from "../../src/sandbox/SandboxLimits.js"
 import { type Candle } from "../../src/venues/Venue.js"
 
 const bars = (count: number): Array<Candle> =>

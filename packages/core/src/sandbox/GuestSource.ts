@@ -1,0 +1,32 @@
+import { bootstrap } from "./guest/Bootstrap.js"
+import { installMetering } from "./guest/Metering.js"
+import { candleWindow } from "./SandboxLimits.js"
+import { taSource } from "./TaSource.js"
+import { windowIndicatorsSource } from "./WindowIndicators.js"
+
+/**
+ * The source the sandbox runs before a program: a function of the seed that answers `describe`
+ * and `makeDriver` (see `guest/Bootstrap.ts`). The guest's own code is the text of real functions,
+ * type-checked with the host's; `ta` and the window indicators are sources the host runs too.
+ *
+ * A compiler that keeps function names (tsx does) wraps functions in calls to a `__name` helper of
+ * the module, which the sandbox does not have; `__name` is defined here to do the same, with
+ * `Object.defineProperty` taken before any program runs.
+ */
+export const guestSource = `(function (seed) {
+  "use strict"
+  const __name = ((define) => (target, value) => define(target, "name", { value, configurable: true }))(Object.defineProperty)
+  return (${bootstrap})(
+    seed,
+    ${candleWindow},
+    ${installMetering},
+    () => {
+      ${taSource}
+      return ta
+    },
+    (ta, candles, cursor, stringify, parse, Float64) => {
+      ${windowIndicatorsSource}
+      return { windowTa, installWindow, wantedWindow, windowOutOfOrder }
+    }
+  )
+})`

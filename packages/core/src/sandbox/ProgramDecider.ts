@@ -1,0 +1,193 @@
+import { Either, Schema } from "effect"
+import type { QuickJSHandle } from "quickjs-emscripten"
+import { parseErrorIssues, summarizeIssues } from "../http/DecodeFailure.js"
+import type { Candle } from "../venues/Venue.js"
+import type { Decider } from "./Decider.js"
+import { Decision, ProgramRunError } from "./Decision.js"
+import { firstLine } from "./LoadFailure.js"
+import type { ProgramRun } from "./ProgramRuntime.js"
+import { describeError, type Helpers, type Sandbox } from "./Sandbox.js"
+import { candleWindow } from "./SandboxLimits.js"
+import { makeWindowIndicators } from "./WindowIndicators.js"
+
+/**
+ * The most bars that cross into the sandbox at once: the engine's chunk (a whole stream chunk,
+ * possibly large) goes in pieces, so the buffers copied into the sandbox's WASM memory, which
+ * never shrinks, stay small. A run's first pieces are smaller (from `firstPiece` bars, doubling),
+ * because the host computes the indicator calls a program makes only from the piece after the one
+ * where it first makes them.
+ */
+const barsPerPiece = 1024
+const firstPiece = 64
+
+/**
+ * The most bars one call into the sandbox decides. Crossing into the sandbox costs about as much
+ * as deciding a bar, so quiet bars are decided in batches; the cap bounds how far one bar can
+ * overrun its CPU budget on its neighbours' share.
+ */
+const barsPerCall = 64
+
+/** Numbers per bar in the buffer a chunk crosses into the sandbox as. */
+const barFields = 6
+
+const exhausted = /out of memory|stack overflow|string too long/
+
+const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(Decision))
+
+/** Decodes decisions, remembering the last ones: programs tend to repeat a few exact answers. */
+const decisionDecoder = () => {
+  const decoded = new Map<string, ReturnType<typeof decodeJson>>()
+  return (text: string) => {
+    let result = decoded.get(text)
+    if (result === undefined) {
+      // Bounded: a program that answers ever-new decisions (a changing reason, say) only churns it.
+      if (decoded.size >= 1024) decoded.clear()
+      decoded.set(text, result = decodeJson(text))
+    }
+    return result
+  }
+}
+
+/** A loaded program as the engine's `Decider`. */
+export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decider => {
+  const { budget, own, vm } = sandbox
+  const driver = own(vm.unwrapResult(vm.callFunction(
+    helpers.makeDriver,
+    vm.undefined,
+    helpers.decide,
+    own(vm.newString(run.symbol)),
+    own(vm.newString(run.timeframe)),
+    own(vm.newString(JSON.stringify(run.params ?? {})))
+  )))
+  const [chunk, wanted, account, decide, at] = ["chunk", "wanted", "account", "decide", "at"].map((name) =>
+    own(vm.getProp(driver, name))
+  ) as [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle]
+  const decodeDecision = decisionDecoder()
+  const indicators = makeWindowIndicators(candleWindow)
+  let bars: ReadonlyArray<Candle> = []
+  /** The account the sandbox was last sent (position, balance and band, as `account` takes them). */
+  let sent = new Float64Array(0)
+  /** The bars of `bars` the sandbox holds now, and how many the next piece may hold. */
+  let pieceStart = 0, pieceEnd = 0, pieceSize = firstPiece
+  const fail = (index: number, reason: ProgramRunError["reason"], message: string): never => {
+    throw new ProgramRunError({ reason, message, time: bars[index]!.time })
+  }
+  /** Fails the run for an error that escaped the driver's own try/catch: only an interrupt or an exhausted heap does. */
+  const escaped = (error: QuickJSHandle, index: number, overBudget: boolean): never => {
+    if (overBudget) {
+      error.dispose()
+      return fail(index, "cpu_budget_exceeded", "decide exceeded its CPU budget")
+    }
+    return fail(
+      index,
+      "memory_exceeded",
+      `decide exhausted its memory: ${firstLine(describeError(sandbox, helpers.describe, error))}`
+    )
+  }
+  /** Calls a function of the driver that runs none of the program's code, for bar `index`. */
+  const callDriver = (fn: QuickJSHandle, index: number, ...args: Array<QuickJSHandle>) => {
+    budget.start(1)
+    const result = vm.callFunction(fn, vm.undefined, ...args)
+    for (const handle of args) handle.dispose()
+    return result.error ? escaped(result.error, index, budget.exceeded) : result.value
+  }
+  /** Hands the sandbox the bars from `start` on, with the host's indicator values for them. */
+  const loadPiece = (start: number) => {
+    const piece = bars.slice(start, start + pieceSize)
+    pieceSize = Math.min(barsPerPiece, 2 * pieceSize)
+    const asked = callDriver(wanted, start)
+    indicators.want(vm.getString(asked))
+    asked.dispose()
+    const values = indicators.chunk(piece)
+    // One column per field, which the driver reads as six arrays.
+    const n = piece.length, buffer = new Float64Array(n * barFields)
+    piece.forEach((bar, i) => {
+      buffer[i] = bar.time
+      buffer[n + i] = bar.open
+      buffer[2 * n + i] = bar.high
+      buffer[3 * n + i] = bar.low
+      buffer[4 * n + i] = bar.close
+      buffer[5 * n + i] = bar.volume
+    })
+    callDriver(
+      chunk,
+      start,
+      vm.newArrayBuffer(buffer.buffer),
+      vm.newNumber(n),
+      vm.newArrayBuffer(values.buffer.buffer),
+      vm.newString(values.calls)
+    ).dispose()
+    pieceStart = start
+    pieceEnd = start + piece.length
+  }
+  return {
+    chunk: (next) => {
+      bars = next
+      pieceStart = pieceEnd = 0
+    },
+    decide: (from, { balance, position: p }, band) => {
+      if (from >= pieceEnd) loadPiece(from)
+      const next = Float64Array.of(
+        p === null ? 0 : p.side === "long" ? 1 : -1,
+        p?.size ?? 0,
+        p?.entry_price ?? 0,
+        p?.leverage ?? 0,
+        balance,
+        band.floor,
+        band.ceiling
+      )
+      if (next.some((n, i) => n !== sent[i])) {
+        callDriver(account, from, vm.newArrayBuffer(next.buffer)).dispose()
+        sent = next
+      }
+      const to = Math.min(pieceEnd, from + barsPerCall)
+      const args = [from - pieceStart, to - pieceStart].map((n) => vm.newNumber(n))
+      budget.start(to - from)
+      const result = vm.callFunction(decide, vm.undefined, ...args)
+      for (const handle of args) handle.dispose()
+      if (result.error) {
+        const overBudget = budget.exceeded
+        const index = callDriver(at, from)
+        // Stopped before its first bar (at is -1 then), the call is charged to that bar.
+        const stoppedAt = pieceStart + Math.max(vm.getNumber(index), from - pieceStart)
+        index.dispose()
+        return escaped(result.error, stoppedAt, overBudget)
+      }
+      // A number is where the run stopped without a decision; a decision's text reads as NaN.
+      const stopped = vm.getNumber(result.value)
+      if (!Number.isNaN(stopped)) {
+        result.value.dispose()
+        return { index: pieceStart + stopped }
+      }
+      const text = vm.getString(result.value)
+      result.value.dispose()
+      const colon = text.indexOf(":")
+      const index = pieceStart + Number(text.slice(0, colon))
+      const answer = text.slice(colon + 1)
+      if (answer.startsWith("!")) {
+        return fail(
+          index,
+          exhausted.test(answer) ? "memory_exceeded" : "threw",
+          `decide threw ${firstLine(answer.slice(1))}`
+        )
+      }
+      if (answer === "promise") {
+        return fail(
+          index,
+          "invalid_decision",
+          "decide returned a Promise; it must return its decision directly (decide cannot be async)"
+        )
+      }
+      const decision = Either.getOrElse(
+        decodeDecision(answer),
+        (e) =>
+          fail(
+            index,
+            "invalid_decision",
+            `decide returned an invalid decision: ${summarizeIssues(parseErrorIssues(e)).slice(0, 500)}`
+          )
+      )
+      return { index, decision }
+    }
+  }
+}
