@@ -1,11 +1,8 @@
-import { Effect, Schema } from "effect"
-import { ProgramInvalid } from "../http/Errors.js"
+import { Effect } from "effect"
+import type { ProgramInvalid } from "../http/Errors.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
-import { loadFailure } from "./LoadFailure.js"
+import { type LoadFailure, loadFailure } from "./LoadFailure.js"
 import type { SandboxLimits } from "./SandboxLimits.js"
-
-/** What the check thread (`CheckThreadEntry.ts`) answers. */
-export const CheckOutcome = Schema.Union(Schema.TaggedStruct("Loaded", {}), ProgramInvalid)
 
 export interface CheckThreadInput {
   readonly code: string
@@ -34,8 +31,8 @@ export const checkInWorker = (code: string, limits: SandboxLimits): Effect.Effec
       case "Stalled":
         return yield* loadFailure({ overBudget: true })
       case "Message": {
-        const outcome = yield* Schema.decodeUnknown(CheckOutcome)(event.message).pipe(Effect.orDie)
-        if (outcome._tag === "ProgramInvalid") return yield* outcome
+        const outcome = event.message as { loaded: true } | LoadFailure
+        if ("overBudget" in outcome) return yield* loadFailure(outcome)
       }
     }
   }).pipe(Effect.scoped)

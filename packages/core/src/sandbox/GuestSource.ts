@@ -2,7 +2,7 @@ import { bootstrap } from "./guest/Bootstrap.js"
 import { installMetering } from "./guest/Metering.js"
 import { candleWindow } from "./SandboxLimits.js"
 import { taSource } from "./TaSource.js"
-import { windowIndicatorsSource } from "./WindowIndicators.js"
+import { windowIndicatorsSource } from "./WindowIndicatorsSource.js"
 
 /**
  * The source the sandbox runs before a program: a function of the seed that answers `describe`
