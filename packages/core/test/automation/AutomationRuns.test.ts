@@ -17,8 +17,7 @@ import {
   Users
 } from "@trading-platform/core"
 import { type Context, Duration, Effect, Layer, Option, Redacted, Scope } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
+import { serverProcess } from "../support/ServerProcess.js"
 import { testDatabaseUrl, testOptions, testStorages } from "../support/TestStorage.js"
 
 /** Buys half the free cash when flat, holds otherwise. */
@@ -268,35 +267,14 @@ describe("automation runs after a crash", () => {
   )
 })
 
-const root = fileURLToPath(new URL("../../../../", import.meta.url))
-const workerScript = fileURLToPath(new URL("../support/WorkerProcess.ts", import.meta.url))
-
 /** A platform instance with `concurrency` automation run workers in a child process, until the scope closes. */
 const workerProcess = (url: Redacted.Redacted, concurrency: number) =>
-  Effect.acquireRelease(
-    Effect.async<ChildProcess>((resume) => {
-      const child = spawn(
-        process.execPath,
-        ["--conditions=@trading-platform/source", "--import", "tsx", workerScript],
-        {
-          cwd: root,
-          env: {
-            ...process.env,
-            DATABASE_URL: Redacted.value(url),
-            SECRET_KEY: "test-secret-key-0123456789abcdef0123456789",
-            BACKTEST_CONCURRENCY: "0",
-            SIGNAL_SAMPLER: "false",
-            AUTOMATION_CONCURRENCY: String(concurrency),
-            AUTOMATION_POLL_INTERVAL_MS: "50"
-          },
-          stdio: ["ignore", "pipe", "inherit"]
-        }
-      )
-      child.stdout!.on("data", (data) => String(data).includes("ready") && resume(Effect.succeed(child)))
-      child.once("exit", (code) => resume(Effect.die(new Error(`the worker process exited with ${code}`))))
-    }),
-    (child) => Effect.sync(() => child.kill("SIGTERM"))
-  )
+  serverProcess(url, {
+    BACKTEST_CONCURRENCY: "0",
+    SIGNAL_SAMPLER: "false",
+    AUTOMATION_CONCURRENCY: String(concurrency),
+    AUTOMATION_POLL_INTERVAL_MS: "50"
+  })
 
 describe.skipIf(testDatabaseUrl === undefined)("automation runs across processes over postgres", () => {
   it.scopedLive(

@@ -12,12 +12,11 @@ import {
   Users
 } from "@trading-platform/core"
 import { type Context, Duration, Effect, Layer, Redacted, Scope } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { liveBacktestThreads } from "../../src/backtests/BacktestThread.js"
+import { serverProcess } from "../support/ServerProcess.js"
 import { testDatabaseUrl, testOptions, testStorages } from "../support/TestStorage.js"
 
 const tradingProgram = `let n = 0
@@ -280,33 +279,9 @@ for (const storage of testStorages) {
   })
 }
 
-const root = fileURLToPath(new URL("../../../../", import.meta.url))
-const workerScript = fileURLToPath(new URL("../support/WorkerProcess.ts", import.meta.url))
-
 /** A platform instance with `concurrency` backtest workers in a child process, until the scope closes. */
 const workerProcess = (url: Redacted.Redacted, concurrency: number) =>
-  Effect.acquireRelease(
-    Effect.async<ChildProcess>((resume) => {
-      const child = spawn(
-        process.execPath,
-        ["--conditions=@trading-platform/source", "--import", "tsx", workerScript],
-        {
-          cwd: root,
-          env: {
-            ...process.env,
-            DATABASE_URL: Redacted.value(url),
-            SECRET_KEY: "test-secret-key-0123456789abcdef0123456789",
-            BACKTEST_CONCURRENCY: String(concurrency),
-            BACKTEST_POLL_INTERVAL_MS: "50"
-          },
-          stdio: ["ignore", "pipe", "inherit"]
-        }
-      )
-      child.stdout!.on("data", (data) => String(data).includes("ready") && resume(Effect.succeed(child)))
-      child.once("exit", (code) => resume(Effect.die(new Error(`the worker process exited with ${code}`))))
-    }),
-    (child) => Effect.sync(() => child.kill("SIGTERM"))
-  )
+  serverProcess(url, { BACKTEST_CONCURRENCY: String(concurrency), BACKTEST_POLL_INTERVAL_MS: "50" })
 
 describe.skipIf(testDatabaseUrl === undefined)("backtest jobs across processes over postgres", () => {
   it.scopedLive(

@@ -11,41 +11,16 @@ import {
 } from "@trading-platform/core"
 import { testDatabaseUrl, testOptions, testStorages } from "@trading-platform/core/testing"
 import { type Context, Effect, Layer, Redacted } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
-
-const root = fileURLToPath(new URL("../../../../", import.meta.url))
-const workerScript = fileURLToPath(new URL("../support/WorkerProcess.ts", import.meta.url))
+import { serverProcess } from "../support/ServerProcess.js"
 
 /** A platform instance whose signal engine samples every second, in a child process, until the scope closes. */
 const engineProcess = (url: Redacted.Redacted) =>
-  Effect.acquireRelease(
-    Effect.async<ChildProcess>((resume) => {
-      const child = spawn(
-        process.execPath,
-        ["--conditions=@trading-platform/source", "--import", "tsx", workerScript],
-        {
-          cwd: root,
-          env: {
-            ...process.env,
-            DATABASE_URL: Redacted.value(url),
-            SECRET_KEY: "test-secret-key-0123456789abcdef0123456789",
-            BACKTEST_CONCURRENCY: "0",
-            SIGNAL_SAMPLER: "true",
-            SAMPLING_INTERVAL_S: "1",
-            SIGNAL_LEASE_S: "2"
-          },
-          stdio: ["ignore", "pipe", "inherit"]
-        }
-      )
-      child.stdout!.on("data", (data) => String(data).includes("ready") && resume(Effect.succeed(child)))
-      child.once(
-        "exit",
-        (code, signal) => resume(Effect.die(new Error(`the engine process exited with ${code ?? signal}`)))
-      )
-    }),
-    (child) => Effect.sync(() => child.kill("SIGKILL"))
-  )
+  serverProcess(url, {
+    BACKTEST_CONCURRENCY: "0",
+    SIGNAL_SAMPLER: "true",
+    SAMPLING_INTERVAL_S: "1",
+    SIGNAL_LEASE_S: "2"
+  }, "SIGKILL")
 
 const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
 
