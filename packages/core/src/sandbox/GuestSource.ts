@@ -7,7 +7,8 @@ import { windowIndicatorsSource } from "./WindowIndicatorsSource.js"
 /**
  * The source the sandbox runs before a program: a function of the seed that answers `describe`
  * and `makeDriver` (see `guest/Bootstrap.ts`). The guest's own code is the text of real functions,
- * type-checked with the host's; `ta` and the window indicators are sources the host runs too.
+ * type-checked with the host's. `ta` stays source text, which the host runs too (the same text, so
+ * the same values), and so do the window indicators, which are generated from the host's tables.
  *
  * A compiler that keeps function names (tsx does) wraps functions in calls to a `__name` helper of
  * the module, which the sandbox does not have; `__name` is defined here to do the same, with

@@ -1,6 +1,6 @@
 import { type IndicatorName, indicatorNames } from "./TaSource.js"
 
-/** The sandbox's half of the indicators over the window (see `WindowIndicators.ts`), and the layout both halves share. */
+// The sandbox's half of the indicators over the window (see `WindowIndicators.ts`), and the layout both halves share.
 
 /**
  * Numbers per value in the buffer: a tag (0 null, 1 number, 2 object, 3 threw: the sandbox
