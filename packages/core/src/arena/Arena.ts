@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Layer, Option } from "effect"
-import { BackgroundLeases, leasedLoop } from "../automation/BackgroundLeases.js"
 import { LedgerRepo } from "../automation/LedgerRepo.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { leasedLoop, Leases } from "../jobs/Leases.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { type Exchange, type Ticker, type VenueFailure, Venues } from "../venues/Venue.js"
@@ -63,7 +63,7 @@ export class Arena extends Effect.Service<Arena>()("@trading-platform/core/Arena
   effect: Effect.gen(function*() {
     const { automation: options } = yield* PlatformConfig
     const repo = yield* ArenaRepo
-    const leases = yield* BackgroundLeases
+    const leases = yield* Leases
 
     const status = Effect.gen(function*() {
       const lease = Option.getOrNull(yield* leases.find(refresherName))
