@@ -144,7 +144,12 @@ const catalogue = {
   ],
   RateLimited: [RateLimited, "rate_limited", 429, "Request quota exceeded; wait retry_after seconds"],
   InternalError: [InternalError, "internal_error", 500, "Unexpected failure"],
-  UpstreamError: [UpstreamError, "upstream_error", 502, "The venue or provider answered with a failure"],
+  UpstreamError: [
+    UpstreamError,
+    "upstream_error",
+    502,
+    "The venue or provider cannot be reached or answered with a failure"
+  ],
   Unavailable: [Unavailable, "unavailable", 503, "Storage or a dependency is unavailable"],
   UpstreamTimeout: [UpstreamTimeout, "upstream_timeout", 504, "The venue or provider did not answer in time"]
 } as const
