@@ -68,7 +68,7 @@ export class Arena extends Effect.Service<Arena>()("@trading-platform/core/Arena
     const status = Effect.gen(function*() {
       const lease = Option.getOrNull(yield* leases.find(refresherName))
       const { error, failed, unsynced } = yield* repo.unsynced
-      const last_refresh_at = lease?.last_run_at ?? null
+      const last_refresh_at = lease?.last_run_at?.toISOString() ?? null
       const answer = (status: "ok" | "degraded" | "error", reason?: string) =>
         new PnlRefreshStatus({ status, last_refresh_at, unsynced, ...(reason === undefined ? {} : { reason }) })
       if (last_refresh_at === null) return answer("degraded", "PnL has not been refreshed yet")

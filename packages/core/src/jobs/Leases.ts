@@ -3,13 +3,12 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Cause, Clock, Duration, Effect, Exit, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
-import { IsoTimestamp } from "../sql/Columns.js"
 
 export const LeaseRow = Schema.Struct({
   name: Schema.String,
   holder: Schema.String,
-  lease_until: IsoTimestamp,
-  last_run_at: Schema.NullOr(IsoTimestamp),
+  lease_until: Schema.DateFromSelf,
+  last_run_at: Schema.NullOr(Schema.DateFromSelf),
   last_error: Schema.NullOr(Schema.String)
 })
 export type LeaseRow = typeof LeaseRow.Type
