@@ -52,7 +52,8 @@ export interface JobQueue<Row, Result> {
   readonly release: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
   /**
    * Hands back a job its worker was stopped in (a shutdown): like `release`, but the attempt does
-   * not count, since the job itself did nothing wrong.
+   * not count, since the job itself did nothing wrong. The next claim reuses the attempt number,
+   * which is safe only once the stopped run can write nothing more (call it after the run has ended).
    */
   readonly handBack: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
   /** Cancels a job that has not finished; none when it has. */
