@@ -48,7 +48,7 @@ const openStream = async (base: string, token: string) => {
     headers: { authorization: `Bearer ${token}` }
   })
   expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/)
-  return (async () => {
+  const ended = (async () => {
     try {
       for await (const _ of response.body as unknown as AsyncIterable<Uint8Array>) {
         // the events do not matter here
@@ -58,9 +58,10 @@ const openStream = async (base: string, token: string) => {
       return "broken off"
     }
   })()
+  return { ended }
 }
 
-/** An open WebSocket; answers its close code once closed. */
+/** An open WebSocket; `closed` answers its close code. */
 const openSocket = async (base: string, token: string) => {
   const socket = new WebSocket(`${base.replace("http", "ws")}/api/ws?session_token=${token}`)
   const closed = new Promise<number>((resolve) => socket.on("close", (code) => resolve(code)))
@@ -68,7 +69,7 @@ const openSocket = async (base: string, token: string) => {
     socket.on("open", () => resolve())
     socket.on("error", reject)
   })
-  return closed
+  return { closed }
 }
 
 const until = async <A>(what: string, probe: () => Promise<A | undefined>, deadlineMs = 60_000): Promise<A> => {
@@ -110,9 +111,13 @@ describe.skipIf(!testDatabaseUrl)("graceful shutdown of a replica (PostgreSQL)",
             const base = await listening(first)
             const user = uniqueUser("shutdown")
             expect((await send(base, "POST", "/api/users/register", user)).status).toBe(201)
-            const token =
+            const login = async () =>
               (await send(base, "POST", "/api/users/login", { email: user.email, password: user.password })).body
-                .session_token
+                .session_token as string
+            const token = await login()
+            // Opened before the job starts, which keeps the simulated venue busy; one stream per token.
+            const sse = await openStream(base, token)
+            const ws = await openSocket(base, await login())
             const program = await send(base, "POST", "/api/programs", { name: "p", code: tradingProgram }, token)
             expect(program.status).toBe(201)
             // Daily bars over thirteen centuries: runs far longer than the test.
@@ -128,15 +133,12 @@ describe.skipIf(!testDatabaseUrl)("graceful shutdown of a replica (PostgreSQL)",
               const r = await row(id)
               return r.status === "running" && r.claimed_by.includes(`:${first.child.pid}:`) ? r : undefined
             })
-
-            const sseEnded = await openStream(base, token)
-            const wsClosed = await openSocket(base, token)
             const inFlight = await slowLogin(base, { email: user.email, password: user.password }, 300, () =>
               first.child.kill("SIGTERM"))
             expect(inFlight.status).toBe(200)
             expect(await first.exited).toBe(0)
-            expect(await sseEnded).toBe("ended")
-            expect(await wsClosed).toBe(1001)
+            expect(await sse.ended).toBe("ended")
+            expect(await ws.closed).toBe(1001)
             const released = await row(id)
             expect(released.status).toBe("running")
             // Stopped, not failed: the run does not count against the job's attempts.
