@@ -131,7 +131,7 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
 }) {}
 
 /**
- * The background fetcher: every `NEWS_FETCH_INTERVAL_S` the instance that holds the
+ * The background fetcher: at start and every `NEWS_FETCH_INTERVAL_S` the instance that holds the
  * `news-fetcher` lease (so one replica fetches) reads every enabled feed. Driven by the Clock, and
  * stopped with the layer's scope.
  */
