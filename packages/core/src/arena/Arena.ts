@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Layer, Option } from "effect"
-import { BackgroundLeases, leasedLoop } from "../automation/BackgroundLeases.js"
 import { LedgerRepo } from "../automation/LedgerRepo.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { leasedLoop, Leases } from "../jobs/Leases.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { type Exchange, type Ticker, type VenueFailure, Venues } from "../venues/Venue.js"
@@ -63,12 +63,12 @@ export class Arena extends Effect.Service<Arena>()("@trading-platform/core/Arena
   effect: Effect.gen(function*() {
     const { automation: options } = yield* PlatformConfig
     const repo = yield* ArenaRepo
-    const leases = yield* BackgroundLeases
+    const leases = yield* Leases
 
     const status = Effect.gen(function*() {
       const lease = Option.getOrNull(yield* leases.find(refresherName))
       const { error, failed, unsynced } = yield* repo.unsynced
-      const last_refresh_at = lease?.last_run_at ?? null
+      const last_refresh_at = lease?.last_run_at?.toISOString() ?? null
       const answer = (status: "ok" | "degraded" | "error", reason?: string) =>
         new PnlRefreshStatus({ status, last_refresh_at, unsynced, ...(reason === undefined ? {} : { reason }) })
       if (last_refresh_at === null) return answer("degraded", "PnL has not been refreshed yet")

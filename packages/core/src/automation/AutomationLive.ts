@@ -5,7 +5,6 @@ import { ProgramsRepo } from "../programs/ProgramsRepo.js"
 import { VenueCredentialsRepo } from "../venues/VenueCredentialsRepo.js"
 import { AutomationRunsLive } from "./AutomationRuns.js"
 import { AutomationSchedulerLive, AutomationSignalTriggersLive } from "./AutomationScheduler.js"
-import { BackgroundLeases } from "./BackgroundLeases.js"
 import { Bindings } from "./Bindings.js"
 import { BindingsRepo } from "./BindingsRepo.js"
 import { LedgerRepo } from "./LedgerRepo.js"
@@ -30,7 +29,6 @@ export const AutomationLive = Layer.mergeAll(Bindings.Default, background).pipe(
     BindingsRepo.Default,
     RunsRepo.Default,
     LedgerRepo.Default,
-    BackgroundLeases.Default,
     VenueCredentialsRepo.Default,
     ProgramsRepo.Default,
     AccountsRepo.Default

@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect, Layer, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { runPeriodic } from "../jobs/PeriodicTask.js"
+import { runPeriodic } from "../jobs/Leases.js"
 import { BacktestsRepo } from "./BacktestsRepo.js"
 
 /**

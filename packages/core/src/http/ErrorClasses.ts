@@ -106,9 +106,11 @@ export class RateLimited
   })
 {}
 export class InternalError extends apiError<InternalError>()("InternalError", 500, "Unexpected failure") {}
-export class UpstreamError
-  extends apiError<UpstreamError>()("UpstreamError", 502, "The venue or provider answered with a failure")
-{}
+export class UpstreamError extends apiError<UpstreamError>()(
+  "UpstreamError",
+  502,
+  "The venue or provider cannot be reached or answered with a failure"
+) {}
 export class Unavailable
   extends apiError<Unavailable>()("Unavailable", 503, "Storage or a dependency is unavailable")
 {}

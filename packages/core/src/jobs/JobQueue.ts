@@ -50,6 +50,12 @@ export interface JobQueue<Row, Result> {
   readonly fail: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
   /** Hands the job back for another attempt: the lease ends now, so the next claim takes it. */
   readonly release: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
+  /**
+   * Hands back a job its worker was stopped in (a shutdown): like `release`, but the attempt does
+   * not count, since the job itself did nothing wrong. The next claim reuses the attempt number,
+   * which is safe only once the stopped run can write nothing more (call it after the run has ended).
+   */
+  readonly handBack: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
   /** Cancels a job that has not finished; none when it has. */
   readonly cancel: (id: number, now: Date) => Effect.Effect<Option.Option<Row>, Failure>
 }
@@ -112,6 +118,11 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
     const release = (run: JobRun, error: string, now: Date) =>
       sql`UPDATE ${table} SET lease_until = ${now}, error = ${error} WHERE ${ofRun(run)}`.pipe(Effect.asVoid)
 
+    const handBack = (run: JobRun, error: string, now: Date) =>
+      sql`UPDATE ${table} SET lease_until = ${now}, error = ${error}, attempts = attempts - 1 WHERE ${ofRun(run)}`.pipe(
+        Effect.asVoid
+      )
+
     const cancel = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.Number, now: Schema.DateFromSelf }),
       Result: kind.Row,
@@ -122,5 +133,5 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
         RETURNING *`
     })
 
-    return { claim, renew, complete, fail, release, cancel: (id, now) => cancel({ id, now }) }
+    return { claim, renew, complete, fail, release, handBack, cancel: (id, now) => cancel({ id, now }) }
   })

@@ -93,9 +93,10 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
             ? Effect.failCause(cause)
             : Effect.flatMap(now, (at) => queue.release(row, messageOf(cause), at))
         ),
-        // Stopping (a shutdown) hands it back at once rather than when the lease runs out.
+        // Stopping (a shutdown) hands it back at once rather than when the lease runs out, and
+        // without using up an attempt.
         Effect.onInterrupt(() =>
-          Effect.ignore(Effect.flatMap(now, (at) => queue.release(row, "The worker stopped", at)))
+          Effect.ignore(Effect.flatMap(now, (at) => queue.handBack(row, "The worker stopped", at)))
         ),
         Effect.withSpan("JobWorkers.run", { attributes: { kind, jobId: row.id, attempt: row.attempts } })
       )

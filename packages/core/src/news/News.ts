@@ -1,8 +1,8 @@
 import { HttpClient } from "@effect/platform"
-import * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { pageOf } from "../http/Pagination.js"
+import { leasedLoop } from "../jobs/Leases.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
@@ -130,31 +130,14 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
   })
 }) {}
 
-const leaseName = "news-fetcher"
-
 /**
- * The background fetcher: every `NEWS_FETCH_INTERVAL_S` the instance that holds the lease (a row
- * of `engine_leases`, so one replica fetches) reads every enabled feed. Driven by the Clock, and
+ * The background fetcher: at start and every `NEWS_FETCH_INTERVAL_S` the instance that holds the
+ * `news-fetcher` lease (so one replica fetches) reads every enabled feed. Driven by the Clock, and
  * stopped with the layer's scope.
  */
 export const NewsFetcherLive = Effect.gen(function*() {
   const news = yield* News
-  const sql = yield* SqlClient.SqlClient
   const { news: options } = yield* PlatformConfig
-  const holder = `${process.pid}:${Math.random().toString(36).slice(2)}`
-  const lease = Effect.gen(function*() {
-    const at = yield* now
-    // Two intervals: a holder that died is replaced after missing one round.
-    const until = new Date(at.getTime() + 2 * Duration.toMillis(options.fetchInterval))
-    const rows = yield* sql`
-      INSERT INTO engine_leases (name, holder, lease_until) VALUES (${leaseName}, ${holder}, ${until})
-      ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until
-      WHERE engine_leases.holder = excluded.holder OR engine_leases.lease_until < ${at}
-      RETURNING holder`
-    return rows.length > 0
-  })
-  const round = Effect.gen(function*() {
-    if (yield* lease) yield* news.fetchAll
-  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("news fetch round failed", cause)))
-  yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(options.fetchInterval), round)))
+  // The lease outlives two intervals: a holder that died is replaced after missing one round.
+  yield* leasedLoop("news-fetcher", { interval: options.fetchInterval, lease: options.fetchInterval }, news.fetchAll)
 })

@@ -1,7 +1,6 @@
 import { Cause, Clock, Data, Duration, Effect, Either, Fiber, Layer, PubSub, Schedule, Stream } from "effect"
-import { randomBytes } from "node:crypto"
-import { hostname } from "node:os"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { leaseHolder, Leases } from "../jobs/Leases.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
 import type { MarketSample } from "./MarketSample.js"
@@ -74,7 +73,8 @@ export const SignalEngineLive = Layer.scoped(
     const repo = yield* SignalEngineRepo
     const signalsRepo = yield* SignalsRepo
     const wallets = yield* WalletActivity
-    const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
+    const leases = yield* Leases
+    const holder = leaseHolder()
     const interval = Duration.toMillis(options.samplingInterval)
     const events = yield* Effect.acquireRelease(PubSub.unbounded<Trigger>(), PubSub.shutdown)
     const lock = yield* Effect.makeSemaphore(1)
@@ -100,7 +100,7 @@ export const SignalEngineLive = Layer.scoped(
     const round = Effect.gen(function*() {
       const at = yield* Clock.currentTimeMillis
       const now = new Date(at)
-      if (!(yield* repo.acquireLease(leaseName, holder, now, new Date(at + Duration.toMillis(options.lease))))) {
+      if (!(yield* leases.acquire(leaseName, holder, options.lease))) {
         holding = false
         windows.clear()
         return []
@@ -161,7 +161,7 @@ export const SignalEngineLive = Layer.scoped(
       )
 
       const fired = yield* repo.sql.withTransaction(Effect.gen(function*() {
-        if (!(yield* repo.holdsLease(leaseName, holder, now))) return yield* new LeaseLost()
+        if (!(yield* leases.holds(leaseName, holder))) return yield* new LeaseLost()
         yield* repo.recordRound(outcomes, now)
         const fired: Array<Trigger> = []
         const fire = (trigger: Omit<NewTrigger, "fired_at">) =>
@@ -274,7 +274,7 @@ export const SignalEngineLive = Layer.scoped(
       windows.clear()
       return Effect.zipRight(
         fiber === undefined ? Effect.void : Fiber.interrupt(fiber),
-        held ? Effect.ignore(repo.releaseLease(leaseName, holder)) : Effect.void
+        held ? Effect.ignore(leases.release(leaseName, holder)) : Effect.void
       )
     }))
     yield* Effect.addFinalizer(() => stop)

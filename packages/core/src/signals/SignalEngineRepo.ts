@@ -35,7 +35,7 @@ export type SampleOutcome =
   | { readonly _tag: "Sampled"; readonly sample: MarketSample }
   | { readonly _tag: "Failed"; readonly exchange: Exchange; readonly symbol: string; readonly error: string }
 
-/** SQL of the engine: samples, edges, triggers, tracked wallets and the engine lease. */
+/** SQL of the engine: samples, edges, triggers, and tracked wallets. */
 export class SignalEngineRepo extends Effect.Service<SignalEngineRepo>()("@trading-platform/core/SignalEngineRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -111,33 +111,6 @@ export class SignalEngineRepo extends Effect.Service<SignalEngineRepo>()("@tradi
       ([row]) => row?.id ?? 0
     )
 
-    /**
-     * Takes or renews the named lease until `until`: succeeds when free, expired or already this
-     * holder's; true when the holder has it now.
-     */
-    const acquireLease = (name: string, holder: string, now: Date, until: Date) =>
-      Effect.map(
-        sql`
-          INSERT INTO engine_leases (name, holder, lease_until) VALUES (${name}, ${holder}, ${until})
-          ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until
-          WHERE engine_leases.holder = excluded.holder OR engine_leases.lease_until < ${now}
-          RETURNING holder`,
-        (rows) => rows.length > 0
-      )
-
-    /**
-     * Inside a transaction: locks the lease row while it is the holder's and unexpired, so no
-     * takeover can commit in between; false when the lease is lost.
-     */
-    const holdsLease = (name: string, holder: string, now: Date) =>
-      Effect.map(
-        sql`SELECT holder FROM engine_leases WHERE name = ${name} AND holder = ${holder} AND lease_until >= ${now} FOR UPDATE`,
-        (rows) => rows.length > 0
-      )
-
-    const releaseLease = (name: string, holder: string) =>
-      sql`DELETE FROM engine_leases WHERE name = ${name} AND holder = ${holder}`.pipe(Effect.asVoid)
-
     const WalletRow = Schema.Struct({
       address: Schema.String,
       positions: Schema.parseJson(
@@ -177,10 +150,7 @@ export class SignalEngineRepo extends Effect.Service<SignalEngineRepo>()("@tradi
       setEdge,
       insertTrigger,
       triggersAfter,
-      lastTriggerId,
-      acquireLease,
-      holdsLease,
-      releaseLease
+      lastTriggerId
     } as const
   })
 }) {}

@@ -15,9 +15,10 @@ export const wallClock = Clock.make()
 
 /**
  * Requests to one venue's HTTP API with the configured timeout and retries. A venue that cannot be
- * reached or answers 429/503 is `unavailable`, one that answers another 5xx or an unexpected body
- * is `upstream_error`, one too slow is `upstream_timeout`. Only transport errors and 5xx are
- * retried, at once: a slow venue is not asked again.
+ * reached (connection refused or broken) or answers another 5xx or an unexpected body is
+ * `upstream_error`, one that answers 429/503 (it is there, and says it is busy) is `unavailable`,
+ * one too slow is `upstream_timeout`: 503 stays the answer for our own storage being away. Only
+ * transport errors and 5xx are retried, at once: a slow venue is not asked again.
  */
 export const makeVenueClient = (exchange: Exchange, connection: VenueConnection) =>
   Effect.gen(function*() {
@@ -34,7 +35,7 @@ export const makeVenueClient = (exchange: Exchange, connection: VenueConnection)
           onTimeout: () => new UpstreamTimeout({ error: `${exchange} did not answer within ${timeoutMs} ms` })
         }),
         Effect.catchTags({
-          RequestError: () => Effect.fail(new Unavailable({ error: `${exchange} cannot be reached` })),
+          RequestError: () => Effect.fail(new UpstreamError({ error: `${exchange} cannot be reached` })),
           ResponseError: () => Effect.fail(new UpstreamError({ error: `${exchange} broke off its answer` }))
         }),
         Effect.filterOrElse((reply) => reply.status < 500 && reply.status !== 429, (reply) =>

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   type CurrentUserShape,
   DatabaseLive,
+  Leases,
   makeSimulatedVenue,
   PlatformConfig,
   type PlatformOptions,
@@ -62,7 +63,12 @@ const instance = (
 ) =>
   Layer.mergeAll(SignalEngineLive, Signals.Default).pipe(
     Layer.provideMerge(
-      Layer.mergeAll(SignalsRepo.Default, SignalEngineRepo.Default, Layer.succeed(WalletActivity, wallets))
+      Layer.mergeAll(
+        SignalsRepo.Default,
+        SignalEngineRepo.Default,
+        Leases.Default,
+        Layer.succeed(WalletActivity, wallets)
+      )
     ),
     Layer.provideMerge(
       Layer.effect(

@@ -75,14 +75,14 @@ describe.skipIf(testDatabaseUrl === undefined)("signal engine across processes o
         })
         yield* pause(6_000)
         // Kill whichever process holds the engine; the other takes it over once the lease runs out.
-        const [lease] = yield* sql<{ holder: string }>`SELECT holder FROM engine_leases`
+        const [lease] = yield* sql<{ holder: string }>`SELECT holder FROM leases WHERE name = 'signal-engine'`
         const leader = Number(lease!.holder.split(":")[1])
         const [victim, survivor] = leader === first.pid ? [first, second] : [second, first]
         expect(victim.pid).toBe(leader)
         victim.kill("SIGKILL")
         const killedAt = new Date()
         yield* pause(8_000)
-        const [after] = yield* sql<{ holder: string }>`SELECT holder FROM engine_leases`
+        const [after] = yield* sql<{ holder: string }>`SELECT holder FROM leases WHERE name = 'signal-engine'`
         expect(Number(after!.holder.split(":")[1])).toBe(survivor.pid)
         survivor.kill("SIGKILL")
         yield* pause(200)

@@ -223,10 +223,10 @@ describe("venue failures", () => {
       fake1.behavior = "ok"
     }))
 
-  it.effect("a venue nobody answers at is unavailable", () =>
+  it.effect("a venue nobody answers at is upstream_error", () =>
     Effect.gen(function*() {
       const port = yield* Effect.promise(closedPort)
       const venue = yield* makeVenue1Http(connection(`http://127.0.0.1:${port}`, 1))
-      expect((yield* Effect.flip(venue.tickers))._tag).toBe("Unavailable")
+      expect((yield* Effect.flip(venue.tickers))._tag).toBe("UpstreamError")
     }))
 })

@@ -3,6 +3,7 @@ import { testDatabaseUrl, testStorages } from "@trading-platform/core/testing"
 import { Effect, Redacted } from "effect"
 import { request } from "node:http"
 import pg from "pg"
+import WebSocket from "ws"
 import { tradingProgram } from "../support/Backtests.js"
 import { type Running, start, waitFor } from "../support/ServerProcess.js"
 import { uniqueUser } from "../support/TestServer.js"
@@ -41,6 +42,36 @@ const slowLogin = (base: string, credentials: unknown, pauseMs: number, midway: 
     }, 200)
   })
 
+/** An open market-intelligence stream; `ended` tells whether the server ended it cleanly or broke it off. */
+const openStream = async (base: string, token: string) => {
+  const response = await fetch(`${base}/api/market-intelligence/stream?symbols=BTC`, {
+    headers: { authorization: `Bearer ${token}` }
+  })
+  expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/)
+  const ended = (async () => {
+    try {
+      for await (const _ of response.body as unknown as AsyncIterable<Uint8Array>) {
+        // the events do not matter here
+      }
+      return "ended"
+    } catch {
+      return "broken off"
+    }
+  })()
+  return { ended }
+}
+
+/** An open WebSocket; `closed` answers its close code. */
+const openSocket = async (base: string, token: string) => {
+  const socket = new WebSocket(`${base.replace("http", "ws")}/api/ws?session_token=${token}`)
+  const closed = new Promise<number>((resolve) => socket.on("close", (code) => resolve(code)))
+  await new Promise<void>((resolve, reject) => {
+    socket.on("open", () => resolve())
+    socket.on("error", reject)
+  })
+  return { closed }
+}
+
 const until = async <A>(what: string, probe: () => Promise<A | undefined>, deadlineMs = 60_000): Promise<A> => {
   const deadline = Date.now() + deadlineMs
   for (;;) {
@@ -53,7 +84,7 @@ const until = async <A>(what: string, probe: () => Promise<A | undefined>, deadl
 
 describe.skipIf(!testDatabaseUrl)("graceful shutdown of a replica (PostgreSQL)", () => {
   it.scopedLive(
-    "SIGTERM finishes the request in flight, hands the running job back at once, and exits 0; another replica takes the job over",
+    "SIGTERM finishes the request in flight, ends open streams, hands the running job back at once without using up an attempt, and exits 0; another replica takes the job over",
     () =>
       Effect.gen(function*() {
         const storage = yield* testStorages[1]!.storage
@@ -70,9 +101,9 @@ describe.skipIf(!testDatabaseUrl)("graceful shutdown of a replica (PostgreSQL)",
         const db = new pg.Client({ connectionString: url })
         yield* Effect.acquireRelease(Effect.promise(() => db.connect()), () => Effect.promise(() => db.end()))
         const row = (id: number) =>
-          db.query("SELECT status, claimed_by, lease_until, error FROM backtests WHERE id = $1", [id]).then((r) =>
-            r.rows[0]
-          )
+          db.query("SELECT status, attempts, claimed_by, lease_until, error FROM backtests WHERE id = $1", [id]).then((
+            r
+          ) => r.rows[0])
 
         yield* Effect.promise(async () => {
           const first = start(["--port", "0"], env(600_000))
@@ -80,9 +111,13 @@ describe.skipIf(!testDatabaseUrl)("graceful shutdown of a replica (PostgreSQL)",
             const base = await listening(first)
             const user = uniqueUser("shutdown")
             expect((await send(base, "POST", "/api/users/register", user)).status).toBe(201)
-            const token =
+            const login = async () =>
               (await send(base, "POST", "/api/users/login", { email: user.email, password: user.password })).body
-                .session_token
+                .session_token as string
+            const token = await login()
+            // Opened before the job starts, which keeps the simulated venue busy; one stream per token.
+            const sse = await openStream(base, token)
+            const ws = await openSocket(base, await login())
             const program = await send(base, "POST", "/api/programs", { name: "p", code: tradingProgram }, token)
             expect(program.status).toBe(201)
             // Daily bars over thirteen centuries: runs far longer than the test.
@@ -98,13 +133,16 @@ describe.skipIf(!testDatabaseUrl)("graceful shutdown of a replica (PostgreSQL)",
               const r = await row(id)
               return r.status === "running" && r.claimed_by.includes(`:${first.child.pid}:`) ? r : undefined
             })
-
             const inFlight = await slowLogin(base, { email: user.email, password: user.password }, 300, () =>
               first.child.kill("SIGTERM"))
             expect(inFlight.status).toBe(200)
             expect(await first.exited).toBe(0)
+            expect(await sse.ended).toBe("ended")
+            expect(await ws.closed).toBe(1001)
             const released = await row(id)
             expect(released.status).toBe("running")
+            // Stopped, not failed: the run does not count against the job's attempts.
+            expect(released.attempts).toBe(0)
             expect(released.error).toBe("The worker stopped")
             expect(new Date(released.lease_until).getTime()).toBeLessThanOrEqual(Date.now())
 
@@ -115,6 +153,7 @@ describe.skipIf(!testDatabaseUrl)("graceful shutdown of a replica (PostgreSQL)",
                 const r = await row(id)
                 return r.claimed_by.includes(`:${second.child.pid}:`) && r.status === "running" ? r : undefined
               }, 30_000)
+              expect((await row(id)).attempts).toBe(1)
               const token2 =
                 (await send(base2, "POST", "/api/users/login", { email: user.email, password: user.password })).body
                   .session_token

@@ -8,19 +8,12 @@ import {
   venue2Account
 } from "@trading-platform/core/testing"
 import { Duration, Effect, TestClock } from "effect"
-import { createServer } from "node:net"
 import { createAccount, venue2Keys, wallet } from "../support/Accounts.js"
+import { makeTcpProxy } from "../support/TcpProxy.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
 
 const fake1 = await startFakeVenue1()
 const fake2 = await startFakeVenue2()
-/** A port nobody listens on. */
-const closedPort = await new Promise<number>((resolve) => {
-  const probe = createServer().listen(0, "127.0.0.1", () => {
-    const { port } = probe.address() as { port: number }
-    probe.close(() => resolve(port))
-  })
-})
 afterAll(async () => {
   await fake1.close()
   await fake2.close()
@@ -161,30 +154,51 @@ describe("the API over the HTTP venues (local fake servers)", () => {
   })
 })
 
-describe("the API with a venue nobody answers at", () => {
-  const unreachable = {
-    mode: "http",
-    baseUrl: `http://127.0.0.1:${closedPort}`,
-    timeout: Duration.seconds(1),
-    retries: 1
-  } as const
-  const down = { venues: { ...venues, venue1: unreachable, venue2: unreachable } }
-  layer(TestServer({ storage: testStorages[0]!, config: down }), { timeout: "120 seconds" })((it) => {
-    it.effect("market data, the wallet test and venue2 setup answer 503 unavailable", () =>
+// venue1 through a proxy that the test stops, like the venue going away; venue2 direct.
+const proxy1 = makeTcpProxy(new URL(fake1.url))
+await proxy1.start()
+afterAll(proxy1.stop)
+
+describe("the API with a venue that goes away", () => {
+  const behindProxy = { ...config.venues.venue1, baseUrl: `http://127.0.0.1:${proxy1.port()}` }
+  layer(TestServer({ storage: testStorages[0]!, config: { venues: { ...config.venues, venue1: behindProxy } } }), {
+    timeout: "120 seconds"
+  })((it) => {
+    it.effect("its market data and wallet test answer 502 upstream_error; the other venue answers as usual", () =>
       Effect.gen(function*() {
         const { token } = yield* signUp("down")
         const account = yield* createAccount(token)
         yield* call("PUT", `/api/venue1/accounts/${account.id}/wallet`, { token, body: wallet })
+        fake1.behavior = "ok"
+        fake2.behavior = "ok"
+        const venue1Prices = call("POST", "/api/market/prices", {
+          token,
+          body: { symbols: ["BTC"], exchange: "venue1" }
+        })
+        const venue2Prices = call("POST", "/api/market/prices", {
+          token,
+          body: { symbols: ["BTC"], exchange: "venue2" }
+        })
+        expect((yield* venue1Prices).status).toBe(200)
+
+        yield* Effect.promise(proxy1.stop)
+        yield* expireCache
         const replies = yield* Effect.all([
-          call("POST", "/api/market/prices", { token, body: { symbols: ["BTC"], exchange: "venue2" } }),
+          venue1Prices,
           call("GET", "/api/market/klines?symbol=BTC", { token }),
-          call("POST", `/api/venue1/accounts/${account.id}/wallet/test`, { token }),
-          call("POST", `/api/venue2/accounts/${account.id}/setup`, { token, body: venue2Keys })
+          call("POST", `/api/venue1/accounts/${account.id}/wallet/test`, { token })
         ])
         for (const reply of replies) {
-          expectError(reply, 503, "unavailable")
-          expect(reply.body.error).toMatch(/cannot be reached/)
+          expectError(reply, 502, "upstream_error")
+          expect(reply.body.error).toMatch(/venue1 cannot be reached/)
         }
+        expect((yield* venue2Prices).status).toBe(200)
+        expect((yield* call("POST", `/api/venue2/accounts/${account.id}/setup`, { token, body: venue2Keys })).status)
+          .toBe(200)
+
+        // Back again, venue1 answers on the next request.
+        yield* Effect.promise(proxy1.start)
+        expect((yield* venue1Prices).status).toBe(200)
       }))
   })
 })
