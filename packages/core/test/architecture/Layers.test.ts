@@ -36,8 +36,8 @@ const layers: Record<string, ReadonlyArray<string>> = {
     "ranking",
     "automation",
     "arena",
-    "streams",
     "news",
+    "streams",
     "assistant"
   ],
   server: [
@@ -56,8 +56,8 @@ const layers: Record<string, ReadonlyArray<string>> = {
     "ranking",
     "automation",
     "arena",
-    "streams",
     "news",
+    "streams",
     "assistant",
     "docs",
     "*",
