@@ -24,7 +24,7 @@ const FakeProvider = Effect.acquireRelease(
       let raw = ""
       req.on("data", (piece) => (raw += piece))
       req.on("end", () => {
-        fake.requests.push({ authorization: req.headers.authorization, body: JSON.parse(raw) })
+        fake.requests.push({ authorization: req.headers.authorization, body: raw === "" ? null : JSON.parse(raw) })
         const script = fake.scripts.shift()
         if (script) script(req, res)
         else res.writeHead(500).end("no script")
@@ -308,7 +308,19 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         }
         // In pieces and in a code fence, as models answer.
         const json = JSON.stringify(answer)
-        yield* reset(text("```json\n", json.slice(0, 40), json.slice(40), "\n```"))
+        // The same local server serves the owner's news feed first.
+        const feed = `<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title><item>
+          <title>ETH upgrade lands</title><link>http://news.test/provider-eth</link><description>Fees fell.</description>
+          </item></channel></rss>`
+        yield* reset(
+          (_, res) => res.writeHead(200, { "content-type": "application/rss+xml" }).end(feed),
+          text("```json\n", json.slice(0, 40), json.slice(40), "\n```")
+        )
+        yield* call("POST", "/api/news/sources", {
+          token: alice.token,
+          body: { name: "Local", url: `${fake.url}/feed` }
+        })
+        expect((yield* call("POST", "/api/news/refresh", { token: alice.token })).body.sources[0].new_items).toBe(1)
         const queued = yield* call("POST", "/api/ai/insight", {
           token: alice.token,
           body: { symbol: "ETH", timeframe: "4h", prompt: "Should I worry?" }
@@ -322,12 +334,20 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
           analyst: "test-model",
           generated_at: expect.any(String)
         })
-        const sent = fake.requests[0]!.body
+        const sent = fake.requests[1]!.body
         expect(sent.tools).toBeUndefined()
         expect(sent.messages[0]).toMatchObject({ role: "system" })
         expect(sent.messages[0].content).toContain("probability_up")
         const facts = JSON.parse(sent.messages[1].content)
-        expect(facts).toMatchObject({ symbol: "ETH", timeframe: "4h", question: "Should I worry?", news: [] })
+        expect(facts).toMatchObject({ symbol: "ETH", timeframe: "4h", question: "Should I worry?" })
+        expect(facts.news).toEqual([
+          {
+            title: "ETH upgrade lands",
+            summary: "Fees fell.",
+            published_at: null,
+            link: "http://news.test/provider-eth"
+          }
+        ])
         expect(facts.price).toBeGreaterThan(0)
         expect(facts.candles.length).toBe(100)
         expect(facts.indicators.rsi_14).toEqual(expect.any(Number))
