@@ -27,6 +27,8 @@ for await (const event of client.marketIntelligence(["BTC", "ETH"])) {
         ? `${event.data.symbol} ${event.data.price}`
         : `trigger: ${event.data.trigger.pool_name}`
     )
+  } else if (event.event === "news") {
+    console.log(`news about ${event.data.symbols.join(", ")}: ${event.data.title}`)
   }
   if (once) break
 }

@@ -127,8 +127,13 @@ export const InsightResult = Schema.Struct({
   key_levels: Schema.Struct({ support: Schema.Array(Schema.Number), resistance: Schema.Array(Schema.Number) }),
   drivers: Schema.Array(Schema.String),
   risks: Schema.Array(Schema.String),
-  /** The facts it read: market data, indicators, the ranking table. */
+  /**
+   * The facts it read (market data, indicators, the ranking table, news); `fallback` says why the
+   * built-in analyst answered although a language model is configured.
+   */
   sources: Schema.Array(Schema.Struct({ name: Schema.String, detail: Schema.String })),
+  /** Who read the facts: `built-in analyst`, or the configured model's name. */
+  analyst: Schema.String,
   generated_at: Schema.String
 })
 export type InsightResult = typeof InsightResult.Type

@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { AssistantChat } from "./AssistantChat.js"
 import { AssistantToolsLive } from "./AssistantTools.js"
+import { ConversationRetentionLive } from "./ConversationRetention.js"
 import { ConversationsRepo } from "./ConversationsRepo.js"
 import { Insights } from "./Insights.js"
 import { InsightsRepo } from "./InsightsRepo.js"
@@ -31,9 +32,9 @@ export const AssistantModelLive = Layer.unwrapEffect(
 /**
  * The assistant: conversations, quotas and the chat loop on the configured model, with its tools
  * running as the caller through the other features' services (which it needs); and insight jobs,
- * with this instance's workers running for as long as the layer lives.
+ * with this instance's workers running for as long as the layer lives, and the purge of old conversations.
  */
-export const AssistantLive = Layer.mergeAll(Insights.Default, InsightWorkersLive).pipe(
+export const AssistantLive = Layer.mergeAll(Insights.Default, InsightWorkersLive, ConversationRetentionLive).pipe(
   Layer.provideMerge(InsightsRepo.Default),
   Layer.provideMerge(AssistantChat.Default),
   Layer.provideMerge(Layer.mergeAll(ConversationsRepo.Default, AssistantModelLive, AssistantToolsLive))

@@ -94,6 +94,9 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@tra
         ORDER BY id`
     })
     const remove = (id: ConversationId) => sql`DELETE FROM ai_conversations WHERE id = ${id}`.pipe(Effect.asVoid)
+    /** Deletes the conversations (and their messages) last touched before `before`. */
+    const purgeUntouched = (before: Date) =>
+      sql`DELETE FROM ai_conversations WHERE updated_at < ${before}`.pipe(Effect.asVoid)
 
     const recordUsage = (user_id: UserId, kind: UsageKind, now: Date) =>
       sql`INSERT INTO ai_usage ${sql.insert({ user_id, kind, created_at: now })}`.pipe(Effect.asVoid)
@@ -115,6 +118,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@tra
       messages,
       recentMessages,
       remove,
+      purgeUntouched,
       recordUsage,
       usageSince
     } as const

@@ -1,6 +1,7 @@
 import type { RankingRow } from "../ranking/Ranking.js"
 import type { Candle, Timeframe } from "../venues/Venue.js"
 import type { InsightResult } from "./Assistant.js"
+import { offlineAnalystName } from "./OfflineAnalyst.js"
 
 /** The market facts an insight is drawn from. */
 export interface InsightFacts {
@@ -16,7 +17,14 @@ export interface InsightFacts {
   /** The symbol's row of the ranking table, and how many rows it has; none when it is not ranked. */
   readonly ranking: { readonly row: RankingRow; readonly of: number } | undefined
   /** Recent stories about the symbol from the job owner's news sources. */
-  readonly news: ReadonlyArray<{ readonly title: string; readonly link: string }>
+  readonly news: ReadonlyArray<
+    {
+      readonly title: string
+      readonly link: string
+      readonly summary: string | null
+      readonly published_at: string | null
+    }
+  >
   readonly now: Date
 }
 
@@ -115,6 +123,7 @@ export const analyse = (facts: InsightFacts): InsightResult => {
       ...(facts.ranking ? [{ name: "ranking", detail: `rank ${facts.ranking.row.rank} of ${facts.ranking.of}` }] : []),
       ...facts.news.map((n) => ({ name: "news", detail: `${n.title} (${n.link})` }))
     ],
+    analyst: offlineAnalystName,
     generated_at: facts.now.toISOString()
   }
 }

@@ -1,16 +1,21 @@
 import { Clock, Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { runJobWorkers } from "../jobs/JobWorkers.js"
+import { type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
 import { MarketData } from "../market/MarketData.js"
 import { News } from "../news/News.js"
 import { Rankings } from "../ranking/Rankings.js"
-import { analyse } from "./InsightAnalysis.js"
+import { AssistantModel } from "./AssistantModel.js"
+import { analyse, type InsightFacts } from "./InsightAnalysis.js"
+import { insightByModel } from "./InsightByModel.js"
 import { insightJobs, type InsightRow, InsightsRepo } from "./InsightsRepo.js"
+import { offlineAnalystName } from "./OfflineAnalyst.js"
 
 /**
  * The insight workers of this instance (see `runJobWorkers`): each job gathers the market facts
  * of its symbol (price, candles, indicators, its rank on the factor table, the owner's recent news
- * about it) and writes the analyst's reading of them. A failure to read the market hands the job back for another attempt.
+ * about it) and writes a reading of them: the configured language model's, decoded through the
+ * insight's schema, else (no model, or it failed or answered something else) the built-in analyst's.
+ * A failure to read the market hands the job back for another attempt.
  */
 export const InsightWorkersLive = Layer.scopedDiscard(
   Effect.gen(function*() {
@@ -19,8 +24,16 @@ export const InsightWorkersLive = Layer.scopedDiscard(
     const market = yield* MarketData
     const rankings = yield* Rankings
     const news = yield* News
+    const model = yield* AssistantModel
 
-    const run = (row: InsightRow) =>
+    /** The built-in analyst's reading, saying why the model's was not used. */
+    const fallback = (facts: InsightFacts, reason: string) => {
+      const reading = analyse(facts)
+      const detail = `${model.name}: ${reason}. The built-in analyst's rules answered instead.`
+      return { ...reading, sources: [...reading.sources, { name: "fallback", detail }] }
+    }
+
+    const run = (row: InsightRow, lease: JobLease) =>
       Effect.gen(function*() {
         const data = yield* market.query({
           symbols: [row.symbol],
@@ -29,28 +42,39 @@ export const InsightWorkersLive = Layer.scopedDiscard(
           limit: 100,
           indicators: ["sma", "ema", "rsi"]
         })
-        const facts = data.symbols[row.symbol]
-        if (!facts) return yield* Effect.fail(new Error(data.errors[row.symbol] ?? `No market data for ${row.symbol}`))
+        const quote = data.symbols[row.symbol]
+        if (!quote) return yield* Effect.fail(new Error(data.errors[row.symbol] ?? `No market data for ${row.symbol}`))
         // The ranking is a supporting fact: an insight is still worth having without it.
         const table = yield* rankings.table({ timeframe: row.timeframe, exchange: row.exchange, limit: 500 }).pipe(
           Effect.option
         )
         const ranked = table._tag === "Some" ? table.value.rows.find((r) => r.symbol === row.symbol) : undefined
         const stories = yield* news.about(row.user_id, row.symbol, 3)
-        return analyse({
+        const facts: InsightFacts = {
           symbol: row.symbol,
           timeframe: row.timeframe,
-          price: facts.price,
-          change_24h: facts.change_24h,
-          funding_rate: facts.funding_rate,
-          sma_20: facts.indicators["sma"] ?? null,
-          ema_20: facts.indicators["ema"] ?? null,
-          rsi_14: facts.indicators["rsi"] ?? null,
-          candles: facts.klines,
+          price: quote.price,
+          change_24h: quote.change_24h,
+          funding_rate: quote.funding_rate,
+          sma_20: quote.indicators["sma"] ?? null,
+          ema_20: quote.indicators["ema"] ?? null,
+          rsi_14: quote.indicators["rsi"] ?? null,
+          candles: quote.klines,
           ranking: ranked && table._tag === "Some" ? { row: ranked, of: table.value.rows.length } : undefined,
           news: stories,
           now: new Date(yield* Clock.currentTimeMillis)
-        })
+        }
+        if (model.name === offlineAnalystName) return analyse(facts)
+        // The model may take longer than a lease: the claim is renewed while it answers.
+        return yield* insightByModel(model, facts, row.prompt).pipe(
+          Effect.catchAll((reason) =>
+            Effect.as(
+              Effect.logWarning(`insight ${row.id}: ${reason}; the built-in analyst answers`),
+              fallback(facts, reason)
+            )
+          ),
+          lease.keepAlive
+        )
       })
 
     yield* runJobWorkers({ kind: insightJobs.table, queue: repo.jobs, options: assistant.insightJobs, run })

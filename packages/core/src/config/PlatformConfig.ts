@@ -85,6 +85,8 @@ export interface RetentionOptions {
   readonly backtests: Option.Option<Duration.Duration>
   /** Triggers of the signal trigger log this long after they fired; none keeps them. */
   readonly triggers: Option.Option<Duration.Duration>
+  /** Assistant conversations this long after their last message; none keeps them. */
+  readonly conversations: Option.Option<Duration.Duration>
 }
 
 /** How this instance runs backtest jobs (every replica may run them; the database hands each to one). */
@@ -187,6 +189,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     0,
     "must be a whole number of days, 0 (keep) or more",
     (n) => n >= 0
+  ),
+  conversationRetentionDays: integerSetting(
+    "CONVERSATION_RETENTION_DAYS",
+    0,
+    "must be a whole number of days, 0 (keep) or more",
+    (n) => n >= 0
   )
 }).pipe(
   // A key generated into the data directory would differ per replica, so PostgreSQL needs one given.
@@ -232,7 +240,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       purgeInterval: Duration.minutes(c.purgeIntervalMinutes),
       sessions: Duration.days(c.sessionRetentionDays),
       backtests: days(c.backtestRetentionDays),
-      triggers: days(c.triggerRetentionDays)
+      triggers: days(c.triggerRetentionDays),
+      conversations: days(c.conversationRetentionDays)
     }
   }))
 )

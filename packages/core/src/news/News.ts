@@ -1,5 +1,5 @@
 import { HttpClient } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, PubSub, type Queue, type Scope } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { pageOf } from "../http/Pagination.js"
 import { leasedLoop } from "../jobs/Leases.js"
@@ -11,6 +11,7 @@ import { Venues } from "../venues/Venue.js"
 import { readFeed } from "./FeedReader.js"
 import { NewsRepo, type NewsSourceRow } from "./NewsRepo.js"
 import {
+  type NewsItem,
   NewsList,
   type NewsParams,
   NewsRefresh,
@@ -29,15 +30,46 @@ export const defaultNewsSources = [
 ] as const
 
 const toSource = ({ user_id: _, ...row }: NewsSourceRow) => new NewsSource(row)
+
+/** A newly stored story, and the users who read it (those with its feed enabled). */
+export interface StoredNews {
+  readonly item: NewsItem
+  readonly readers: ReadonlySet<UserId>
+}
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-/** News: the caller's feeds, fetching them (stories de-duplicated by link, tagged with symbols), and reading them. */
+/**
+ * News: the caller's feeds, fetching them (stories de-duplicated by link, tagged with symbols), and
+ * reading them; newly stored stories are also published to this process's subscribers (the live
+ * streams).
+ */
 export class News extends Effect.Service<News>()("@trading-platform/core/News", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const repo = yield* NewsRepo
     const venues = yield* Venues
     const http = yield* HttpClient.HttpClient
     const { news: options } = yield* PlatformConfig
+    const stored = yield* Effect.acquireRelease(PubSub.unbounded<StoredNews>(), PubSub.shutdown)
+    // Stories are published from the table, after the latest stored when this process started, so
+    // every process publishes those any process stored. One store or publish at a time here, so
+    // this process never passes over an id it has not seen committed.
+    let published = yield* dieOnStorageFailure(repo.lastItemId)
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const publishNewUnlocked = Effect.gen(function*() {
+      for (;;) {
+        const items = yield* repo.itemsAfter({ after: published, limit: 100 })
+        if (items.length === 0) return
+        const readers = yield* repo.readersOf([...new Set(items.map((i) => i.feed_url))])
+        for (const item of items) {
+          const users = new Set(readers.filter((r) => r.url === item.feed_url).map((r) => r.user_id))
+          if (item.symbols.length > 0 && users.size > 0) yield* PubSub.publish(stored, { item, readers: users })
+        }
+        published = items[items.length - 1]!.id
+      }
+    })
+    /** Publishes the stories stored (by any process) since this process last looked. */
+    const publishNew = lock.withPermits(1)(publishNewUnlocked).pipe(dieOnStorageFailure)
 
     const seeded = (caller: CurrentUserShape) =>
       Effect.flatMap(now, (at) => repo.seed(caller.id, defaultNewsSources, at))
@@ -56,7 +88,9 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
           yield* repo.recordFetch(url, `The feed ${read.left}`, at)
           return { new_items: 0, error: `The feed ${read.left}` }
         }
-        const added = yield* repo.storeItems(url, read.right, at)
+        const added = yield* lock.withPermits(1)(
+          Effect.tap(repo.storeItems(url, read.right, at), (n) => (n > 0 ? publishNewUnlocked : Effect.void))
+        )
         yield* repo.recordFetch(url, null, at)
         return { new_items: added, error: null }
       }).pipe(Effect.withSpan("News.fetchFeed", { attributes: { url } }))
@@ -126,18 +160,26 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
       dieOnStorageFailure
     )
 
-    return { sources, create, update, remove, refresh, list, about, fetchAll } as const
+    /** Stories as they are stored, with their readers, for as long as the scope lives. */
+    const subscribe: Effect.Effect<Queue.Dequeue<StoredNews>, never, Scope.Scope> = PubSub.subscribe(stored)
+
+    return { sources, create, update, remove, refresh, list, about, fetchAll, publishNew, subscribe } as const
   })
 }) {}
 
 /**
  * The background fetcher: at start and every `NEWS_FETCH_INTERVAL_S` the instance that holds the
- * `news-fetcher` lease (so one replica fetches) reads every enabled feed. Driven by the Clock, and
- * stopped with the layer's scope.
+ * `news-fetcher` lease (so one replica fetches) reads every enabled feed, and every instance
+ * publishes the stories stored since its last round (those another replica fetched). Driven by the
+ * Clock, and stopped with the layer's scope.
  */
 export const NewsFetcherLive = Effect.gen(function*() {
   const news = yield* News
   const { news: options } = yield* PlatformConfig
   // The lease outlives two intervals: a holder that died is replaced after missing one round.
   yield* leasedLoop("news-fetcher", { interval: options.fetchInterval, lease: options.fetchInterval }, news.fetchAll)
+  const publish = news.publishNew.pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("publishing stored news failed", cause))
+  )
+  yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(options.fetchInterval), publish)))
 })

@@ -118,6 +118,40 @@ export class NewsRepo extends Effect.Service<NewsRepo>()("@trading-platform/core
         ORDER BY COALESCE(i.published_at, i.fetched_at) DESC, i.id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
 
-    return { seed, listByUser, findById, insert, update, remove, enabledUrls, storeItems, recordFetch, items } as const
+    /** The id of the latest stored item (0 when none). */
+    const lastItemId = sql<{ id: number }>`SELECT COALESCE(max(id), 0) AS id FROM news_items`.pipe(
+      Effect.map((rows) => rows[0]?.id ?? 0)
+    )
+    /** Items stored after the item `after`, oldest first. */
+    const itemsAfter = SqlSchema.findAll({
+      Request: Schema.Struct({ after: Schema.Int, limit: Schema.Int }),
+      Result: ItemRow,
+      execute: (q) =>
+        sql`
+        SELECT id, title, link, summary, published_at, symbols, feed_url FROM news_items
+        WHERE id > ${q.after} ORDER BY id LIMIT ${q.limit}`
+    })
+    /** Who has each of `urls` enabled. */
+    const readersOf = (urls: ReadonlyArray<string>) =>
+      urls.length === 0
+        ? Effect.succeed([])
+        : sql<{ user_id: UserId; url: string }>`
+          SELECT DISTINCT user_id, url FROM news_sources WHERE enabled AND ${sql.in("url", urls)}`
+
+    return {
+      seed,
+      listByUser,
+      findById,
+      insert,
+      update,
+      remove,
+      enabledUrls,
+      storeItems,
+      recordFetch,
+      items,
+      lastItemId,
+      itemsAfter,
+      readersOf
+    } as const
   })
 }) {}

@@ -1,14 +1,18 @@
 import { Clock, Data, Duration, Effect, FiberHandle, Queue, Schedule } from "effect"
+import { News } from "../news/News.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import type { UserId } from "../users/User.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
-import type { MarketUpdate, PriceUpdate } from "./StreamEvents.js"
+import type { MarketUpdate, NewsUpdate, PriceUpdate, TriggerUpdate } from "./StreamEvents.js"
 
 /** How often the venues' tickers are read while anyone watches a price. */
 export const priceInterval = Duration.seconds(1)
-/** Triggers waiting for one slow stream before it is closed (its client resumes with `Last-Event-ID`). */
-export const maxPendingTriggers = 256
+/** Triggers and stories waiting for one slow stream before it is closed (its client resumes with `Last-Event-ID`). */
+export const maxPendingEvents = 256
+
+/** What a mailbox hands over: a price or trigger update, or a story about a watched symbol. */
+export type HubUpdate = MarketUpdate | { readonly kind: "news"; readonly item: NewsUpdate }
 
 /** A stream fell too far behind on triggers; it ends so its client reconnects and replays. */
 export class MailboxOverflow extends Data.TaggedError("MailboxOverflow") {}
@@ -19,14 +23,14 @@ const priceKey = (exchange: Exchange, symbol: string) => `${exchange}:${symbol}`
 
 /**
  * What one open stream has not sent yet. Bounded whatever the consumer's speed: prices are
- * coalesced (the latest per symbol), triggers are queued up to `maxPendingTriggers`, past which
- * the mailbox overflows.
+ * coalesced (the latest per symbol), triggers and stories are queued up to `maxPendingEvents`,
+ * past which the mailbox overflows.
  */
 export class Mailbox {
   /** The last price this stream has seen or been sent, per watched symbol. */
   readonly known = new Map<string, number>()
   private readonly prices = new Map<string, PriceUpdate>()
-  private triggers: Array<Trigger> = []
+  private queued: Array<TriggerUpdate | { readonly kind: "news"; readonly item: NewsUpdate }> = []
   private overflowed = false
   private closed = false
   constructor(readonly userId: UserId, private readonly wake: Queue.Queue<void>) {}
@@ -39,8 +43,16 @@ export class Mailbox {
   }
 
   offerTrigger(trigger: Trigger) {
-    if (this.triggers.length >= maxPendingTriggers) this.overflowed = true
-    else this.triggers.push(trigger)
+    this.enqueue({ kind: "trigger", trigger })
+  }
+
+  offerNews(item: NewsUpdate) {
+    this.enqueue({ kind: "news", item })
+  }
+
+  private enqueue(update: TriggerUpdate | { readonly kind: "news"; readonly item: NewsUpdate }) {
+    if (this.queued.length >= maxPendingEvents) this.overflowed = true
+    else this.queued.push(update)
     this.wake.unsafeOffer(undefined)
   }
 
@@ -49,14 +61,14 @@ export class Mailbox {
     this.wake.unsafeOffer(undefined)
   }
 
-  /** Waits until something is pending, then hands over all of it: triggers first, in order. */
-  readonly take: Effect.Effect<ReadonlyArray<MarketUpdate>, MailboxOverflow | MailboxClosed> = Effect.suspend(() => {
+  /** Waits until something is pending, then hands over all of it: triggers and stories first, in order. */
+  readonly take: Effect.Effect<ReadonlyArray<HubUpdate>, MailboxOverflow | MailboxClosed> = Effect.suspend(() => {
     if (this.closed) return Effect.fail(new MailboxClosed())
     if (this.overflowed) return Effect.fail(new MailboxOverflow())
-    if (this.prices.size === 0 && this.triggers.length === 0) return Effect.zipRight(Queue.take(this.wake), this.take)
-    const out: Array<MarketUpdate> = this.triggers.map((trigger) => ({ kind: "trigger" as const, trigger }))
+    if (this.prices.size === 0 && this.queued.length === 0) return Effect.zipRight(Queue.take(this.wake), this.take)
+    const out: Array<HubUpdate> = this.queued
     for (const update of this.prices.values()) out.push(update)
-    this.triggers = []
+    this.queued = []
     this.prices.clear()
     return Effect.succeed(out)
   })
@@ -64,21 +76,37 @@ export class Mailbox {
 
 /**
  * The fan-out behind every live stream of this process. One fiber takes the signal engine's
- * trigger events and hands each to the mailboxes of its user; one fiber, running only while some stream watches a price, reads the venues'
- * tickers every `priceInterval` and hands each moved price to the mailboxes watching it. A
- * publisher never waits for a consumer.
+ * trigger events and hands each to the mailboxes of its user; one takes newly stored news stories
+ * and hands each to the mailboxes watching a symbol it mentions whose user reads its feed; one,
+ * running only while some stream watches a price, reads the venues' tickers every `priceInterval`
+ * and hands each moved price to the mailboxes watching it. A publisher never waits for a consumer.
  */
 export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/core/MarketHub", {
   scoped: Effect.gen(function*() {
     const venues = yield* Venues
     const engine = yield* SignalEngine
+    const news = yield* News
     const open = new Set<Mailbox>()
     const priceWatchers = new Map<string, { exchange: Exchange; symbol: string; mailboxes: Set<Mailbox> }>()
     const triggerWatchers = new Map<UserId, Set<Mailbox>>()
+    const newsWatchers = new Map<string, Set<Mailbox>>()
     const triggers = yield* engine.subscribe
     yield* Queue.take(triggers).pipe(
       Effect.map((trigger) => {
         for (const mailbox of triggerWatchers.get(trigger.user_id) ?? []) mailbox.offerTrigger(trigger)
+      }),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    const stories = yield* news.subscribe
+    yield* Queue.take(stories).pipe(
+      Effect.map(({ item, readers }) => {
+        // Once per mailbox, however many of its symbols the story mentions.
+        const boxes = new Set<Mailbox>()
+        for (const symbol of item.symbols) {
+          for (const box of newsWatchers.get(symbol) ?? []) if (readers.has(box.userId)) boxes.add(box)
+        }
+        for (const box of boxes) box.offerNews(item)
       }),
       Effect.forever,
       Effect.forkScoped
@@ -151,25 +179,53 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
           set?.delete(box)
           if (set?.size === 0) triggerWatchers.delete(userId)
         })
+        const watchedNews = new Set<string>()
+        /** Stories mentioning `symbol` from feeds the user has enabled. */
+        const watchNews = (symbol: string) =>
+          Effect.sync(() => {
+            const set = newsWatchers.get(symbol) ?? new Set()
+            newsWatchers.set(symbol, set)
+            set.add(box)
+            watchedNews.add(symbol)
+          })
+        const unwatchNews = (symbol: string) =>
+          Effect.sync(() => {
+            const set = newsWatchers.get(symbol)
+            set?.delete(box)
+            if (set?.size === 0) newsWatchers.delete(symbol)
+            watchedNews.delete(symbol)
+          })
         yield* Effect.addFinalizer(() =>
           Effect.zipRight(
             Effect.sync(() => open.delete(box)),
             Effect.zipRight(
               unwatchTriggers,
-              Effect.forEach(Array.from(watchedPrices), (key) => {
-                const watch = priceWatchers.get(key)!
-                return unwatchPrice(watch.exchange, watch.symbol)
-              }, { discard: true })
+              Effect.zipRight(
+                Effect.forEach(Array.from(watchedNews), unwatchNews, { discard: true }),
+                Effect.forEach(Array.from(watchedPrices), (key) => {
+                  const watch = priceWatchers.get(key)!
+                  return unwatchPrice(watch.exchange, watch.symbol)
+                }, { discard: true })
+              )
             )
           )
         )
-        return { take: box.take, watchPrice, unwatchPrice, watchTriggers, unwatchTriggers } as const
+        return {
+          take: box.take,
+          watchPrice,
+          unwatchPrice,
+          watchTriggers,
+          unwatchTriggers,
+          watchNews,
+          unwatchNews
+        } as const
       })
 
     /** Open mailboxes and watched symbols, for tests and metrics. */
     const size = Effect.sync(() => ({
       triggerWatchers: Array.from(triggerWatchers.values()).reduce((n, s) => n + s.size, 0),
-      priceWatchers: Array.from(priceWatchers.values()).reduce((n, w) => n + w.mailboxes.size, 0)
+      priceWatchers: Array.from(priceWatchers.values()).reduce((n, w) => n + w.mailboxes.size, 0),
+      newsWatchers: Array.from(newsWatchers.values()).reduce((n, s) => n + s.size, 0)
     }))
 
     /**

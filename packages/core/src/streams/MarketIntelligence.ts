@@ -91,6 +91,7 @@ export class MarketIntelligence
           yield* mailbox.watchTriggers
           for (const [symbol, snap] of Object.entries(prices.prices)) {
             yield* mailbox.watchPrice(exchange, symbol, snap.price)
+            yield* mailbox.watchNews(symbol)
           }
           const flow = yield* Effect.forEach(
             Object.entries(prices.prices),
@@ -118,7 +119,7 @@ export class MarketIntelligence
 
           let cursor = Option.getOrElse(resumeFrom, () => Math.max(0, ...latest.map((t) => t.id)))
           let n = 0
-          const next = (event: "update" | "heartbeat" | "snapshot", data: unknown) => {
+          const next = (event: MarketEvent["event"], data: unknown) => {
             if (event === "update" && (data as MarketUpdate).kind === "trigger") {
               cursor = (data as { trigger: Trigger }).trigger.id
             }
@@ -126,12 +127,18 @@ export class MarketIntelligence
           }
           const isNew = (update: MarketUpdate) => update.kind === "price" || update.trigger.id > cursor
 
+          // Stories are not replayed on resume (the id's cursor counts triggers only): a client
+          // back from away reads what it missed from `GET /api/news`.
           const updates = Stream.repeatEffect(mailbox.take).pipe(
             Stream.flattenIterables,
             // A stream that fell behind ends, its client resuming from its last event; so does every
             // stream when the server stops.
             Stream.catchTags({ MailboxOverflow: () => Stream.empty, MailboxClosed: () => Stream.empty }),
-            Stream.map((update) => ({ event: "update" as const, data: update }))
+            Stream.map((update) =>
+              update.kind === "news"
+                ? { event: "news" as const, data: update.item }
+                : { event: "update" as const, data: update }
+            )
           )
           const heartbeats = Stream.fromSchedule(Schedule.spaced(heartbeatInterval)).pipe(
             Stream.mapEffect(() =>
@@ -142,7 +149,7 @@ export class MarketIntelligence
             )
           )
           const live = Stream.merge(updates, heartbeats, { haltStrategy: "left" }).pipe(
-            Stream.filter((item) => item.event === "heartbeat" || isNew(item.data)),
+            Stream.filter((item) => item.event !== "update" || isNew(item.data)),
             Stream.map((item) => next(item.event, item.data))
           )
           return Stream.concat(

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { BacktestId, BacktestMetricsSchema, BacktestStatus } from "../backtests/Backtest.js"
 import { MarketSymbol, maxSymbols, PriceSnapshot } from "../market/Market.js"
+import { NewsItem } from "../news/NewsSource.js"
 import { Trigger } from "../signals/Signal.js"
 import { Exchange } from "../venues/Venue.js"
 
@@ -69,6 +70,10 @@ export type MarketUpdate = typeof MarketUpdate.Type
 
 export const Heartbeat = Schema.Struct({ timestamp: Schema.String })
 
+/** The data of a `news` event: a story about a watched symbol from one of the caller's enabled sources, as `GET /api/news` lists it. */
+export const NewsUpdate = NewsItem
+export type NewsUpdate = typeof NewsUpdate.Type
+
 /**
  * One event of the market-intelligence stream as the client sees it: the SSE `event` name, its
  * `id` (send it back as `Last-Event-ID` to resume) and its JSON `data`.
@@ -76,6 +81,7 @@ export const Heartbeat = Schema.Struct({ timestamp: Schema.String })
 export const MarketEvent = Schema.Union(
   Schema.Struct({ event: Schema.Literal("snapshot"), id: Schema.String, data: MarketSnapshot }),
   Schema.Struct({ event: Schema.Literal("update"), id: Schema.String, data: MarketUpdate }),
+  Schema.Struct({ event: Schema.Literal("news"), id: Schema.String, data: NewsUpdate }),
   Schema.Struct({ event: Schema.Literal("heartbeat"), id: Schema.String, data: Heartbeat })
 )
 export type MarketEvent = typeof MarketEvent.Type

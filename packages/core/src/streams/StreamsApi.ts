@@ -19,8 +19,9 @@ export class StreamsApi extends HttpApiGroup.make("streams")
       .annotate(
         OpenApi.Description,
         "Server-Sent Events: `snapshot` (prices, 24 h figures, the last hour's flow, your recent triggers), then `update` " +
-          "(a moved price or one of your triggers) and a `heartbeat` every 15 s; each event has an `id`. Send the last one " +
-          "back as `Last-Event-ID` to resume without losing triggers. One stream per session token (429 otherwise)."
+          "(a moved price or one of your triggers), `news` (a new story about a symbol from a feed you enabled) and a " +
+          "`heartbeat` every 15 s; each event has an `id`. Send the last one back as `Last-Event-ID` to resume without " +
+          "losing triggers (news is not replayed). One stream per session token (429 otherwise)."
       )
       .annotate(OpenApi.Summary, "Live prices, flow and your signal triggers")
   )

@@ -5,16 +5,17 @@ import { MarketIntelligence } from "./MarketIntelligence.js"
 
 export { BacktestProgressFeed, progressInterval } from "./BacktestProgressFeed.js"
 export {
+  type HubUpdate,
   MailboxClosed,
   MailboxOverflow,
   MarketHub,
   type MarketMailbox,
-  maxPendingTriggers,
+  maxPendingEvents,
   priceInterval
 } from "./MarketHub.js"
 export { heartbeatInterval, MarketIntelligence, replayLimit } from "./MarketIntelligence.js"
 
-/** The live streams' services over one fan-out hub; needs the market data, the signal engine and the backtests. */
+/** The live streams' services over one fan-out hub; needs the market data, the signal engine, news and the backtests. */
 export const StreamsLive = Layer.mergeAll(MarketIntelligence.Default, BacktestProgressFeed.Default).pipe(
   Layer.provideMerge(MarketHub.Default)
 )

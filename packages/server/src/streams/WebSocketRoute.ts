@@ -3,8 +3,8 @@ import {
   BacktestId,
   BacktestProgressFeed,
   type CurrentUserShape,
+  type HubUpdate,
   MarketHub,
-  type MarketUpdate,
   PlatformConfig,
   Unauthorized,
   Users,
@@ -31,6 +31,8 @@ const parseChannel = (channel: string) => {
   if (channel === "triggers") return { kind: "triggers" } as const
   const prices = /^prices:([A-Za-z0-9]{1,20})$/.exec(channel)
   if (prices) return { kind: "prices", symbol: prices[1]!.toUpperCase() } as const
+  const news = /^news:([A-Za-z0-9]{1,20})$/.exec(channel)
+  if (news) return { kind: "news", symbol: news[1]!.toUpperCase() } as const
   const backtest = /^backtest:(\d{1,15})$/.exec(channel)
   if (backtest && Schema.is(BacktestId)(Number(backtest[1]))) {
     return { kind: "backtest", id: BacktestId.make(Number(backtest[1])) } as const
@@ -40,7 +42,7 @@ const parseChannel = (channel: string) => {
 
 /**
  * `GET /api/ws` (DESIGN §4 "Streams"): a WebSocket carrying subscriptions to `prices:{SYMBOL}`
- * (venue1), `triggers` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
+ * (venue1), `news:{SYMBOL}`, `triggers` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
  * the `Authorization` header, when it is checked before upgrading (401 / 429 answer the envelope),
  * or as a first `{type:"auth", token}` message within `authTimeout`. It holds the token's stream
  * lease while open. Past the configured messages a minute, an error frame and close 1008.
@@ -143,22 +145,22 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
           const mailbox = yield* hub.mailbox(caller.id)
           const backtests = yield* FiberMap.make<string>()
           const subscribed = new Set<string>()
-          const channelOf = (update: MarketUpdate) => update.kind === "trigger" ? "triggers" : `prices:${update.symbol}`
+          // A story goes to each subscribed `news:` channel of a symbol it mentions.
+          const newsSymbols = new Set<string>()
+          const eventsOf = (update: HubUpdate): Array<WsServerMessage> =>
+            update.kind === "trigger"
+              ? [{ type: "event", channel: "triggers", data: update.trigger }]
+              : update.kind === "price"
+              ? [{ type: "event", channel: `prices:${update.symbol}`, data: update }]
+              : update.item.symbols.filter((symbol) => newsSymbols.has(symbol)).map((symbol) => ({
+                type: "event",
+                channel: `news:${symbol}`,
+                data: update.item
+              }))
 
-          // Prices and triggers, as the hub hands them over; a stream that fell behind is closed.
+          // Prices, triggers and stories, as the hub hands them over; a stream that fell behind is closed.
           yield* mailbox.take.pipe(
-            Effect.flatMap((updates) =>
-              Effect.forEach(
-                updates,
-                (update) =>
-                  send({
-                    type: "event",
-                    channel: channelOf(update),
-                    data: update.kind === "trigger" ? update.trigger : update
-                  }),
-                { discard: true }
-              )
-            ),
+            Effect.flatMap((updates) => Effect.forEach(updates.flatMap(eventsOf), send, { discard: true })),
             Effect.forever,
             Effect.catchTags({
               MailboxOverflow: () => close(tryAgainLater, "The client fell behind"),
@@ -173,7 +175,7 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
               if (parsed === undefined) {
                 return yield* fail(
                   "invalid_input",
-                  "channel must be prices:{SYMBOL}, triggers or backtest:{id}",
+                  "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers or backtest:{id}",
                   channel
                 )
               }
@@ -182,7 +184,8 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                 case "triggers":
                   yield* mailbox.watchTriggers
                   break
-                case "prices": {
+                case "prices":
+                case "news": {
                   const listed = yield* Effect.either(venues.venue1.tickers)
                   if (Either.isLeft(listed)) {
                     return yield* fail(
@@ -194,7 +197,12 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                   if (!listed.right.has(parsed.symbol)) {
                     return yield* fail("not_found", `Unknown symbol on venue1: ${parsed.symbol}`, channel)
                   }
-                  yield* mailbox.watchPrice("venue1", parsed.symbol)
+                  yield* (parsed.kind === "prices"
+                    ? mailbox.watchPrice("venue1", parsed.symbol)
+                    : Effect.zipRight(
+                      Effect.sync(() => newsSymbols.add(parsed.symbol)),
+                      mailbox.watchNews(parsed.symbol)
+                    ))
                   break
                 }
                 case "backtest": {
@@ -224,6 +232,10 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                 yield* mailbox.unwatchTriggers
               }
               if (parsed?.kind === "prices") yield* mailbox.unwatchPrice("venue1", parsed.symbol)
+              if (parsed?.kind === "news") {
+                newsSymbols.delete(parsed.symbol)
+                yield* mailbox.unwatchNews(parsed.symbol)
+              }
               if (parsed?.kind === "backtest") yield* FiberMap.remove(backtests, channel)
               subscribed.delete(channel)
               yield* send({ type: "unsubscribed", channel })

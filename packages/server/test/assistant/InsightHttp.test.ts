@@ -2,22 +2,11 @@ import { describe, expect, layer } from "@effect/vitest"
 import { platformOptions } from "@trading-platform/core"
 import { testStorages } from "@trading-platform/core/testing"
 import { Effect, TestClock } from "effect"
+import { insightSettled } from "../support/Insights.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
 
 const defaults = platformOptions().assistant
 const assistant = { ...defaults, insightsPerHour: 3, insightJobs: { ...defaults.insightJobs, concurrency: 1 } }
-
-/** Polls the task until it is no longer queued or running. */
-const settled = (token: string, taskId: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 500; i++) {
-      const reply = yield* call("GET", `/api/ai/insight/${taskId}`, { token })
-      if (reply.body.status !== "queued" && reply.body.status !== "running") return reply
-      // The worker runs on real I/O; give it a moment of real time.
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
-    }
-    throw new Error(`insight ${taskId} did not finish`)
-  })
 
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`insight jobs over ${storage.name}`, () => {
@@ -31,7 +20,7 @@ for (const storage of testStorages) {
           })
           expect(queued.status).toBe(202)
           expect(queued.body).toEqual({ task_id: expect.stringMatching(/^\d+$/), status: "queued" })
-          const done = yield* settled(alice.token, queued.body.task_id)
+          const done = yield* insightSettled(alice.token, queued.body.task_id)
           expect(done.status).toBe(200)
           expect(done.body.status).toBe("completed")
           const result = done.body.result
@@ -43,6 +32,7 @@ for (const storage of testStorages) {
           if (result.sentiment === "bullish") expect(result.probability_up).toBeGreaterThan(0.6)
           if (result.sentiment === "bearish") expect(result.probability_up).toBeLessThan(0.4)
           expect(result.summary).toContain("Built-in analyst: ETH on 4h")
+          expect(result.analyst).toBe("built-in analyst")
           expect(result.drivers.length).toBeGreaterThan(0)
           expect(result.risks.some((r: string) => r.includes("per 4h bar"))).toBe(true)
           expect(result.sources.map((s: any) => s.name)).toEqual(["market_data", "klines", "indicators", "ranking"])
@@ -60,8 +50,8 @@ for (const storage of testStorages) {
             token: alice.token,
             body: { symbol: null, timeframe: null, prompt: "and?" }
           })
-          const a = (yield* settled(alice.token, first.body.task_id)).body.result
-          const b = (yield* settled(alice.token, second.body.task_id)).body.result
+          const a = (yield* insightSettled(alice.token, first.body.task_id)).body.result
+          const b = (yield* insightSettled(alice.token, second.body.task_id)).body.result
           expect(a).toMatchObject({ symbol: "BTC", timeframe: "1h" })
           expect(b).toEqual(a)
         }))
@@ -94,7 +84,7 @@ for (const storage of testStorages) {
             "not_found"
           )
           expectError(yield* call("POST", "/api/ai/insight", { body: {} }), 401, "unauthorized")
-          expect((yield* settled(alice.token, queued.body.task_id)).body.status).toBe("completed")
+          expect((yield* insightSettled(alice.token, queued.body.task_id)).body.status).toBe("completed")
         }))
     })
   })

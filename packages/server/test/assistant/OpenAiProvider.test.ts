@@ -3,6 +3,7 @@ import { platformOptions } from "@trading-platform/core"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { insightSettled } from "../support/Insights.js"
 import { postSse } from "../support/Sse.js"
 import { baseUrl, call, signUp, TestServer } from "../support/TestServer.js"
 
@@ -23,7 +24,7 @@ const FakeProvider = Effect.acquireRelease(
       let raw = ""
       req.on("data", (piece) => (raw += piece))
       req.on("end", () => {
-        fake.requests.push({ authorization: req.headers.authorization, body: JSON.parse(raw) })
+        fake.requests.push({ authorization: req.headers.authorization, body: raw === "" ? null : JSON.parse(raw) })
         const script = fake.scripts.shift()
         if (script) script(req, res)
         else res.writeHead(500).end("no script")
@@ -42,7 +43,7 @@ const Server = Layer.unwrapScoped(Effect.map(FakeProvider, () =>
     config: {
       assistant: {
         ...platformOptions().assistant,
-        insightJobs: { ...platformOptions().assistant.insightJobs, concurrency: 0 },
+        insightJobs: { ...platformOptions().assistant.insightJobs, concurrency: 1 },
         provider: Option.some({ baseUrl: fake.url, model: "test-model", apiKey: Option.some(Redacted.make(apiKey)) }),
         timeout: Duration.seconds(3)
       }
@@ -292,6 +293,96 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
           Effect.timeout("10 seconds")
         )
         expect(stored[1]).toMatchObject({ role: "assistant", content: "Said before leaving" })
+      }))
+    it.effect("an insight asks the model with the facts and news; its structured answer, decoded, is the result", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        const answer = {
+          sentiment: "bearish",
+          probability_up: 0.31,
+          summary: "ETH is heavy under its averages.",
+          key_levels: { support: [3000], resistance: [3600, 3800] },
+          drivers: ["Below SMA(20)."],
+          risks: ["Oversold bounce."],
+          sources: [{ name: "indicators", detail: "SMA(20) above price" }]
+        }
+        // In pieces and in a code fence, as models answer.
+        const json = JSON.stringify(answer)
+        // The same local server serves the owner's news feed first.
+        const feed = `<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title><item>
+          <title>ETH upgrade lands</title><link>http://news.test/provider-eth</link><description>Fees fell.</description>
+          </item></channel></rss>`
+        yield* reset(
+          (_, res) => res.writeHead(200, { "content-type": "application/rss+xml" }).end(feed),
+          text("```json\n", json.slice(0, 40), json.slice(40), "\n```")
+        )
+        yield* call("POST", "/api/news/sources", {
+          token: alice.token,
+          body: { name: "Local", url: `${fake.url}/feed` }
+        })
+        expect((yield* call("POST", "/api/news/refresh", { token: alice.token })).body.sources[0].new_items).toBe(1)
+        const queued = yield* call("POST", "/api/ai/insight", {
+          token: alice.token,
+          body: { symbol: "ETH", timeframe: "4h", prompt: "Should I worry?" }
+        })
+        const done = yield* insightSettled(alice.token, queued.body.task_id)
+        expect(done.body.status).toBe("completed")
+        expect(done.body.result).toEqual({
+          symbol: "ETH",
+          timeframe: "4h",
+          ...answer,
+          analyst: "test-model",
+          generated_at: expect.any(String)
+        })
+        const sent = fake.requests[1]!.body
+        expect(sent.tools).toBeUndefined()
+        expect(sent.messages[0]).toMatchObject({ role: "system" })
+        expect(sent.messages[0].content).toContain("probability_up")
+        const facts = JSON.parse(sent.messages[1].content)
+        expect(facts).toMatchObject({ symbol: "ETH", timeframe: "4h", question: "Should I worry?" })
+        expect(facts.news).toEqual([
+          {
+            title: "ETH upgrade lands",
+            summary: "Fees fell.",
+            published_at: null,
+            link: "http://news.test/provider-eth"
+          }
+        ])
+        expect(facts.price).toBeGreaterThan(0)
+        expect(facts.candles.length).toBe(100)
+        expect(facts.indicators.rsi_14).toEqual(expect.any(Number))
+      }))
+
+    it.effect("an insight whose model answer does not decode, or whose provider keeps failing, falls back to the built-in analyst and says why", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        const submit = Effect.flatMap(
+          call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: "BTC" } }),
+          (queued) => insightSettled(alice.token, queued.body.task_id)
+        )
+        const fallbackOf = (result: any) => result.sources.find((s: any) => s.name === "fallback")?.detail
+
+        // Prose, and an object out of range: neither is trusted.
+        for (const said of ["BTC looks great, buy!", JSON.stringify({ sentiment: "bullish", probability_up: 7 })]) {
+          yield* reset(text(said))
+          const done = yield* submit
+          expect(done.body.status).toBe("completed")
+          expect(done.body.result.analyst).toBe("built-in analyst")
+          expect(done.body.result.summary).toContain("Built-in analyst: BTC on 1h")
+          expect(fallbackOf(done.body.result)).toBe(
+            "test-model: Its answer did not decode as an insight. The built-in analyst's rules answered instead."
+          )
+        }
+
+        // A 500 is retried twice, then the job completes with the built-in reading rather than failing.
+        yield* reset(status(500), status(500), status(500))
+        const failed = yield* submit
+        expect(fake.requests.length).toBe(3)
+        expect(failed.body.status).toBe("completed")
+        expect(failed.body.result.analyst).toBe("built-in analyst")
+        expect(fallbackOf(failed.body.result)).toBe(
+          "test-model: The language model provider answered 500. The built-in analyst's rules answered instead."
+        )
       }))
   })
 })

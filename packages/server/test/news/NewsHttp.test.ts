@@ -4,6 +4,7 @@ import { Duration, Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { postSse } from "../support/Sse.js"
+import { openSse, openWs } from "../support/StreamClients.js"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
 
 const rss = `<?xml version="1.0"?>
@@ -22,6 +23,16 @@ const atom = `<?xml version="1.0"?>
     <updated>2024-01-03T01:00:00Z</updated></entry>
 </feed>`
 
+const item = (title: string, link: string) =>
+  `<item><title>${title}</title><link>http://news.test/${link}</link></item>`
+/** Stories for the live stream: one about BTC, one about ETH, one about both. */
+const live = `<?xml version="1.0"?><rss version="2.0"><channel><title>Live</title>${
+  item("Bitcoin ETF inflows", "live-btc")
+}${item("ETH gas falls", "live-eth")}${item("BTC and ETH rally together", "live-both")}</channel></rss>`
+const other = `<?xml version="1.0"?><rss version="2.0"><channel><title>Other</title>${
+  item("BTC miners sell", "other-btc")
+}</channel></rss>`
+
 /** A local feed server: good RSS and Atom, a malformed feed, a slow one and a failing one. */
 const feeds = { url: "" }
 const FeedServer = Effect.acquireRelease(
@@ -32,6 +43,10 @@ const FeedServer = Effect.acquireRelease(
           return res.writeHead(200, { "content-type": "application/rss+xml" }).end(rss)
         case "/atom":
           return res.writeHead(200, { "content-type": "application/atom+xml" }).end(atom)
+        case "/live":
+          return res.writeHead(200, { "content-type": "application/rss+xml" }).end(live)
+        case "/other":
+          return res.writeHead(200, { "content-type": "application/rss+xml" }).end(other)
         case "/bad":
           return res.writeHead(200, { "content-type": "application/rss+xml" }).end("<rss><channel><item><title>cut")
         case "/slow":
@@ -158,6 +173,63 @@ describe("news", () => {
         const bob = yield* signUp("bob")
         expect((yield* call("GET", "/api/news", { token: bob.token })).body.items).toEqual([])
         expectError(yield* call("GET", "/api/news?limit=0", { token: bob.token }), 400, "invalid_input")
+      }))
+
+    it.effect("a stored story reaches, as a news event, the streams of its symbols whose users read its feed, and no other", () =>
+      Effect.gen(function*() {
+        const btc = yield* signUp("btc_watcher")
+        const eth = yield* signUp("eth_watcher")
+        const outsider = yield* signUp("outsider")
+        yield* addSource(btc.token, "Live", "/live")
+        yield* addSource(eth.token, "Live", "/live")
+        yield* addSource(outsider.token, "Other", "/other")
+        const streams = {
+          btc: yield* openSse("?symbols=BTC", { token: btc.token }),
+          eth: yield* openSse("?symbols=eth", { token: eth.token }),
+          outsider: yield* openSse("?symbols=BTC,ETH", { token: outsider.token })
+        }
+        for (const sse of Object.values(streams)) yield* Effect.promise(() => sse.next("snapshot"))
+        // On the WebSocket, a story comes on each subscribed news:{SYMBOL} channel it mentions.
+        const wsUser = yield* signUp("ws_reader")
+        yield* addSource(wsUser.token, "Live", "/live")
+        const ws = yield* openWs(`?session_token=${wsUser.token}`)
+        for (const channel of ["news:btc", "news:ETH"]) {
+          ws.send({ type: "subscribe", channel })
+          expect(yield* Effect.promise(() => ws.next())).toEqual({ type: "subscribed", channel })
+        }
+
+        // One refresh stores the three stories; each stream gets those about its symbols, in order.
+        expect((yield* call("POST", "/api/news/refresh", { token: btc.token })).body.sources[0].new_items).toBe(3)
+        const news = (sse: typeof streams.btc) => Effect.promise(() => sse.next("news"))
+        const toBtc = [yield* news(streams.btc), yield* news(streams.btc)]
+        expect(toBtc.map((e) => e.data.link)).toEqual(["http://news.test/live-btc", "http://news.test/live-both"])
+        expect(toBtc[0]!.data).toEqual({
+          id: expect.any(Number),
+          title: "Bitcoin ETF inflows",
+          link: "http://news.test/live-btc",
+          summary: null,
+          published_at: null,
+          symbols: ["BTC"],
+          feed_url: `${feeds.url}/live`
+        })
+        // The id keeps the trigger cursor, so resuming from a news event loses no trigger.
+        expect(toBtc[0]!.id).toMatch(/^0-\d+$/)
+        const toEth = [yield* news(streams.eth), yield* news(streams.eth)]
+        expect(toEth.map((e) => e.data.link)).toEqual(["http://news.test/live-eth", "http://news.test/live-both"])
+        const frames = []
+        for (let i = 0; i < 4; i++) frames.push(yield* Effect.promise(() => ws.next((m) => m.type === "event")))
+        expect(frames.map((f) => [f.channel, f.data.link])).toEqual([
+          ["news:BTC", "http://news.test/live-btc"],
+          ["news:ETH", "http://news.test/live-eth"],
+          ["news:BTC", "http://news.test/live-both"],
+          ["news:ETH", "http://news.test/live-both"]
+        ])
+        ws.socket.close(1000)
+
+        // A user who does not read the feed gets none of its stories, only those of the feeds they read.
+        yield* call("POST", "/api/news/refresh", { token: outsider.token })
+        expect((yield* news(streams.outsider)).data.link).toBe("http://news.test/other-btc")
+        for (const sse of Object.values(streams)) sse.close()
       }))
 
     it.effect("the assistant's get_news tool reads the caller's stories about a symbol", () =>

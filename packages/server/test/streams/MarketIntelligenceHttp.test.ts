@@ -175,6 +175,7 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
         yield* Effect.promise(() => sse.next("snapshot"))
         const during = yield* hub.size
         expect(during.priceWatchers).toBeGreaterThanOrEqual(3)
+        expect(during.newsWatchers).toBeGreaterThanOrEqual(3)
         expect(yield* liveFibers).toBeGreaterThan(before)
         sse.close()
         yield* Effect.promise(() =>
@@ -182,6 +183,7 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
             const size = Effect.runSync(hub.size)
             const fibers = Effect.runSync(liveFibers)
             return size.priceWatchers === during.priceWatchers - 3 &&
+                size.newsWatchers === during.newsWatchers - 3 &&
                 size.triggerWatchers === during.triggerWatchers - 1 && fibers <= before
               ? true
               : undefined
