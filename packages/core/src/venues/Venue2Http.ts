@@ -3,7 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { createHmac } from "node:crypto"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { type UpstreamError, VenueRejected } from "../http/Errors.js"
-import { type Candle, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+import { type Candle, clientOrderId, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
 import { makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
 
 const quote = "USDT"
@@ -186,6 +186,7 @@ export const makeVenue2Http = (connection: VenueConnection) =>
           symbol: pair(order.symbol),
           side: order.side.toUpperCase(),
           quantity: order.quantity,
+          ...(order.client_order_id === undefined ? {} : { newClientOrderId: clientOrderId(order.client_order_id) }),
           ...(order.price === undefined
             ? { type: "MARKET" }
             : { type: "LIMIT", price: order.price, timeInForce: "GTC" })
