@@ -70,7 +70,8 @@ export const makeVenue2Http = (connection: VenueConnection) =>
       path: string,
       credentials: VenueCredentials,
       params: Record<string, string | number>,
-      schema: Schema.Schema<A, I>
+      schema: Schema.Schema<A, I>,
+      retries?: number
     ) =>
       credentials.kind !== "apiKey"
         ? Effect.fail(new VenueRejected({ error: "venue2 needs an API key and secret" }))
@@ -81,7 +82,7 @@ export const makeVenue2Http = (connection: VenueConnection) =>
           const request = HttpClientRequest.make(method)(`${http.baseUrl}${path}?${query}&signature=${signature}`).pipe(
             HttpClientRequest.setHeader("X-MBX-APIKEY", credentials.apiKey)
           )
-          return yield* http.decode(yield* http.send(request), schema, refused)
+          return yield* http.decode(yield* http.send(request, retries), schema, refused)
         })
 
     /** A symbol-level call: the venue answers -1121 for a symbol it does not list. */
@@ -181,6 +182,7 @@ export const makeVenue2Http = (connection: VenueConnection) =>
               leverage: p.leverage
             }]
           })),
+      // Not repeated on a failure: venue2 would take the same signed order twice.
       placeOrder: (credentials, order) =>
         signed("POST", "/fapi/v1/order", credentials, {
           symbol: pair(order.symbol),
@@ -190,7 +192,7 @@ export const makeVenue2Http = (connection: VenueConnection) =>
           ...(order.price === undefined
             ? { type: "MARKET" }
             : { type: "LIMIT", price: order.price, timeInForce: "GTC" })
-        }, OrderAnswer).pipe(
+        }, OrderAnswer, 0).pipe(
           Effect.map((a) => ({
             order_id: String(a.orderId),
             status: a.status === "FILLED" ? "filled" as const : "open" as const,
