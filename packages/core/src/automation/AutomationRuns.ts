@@ -1,6 +1,5 @@
 import { Clock, Effect, Layer, Option } from "effect"
-import { Accounts } from "../accounts/Accounts.js"
-import type { AccountRow } from "../accounts/AccountsRepo.js"
+import { type AccountRow, Accounts } from "../accounts/Accounts.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { Forbidden, NotFound } from "../http/Errors.js"
 import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"

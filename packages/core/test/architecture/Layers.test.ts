@@ -120,6 +120,30 @@ const cycles = (graph: Map<string, Array<string>>) => {
   return found
 }
 
+/**
+ * Features that use other features only through their services: none of their modules imports a
+ * repository (`*Repo`) of another feature's folder, nor does another folder import theirs.
+ */
+const throughServices = ["automation", "arena", "analytics"]
+
+describe("features using each other", () => {
+  const graph = importGraph("core")
+  const folderOf = (module: string) => module.split("/")[0]!
+  const isRepo = (module: string) => /Repo$/.test(module)
+
+  it("reach another feature's data through its service, never its repository", () => {
+    const crossing = [...graph].flatMap(([module, targets]) =>
+      targets
+        .filter((target) =>
+          isRepo(target) && folderOf(target) !== folderOf(module) &&
+          (throughServices.includes(folderOf(module)) || throughServices.includes(folderOf(target)))
+        )
+        .map((target) => `${module} -> ${target}`)
+    )
+    expect(crossing).toEqual([])
+  })
+})
+
 describe.each(Object.keys(layers))("the modules of %s", (pkg) => {
   const graph = importGraph(pkg)
   const order = layers[pkg]!
