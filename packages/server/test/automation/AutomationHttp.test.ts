@@ -281,10 +281,10 @@ for (const storage of testStorages) {
           const { token } = yield* signUp()
           const program = yield* createProgram(token, exitProgram)
           const account = yield* createAccount(token)
-          // Exits 0.2 % either side of the last close; the simulated price moves every minute.
+          // Exits 0.1 % either side of the last close; the simulated price moves every minute.
           const { binding, runs } = yield* bindAndRun(token, program, {
             account_id: account.id,
-            params: { exit_width: 0.002 }
+            params: { exit_width: 0.001 }
           })
           const { stop_loss_price, take_profit_price } = runs[0].decision
           const [opened] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
@@ -292,7 +292,7 @@ for (const storage of testStorages) {
           const deadline = Date.now() + 60_000
           let positions = [opened]
           while (positions.length > 0 && Date.now() < deadline) {
-            yield* TestClock.adjust("1 minute")
+            yield* TestClock.adjust("5 minutes")
             yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
             positions = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
           }

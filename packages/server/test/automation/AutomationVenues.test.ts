@@ -1,26 +1,38 @@
 import { afterAll, describe, expect, layer } from "@effect/vitest"
-import { startFakeVenue1, startFakeVenue2, testOptions, testStorages } from "@trading-platform/core/testing"
+import {
+  type FakeVenue,
+  startFakeVenue1,
+  startFakeVenue2,
+  testOptions,
+  testStorages
+} from "@trading-platform/core/testing"
 import { Duration, Effect, TestClock } from "effect"
 import { createAccount, venue2Keys, wallet } from "../support/Accounts.js"
 import { allFinished, AutomationServer, createProgram, exitProgram, waitForRuns } from "../support/Automation.js"
 import { call, signUp } from "../support/TestServer.js"
 
-const fake1 = await startFakeVenue1()
-const fake2 = await startFakeVenue2()
+// A pair of fake venues per storage: each platform's accounts are the venues' own (the same ids
+// and test clock on both storages would otherwise give two platforms the same client order ids).
+const fakes = await Promise.all(testStorages.map(async () => ({
+  fake1: await startFakeVenue1(),
+  fake2: await startFakeVenue2()
+})))
 afterAll(async () => {
-  await fake1.close()
-  await fake2.close()
+  for (const { fake1, fake2 } of fakes) {
+    await fake1.close()
+    await fake2.close()
+  }
 })
 
 const { venues } = testOptions({ kind: "pglite", dataDir: "memory://" })
 // One retry, as in production: an order must still reach the venue once.
-const config = {
+const configOf = (fake1: FakeVenue, fake2: FakeVenue) => ({
   venues: {
     ...venues,
     venue1: { mode: "http", baseUrl: fake1.url, timeout: Duration.seconds(1), retries: 1 },
     venue2: { mode: "http", baseUrl: fake2.url, timeout: Duration.seconds(1), retries: 1 }
   }
-} as const
+} as const)
 
 // The scheduler (and exit watcher) polls every second of the test clock.
 const tick = TestClock.adjust("1 second")
@@ -62,9 +74,10 @@ const ordersOf = (token: string, accountId: number) =>
 const positionsOf = (token: string, accountId: number) =>
   Effect.map(call("GET", `/api/account/${accountId}/positions`, { token }), (r) => r.body.positions as Array<any>)
 
-for (const storage of testStorages) {
+for (const [i, storage] of testStorages.entries()) {
+  const { fake1, fake2 } = fakes[i]!
   describe.skipIf(!storage.available)(`automation on the HTTP venues (local fakes) over ${storage.name}`, () => {
-    layer(AutomationServer(storage, {}, config), { timeout: "120 seconds" })((it) => {
+    layer(AutomationServer(storage, {}, configOf(fake1, fake2)), { timeout: "120 seconds" })((it) => {
       it.effect("a run's order goes to the account's venue with the order's key, and fills into the ledger", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
