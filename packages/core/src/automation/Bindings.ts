@@ -103,9 +103,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         yield* Effect.forEach(edit.signal_pool_ids, (id) => signals.ownedPool(caller, PoolId.make(id)))
         const exchange = accountExchange(account)
         const listed = yield* venues[exchange].tickers
-        const unknown = edit.symbols.filter((s) =>
-          !listed.has(s)
-        )
+        const unknown = edit.symbols.filter((s) => !listed.has(s))
         if (unknown.length > 0) {
           return yield* new NotFound({ error: `Unknown symbol on ${exchange}: ${unknown.join(", ")}` })
         }

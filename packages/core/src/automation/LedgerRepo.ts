@@ -258,7 +258,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         const held = current.value
         const trigger: ExitTrigger | null = exitTriggered(held, mark)
         if (trigger === null) return Option.none()
-        const [last] = yield* sql<{ route: string; binding_id: number | null; program_id: number | null; user_id: number }>`
+        const [last] = yield* sql<
+          { route: string; binding_id: number | null; program_id: number | null; user_id: number }
+        >`
           SELECT route, binding_id, program_id, user_id FROM automation_orders
           WHERE account_id = ${at.account_id} AND symbol = ${at.symbol} AND status = 'filled' ORDER BY id DESC LIMIT 1`
         if (last === undefined) return Option.none()

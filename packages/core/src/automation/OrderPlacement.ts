@@ -123,7 +123,10 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           if (Option.isSome(order)) yield* settleLogged(order.value)
         }).pipe(
           Effect.catchAllCause((cause) =>
-            Effect.logWarning(`The exits of ${position.symbol} on account ${position.account_id} were not checked`, cause)
+            Effect.logWarning(
+              `The exits of ${position.symbol} on account ${position.account_id} were not checked`,
+              cause
+            )
           )
         )
       }

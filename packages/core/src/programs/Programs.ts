@@ -5,7 +5,7 @@ import { compileProgram } from "../sandbox/ProgramSource.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
-import { type Owner, ownedBy } from "../users/Ownership.js"
+import { ownedBy, type Owner } from "../users/Ownership.js"
 import {
   Program,
   type ProgramId,

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto"
 import { Context, type Effect, Schema } from "effect"
+import { createHash } from "node:crypto"
 import type { Unavailable, UpstreamError, UpstreamTimeout, VenueRejected } from "../http/Errors.js"
 
 export const Exchange = Schema.Literal("venue1", "venue2")

@@ -184,15 +184,22 @@ export const makeVenue2Http = (connection: VenueConnection) =>
           })),
       // Not repeated on a failure: venue2 would take the same signed order twice.
       placeOrder: (credentials, order) =>
-        signed("POST", "/fapi/v1/order", credentials, {
-          symbol: pair(order.symbol),
-          side: order.side.toUpperCase(),
-          quantity: order.quantity,
-          ...(order.client_order_id === undefined ? {} : { newClientOrderId: clientOrderId(order.client_order_id) }),
-          ...(order.price === undefined
-            ? { type: "MARKET" }
-            : { type: "LIMIT", price: order.price, timeInForce: "GTC" })
-        }, OrderAnswer, 0).pipe(
+        signed(
+          "POST",
+          "/fapi/v1/order",
+          credentials,
+          {
+            symbol: pair(order.symbol),
+            side: order.side.toUpperCase(),
+            quantity: order.quantity,
+            ...(order.client_order_id === undefined ? {} : { newClientOrderId: clientOrderId(order.client_order_id) }),
+            ...(order.price === undefined
+              ? { type: "MARKET" }
+              : { type: "LIMIT", price: order.price, timeInForce: "GTC" })
+          },
+          OrderAnswer,
+          0
+        ).pipe(
           Effect.map((a) => ({
             order_id: String(a.orderId),
             status: a.status === "FILLED" ? "filled" as const : "open" as const,

@@ -361,9 +361,9 @@ export const startFakeVenue2 = () =>
         return {
           order: true,
           json: {
-              orderId: 42,
-              status: params.get("type") === "MARKET" ? "FILLED" : "NEW",
-              executedQty: params.get("type") === "MARKET" ? params.get("quantity") : "0",
+            orderId: 42,
+            status: params.get("type") === "MARKET" ? "FILLED" : "NEW",
+            executedQty: params.get("type") === "MARKET" ? params.get("quantity") : "0",
             avgPrice: "65010.5"
           }
         }

@@ -276,51 +276,55 @@ for (const storage of testStorages) {
           expect((yield* call("GET", `/api/analytics/program-summary?from=${later}`, { token })).body.items).toEqual([])
         }))
 
-      it.effect("a take profit or stop loss closes the paper position once when the mark reaches it", () =>
-        Effect.gen(function*() {
-          const { token } = yield* signUp()
-          const program = yield* createProgram(token, exitProgram)
-          const account = yield* createAccount(token)
-          // Exits 0.1 % either side of the last close; the simulated price moves every minute.
-          const { binding, runs } = yield* bindAndRun(token, program, {
-            account_id: account.id,
-            params: { exit_width: 0.001 }
-          })
-          const { stop_loss_price, take_profit_price } = runs[0].decision
-          const [opened] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
-          expect(opened).toMatchObject({ side: "long", take_profit_price, stop_loss_price })
-          const deadline = Date.now() + 60_000
-          let positions = [opened]
-          while (positions.length > 0 && Date.now() < deadline) {
-            yield* TestClock.adjust("5 minutes")
-            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
-            positions = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
-          }
-          expect(positions).toEqual([])
-          const [exit, entry] = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
-          expect(exit).toMatchObject({
-            run_id: null,
-            binding_id: binding.id,
-            program_id: program,
-            route: "paper",
-            side: "sell",
-            status: "filled",
-            trigger: expect.stringMatching(/^(take_profit|stop_loss)$/)
-          })
-          expect(exit.quantity).toBeCloseTo(entry.quantity, 10)
-          // It fired on the mark's side of the level it names, and closed at a profit or a loss accordingly.
-          if (exit.trigger === "take_profit") expect(exit.realized_pnl).toBeGreaterThan(0)
-          else expect(exit.realized_pnl).toBeLessThan(0)
-          const flat = (yield* call("GET", `/api/account/${account.id}`, { token })).body
-          expect(flat.frozen_cash).toBeCloseTo(0, 6)
-          expect(flat.current_cash).toBeCloseTo(10_000 - entry.fee - exit.fee + exit.realized_pnl, 6)
-          const exported = (yield* call("GET", `/api/trader/${account.id}/export`, { token })).body
-          expect(exported.trades.map((t: any) => t.side)).toEqual(["buy", "sell"])
-          // The watcher keeps passing: the position is closed once.
-          yield* TestClock.adjust("1 minute")
-          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
-          expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toHaveLength(2)
-        }), 90_000)
+      it.effect(
+        "a take profit or stop loss closes the paper position once when the mark reaches it",
+        () =>
+          Effect.gen(function*() {
+            const { token } = yield* signUp()
+            const program = yield* createProgram(token, exitProgram)
+            const account = yield* createAccount(token)
+            // Exits 0.05 % either side of the last close; the simulated price moves every minute.
+            const { binding, runs } = yield* bindAndRun(token, program, {
+              account_id: account.id,
+              params: { exit_width: 0.0005 }
+            })
+            const { stop_loss_price, take_profit_price } = runs[0].decision
+            const [opened] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+            expect(opened).toMatchObject({ side: "long", take_profit_price, stop_loss_price })
+            const deadline = Date.now() + 60_000
+            let positions = [opened]
+            while (positions.length > 0 && Date.now() < deadline) {
+              yield* TestClock.adjust("5 minutes")
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+              positions = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+            }
+            expect(positions).toEqual([])
+            const [exit, entry] = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
+            expect(exit).toMatchObject({
+              run_id: null,
+              binding_id: binding.id,
+              program_id: program,
+              route: "paper",
+              side: "sell",
+              status: "filled",
+              trigger: expect.stringMatching(/^(take_profit|stop_loss)$/)
+            })
+            expect(exit.quantity).toBeCloseTo(entry.quantity, 10)
+            // It fired on the mark's side of the level it names, and closed at a profit or a loss accordingly.
+            if (exit.trigger === "take_profit") expect(exit.realized_pnl).toBeGreaterThan(0)
+            else expect(exit.realized_pnl).toBeLessThan(0)
+            const flat = (yield* call("GET", `/api/account/${account.id}`, { token })).body
+            expect(flat.frozen_cash).toBeCloseTo(0, 6)
+            expect(flat.current_cash).toBeCloseTo(10_000 - entry.fee - exit.fee + exit.realized_pnl, 6)
+            const exported = (yield* call("GET", `/api/trader/${account.id}/export`, { token })).body
+            expect(exported.trades.map((t: any) => t.side)).toEqual(["buy", "sell"])
+            // The watcher keeps passing: the position is closed once.
+            yield* TestClock.adjust("1 minute")
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+            expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toHaveLength(2)
+          }),
+        90_000
+      )
 
       it.effect("two fills of one account, symbol and side in the same millisecond are two trades in the export", () =>
         Effect.gen(function*() {

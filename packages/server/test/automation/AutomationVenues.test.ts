@@ -140,7 +140,9 @@ for (const [i, storage] of testStorages.entries()) {
         Effect.gen(function*() {
           const { token } = yield* signUp()
           const program = yield* createProgram(token)
-          for (const [behavior, why] of [["error500", /HTTP 500/], ["unavailable503", /unavailable \(HTTP 503\)/]] as const) {
+          for (
+            const [behavior, why] of [["error500", /HTTP 500/], ["unavailable503", /unavailable \(HTTP 503\)/]] as const
+          ) {
             const account = yield* venueAccount(token, "venue2")
             const sent = fake2.calls.get("/fapi/v1/order") ?? 0
             const keysBefore = fake2.clientOrderIds.length
