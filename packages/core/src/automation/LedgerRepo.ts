@@ -7,7 +7,7 @@ import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { Exchange } from "../venues/Venue.js"
 import { BindingId, OrderRoute, OrderStatus, OrderTrigger, RunId } from "./Automation.js"
-import { applyFill, type ExitTrigger, exitTriggered, type Held } from "./Ledger.js"
+import { applyFill, type ExitTrigger, exitTriggered } from "./Ledger.js"
 
 const Numeric = Schema.NumberFromString
 
@@ -151,24 +151,24 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
      * Fills an order once: the order, the account's `current_cash` and `frozen_cash`, its position
      * and the trade (for the trader export) change in one transaction, and only while the order is
      * still open, so a repeated fill of the same order changes nothing. Answers whether it filled.
-     * A take profit or stop loss closes the position as it is at the fill; one that finds it closed
-     * already (by a run) is rejected instead of opening the other way.
+     * A take profit or stop loss closes the position as it is at the fill (at the venue, at most
+     * what the venue filled); one that finds it closed already (by a run) is rejected instead of
+     * opening the other way.
      */
     const fill = (order: OrderRow, f: Fill) =>
       sql.withTransaction(Effect.gen(function*() {
         // The account row's lock orders fills of one account.
         yield* sql`SELECT id FROM accounts WHERE id = ${order.account_id} FOR UPDATE`
         const current = Option.getOrNull(yield* position({ account_id: order.account_id, symbol: order.symbol }))
-        const held: Held | null = current
         let quantity = order.quantity
         if (order.trigger !== "run") {
           if (current === null || current.side === (order.side === "buy" ? "long" : "short")) {
             yield* reject(order.id, "the position was closed before its exit filled")
             return false
           }
-          quantity = current.size
+          quantity = order.route === "paper" ? current.size : Math.min(order.quantity, current.size)
         }
-        const effect = applyFill(held, { ...order, ...f, quantity })
+        const effect = applyFill(current, { ...order, ...f, quantity })
         const filled = yield* sql`
           UPDATE automation_orders SET status = 'filled', quantity = ${quantity}, price = ${f.price}, fee = ${f.fee},
             realized_pnl = ${effect.realized}, closed_quantity = ${effect.closed},
@@ -244,6 +244,16 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       execute: (key) => sql`SELECT * FROM automation_orders WHERE idempotency_key = ${key} AND status = 'pending'`
     })
 
+    /** Whose and which route the position's last fill was: its exit goes the same way. */
+    const lastFillOf = SqlSchema.findOne({
+      Request: Schema.Struct({ account_id: AccountId, symbol: Schema.String }),
+      Result: OrderRow.pipe(Schema.pick("route", "binding_id", "program_id", "user_id")),
+      execute: (q) =>
+        sql`
+        SELECT route, binding_id, program_id, user_id FROM automation_orders
+        WHERE account_id = ${q.account_id} AND symbol = ${q.symbol} AND status = 'filled' ORDER BY id DESC LIMIT 1`
+    })
+
     /**
      * Records the order that closes a position whose mark reached its take profit or stop loss, if
      * it still does under the account's lock. It goes the route of the position's last fill, for its
@@ -258,12 +268,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         const held = current.value
         const trigger: ExitTrigger | null = exitTriggered(held, mark)
         if (trigger === null) return Option.none()
-        const [last] = yield* sql<
-          { route: string; binding_id: number | null; program_id: number | null; user_id: number }
-        >`
-          SELECT route, binding_id, program_id, user_id FROM automation_orders
-          WHERE account_id = ${at.account_id} AND symbol = ${at.symbol} AND status = 'filled' ORDER BY id DESC LIMIT 1`
-        if (last === undefined) return Option.none()
+        const lastFill = yield* lastFillOf(at)
+        if (Option.isNone(lastFill)) return Option.none()
+        const last = lastFill.value
         const key = `${trigger}:${at.account_id}:${at.symbol}:${Date.parse(held.opened_at)}`
         yield* sql`
           INSERT INTO automation_orders (binding_id, program_id, user_id, account_id, symbol, exchange, route, trigger,
