@@ -28,7 +28,6 @@ import { VenuesLive } from "./venues/VenuesLive.js"
 export const PlatformLive = Layer.mergeAll(
   UsersLive,
   MarketLive,
-  VenueAccountsLive,
   TraderLive,
   AnalyticsLive,
   BacktestsLive,
@@ -45,6 +44,8 @@ export const PlatformLive = Layer.mergeAll(
   // The assistant's tools use every feature above.
   (features) => AssistantLive.pipe(Layer.provideMerge(features)),
   Layer.provideMerge(ProgramsLive),
+  // Automation places orders with the accounts' venue credentials.
+  Layer.provideMerge(VenueAccountsLive),
   Layer.provideMerge(AccountsLive),
   Layer.provideMerge(VenuesLive),
   Layer.provideMerge(SandboxLive),

@@ -6,7 +6,7 @@ import { Secrets } from "../secrets/Secrets.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
-import { ownedBy } from "../users/Ownership.js"
+import { ownedBy, type Owner } from "../users/Ownership.js"
 import { Account, type AccountCreate, type AccountId, type AccountUpdate, leverageCap } from "./Account.js"
 import { type AccountEdit, type AccountRow, AccountsRepo, editOf } from "./AccountsRepo.js"
 import { tradingDefaults } from "./TradingDefaults.js"
@@ -49,8 +49,8 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
 
     const seal = (key: string | null) => key === null ? null : secrets.seal(key)
 
-    /** The caller's account: 404 when it does not exist, 403 when it is another user's. */
-    const owned = (caller: CurrentUserShape, id: AccountId) =>
+    /** The caller's (or a run's owner's) account: 404 when it does not exist, 403 when it is another user's. */
+    const owned = (caller: Owner, id: AccountId) =>
       repo.findById(id).pipe(ownedBy(caller, `Account ${id}`), dieOnStorageFailure)
 
     const create = (caller: CurrentUserShape, input: AccountCreate) =>

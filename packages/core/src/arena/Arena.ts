@@ -1,5 +1,5 @@
 import { Clock, Duration, Effect, Layer, Option } from "effect"
-import { LedgerRepo } from "../automation/LedgerRepo.js"
+import { Bindings } from "../automation/Bindings.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { leasedLoop, Leases } from "../jobs/Leases.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -21,7 +21,7 @@ export const ArenaPnlRefresherLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const { automation: options } = yield* PlatformConfig
     const repo = yield* ArenaRepo
-    const ledger = yield* LedgerRepo
+    const bindings = yield* Bindings
     const venues = yield* Venues
 
     const pass = Effect.gen(function*() {
@@ -35,7 +35,7 @@ export const ArenaPnlRefresherLive = Layer.scopedDiscard(
       }
       for (const totals of yield* repo.fillTotals()) {
         const at = new Date(yield* Clock.currentTimeMillis)
-        const positions = yield* ledger.positions({ account_id: totals.account_id, limit: 10_000, offset: 0 })
+        const positions = yield* bindings.openPositions(totals.account_id)
         const unrealized = yield* Effect.either(
           Effect.reduce(positions, 0, (sum, p) =>
             Effect.flatMap(tickers(p.exchange), (all) => {

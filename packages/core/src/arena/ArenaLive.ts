@@ -7,7 +7,7 @@ export { Arena }
 
 /**
  * The arena: the service, and on instances that take part in automation (AUTOMATION_ENABLED) the
- * PnL refresher, which holds a lease. Needs automation's ledger and the leases.
+ * PnL refresher, which holds a lease. Needs automation's positions and the leases.
  */
 export const ArenaLive = Layer.mergeAll(
   Arena.Default,

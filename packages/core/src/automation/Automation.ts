@@ -126,6 +126,9 @@ export class RunList extends Schema.Class<RunList>("RunList")({ runs: Schema.Arr
 /** `paper` fills against the venue's price in the platform's own ledger; `venue` is sent to the venue's API. */
 export const OrderRoute = Schema.Literal("paper", "venue")
 
+/** What placed an order: a run's decision, or its position's mark reaching the take profit or stop loss. */
+export const OrderTrigger = Schema.Literal("run", "take_profit", "stop_loss")
+
 /**
  * `pending` once decided, `submitted` while the venue has it, then `filled` or `rejected` (a rule
  * of the account, or the venue, refused it; `error` says why).
@@ -142,6 +145,7 @@ export class Order extends Schema.Class<Order>("Order")({
   symbol: Schema.String,
   exchange: Exchange,
   route: OrderRoute,
+  trigger: OrderTrigger,
   side: Schema.Literal("buy", "sell"),
   quantity: Schema.Number,
   leverage: Schema.Int,
@@ -169,6 +173,9 @@ export class AccountPosition extends Schema.Class<AccountPosition>("AccountPosit
   leverage: Schema.Int,
   /** Cash frozen for the position (`frozen_cash` is the sum over the account's positions). */
   margin: Schema.Number,
+  /** Closes the position when the mark reaches it (from the decision that opened it); null for none. */
+  take_profit_price: Schema.NullOr(Schema.Number),
+  stop_loss_price: Schema.NullOr(Schema.Number),
   opened_at: Schema.String,
   updated_at: Schema.String
 }) {}

@@ -1,16 +1,14 @@
 import { Effect, Layer } from "effect"
-import { AccountsRepo } from "../accounts/AccountsRepo.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { ProgramsRepo } from "../programs/ProgramsRepo.js"
-import { VenueCredentialsRepo } from "../venues/VenueCredentialsRepo.js"
 import { AutomationRunsLive } from "./AutomationRuns.js"
 import { AutomationSchedulerLive, AutomationSignalTriggersLive } from "./AutomationScheduler.js"
 import { Bindings } from "./Bindings.js"
 import { BindingsRepo } from "./BindingsRepo.js"
 import { LedgerRepo } from "./LedgerRepo.js"
+import { OrderPlacement } from "./OrderPlacement.js"
 import { RunsRepo } from "./RunsRepo.js"
 
-export { AutomationRunsLive, Bindings, LedgerRepo, RunsRepo }
+export { AutomationRunsLive, Bindings, LedgerRepo, OrderPlacement, RunsRepo }
 
 // The scheduler and the signal subscription each hold a lease, so only the
 // instances that take part (AUTOMATION_ENABLED) compete for them; every instance may run runs.
@@ -21,16 +19,15 @@ const background = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ automation }
 
 /**
  * Live automation: bindings and the reads of runs, orders and positions, and this instance's
- * background work (run workers; scheduler and signal-triggered runs when enabled), sharing the
- * repositories and the workers' wake-up signal. Needs the signal engine.
+ * background work (run workers; scheduler, exit watcher and signal-triggered runs when enabled),
+ * sharing the repositories and the workers' wake-up signal. Needs the signal engine, programs,
+ * accounts and their venue credentials.
  */
 export const AutomationLive = Layer.mergeAll(Bindings.Default, background).pipe(
+  Layer.provideMerge(OrderPlacement.Default),
   Layer.provideMerge(Layer.mergeAll(
     BindingsRepo.Default,
     RunsRepo.Default,
-    LedgerRepo.Default,
-    VenueCredentialsRepo.Default,
-    ProgramsRepo.Default,
-    AccountsRepo.Default
+    LedgerRepo.Default
   ))
 )

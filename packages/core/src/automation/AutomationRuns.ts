@@ -1,24 +1,22 @@
-import { Clock, Data, Effect, Layer, Option } from "effect"
-import { type AccountRow, AccountsRepo } from "../accounts/AccountsRepo.js"
+import { Clock, Effect, Layer, Option } from "effect"
+import { type AccountRow, Accounts } from "../accounts/Accounts.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { Forbidden, NotFound } from "../http/Errors.js"
 import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
-import { ProgramsRepo } from "../programs/ProgramsRepo.js"
+import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { candleWindow } from "../sandbox/SandboxLimits.js"
-import { Secrets } from "../secrets/Secrets.js"
 import { paperFeeRate, paperSlippage } from "../venues/SimulatedVenue.js"
-import { type Exchange, timeframeMillis, type VenueCredentials, Venues } from "../venues/Venue.js"
-import { VenueCredentialsRepo } from "../venues/VenueCredentialsRepo.js"
+import { type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
+import { VenueAccounts } from "../venues/VenueAccounts.js"
 import { accountExchange, maxLeverageOf } from "./Bindings.js"
 import { type BindingRow, BindingsRepo } from "./BindingsRepo.js"
 import type { Held } from "./Ledger.js"
 import { sizeOrder } from "./Ledger.js"
-import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
+import { LedgerRepo } from "./LedgerRepo.js"
 import { makeDecisionThreads } from "./LiveDecision.js"
+import { FinalFailure, OrderPlacement } from "./OrderPlacement.js"
 import { automationJobKind, type RunRow, RunsRepo } from "./RunsRepo.js"
-
-/** The run ends for a reason that running it again would not change (the program's failure, a rule). */
-class RunFailed extends Data.TaggedError("RunFailed")<{ readonly message: string }> {}
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -46,22 +44,30 @@ export const AutomationRunsLive = Layer.scopedDiscard(
     const runs = yield* RunsRepo
     const bindings = yield* BindingsRepo
     const ledger = yield* LedgerRepo
-    const accounts = yield* AccountsRepo
-    const programs = yield* ProgramsRepo
-    const credentialsRepo = yield* VenueCredentialsRepo
-    const secrets = yield* Secrets
+    const accounts = yield* Accounts
+    const programs = yield* Programs
+    const venueAccounts = yield* VenueAccounts
+    const placement = yield* OrderPlacement
     const venues = yield* Venues
     const threads = yield* makeDecisionThreads(sandbox, options.concurrency)
 
-    const found = (what: string) => <A>(option: Option.Option<A>): Effect.Effect<A, RunFailed> =>
+    const found = (what: string) => <A>(option: Option.Option<A>): Effect.Effect<A, FinalFailure> =>
       Option.isSome(option)
         ? Effect.succeed(option.value)
-        : Effect.fail(new RunFailed({ message: `${what} no longer exists` }))
+        : Effect.fail(new FinalFailure({ message: `${what} no longer exists` }))
+
+    /** The run's program or account, read as its owner: gone (or no longer the owner's) fails the run for good. */
+    const gone = <A, E, R>(self: Effect.Effect<A, E | NotFound | Forbidden, R>) =>
+      Effect.catchIf(
+        self,
+        (e): e is NotFound | Forbidden => e instanceof NotFound || e instanceof Forbidden,
+        (e) => Effect.fail(new FinalFailure({ message: e.error }))
+      )
 
     /** The program's decision at the last closed bar, in a thread of its own (see `makeDecisionThreads`). */
     const decide = (run: RunRow, binding: BindingRow, account: AccountRow, held: Held | null, exchange: Exchange) =>
       Effect.gen(function*() {
-        const program = yield* Effect.flatMap(programs.findById(run.program_id), found(`Program ${run.program_id}`))
+        const program = yield* programs.owned({ id: run.user_id }, run.program_id).pipe(gone)
         const code = yield* compileProgram(program.code, program.language)
         const step = timeframeMillis[binding.timeframe]
         const end = Math.floor((yield* Clock.currentTimeMillis) / step) * step
@@ -72,7 +78,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           end
         })
         if (candles.length === 0) {
-          return yield* new RunFailed({ message: `No closed ${binding.timeframe} candles of ${run.symbol}` })
+          return yield* new FinalFailure({ message: `No closed ${binding.timeframe} candles of ${run.symbol}` })
         }
         return yield* threads.decide({
           run: { code, symbol: run.symbol, timeframe: binding.timeframe, params: binding.params, seed: run.id },
@@ -86,90 +92,14 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         })
       })
 
-    const credentialsOf = (accountId: AccountRow["id"], exchange: Exchange) =>
-      Effect.map(
-        credentialsRepo.find({ account_id: accountId, venue: exchange }),
-        Option.map((row): VenueCredentials => {
-          const secret = secrets.open(row.secret_sealed)
-          if (exchange === "venue1") {
-            return { kind: "wallet", environment: row.environment, address: row.public_id ?? "", privateKey: secret }
-          }
-          const keys = JSON.parse(secret) as { api_key: string; secret_key: string }
-          return { kind: "apiKey", environment: row.environment, apiKey: keys.api_key, secretKey: keys.secret_key }
-        })
-      )
-
-    /** Fills a recorded order once; an order that may have reached the venue is never sent again. */
-    const settle = (order: OrderRow) =>
-      Effect.gen(function*() {
-        if (order.status === "filled") return null
-        if (order.status === "rejected") return `Order ${order.id} rejected: ${order.error}`
-        const venue = venues[order.exchange]
-        if (order.route === "paper") {
-          const ticker = (yield* venue.tickers).get(order.symbol)
-          if (ticker === undefined) {
-            return yield* new RunFailed({ message: `Unknown symbol on ${order.exchange}: ${order.symbol}` })
-          }
-          const price = ticker.price * (1 + (order.side === "buy" ? paperSlippage : -paperSlippage))
-          yield* ledger.fill(order, {
-            price,
-            fee: order.quantity * price * paperFeeRate,
-            venue_order_id: null,
-            at: yield* now
-          })
-          return null
-        }
-        const unconfirmed = (why: string) =>
-          Effect.zipRight(
-            ledger.reject(order.id, `${why}; it was not sent again, so check the venue`),
-            Effect.fail(new RunFailed({ message: `The venue did not confirm order ${order.id}: ${why}` }))
-          )
-        if (!(yield* ledger.markSubmitted(order.id))) {
-          return yield* unconfirmed("the order was sent before the run was interrupted")
-        }
-        const credentials = yield* Effect.flatMap(
-          credentialsOf(order.account_id, order.exchange),
-          found("The account's venue credentials")
-        )
-        const placed = yield* Effect.either(
-          venue.placeOrder(credentials, { symbol: order.symbol, side: order.side, quantity: order.quantity })
-        )
-        if (placed._tag === "Left") {
-          const e = placed.left
-          if (e._tag === "VenueRejected" || e._tag === "UnknownSymbol") {
-            const error = e._tag === "UnknownSymbol" ? `Unknown symbol on ${order.exchange}: ${e.symbol}` : e.error
-            yield* ledger.reject(order.id, error)
-            return `Order ${order.id} rejected: ${error}`
-          }
-          return yield* unconfirmed(e.error)
-        }
-        const result = placed.right
-        if (result.status !== "filled" || result.average_price === null) {
-          const error = `The venue left order ${result.order_id} open`
-          yield* ledger.reject(order.id, error)
-          return `Order ${order.id} rejected: ${error}`
-        }
-        const price = result.average_price
-        yield* ledger.fill(
-          { ...order, quantity: result.filled_quantity },
-          {
-            price,
-            fee: result.fee ?? result.filled_quantity * price * paperFeeRate,
-            venue_order_id: result.order_id,
-            at: yield* now
-          }
-        )
-        return null
-      })
-
     /** One claimed run, from the decision to the fill (or from wherever an earlier attempt stopped). */
     const execute = (run: RunRow) =>
       Effect.gen(function*() {
         const binding = yield* Effect.flatMap(bindings.findById(run.binding_id), found(`Binding ${run.binding_id}`))
-        const account = yield* Effect.flatMap(accounts.findById(run.account_id), found(`Account ${run.account_id}`))
+        const account = yield* accounts.owned({ id: run.user_id }, run.account_id).pipe(gone)
         const recorded = yield* ledger.orderOfRun(run.id)
-        if (Option.isSome(recorded)) return yield* settle(recorded.value)
-        if (!account.is_active) return yield* new RunFailed({ message: `Account ${account.id} is not active` })
+        if (Option.isSome(recorded)) return yield* placement.settle(recorded.value)
+        if (!account.is_active) return yield* new FinalFailure({ message: `Account ${account.id} is not active` })
         const exchange = accountExchange(account)
         const held: Held | null = Option.getOrNull(
           yield* ledger.position({ account_id: account.id, symbol: run.symbol })
@@ -192,7 +122,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         const leverage = decision.leverage ?? binding.leverage ?? account.default_leverage ?? 1
         const ticker = (yield* venues[exchange].tickers).get(run.symbol)
         if (ticker === undefined) {
-          return yield* new RunFailed({ message: `Unknown symbol on ${exchange}: ${run.symbol}` })
+          return yield* new FinalFailure({ message: `Unknown symbol on ${exchange}: ${run.symbol}` })
         }
         const sizing = sizeOrder(decision, held, {
           freeCash: account.current_cash,
@@ -207,7 +137,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           : !Number.isInteger(leverage)
           ? `leverage must be a whole number, not ${leverage}`
           : null
-        const credentials = yield* credentialsOf(account.id, exchange)
+        const credentials = yield* venueAccounts.credentials(account.id, exchange)
         const route =
           venueOptions[exchange].mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
             ? "venue" as const
@@ -221,14 +151,17 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           symbol: run.symbol,
           exchange,
           route,
+          idempotency_key: `run:${run.idempotency_key}`,
           side: sizing.side,
           quantity: sizing.quantity,
           leverage: Math.max(1, Math.round(leverage)),
           status: refusal === null ? "pending" : "rejected",
+          take_profit_price: decision.take_profit_price ?? null,
+          stop_loss_price: decision.stop_loss_price ?? null,
           error: refusal,
           created_at: yield* now
         })
-        return yield* settle(order)
+        return yield* placement.settle(order)
       })
 
     yield* runJobWorkers({
@@ -240,7 +173,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         lease.keepAlive(execute(row)).pipe(
           Effect.map((refusal) => ({ refusal })),
           Effect.catchTags({
-            RunFailed: (e) => new JobFailed({ message: e.message }),
+            FinalFailure: (e) => new JobFailed({ message: e.message }),
             ProgramRunError: (e) => new JobFailed({ message: `Program error (${e.reason}): ${e.message}` }),
             ProgramInvalid: (e) => new JobFailed({ message: `Program does not load: ${e.error}` }),
             UnsupportedLanguage: (e) => new JobFailed({ message: e.error }),

@@ -6,6 +6,7 @@ import { leasedLoop } from "../jobs/Leases.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import { BindingsRepo } from "./BindingsRepo.js"
+import { OrderPlacement } from "./OrderPlacement.js"
 import { automationJobKind, RunsRepo } from "./RunsRepo.js"
 
 /**
@@ -13,6 +14,7 @@ import { automationJobKind, RunsRepo } from "./RunsRepo.js"
  * lease queues one run per symbol of each binding whose slot is due, and moves the binding to its
  * next slot (missed slots, after downtime, run once, not once each). A slot's runs carry the key
  * `schedule:<binding>:<slot>:<symbol>`, so a slot is queued once even if two replicas saw it.
+ * The same pass watches the take profits and stop losses of open positions (`OrderPlacement`).
  */
 export const AutomationSchedulerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
@@ -21,6 +23,7 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
     const runs = yield* RunsRepo
     const wakeup = yield* JobWakeup
     const sql = yield* SqlClient.SqlClient
+    const placement = yield* OrderPlacement
 
     const pass = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -47,6 +50,7 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
         }))
         if (queued) yield* wakeup.wake(automationJobKind)
       }
+      yield* placement.watchExits
     })
 
     yield* leasedLoop("automation_scheduler", { interval: options.pollInterval, lease: options.lease }, pass)

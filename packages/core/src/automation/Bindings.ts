@@ -1,15 +1,14 @@
 import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { type AccountId, leverageCap } from "../accounts/Account.js"
-import { Accounts } from "../accounts/Accounts.js"
-import type { AccountRow } from "../accounts/AccountsRepo.js"
+import { type AccountRow, Accounts } from "../accounts/Accounts.js"
 import { InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { PoolId } from "../signals/Signal.js"
-import { SignalsRepo } from "../signals/SignalsRepo.js"
+import { Signals } from "../signals/Signals.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
@@ -61,7 +60,9 @@ export const toRun = (row: RunRow) =>
     finished_at: row.finished_at
   })
 
-const toOrder = ({ user_id: _, ...row }: OrderRow) => new Order(row)
+const toOrder = (
+  { user_id: _, idempotency_key: _key, take_profit_price: _tp, stop_loss_price: _sl, ...row }: OrderRow
+) => new Order(row)
 
 /** The next slot of a schedule that starts now; none without a schedule or while disabled. */
 const firstSlot = (edit: Pick<BindingEdit, "enabled" | "interval_minutes">, at: Date) =>
@@ -77,7 +78,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
     const accounts = yield* Accounts
     const venues = yield* Venues
     const wakeup = yield* JobWakeup
-    const signalsRepo = yield* SignalsRepo
+    const signals = yield* Signals
 
     /** The caller's binding of the caller's program: 404 when it does not exist or is another program's, 403 when another user's. */
     const owned = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
@@ -99,13 +100,10 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           })
         }
         // A pool's triggers start runs with the binding's account, so the pool must be the caller's too.
-        yield* Effect.forEach(edit.signal_pool_ids, (id) =>
-          signalsRepo.findPool(PoolId.make(id)).pipe(ownedBy(caller, `Pool ${id}`)))
+        yield* Effect.forEach(edit.signal_pool_ids, (id) => signals.ownedPool(caller, PoolId.make(id)))
         const exchange = accountExchange(account)
         const listed = yield* venues[exchange].tickers
-        const unknown = edit.symbols.filter((s) =>
-          !listed.has(s)
-        )
+        const unknown = edit.symbols.filter((s) => !listed.has(s))
         if (unknown.length > 0) {
           return yield* new NotFound({ error: `Unknown symbol on ${exchange}: ${unknown.join(", ")}` })
         }
@@ -242,6 +240,12 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           Effect.withSpan("Bindings.listPositions", { attributes: { userId: caller.id, accountId } })
         )
 
-    return { create, list, get, update, remove, runNow, listRuns, listOrders, listPositions } as const
+    /** Every open position of an account, with no owner check: for the arena's marks, not for callers. */
+    const openPositions = (accountId: AccountId) =>
+      ledger.positions({ account_id: accountId, limit: 10_000, offset: 0 }).pipe(
+        Effect.withSpan("Bindings.openPositions", { attributes: { accountId } })
+      )
+
+    return { create, list, get, update, remove, runNow, listRuns, listOrders, listPositions, openPositions } as const
   })
 }) {}

@@ -105,3 +105,25 @@ export const sizeOrder = (
     ? { _tag: "Order", side, quantity }
     : { _tag: "Nothing", reason: "no free cash to trade" }
 }
+
+/** What closes a position besides a run: the mark reaching its take profit or its stop loss. */
+export type ExitTrigger = "take_profit" | "stop_loss"
+
+/**
+ * Whether the mark has reached the position's stop loss (checked first: when both are crossed in
+ * one step, the loss is the safer assumption) or take profit: for a long, a mark at or below the
+ * stop or at or above the target; for a short, the other way round.
+ */
+export const exitTriggered = (
+  position: {
+    readonly side: "long" | "short"
+    readonly take_profit_price: number | null
+    readonly stop_loss_price: number | null
+  },
+  mark: number
+): ExitTrigger | null => {
+  const d = dir(position.side)
+  if (position.stop_loss_price !== null && d * (mark - position.stop_loss_price) <= 0) return "stop_loss"
+  if (position.take_profit_price !== null && d * (mark - position.take_profit_price) >= 0) return "take_profit"
+  return null
+}

@@ -6,8 +6,8 @@ import { ProgramId } from "../programs/Program.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { Exchange } from "../venues/Venue.js"
-import { BindingId, OrderRoute, OrderStatus, RunId } from "./Automation.js"
-import { applyFill, type Held } from "./Ledger.js"
+import { BindingId, OrderRoute, OrderStatus, OrderTrigger, RunId } from "./Automation.js"
+import { applyFill, type ExitTrigger, exitTriggered } from "./Ledger.js"
 
 const Numeric = Schema.NumberFromString
 
@@ -21,10 +21,15 @@ export const OrderRow = Schema.Struct({
   symbol: Schema.String,
   exchange: Exchange,
   route: OrderRoute,
+  trigger: OrderTrigger,
+  /** Sent to the venue as the client order id: a run's order, or a position's close, is one order. */
+  idempotency_key: Schema.NullOr(Schema.String),
   side: Schema.Literal("buy", "sell"),
   quantity: Numeric,
   leverage: Schema.Int,
   status: OrderStatus,
+  take_profit_price: Schema.NullOr(Numeric),
+  stop_loss_price: Schema.NullOr(Numeric),
   venue_order_id: Schema.NullOr(Schema.String),
   price: Schema.NullOr(Numeric),
   fee: Schema.NullOr(Numeric),
@@ -44,6 +49,8 @@ export const PositionRow = Schema.Struct({
   entry_price: Numeric,
   leverage: Schema.Int,
   margin: Numeric,
+  take_profit_price: Schema.NullOr(Numeric),
+  stop_loss_price: Schema.NullOr(Numeric),
   opened_at: IsoTimestamp,
   updated_at: IsoTimestamp
 })
@@ -58,10 +65,13 @@ const NewOrder = Schema.Struct({
   symbol: Schema.String,
   exchange: Exchange,
   route: OrderRoute,
+  idempotency_key: Schema.String,
   side: Schema.Literal("buy", "sell"),
   quantity: Schema.Number,
   leverage: Schema.Int,
   status: OrderStatus,
+  take_profit_price: Schema.NullOr(Schema.Number),
+  stop_loss_price: Schema.NullOr(Schema.Number),
   error: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf
 })
@@ -84,6 +94,12 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       Request: RunId,
       Result: OrderRow,
       execute: (id) => sql`SELECT * FROM automation_orders WHERE run_id = ${id}`
+    })
+
+    const orderById = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: OrderRow,
+      execute: (id) => sql`SELECT * FROM automation_orders WHERE id = ${id}`
     })
 
     /** Records a run's order; the run's earlier attempt may have recorded it already, and that one wins. */
@@ -135,16 +151,27 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
      * Fills an order once: the order, the account's `current_cash` and `frozen_cash`, its position
      * and the trade (for the trader export) change in one transaction, and only while the order is
      * still open, so a repeated fill of the same order changes nothing. Answers whether it filled.
+     * A take profit or stop loss closes the position as it is at the fill (at the venue, at most
+     * what the venue filled); one that finds it closed already (by a run) is rejected instead of
+     * opening the other way.
      */
     const fill = (order: OrderRow, f: Fill) =>
       sql.withTransaction(Effect.gen(function*() {
         // The account row's lock orders fills of one account.
         yield* sql`SELECT id FROM accounts WHERE id = ${order.account_id} FOR UPDATE`
-        const current = yield* position({ account_id: order.account_id, symbol: order.symbol })
-        const held: Held | null = Option.getOrNull(current)
-        const effect = applyFill(held, { ...order, ...f })
+        const current = Option.getOrNull(yield* position({ account_id: order.account_id, symbol: order.symbol }))
+        let quantity = order.quantity
+        if (order.trigger !== "run") {
+          if (current === null || current.side === (order.side === "buy" ? "long" : "short")) {
+            yield* reject(order.id, "the position was closed before its exit filled")
+            return false
+          }
+          quantity = order.route === "paper" ? current.size : Math.min(order.quantity, current.size)
+        }
+        const effect = applyFill(current, { ...order, ...f, quantity })
         const filled = yield* sql`
-          UPDATE automation_orders SET status = 'filled', price = ${f.price}, fee = ${f.fee}, realized_pnl = ${effect.realized}, closed_quantity = ${effect.closed},
+          UPDATE automation_orders SET status = 'filled', quantity = ${quantity}, price = ${f.price}, fee = ${f.fee},
+            realized_pnl = ${effect.realized}, closed_quantity = ${effect.closed},
             venue_order_id = ${f.venue_order_id}, filled_at = ${f.at}, error = NULL
           WHERE id = ${order.id} AND status IN ('pending', 'submitted') RETURNING id`
         if (filled.length === 0) return false
@@ -153,24 +180,32 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
             updated_at = ${f.at}
           WHERE id = ${order.account_id}`
         const p = effect.position
+        // A new position (or a reversed one) takes the order's exits; an addition the ones it gives; a reduction keeps them.
+        const opened = current === null || current.side !== p?.side
+        const added = !opened && effect.closed === 0
+        const exit = (mine: number | null, kept: number | null | undefined) =>
+          opened ? mine : added ? (mine ?? kept ?? null) : (kept ?? null)
+        const takeProfit = exit(order.take_profit_price, current?.take_profit_price)
+        const stopLoss = exit(order.stop_loss_price, current?.stop_loss_price)
         if (p === null) {
           yield* sql`DELETE FROM account_positions WHERE account_id = ${order.account_id} AND symbol = ${order.symbol}`
         } else {
           yield* sql`
-            INSERT INTO account_positions (account_id, symbol, exchange, side, size, entry_price, leverage, margin, opened_at, updated_at)
+            INSERT INTO account_positions (account_id, symbol, exchange, side, size, entry_price, leverage, margin,
+              take_profit_price, stop_loss_price, opened_at, updated_at)
             VALUES (${order.account_id}, ${order.symbol}, ${order.exchange}, ${p.side}, ${p.size}, ${p.entry_price}, ${p.leverage},
-              ${p.margin}, ${f.at}, ${f.at})
+              ${p.margin}, ${takeProfit}, ${stopLoss}, ${f.at}, ${f.at})
             ON CONFLICT (account_id, symbol) DO UPDATE SET side = EXCLUDED.side, size = EXCLUDED.size,
               entry_price = EXCLUDED.entry_price, leverage = EXCLUDED.leverage, margin = EXCLUDED.margin,
+              take_profit_price = EXCLUDED.take_profit_price, stop_loss_price = EXCLUDED.stop_loss_price,
               opened_at = CASE WHEN account_positions.side = EXCLUDED.side THEN account_positions.opened_at ELSE EXCLUDED.opened_at END,
               updated_at = EXCLUDED.updated_at`
         }
-        // Two fills of one account, symbol and side in the same millisecond are one trade row of the export.
+        // Keyed by its order, so fills of one account, symbol and side in the same millisecond are separate trades.
         yield* sql`
-          INSERT INTO account_trades (account_id, trade_time, symbol, side, quantity, price, fee, realized_pnl)
-          VALUES (${order.account_id}, ${f.at}, ${order.symbol}, ${order.side}, ${order.quantity}, ${f.price}, ${f.fee},
-            ${effect.closed > 0 ? effect.realized : null})
-          ON CONFLICT DO NOTHING`
+          INSERT INTO account_trades (account_id, order_id, trade_time, symbol, side, quantity, price, fee, realized_pnl)
+          VALUES (${order.account_id}, ${order.id}, ${f.at}, ${order.symbol}, ${order.side}, ${quantity}, ${f.price}, ${f.fee},
+            ${effect.closed > 0 ? effect.realized : null})`
         return true
       }))
 
@@ -185,6 +220,82 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       readonly reason: string | null
     }) => sql`INSERT INTO account_decision_logs ${sql.insert(row)} ON CONFLICT DO NOTHING`.pipe(Effect.asVoid)
 
-    return { orderOfRun, insertOrder, markSubmitted, reject, position, positions, orders, fill, logDecision } as const
+    /** Positions with a take profit or a stop loss, to be watched against the mark. */
+    const watched = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: PositionRow,
+      execute: () =>
+        sql`
+        SELECT * FROM account_positions WHERE take_profit_price IS NOT NULL OR stop_loss_price IS NOT NULL
+        ORDER BY account_id, symbol`
+    })
+
+    /** Exits recorded but not settled (their process stopped in between). */
+    const openExits = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: OrderRow,
+      execute: () =>
+        sql`SELECT * FROM automation_orders WHERE trigger <> 'run' AND status IN ('pending', 'submitted') ORDER BY id`
+    })
+
+    const orderByKey = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: OrderRow,
+      execute: (key) => sql`SELECT * FROM automation_orders WHERE idempotency_key = ${key} AND status = 'pending'`
+    })
+
+    /** Whose and which route the position's last fill was: its exit goes the same way. */
+    const lastFillOf = SqlSchema.findOne({
+      Request: Schema.Struct({ account_id: AccountId, symbol: Schema.String }),
+      Result: OrderRow.pipe(Schema.pick("route", "binding_id", "program_id", "user_id")),
+      execute: (q) =>
+        sql`
+        SELECT route, binding_id, program_id, user_id FROM automation_orders
+        WHERE account_id = ${q.account_id} AND symbol = ${q.symbol} AND status = 'filled' ORDER BY id DESC LIMIT 1`
+    })
+
+    /**
+     * Records the order that closes a position whose mark reached its take profit or stop loss, if
+     * it still does under the account's lock. It goes the route of the position's last fill, for its
+     * binding and program; its key (the trigger, the position and when it opened) makes it one order
+     * whichever replica, or pass, saw the crossing. None when there is nothing (left) to close.
+     */
+    const recordExit = (at: { readonly account_id: AccountId; readonly symbol: string }, mark: number, now: Date) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT id FROM accounts WHERE id = ${at.account_id} FOR UPDATE`
+        const current = yield* position(at)
+        if (Option.isNone(current)) return Option.none()
+        const held = current.value
+        const trigger: ExitTrigger | null = exitTriggered(held, mark)
+        if (trigger === null) return Option.none()
+        const lastFill = yield* lastFillOf(at)
+        if (Option.isNone(lastFill)) return Option.none()
+        const last = lastFill.value
+        const key = `${trigger}:${at.account_id}:${at.symbol}:${Date.parse(held.opened_at)}`
+        yield* sql`
+          INSERT INTO automation_orders (binding_id, program_id, user_id, account_id, symbol, exchange, route, trigger,
+            idempotency_key, side, quantity, leverage, status, created_at)
+          VALUES (${last.binding_id}, ${last.program_id}, ${last.user_id}, ${at.account_id}, ${at.symbol}, ${held.exchange},
+            ${last.route}, ${trigger}, ${key}, ${held.side === "long" ? "sell" : "buy"}, ${held.size}, ${held.leverage},
+            'pending', ${now})
+          ON CONFLICT (idempotency_key) DO NOTHING`
+        return yield* orderByKey(key)
+      }))
+
+    return {
+      orderOfRun,
+      orderById,
+      insertOrder,
+      markSubmitted,
+      reject,
+      position,
+      positions,
+      orders,
+      fill,
+      logDecision,
+      watched,
+      openExits,
+      recordExit
+    } as const
   })
 }) {}

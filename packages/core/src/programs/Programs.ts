@@ -5,7 +5,7 @@ import { compileProgram } from "../sandbox/ProgramSource.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
-import { ownedBy } from "../users/Ownership.js"
+import { ownedBy, type Owner } from "../users/Ownership.js"
 import {
   Program,
   type ProgramId,
@@ -42,8 +42,8 @@ export class Programs extends Effect.Service<Programs>()("@trading-platform/core
         return { name: input.name, description: input.description ?? null, language, code: input.code, now: yield* now }
       })
 
-    /** The caller's program, or 404 when it does not exist and 403 when it is another user's. */
-    const owned = (caller: CurrentUserShape, id: ProgramId) => repo.findById(id).pipe(ownedBy(caller, `Program ${id}`))
+    /** The caller's (or a run's owner's) program, or 404 when it does not exist and 403 when it is another user's. */
+    const owned = (caller: Owner, id: ProgramId) => repo.findById(id).pipe(ownedBy(caller, `Program ${id}`))
 
     const create = (caller: CurrentUserShape, input: ProgramRequest) =>
       Effect.flatMap(validated(input), (write) => repo.insert({ ...write, user_id: caller.id })).pipe(

@@ -70,6 +70,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
 
     const ownedSignal = (caller: CurrentUserShape, id: SignalId) =>
       repo.findSignal(id).pipe(ownedBy(caller, `Signal ${id}`))
+    /** The caller's pool: 404 when it does not exist, 403 when it is another user's (a binding listens only to its owner's). */
     const ownedPool = (caller: CurrentUserShape, id: PoolId) => repo.findPool(id).pipe(ownedBy(caller, `Pool ${id}`))
 
     /** Fails with `symbol_not_listed` naming every symbol the venue does not list. */
@@ -331,6 +332,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
       )
 
     return {
+      ownedPool,
       list,
       create,
       get,

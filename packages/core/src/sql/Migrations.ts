@@ -12,6 +12,7 @@ import m0010 from "./migrations/0010_ai_insights.js"
 import m0011 from "./migrations/0011_news.js"
 import m0012 from "./migrations/0012_periodic_tasks.js"
 import m0013 from "./migrations/0013_leases.js"
+import m0014 from "./migrations/0014_automation_trade_key.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -31,7 +32,8 @@ export const migrations = Migrator.fromRecord({
   "0010_ai_insights": m0010,
   "0011_news": m0011,
   "0012_periodic_tasks": m0012,
-  "0013_leases": m0013
+  "0013_leases": m0013,
+  "0014_automation_trade_key": m0014
 })
 
 /** Runs every pending migration in one transaction; a concurrent runner waits for the lock. */

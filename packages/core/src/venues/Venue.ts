@@ -1,4 +1,5 @@
 import { Context, type Effect, Schema } from "effect"
+import { createHash } from "node:crypto"
 import type { Unavailable, UpstreamError, UpstreamTimeout, VenueRejected } from "../http/Errors.js"
 
 export const Exchange = Schema.Literal("venue1", "venue2")
@@ -75,7 +76,15 @@ export interface OrderRequest {
   readonly quantity: number
   /** A limit price; a market order when absent. */
   readonly price?: number
+  /**
+   * The caller's key for the order, sent as the venue's client order id (each venue hashes it to
+   * its own format), so the venue refuses a second order with the same key.
+   */
+  readonly client_order_id?: string
 }
+
+/** A client order id of 128 bits, the same for the same key (hex, as venue1's `cloid` and within venue2's 36 characters). */
+export const clientOrderId = (key: string) => createHash("sha256").update(key).digest("hex").slice(0, 32)
 
 export interface OrderResult {
   readonly order_id: string

@@ -2,7 +2,7 @@ import { HttpClientRequest } from "@effect/platform"
 import { Clock, Effect, Schema } from "effect"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { UpstreamError, VenueRejected } from "../http/Errors.js"
-import { type Candle, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+import { type Candle, clientOrderId, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
 import { signL1Action, toWire } from "./Venue1Signing.js"
 import { makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
 
@@ -230,7 +230,8 @@ export const makeVenue1Http = (connection: VenueConnection) =>
               p: toWire(venuePrice(price, market.szDecimals)),
               s: toWire(Number(order.quantity.toFixed(market.szDecimals))),
               r: false,
-              t: { limit: { tif: order.price === undefined ? "Ioc" : "Gtc" } }
+              t: { limit: { tif: order.price === undefined ? "Ioc" : "Gtc" } },
+              ...(order.client_order_id === undefined ? {} : { c: `0x${clientOrderId(order.client_order_id)}` })
             }],
             grouping: "na"
           })

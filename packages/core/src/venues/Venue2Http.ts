@@ -3,7 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { createHmac } from "node:crypto"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { type UpstreamError, VenueRejected } from "../http/Errors.js"
-import { type Candle, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+import { type Candle, clientOrderId, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
 import { makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
 
 const quote = "USDT"
@@ -70,7 +70,8 @@ export const makeVenue2Http = (connection: VenueConnection) =>
       path: string,
       credentials: VenueCredentials,
       params: Record<string, string | number>,
-      schema: Schema.Schema<A, I>
+      schema: Schema.Schema<A, I>,
+      retries?: number
     ) =>
       credentials.kind !== "apiKey"
         ? Effect.fail(new VenueRejected({ error: "venue2 needs an API key and secret" }))
@@ -81,7 +82,7 @@ export const makeVenue2Http = (connection: VenueConnection) =>
           const request = HttpClientRequest.make(method)(`${http.baseUrl}${path}?${query}&signature=${signature}`).pipe(
             HttpClientRequest.setHeader("X-MBX-APIKEY", credentials.apiKey)
           )
-          return yield* http.decode(yield* http.send(request), schema, refused)
+          return yield* http.decode(yield* http.send(request, retries), schema, refused)
         })
 
     /** A symbol-level call: the venue answers -1121 for a symbol it does not list. */
@@ -181,15 +182,24 @@ export const makeVenue2Http = (connection: VenueConnection) =>
               leverage: p.leverage
             }]
           })),
+      // Not repeated on a failure: venue2 would take the same signed order twice.
       placeOrder: (credentials, order) =>
-        signed("POST", "/fapi/v1/order", credentials, {
-          symbol: pair(order.symbol),
-          side: order.side.toUpperCase(),
-          quantity: order.quantity,
-          ...(order.price === undefined
-            ? { type: "MARKET" }
-            : { type: "LIMIT", price: order.price, timeInForce: "GTC" })
-        }, OrderAnswer).pipe(
+        signed(
+          "POST",
+          "/fapi/v1/order",
+          credentials,
+          {
+            symbol: pair(order.symbol),
+            side: order.side.toUpperCase(),
+            quantity: order.quantity,
+            ...(order.client_order_id === undefined ? {} : { newClientOrderId: clientOrderId(order.client_order_id) }),
+            ...(order.price === undefined
+              ? { type: "MARKET" }
+              : { type: "LIMIT", price: order.price, timeInForce: "GTC" })
+          },
+          OrderAnswer,
+          0
+        ).pipe(
           Effect.map((a) => ({
             order_id: String(a.orderId),
             status: a.status === "FILLED" ? "filled" as const : "open" as const,

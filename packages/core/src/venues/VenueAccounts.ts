@@ -7,7 +7,7 @@ import { Secrets } from "../secrets/Secrets.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
-import { Venues } from "./Venue.js"
+import { type Exchange, type VenueCredentials, Venues } from "./Venue.js"
 import { Acknowledgement, type Venue2SetupRequest, type WalletRequest, WalletTestResult } from "./VenueAccount.js"
 import { VenueCredentialsRepo } from "./VenueCredentialsRepo.js"
 
@@ -90,7 +90,21 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
         return new Acknowledgement({ status: "success", message: `venue2 keys accepted and stored for account ${id}` })
       }).pipe(dieOnStorageFailure, Effect.withSpan("VenueAccounts.setupVenue2", { attributes: { id } }))
 
-    return { storeWallet, testWallet, setupVenue2 } as const
+    /** What the venue needs to act for the account (its stored wallet or keys, opened), if it has any. */
+    const credentials = (id: AccountId, venue: Exchange) =>
+      Effect.map(
+        repo.find({ account_id: id, venue }),
+        Option.map((row): VenueCredentials => {
+          const secret = secrets.open(row.secret_sealed)
+          if (venue === "venue1") {
+            return { kind: "wallet", environment: row.environment, address: row.public_id ?? "", privateKey: secret }
+          }
+          const keys = JSON.parse(secret) as { api_key: string; secret_key: string }
+          return { kind: "apiKey", environment: row.environment, apiKey: keys.api_key, secretKey: keys.secret_key }
+        })
+      ).pipe(Effect.withSpan("VenueAccounts.credentials", { attributes: { id, venue } }))
+
+    return { storeWallet, testWallet, setupVenue2, credentials } as const
   }),
   dependencies: [VenueCredentialsRepo.Default]
 }) {}

@@ -18,14 +18,15 @@ export const wallClock = Clock.make()
  * reached (connection refused or broken) or answers another 5xx or an unexpected body is
  * `upstream_error`, one that answers 429/503 (it is there, and says it is busy) is `unavailable`,
  * one too slow is `upstream_timeout`: 503 stays the answer for our own storage being away. Only
- * transport errors and 5xx are retried, at once: a slow venue is not asked again.
+ * transport errors and 5xx are retried, at once: a slow venue is not asked again. A request that
+ * must not be repeated (an order the venue may have taken before failing) is sent with `retries` 0.
  */
 export const makeVenueClient = (exchange: Exchange, connection: VenueConnection) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const timeoutMs = Duration.toMillis(connection.timeout)
 
-    const send = (request: HttpClientRequest.HttpClientRequest) =>
+    const send = (request: HttpClientRequest.HttpClientRequest, retries = connection.retries) =>
       client.execute(request).pipe(
         Effect.flatMap((response) =>
           Effect.map(response.text, (text): VenueReply => ({ status: response.status, text }))
@@ -44,7 +45,7 @@ export const makeVenueClient = (exchange: Exchange, connection: VenueConnection)
               ? new Unavailable({ error: `${exchange} is unavailable (HTTP ${reply.status})` })
               : new UpstreamError({ error: `${exchange} answered HTTP ${reply.status}` })
           )),
-        Effect.retry({ times: connection.retries, while: (e) => e._tag !== "UpstreamTimeout" }),
+        Effect.retry({ times: retries, while: (e) => e._tag !== "UpstreamTimeout" }),
         Effect.withClock(wallClock)
       )
 

@@ -146,10 +146,13 @@ describe("automation runs after a crash", () => {
               symbol: "BTC",
               exchange: "venue2",
               route: "paper",
+              idempotency_key: `run:crashed:${claimed!.id}`,
               side: "buy",
               quantity: 0.01,
               leverage: 1,
               status: "pending",
+              take_profit_price: null,
+              stop_loss_price: null,
               error: null,
               created_at: now
             })
@@ -227,10 +230,13 @@ describe("automation runs after a crash", () => {
               symbol: claimed!.symbol,
               exchange: "venue2",
               route: "venue",
+              idempotency_key: `run:crashed:${claimed!.id}`,
               side: "buy",
               quantity: 0.01,
               leverage: 1,
               status: "submitted",
+              take_profit_price: null,
+              stop_loss_price: null,
               error: null,
               created_at: now
             })

@@ -11,6 +11,10 @@ export type Behavior = "ok" | "error500" | "unavailable503" | "slow" | "garbage"
 export interface FakeVenue {
   readonly url: string
   behavior: Behavior
+  /** How order requests answer when `behavior` is "ok" (a venue failing only on orders). */
+  orders: Behavior
+  /** The client order ids of the orders placed, in order; a repeated one is refused. */
+  readonly clientOrderIds: Array<string>
   /** Requests seen, by route (`/info` requests by their `type`). */
   readonly calls: Map<string, number>
   /** The body of the last request. */
@@ -19,11 +23,19 @@ export interface FakeVenue {
 }
 
 type Handler = (
-  route: { readonly path: string; readonly params: URLSearchParams; readonly body: any; readonly req: IncomingMessage }
+  route: {
+    readonly path: string
+    readonly params: URLSearchParams
+    readonly body: any
+    readonly req: IncomingMessage
+    readonly clientOrderIds: Array<string>
+  }
 ) => {
   readonly status?: number
   readonly json: unknown
   readonly key?: string
+  /** An order request, which answers as `orders` says. */
+  readonly order?: boolean
 }
 
 const minute = 60_000
@@ -52,7 +64,8 @@ const start = (handler: Handler): Promise<FakeVenue> =>
   new Promise((resolve) => {
     const calls = new Map<string, number>()
     const last: { body?: any } = {}
-    const venue: { behavior: Behavior } = { behavior: "ok" }
+    const clientOrderIds: Array<string> = []
+    const venue: { behavior: Behavior; orders: Behavior } = { behavior: "ok", orders: "ok" }
     const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
       let raw = ""
       req.on("data", (chunk) => (raw += chunk))
@@ -60,13 +73,13 @@ const start = (handler: Handler): Promise<FakeVenue> =>
         const url = new URL(req.url ?? "/", "http://fake")
         const body = raw === "" ? undefined : JSON.parse(raw)
         last.body = body
-        const answer = handler({ path: url.pathname, params: url.searchParams, body, req })
+        const answer = handler({ path: url.pathname, params: url.searchParams, body, req, clientOrderIds })
         const key = answer.key ?? url.pathname
         calls.set(key, (calls.get(key) ?? 0) + 1)
         const send = (status: number, text: string) => {
           if (!res.writableEnded) res.writeHead(status, { "content-type": "application/json" }).end(text)
         }
-        switch (venue.behavior) {
+        switch (venue.behavior === "ok" && answer.order === true ? venue.orders : venue.behavior) {
           case "error500":
             return send(500, JSON.stringify({ error: "internal" }))
           case "unavailable503":
@@ -86,6 +99,7 @@ const start = (handler: Handler): Promise<FakeVenue> =>
       resolve(Object.assign(venue, {
         url: `http://127.0.0.1:${port}`,
         calls,
+        clientOrderIds,
         last,
         close: () =>
           new Promise<void>((done) => {
@@ -109,15 +123,16 @@ const agentAddress = `0x${
 }`
 export const venue1RestingOrder = 78
 
-/** venue1's signed `/exchange` (a testnet): checks the signer, fills IOC orders, rests GTC ones. */
-const exchange = (body: any) => {
+/** venue1's signed `/exchange` (a testnet): checks the signer, fills IOC orders, rests GTC ones, refuses a repeated cloid. */
+const exchange = (body: any, clientOrderIds: Array<string>) => {
   const signer = recoverAddress(l1Digest(body.action, body.nonce, false), body.signature)
   if (signer !== agentAddress) {
     return { key: "exchange", json: { status: "err", response: `User or API Wallet ${signer} does not exist.` } }
   }
   const ok = (statuses: Array<unknown>) => ({
     key: `exchange:${body.action.type}`,
-    json: { status: "ok", response: { type: body.action.type, data: { statuses } } }
+    json: { status: "ok", response: { type: body.action.type, data: { statuses } } },
+    order: body.action.type === "order"
   })
   if (body.action.type === "cancel") {
     return ok([
@@ -128,6 +143,10 @@ const exchange = (body: any) => {
   }
   const order = body.action.orders[0]
   if (order.a >= coins.length) return ok([{ error: "Invalid asset" }])
+  if (order.c !== undefined) {
+    if (clientOrderIds.includes(order.c)) return ok([{ error: "Duplicate cloid" }])
+    clientOrderIds.push(order.c)
+  }
   return ok([
     order.t.limit.tif === "Ioc"
       ? { filled: { totalSz: order.s, avgPx: "3200.5", oid: 77 } }
@@ -137,8 +156,8 @@ const exchange = (body: any) => {
 
 /** A venue1 (Hyperliquid-style) server: `POST /info` and signed `POST /exchange`. */
 export const startFakeVenue1 = () =>
-  start(({ body, path }) => {
-    if (path === "/exchange") return exchange(body)
+  start(({ body, clientOrderIds, path }) => {
+    if (path === "/exchange") return exchange(body, clientOrderIds)
     const type = String(body?.type)
     const known = (coin: unknown) => typeof coin === "string" && coin in reference
     switch (type) {
@@ -253,7 +272,7 @@ const invalidSymbol = { status: 400, json: { code: -1121, msg: "Invalid symbol."
 
 /** A venue2 (Binance-futures-style) REST server, with HMAC-SHA256 signed account calls. */
 export const startFakeVenue2 = () =>
-  start(({ params, path, req }) => {
+  start(({ clientOrderIds, params, path, req }) => {
     const symbol = params.get("symbol")
     const coin = symbol?.replace(/USDT$/, "")
     const listed = coin !== undefined && coin in reference
@@ -330,17 +349,25 @@ export const startFakeVenue2 = () =>
             leverage: "5"
           }]
         }
-      case "/fapi/v1/order":
-        return req.method === "DELETE"
-          ? { json: { orderId: Number(params.get("orderId")), status: "CANCELED" } }
-          : {
-            json: {
-              orderId: 42,
-              status: params.get("type") === "MARKET" ? "FILLED" : "NEW",
-              executedQty: params.get("type") === "MARKET" ? params.get("quantity") : "0",
-              avgPrice: "65010.5"
-            }
+      case "/fapi/v1/order": {
+        if (req.method === "DELETE") return { json: { orderId: Number(params.get("orderId")), status: "CANCELED" } }
+        const clientId = params.get("newClientOrderId")
+        if (clientId !== null) {
+          if (clientOrderIds.includes(clientId)) {
+            return { order: true, status: 400, json: { code: -4116, msg: "ClientOrderId is duplicated." } }
           }
+          clientOrderIds.push(clientId)
+        }
+        return {
+          order: true,
+          json: {
+            orderId: 42,
+            status: params.get("type") === "MARKET" ? "FILLED" : "NEW",
+            executedQty: params.get("type") === "MARKET" ? params.get("quantity") : "0",
+            avgPrice: "65010.5"
+          }
+        }
+      }
       default:
         return { status: 404, json: { code: -5000, msg: "Path not found" } }
     }

@@ -3,7 +3,7 @@ import { SignalEngine } from "@trading-platform/core"
 import { testStorages } from "@trading-platform/core/testing"
 import { Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
-import { allFinished, AutomationServer, createProgram, waitForRuns } from "../support/Automation.js"
+import { allFinished, AutomationServer, createProgram, exitProgram, waitForRuns } from "../support/Automation.js"
 import { marketNow, stuckProgram, throwingProgram } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
@@ -274,6 +274,77 @@ for (const storage of testStorages) {
           ])
           const later = new Date(Date.parse(exit.filled_at) + 1).toISOString()
           expect((yield* call("GET", `/api/analytics/program-summary?from=${later}`, { token })).body.items).toEqual([])
+        }))
+
+      it.effect(
+        "a take profit or stop loss closes the paper position once when the mark reaches it",
+        () =>
+          Effect.gen(function*() {
+            const { token } = yield* signUp()
+            const program = yield* createProgram(token, exitProgram)
+            const account = yield* createAccount(token)
+            // Exits 0.05 % either side of the last close; the simulated price moves every minute.
+            const { binding, runs } = yield* bindAndRun(token, program, {
+              account_id: account.id,
+              params: { exit_width: 0.0005 }
+            })
+            const { stop_loss_price, take_profit_price } = runs[0].decision
+            const [opened] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+            expect(opened).toMatchObject({ side: "long", take_profit_price, stop_loss_price })
+            const deadline = Date.now() + 60_000
+            let positions = [opened]
+            while (positions.length > 0 && Date.now() < deadline) {
+              yield* TestClock.adjust("5 minutes")
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+              positions = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+            }
+            expect(positions).toEqual([])
+            const [exit, entry] = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
+            expect(exit).toMatchObject({
+              run_id: null,
+              binding_id: binding.id,
+              program_id: program,
+              route: "paper",
+              side: "sell",
+              status: "filled",
+              trigger: expect.stringMatching(/^(take_profit|stop_loss)$/)
+            })
+            expect(exit.quantity).toBeCloseTo(entry.quantity, 10)
+            // It fired on the mark's side of the level it names: the sell filled 0.05 % under the mark.
+            const mark = exit.price / (1 - 0.0005)
+            if (exit.trigger === "take_profit") expect(mark).toBeGreaterThanOrEqual(take_profit_price)
+            else expect(mark).toBeLessThanOrEqual(stop_loss_price)
+            const flat = (yield* call("GET", `/api/account/${account.id}`, { token })).body
+            expect(flat.frozen_cash).toBeCloseTo(0, 6)
+            expect(flat.current_cash).toBeCloseTo(10_000 - entry.fee - exit.fee + exit.realized_pnl, 6)
+            const exported = (yield* call("GET", `/api/trader/${account.id}/export`, { token })).body
+            expect(exported.trades.map((t: any) => t.side)).toEqual(["buy", "sell"])
+            // The watcher keeps passing: the position is closed once.
+            yield* TestClock.adjust("1 minute")
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+            expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toHaveLength(2)
+          }),
+        90_000
+      )
+
+      it.effect("two fills of one account, symbol and side in the same millisecond are two trades in the export", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const program = yield* createProgram(
+            token,
+            `export function decide() { return { operation: "buy", target_portion_of_balance: 0.1 } }`
+          )
+          const account = yield* createAccount(token)
+          const { binding } = yield* bindAndRun(token, program, { account_id: account.id })
+          yield* call("POST", `/api/programs/${program}/bindings/${binding.id}/run`, { token })
+          yield* waitForRuns(token, program, binding.id, allFinished(2))
+          const orders = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
+          expect(orders.map((o: any) => [o.side, o.status])).toEqual([["buy", "filled"], ["buy", "filled"]])
+          // The test clock stood still: both filled in the same millisecond.
+          expect(orders[0].filled_at).toBe(orders[1].filled_at)
+          const trades = (yield* call("GET", `/api/trader/${account.id}/export`, { token })).body.trades
+          expect(trades).toHaveLength(2)
+          expect(trades.map((t: any) => t.quantity).sort()).toEqual(orders.map((o: any) => o.quantity).sort())
         }))
 
       it.effect("a binding with a signal pool runs when the pool fires for its symbol, and opens a position", () =>

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { expect } from "@effect/vitest"
-import { type AutomationOptions, PlatformLive } from "@trading-platform/core"
+import { type AutomationOptions, PlatformLive, type PlatformOptions } from "@trading-platform/core"
 import { TestConfig, type TestStorage } from "@trading-platform/core/testing"
 import { ApiLive, requestContext } from "@trading-platform/server"
 import { Duration, Effect, Layer, TestClock } from "effect"
@@ -22,16 +22,21 @@ export const automationProgram = `export function decide(data) {
 `
 
 /**
- * The real server on a random port with the scheduler, one run worker and the PnL refresher, at
- * `marketNow` on the test clock; the platform's services (the signal engine among them) stay in
+ * The real server on a random port with the scheduler (and exit watcher), one run worker and the
+ * PnL refresher, at `marketNow` on the test clock, with `config` over the test options; the platform's services (the signal engine among them) stay in
  * reach of the tests.
  */
-export const AutomationServer = (storage: TestStorage, automation: Partial<AutomationOptions> = {}) =>
+export const AutomationServer = (
+  storage: TestStorage,
+  automation: Partial<AutomationOptions> = {},
+  config: Partial<PlatformOptions> = {}
+) =>
   HttpApiBuilder.serve(requestContext).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ApiLive),
     Layer.provideMerge(PlatformLive),
     Layer.provideMerge(TestConfig(storage, {
+      ...config,
       automation: {
         enabled: true,
         concurrency: 1,
@@ -80,3 +85,19 @@ export const waitForRuns = (
 
 export const allFinished = (count: number) => (runs: ReadonlyArray<any>) =>
   runs.length >= count && runs.every((r) => r.status === "completed" || r.status === "failed")
+
+/**
+ * Buys half the free cash when flat, with `params.take_profit` and `params.stop_loss` as its exit
+ * prices, or (with `params.exit_width`) exits that far either side of the last close.
+ */
+export const exitProgram = `export function decide(data) {
+  if (data.position) return { operation: "hold" }
+  const w = data.params.exit_width
+  return {
+    operation: "buy",
+    target_portion_of_balance: 0.5,
+    take_profit_price: w ? data.bar.close * (1 + w) : data.params.take_profit,
+    stop_loss_price: w ? data.bar.close * (1 - w) : data.params.stop_loss
+  }
+}
+`

@@ -1,0 +1,202 @@
+import { afterAll, describe, expect, layer } from "@effect/vitest"
+import {
+  type FakeVenue,
+  startFakeVenue1,
+  startFakeVenue2,
+  testOptions,
+  testStorages
+} from "@trading-platform/core/testing"
+import { Duration, Effect, TestClock } from "effect"
+import { createAccount, venue2Keys, wallet } from "../support/Accounts.js"
+import { allFinished, AutomationServer, createProgram, exitProgram, waitForRuns } from "../support/Automation.js"
+import { call, signUp } from "../support/TestServer.js"
+
+// A pair of fake venues per storage: each platform's accounts are the venues' own (the same ids
+// and test clock on both storages would otherwise give two platforms the same client order ids).
+const fakes = await Promise.all(testStorages.map(async () => ({
+  fake1: await startFakeVenue1(),
+  fake2: await startFakeVenue2()
+})))
+afterAll(async () => {
+  for (const { fake1, fake2 } of fakes) {
+    await fake1.close()
+    await fake2.close()
+  }
+})
+
+const { venues } = testOptions({ kind: "pglite", dataDir: "memory://" })
+// One retry, as in production: an order must still reach the venue once.
+const configOf = (fake1: FakeVenue, fake2: FakeVenue) => ({
+  venues: {
+    ...venues,
+    venue1: { mode: "http", baseUrl: fake1.url, timeout: Duration.seconds(1), retries: 1 },
+    venue2: { mode: "http", baseUrl: fake2.url, timeout: Duration.seconds(1), retries: 1 }
+  }
+} as const)
+
+// The scheduler (and exit watcher) polls every second of the test clock.
+const tick = TestClock.adjust("1 second")
+
+/** An account on venue2 with its keys stored (checked at the fake), or on venue1 with a wallet. */
+const venueAccount = (token: string, venue: "venue1" | "venue2", privateKey: string = wallet.private_key) =>
+  Effect.gen(function*() {
+    const name = `${venue} bot ${Math.random().toString(36).slice(2, 8)}`
+    if (venue === "venue2") {
+      const account = yield* createAccount(token, { name })
+      const setup = yield* call("POST", `/api/venue2/accounts/${account.id}/setup`, { token, body: venue2Keys })
+      expect(setup.status).toBe(200)
+      return account
+    }
+    const account = yield* createAccount(token, { name, venue1_enabled: true, venue1_environment: "testnet" })
+    const stored = yield* call("PUT", `/api/venue1/accounts/${account.id}/wallet`, {
+      token,
+      body: { ...wallet, private_key: privateKey }
+    })
+    expect(stored.status).toBe(200)
+    return account
+  })
+
+/** Binds the program to the account for BTC (daily, so only manual runs fire) and runs it once by hand. */
+const runOnce = (token: string, program: number, accountId: number, params: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
+      token,
+      body: { account_id: accountId, symbols: ["BTC"], interval_minutes: 1440, params }
+    })
+    expect(binding.status).toBe(201)
+    yield* call("POST", `/api/programs/${program}/bindings/${binding.body.id}/run`, { token })
+    const [run] = yield* waitForRuns(token, program, binding.body.id, allFinished(1))
+    return run
+  })
+
+const ordersOf = (token: string, accountId: number) =>
+  Effect.map(call("GET", `/api/account/${accountId}/orders`, { token }), (r) => r.body.orders as Array<any>)
+const positionsOf = (token: string, accountId: number) =>
+  Effect.map(call("GET", `/api/account/${accountId}/positions`, { token }), (r) => r.body.positions as Array<any>)
+
+for (const [i, storage] of testStorages.entries()) {
+  const { fake1, fake2 } = fakes[i]!
+  describe.skipIf(!storage.available)(`automation on the HTTP venues (local fakes) over ${storage.name}`, () => {
+    layer(AutomationServer(storage, {}, configOf(fake1, fake2)), { timeout: "120 seconds" })((it) => {
+      it.effect("a run's order goes to the account's venue with the order's key, and fills into the ledger", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const program = yield* createProgram(token)
+          fake1.orders = "ok"
+          fake2.orders = "ok"
+          for (
+            const [venue, fake, price, venueOrderId] of [
+              ["venue2", fake2, 65010.5, "42"],
+              ["venue1", fake1, 3200.5, "77"]
+            ] as const
+          ) {
+            const account = yield* venueAccount(token, venue)
+            const keysBefore = fake.clientOrderIds.length
+            const run = yield* runOnce(token, program, account.id)
+            expect(run).toMatchObject({ status: "completed", attempts: 1, error: null })
+            const [order] = yield* ordersOf(token, account.id)
+            expect(order).toMatchObject({
+              run_id: run.id,
+              exchange: venue,
+              route: "venue",
+              trigger: "run",
+              side: "buy",
+              status: "filled",
+              venue_order_id: venueOrderId,
+              price
+            })
+            // The venue saw one order, under a client order id of its own format.
+            expect(fake.clientOrderIds.slice(keysBefore)).toEqual([
+              expect.stringMatching(venue === "venue1" ? /^0x[0-9a-f]{32}$/ : /^[0-9a-f]{32}$/)
+            ])
+            expect(yield* positionsOf(token, account.id)).toEqual([
+              expect.objectContaining({ symbol: "BTC", exchange: venue, side: "long", entry_price: price })
+            ])
+            // The venue reports no fee: the paper rate is charged.
+            const after = (yield* call("GET", `/api/account/${account.id}`, { token })).body
+            expect(order.fee).toBeCloseTo(order.quantity * price * 0.00035, 8)
+            expect(after.frozen_cash).toBeCloseTo(order.quantity * price, 6)
+            expect(after.current_cash).toBeCloseTo(10_000 - order.quantity * price - order.fee, 6)
+          }
+        }))
+
+      it.effect("a venue that refuses the order: the order is rejected with the venue's reason and nothing fills", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const program = yield* createProgram(token)
+          // venue1 does not know this signer.
+          const account = yield* venueAccount(token, "venue1", `0x${"11".repeat(32)}`)
+          const run = yield* runOnce(token, program, account.id)
+          expect(run).toMatchObject({ status: "completed", attempts: 1 })
+          expect(run.error).toMatch(/rejected: venue1 refused the action: User or API Wallet .* does not exist/)
+          const [order] = yield* ordersOf(token, account.id)
+          expect(order).toMatchObject({ route: "venue", status: "rejected", price: null, filled_at: null })
+          expect(yield* positionsOf(token, account.id)).toEqual([])
+          const unchanged = (yield* call("GET", `/api/account/${account.id}`, { token })).body
+          expect({ cash: unchanged.current_cash, frozen: unchanged.frozen_cash }).toEqual({ cash: 10_000, frozen: 0 })
+        }))
+
+      it.effect("a venue failing while it has the order: the run fails, the order is rejected and never sent again", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const program = yield* createProgram(token)
+          for (
+            const [behavior, why] of [["error500", /HTTP 500/], ["unavailable503", /unavailable \(HTTP 503\)/]] as const
+          ) {
+            const account = yield* venueAccount(token, "venue2")
+            const sent = fake2.calls.get("/fapi/v1/order") ?? 0
+            const keysBefore = fake2.clientOrderIds.length
+            fake2.orders = behavior
+            const run = yield* runOnce(token, program, account.id).pipe(Effect.ensuring(
+              Effect.sync(() => (fake2.orders = "ok"))
+            ))
+            expect(run).toMatchObject({ status: "failed", attempts: 1 })
+            expect(run.error).toMatch(/^The venue did not confirm order \d+: /)
+            expect(run.error).toMatch(why)
+            const [order] = yield* ordersOf(token, account.id)
+            expect(order).toMatchObject({ status: "rejected", price: null })
+            expect(order.error).toMatch(/not sent again, so check the venue/)
+            // Sent once (the venue may hold it), not retried by the client nor by another attempt.
+            expect(fake2.calls.get("/fapi/v1/order")).toBe(sent + 1)
+            expect(fake2.clientOrderIds.length).toBe(keysBefore + 1)
+            expect(yield* positionsOf(token, account.id)).toEqual([])
+          }
+        }))
+
+      it.effect("a stop loss on the HTTP venue is watched by the platform and closed with a market order there", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const program = yield* createProgram(token, exitProgram)
+          const account = yield* venueAccount(token, "venue2")
+          // The fake fills at 65010.5 and marks BTC at 65000: under a stop at 65005.
+          const run = yield* runOnce(token, program, account.id, { stop_loss: 65_005 })
+          expect(run).toMatchObject({ status: "completed", decision: { stop_loss_price: 65_005 } })
+          const keysBefore = fake2.clientOrderIds.length
+          const deadline = Date.now() + 30_000
+          while ((yield* positionsOf(token, account.id)).length > 0 && Date.now() < deadline) {
+            yield* tick
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+          }
+          const [exit, entry] = yield* ordersOf(token, account.id)
+          expect(entry).toMatchObject({ trigger: "run", status: "filled" })
+          expect(exit).toMatchObject({
+            run_id: null,
+            binding_id: entry.binding_id,
+            program_id: program,
+            route: "venue",
+            trigger: "stop_loss",
+            side: "sell",
+            status: "filled",
+            price: 65010.5
+          })
+          expect(exit.quantity).toBeCloseTo(entry.quantity, 10)
+          expect(fake2.clientOrderIds.length).toBe(keysBefore + 1)
+          expect(yield* positionsOf(token, account.id)).toEqual([])
+          // Later passes find nothing left to close.
+          yield* tick
+          yield* tick
+          expect(yield* ordersOf(token, account.id)).toHaveLength(2)
+        }))
+    })
+  })
+}
