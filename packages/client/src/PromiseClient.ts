@@ -1,6 +1,12 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Socket from "@effect/platform/Socket"
-import { type ChatRequest, errorCatalogue, type Exchange, type Issue, type MarketEvent } from "@trading-platform/core/contract"
+import {
+  type ChatRequest,
+  errorCatalogue,
+  type Exchange,
+  type Issue,
+  type MarketEvent
+} from "@trading-platform/core/contract"
 import { Effect, Either, Stream } from "effect"
 import { type ClientOptions, makeClient, RequestInputError, type TradingClient } from "./Client.js"
 import type { ChannelEvent, ChatEvent } from "./LiveStreams.js"

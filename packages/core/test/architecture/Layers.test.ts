@@ -60,6 +60,7 @@ const layers: Record<string, ReadonlyArray<string>> = {
     "news",
     "assistant",
     "docs",
+    "console",
     "*",
     "cli"
   ]
