@@ -157,7 +157,8 @@ describe("the web console", () => {
           )
           expect(drawn).toEqual([backtest.body.equity_curve.length, backtest.body.equity_curve.length])
           const rows = yield* Effect.promise(() =>
-            page.$$eval("section.backtest table", (t) => t.at(-1)!.rows.length)
+            page.$$eval("section.backtest table", (t) =>
+              (t.at(-1) as HTMLTableElement).rows.length)
           )
           expect(rows).toBe(backtest.body.trades.length + 1)
 
