@@ -218,6 +218,36 @@ describe("the web console", () => {
         }).pipe(Effect.scoped),
       { timeout: 120_000 }
     )
+    it.effect.skipIf(!hasChromium)(
+      "in Chromium: API text is shown as text, and the assistant's answer streams into the chat",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("chat")
+          const name = "<img src=x onerror=\"window.pwned=1\">"
+          yield* call("POST", "/api/programs", { token: user.token, body: { name, code: crossover } })
+          const b = yield* browser
+          const page = yield* Effect.promise(() => b.newPage())
+          yield* logIn(page, origin, user)
+          yield* Effect.promise(() => page.waitForSelector("ul.list button[data-id]"))
+          expect(yield* Effect.promise(() => page.textContent("ul.list button[data-id]"))).toBe(name)
+          expect(yield* Effect.promise(() => page.$$("ul.list img"))).toEqual([])
+          expect(yield* Effect.promise(() => page.evaluate(() => (window as any).pwned))).toBeUndefined()
+
+          yield* Effect.promise(async () => {
+            await page.click("nav button:text('Assistant')")
+            await page.fill("textarea[name=message]", "How is BTC doing?")
+            await page.click("form button[type=submit]")
+            await page.waitForFunction(() => document.querySelector(".chat.answer")?.textContent?.length, null, {
+              timeout: 60_000
+            })
+          })
+          expect(yield* Effect.promise(() => page.textContent(".chat.question"))).toBe("How is BTC doing?")
+          expect(yield* Effect.promise(() => page.$$eval(".error", (errors) => errors.map((e) => e.textContent))))
+            .toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 120_000 }
+    )
   })
 })
 
