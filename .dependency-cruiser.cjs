@@ -56,6 +56,7 @@ const layers = {
     "streams",
     "assistant",
     "docs",
+    "console",
     "*",
     "cli"
   ]

@@ -3,6 +3,7 @@ import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import {
+  type ChatRequest,
   type Exchange,
   type Issue,
   parseErrorIssues,
@@ -11,7 +12,7 @@ import {
   TradingApi
 } from "@trading-platform/core/contract"
 import { Effect, Option, ParseResult, Schema, Stream } from "effect"
-import { marketIntelligence, subscribe } from "./LiveStreams.js"
+import { assistantChat, marketIntelligence, subscribe } from "./LiveStreams.js"
 import { withRetry } from "./Retry.js"
 
 export interface ClientOptions {
@@ -82,7 +83,7 @@ const checked = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps, method:
 /**
  * The typed client of the whole contract, and the live streams: `marketIntelligence(symbols)` (the
  * SSE stream's decoded events) and `subscribe(channels)` (the WebSocket's events), both
- * reconnecting by the retry rule. Each request is checked against its schemas before it is sent.
+ * reconnecting by the retry rule, and `assistantChat(request)` (the assistant's answer as it is written). Each request is checked against its schemas before it is sent.
  * Needs an `HttpClient` (e.g. `FetchHttpClient.layer`).
  */
 export const makeClient = (options: ClientOptions) =>
@@ -99,7 +100,9 @@ export const makeClient = (options: ClientOptions) =>
     return Object.assign(api, {
       marketIntelligence: (symbols: ReadonlyArray<string>, params: { readonly exchange?: Exchange | undefined } = {}) =>
         marketIntelligence(options, symbols, params).pipe(Stream.provideService(HttpClient.HttpClient, http)),
-      subscribe: (channels: ReadonlyArray<string>) => subscribe(options, channels)
+      subscribe: (channels: ReadonlyArray<string>) => subscribe(options, channels),
+      assistantChat: (request: ChatRequest) =>
+        assistantChat(options, request).pipe(Stream.provideService(HttpClient.HttpClient, http))
     })
   })
 

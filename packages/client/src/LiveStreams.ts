@@ -3,6 +3,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Socket from "@effect/platform/Socket"
 import {
+  type ChatRequest,
   type Exchange,
   isRetryableStatus,
   MarketEvent,
@@ -47,6 +48,36 @@ export interface LiveStreamOptions {
 const ended = (what: string) =>
   new LiveStreamError({ error: `${what} ended`, code: "stream_ended", retryable: true, retryAfter: Option.none() })
 
+const asLiveStreamError = (e: unknown) =>
+  e instanceof LiveStreamError ? e : new LiveStreamError({
+    error: String((e as Error).message ?? e),
+    code: "transport_error",
+    retryable: true,
+    retryAfter: Option.none()
+  })
+
+/** Sends `request` and answers its Server-Sent Events; an answer other than 200 fails with its envelope's code. */
+const sseEvents = (http: HttpClient.HttpClient, request: HttpClientRequest.HttpClientRequest) =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const response = yield* http.execute(request).pipe(
+      Effect.mapError((e) =>
+        new LiveStreamError({ error: e.message, code: "transport_error", retryable: true, retryAfter: Option.none() })
+      )
+    )
+    if (response.status !== 200) {
+      const body = yield* Effect.orElseSucceed(response.json, () => ({})) as Effect.Effect<any>
+      const now = yield* Clock.currentTimeMillis
+      return yield* new LiveStreamError({
+        error: body?.error ?? `HTTP ${response.status}`,
+        code: body?.code ?? "unexpected_response",
+        status: response.status,
+        retryable: isRetryableStatus(response.status),
+        retryAfter: parseRetryAfter(response.headers["retry-after"], now)
+      })
+    }
+    return response.stream.pipe(Stream.decodeText(), Stream.pipeThroughChannel(Sse.makeChannel()))
+  }))
+
 /**
  * `GET /api/market-intelligence/stream` as a Stream of decoded events. When the connection drops
  * or the server ends the stream, it reconnects by the retry rule with `Last-Event-ID`, so no
@@ -60,7 +91,7 @@ export const marketIntelligence = (
   Stream.unwrap(Effect.map(HttpClient.HttpClient, (http) => {
     let lastEventId: string | undefined
     const decode = Schema.decodeUnknown(MarketEvent)
-    const connect = Stream.unwrapScoped(Effect.gen(function*() {
+    const connect = Stream.suspend(() => {
       let request = HttpClientRequest.get(`${options.baseUrl}/api/market-intelligence/stream`).pipe(
         HttpClientRequest.setUrlParam("symbols", symbols.join(",")),
         HttpClientRequest.setHeader("accept", "text/event-stream")
@@ -68,43 +99,44 @@ export const marketIntelligence = (
       if (params.exchange) request = HttpClientRequest.setUrlParam(request, "exchange", params.exchange)
       if (options.token) request = HttpClientRequest.bearerToken(request, options.token)
       if (lastEventId !== undefined) request = HttpClientRequest.setHeader(request, "last-event-id", lastEventId)
-      const response = yield* http.execute(request).pipe(
-        Effect.mapError((e) =>
-          new LiveStreamError({ error: e.message, code: "transport_error", retryable: true, retryAfter: Option.none() })
-        )
-      )
-      if (response.status !== 200) {
-        const body = yield* Effect.orElseSucceed(response.json, () => ({})) as Effect.Effect<any>
-        const now = yield* Clock.currentTimeMillis
-        return yield* new LiveStreamError({
-          error: body?.error ?? `HTTP ${response.status}`,
-          code: body?.code ?? "unexpected_response",
-          status: response.status,
-          retryable: isRetryableStatus(response.status),
-          retryAfter: parseRetryAfter(response.headers["retry-after"], now)
-        })
-      }
-      return response.stream.pipe(
-        Stream.decodeText(),
-        Stream.pipeThroughChannel(Sse.makeChannel()),
+      return sseEvents(http, request).pipe(
         Stream.mapEffect((event) => decode({ event: event.event, id: event.id ?? "", data: JSON.parse(event.data) })),
         Stream.tap((event) =>
           Effect.sync(() => {
             lastEventId = event.id
           })
         ),
-        Stream.mapError((e) =>
-          new LiveStreamError({
-            error: String((e as Error).message ?? e),
-            code: "transport_error",
-            retryable: true,
-            retryAfter: Option.none()
-          })
-        ),
+        Stream.mapError(asLiveStreamError),
         Stream.concat(Stream.fail(ended("The market-intelligence stream")))
       )
-    }))
+    })
     return retrying(options.retry)(connect)
+  }))
+
+/** One event of the assistant's streamed answer: `delta`, `tool_call`, `tool_result`, then `done` or `error`. */
+export interface ChatEvent {
+  readonly event: string
+  readonly data: unknown
+}
+
+/**
+ * `POST /api/ai/chat` as a Stream of its events, as the assistant writes them. A chat is not
+ * retried: sending the message again would ask the question twice.
+ */
+export const assistantChat = (
+  options: LiveStreamOptions,
+  request: ChatRequest
+): Stream.Stream<ChatEvent, LiveStreamError, HttpClient.HttpClient> =>
+  Stream.unwrap(Effect.map(HttpClient.HttpClient, (http) => {
+    let post = HttpClientRequest.post(`${options.baseUrl}/api/ai/chat`).pipe(
+      HttpClientRequest.setHeader("accept", "text/event-stream"),
+      HttpClientRequest.bodyUnsafeJson(request)
+    )
+    if (options.token) post = HttpClientRequest.bearerToken(post, options.token)
+    return sseEvents(http, post).pipe(
+      Stream.mapEffect((event) => Effect.try((): ChatEvent => ({ event: event.event, data: JSON.parse(event.data) }))),
+      Stream.mapError(asLiveStreamError)
+    )
   }))
 
 /** One event of a WebSocket subscription. */

@@ -1,9 +1,15 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Socket from "@effect/platform/Socket"
-import { errorCatalogue, type Exchange, type Issue, type MarketEvent } from "@trading-platform/core/contract"
+import {
+  type ChatRequest,
+  errorCatalogue,
+  type Exchange,
+  type Issue,
+  type MarketEvent
+} from "@trading-platform/core/contract"
 import { Effect, Either, Stream } from "effect"
 import { type ClientOptions, makeClient, RequestInputError, type TradingClient } from "./Client.js"
-import type { ChannelEvent } from "./LiveStreams.js"
+import type { ChannelEvent, ChatEvent } from "./LiveStreams.js"
 
 const statusByTag = new Map(errorCatalogue.map((row) => [row.name, { status: row.status, code: row.code }]))
 
@@ -57,7 +63,7 @@ type PromiseMethod<F> = F extends (...args: infer Args) => Effect.Effect<infer A
   ? (...args: { [I in keyof Args]: WithoutResponse<Args[I]> }) => Promise<Exclude<A, readonly [any, any]>>
   : never
 
-type LiveStreamKeys = "marketIntelligence" | "subscribe"
+type LiveStreamKeys = "marketIntelligence" | "subscribe" | "assistantChat"
 
 /**
  * The same groups and methods as `TradingClient`, answering Promises that reject with
@@ -76,6 +82,7 @@ export type PromiseClient =
       params?: { readonly exchange?: Exchange }
     ) => AsyncIterable<MarketEvent>
     readonly subscribe: (channels: ReadonlyArray<string>) => AsyncIterable<ChannelEvent>
+    readonly assistantChat: (request: ChatRequest) => AsyncIterable<ChatEvent>
   }
 
 export interface PromiseClientOptions extends ClientOptions {
@@ -90,13 +97,14 @@ const toPromise = (method: (...args: Array<unknown>) => Effect.Effect<unknown, u
 
 /** The typed client for code that does not use Effect: every endpoint answers a Promise. Sends with `fetch`. */
 export const createClient = (options: PromiseClientOptions): PromiseClient => {
-  const { marketIntelligence, subscribe, ...client } = Effect.runSync(
+  const { assistantChat, marketIntelligence, subscribe, ...client } = Effect.runSync(
     makeClient(options).pipe(Effect.provide(FetchHttpClient.layer))
   )
   const WebSocketClass = options.WebSocket ?? globalThis.WebSocket
   const live = {
     marketIntelligence: (symbols: ReadonlyArray<string>, params: { readonly exchange?: Exchange } = {}) =>
       Stream.toAsyncIterable(marketIntelligence(symbols, params)),
+    assistantChat: (request: ChatRequest) => Stream.toAsyncIterable(assistantChat(request)),
     subscribe: (channels: ReadonlyArray<string>) =>
       Stream.toAsyncIterable(
         subscribe(channels).pipe(

@@ -7,9 +7,11 @@ export { createClient, type PromiseClient, type PromiseClientOptions, TradingApi
 export { withRetry } from "./Retry.js"
 /** The retry settings and the Schedule itself, for retrying any other Effect by the same rule. */
 export { type RetryOptions, retrySchedule } from "@trading-platform/core/contract"
-/** The live streams as Effect Streams (also on the clients): SSE market intelligence, WebSocket subscriptions. */
+/** The live streams as Effect Streams (also on the clients): SSE market intelligence and assistant chat, WebSocket subscriptions. */
 export {
+  assistantChat,
   type ChannelEvent,
+  type ChatEvent,
   LiveStreamError,
   type LiveStreamOptions,
   marketIntelligence,

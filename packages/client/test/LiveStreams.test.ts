@@ -83,6 +83,26 @@ layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })
         expect(collected[0]).toMatchObject({ channel: "triggers", data: { user_id: user.id } })
       }))
 
+    it.effect("Promise client: assistantChat yields the answer's deltas, then done", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp("promisechat")
+        const client = createClient({ baseUrl: yield* baseUrl, token: user.token, retry })
+        const events = yield* Effect.promise(async () => {
+          const seen: Array<{ event: string; data: any }> = []
+          for await (const event of client.assistantChat({ message: "How is BTC doing?" })) seen.push(event as any)
+          return seen
+        })
+        expect(events.filter((e) => e.event === "delta").length).toBeGreaterThan(0)
+        expect(events.at(-1)).toMatchObject({ event: "done", data: { conversation_id: expect.any(Number) } })
+      }))
+
+    it.effect("Effect client: assistantChat without a token fails with 401, not retried", () =>
+      Effect.gen(function*() {
+        const client = yield* makeClient({ baseUrl: yield* baseUrl, retry }).pipe(Effect.provide(FetchHttpClient.layer))
+        const error = yield* client.assistantChat({ message: "hello" }).pipe(Stream.runDrain, Effect.flip)
+        expect(error).toMatchObject({ status: 401, code: "unauthorized" })
+      }))
+
     it.effect("Promise client: async iterators over the SSE stream and the WebSocket", () =>
       Effect.gen(function*() {
         const user = yield* signUp("promisestream")

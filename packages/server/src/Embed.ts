@@ -4,6 +4,7 @@ import { PlatformConfig, PlatformLive, type PlatformOptions } from "@trading-pla
 import { Effect, Layer, ManagedRuntime, type Tracer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { ApiLive } from "./ApiLive.js"
+import { ConsoleLive } from "./console/ConsolePage.js"
 import { requestContext } from "./http/RequestContext.js"
 
 export interface EmbedOptions {
@@ -11,17 +12,19 @@ export interface EmbedOptions {
   readonly config?: PlatformOptions | undefined
   /** A tracer (e.g. from @effect/opentelemetry) to record spans with; tracing is off without one. */
   readonly tracer?: Tracer.Tracer | undefined
+  /** Serve the web console at `/console` too (`docs/console.md`); hosts get only the API unless they ask. */
+  readonly console?: boolean | undefined
 }
 
 const platform = (options: EmbedOptions) =>
-  ApiLive.pipe(
+  Layer.merge(ApiLive, options.console ? ConsoleLive : Layer.empty).pipe(
     Layer.provide(PlatformLive),
     Layer.provide(options.config ? PlatformConfig.layer(options.config) : PlatformConfig.fromEnv),
     Layer.provide(options.tracer ? Layer.setTracer(options.tracer) : Layer.setTracerEnabled(false))
   )
 
 export interface NodeHandler {
-  /** Serves one request; paths start with `/api/`. */
+  /** Serves one request; paths start with `/api/` (and `/console` with `console: true`). */
   readonly handler: (request: IncomingMessage, response: ServerResponse) => void
   /** Closes the database and everything else the platform holds. */
   readonly dispose: () => Promise<void>
@@ -47,7 +50,7 @@ export const makeNodeHandler = async (options: EmbedOptions = {}): Promise<NodeH
 }
 
 export interface WebHandler {
-  /** Serves one fetch-style request; paths start with `/api/`. */
+  /** Serves one fetch-style request; paths start with `/api/` (and `/console` with `console: true`). */
   readonly handler: (request: Request) => Promise<Response>
   readonly dispose: () => Promise<void>
 }

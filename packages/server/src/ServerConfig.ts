@@ -5,6 +5,8 @@ export interface ServerOptions {
   readonly port: number
   readonly host: string
   readonly logLevel: LogLevel.LogLevel
+  /** Whether `/console` serves the web console. */
+  readonly console: boolean
 }
 
 /** Where the reference server listens, and how much it logs (`docs/configuration.md`). */
@@ -16,7 +18,8 @@ export const serverConfig: Config.Config<ServerOptions> = Config.all({
     (n) => n >= 0 && n <= 65535
   ),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  console: Config.literal("on", "off")("CONSOLE").pipe(Config.withDefault("on"), Config.map((value) => value === "on"))
 })
 
 /** Every setting, as environment variable; each is also a flag (`--data-dir` for `DATA_DIR`). */
@@ -84,5 +87,6 @@ export const settings = [
     "TRIGGER_RETENTION_DAYS",
     "days signal triggers are kept in the trigger log before the purge deletes them; 0 keeps them (0)"
   ],
+  ["CONSOLE", "serve the web console at /console: on or off (on)"],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
 ] as const

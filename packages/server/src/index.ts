@@ -1,5 +1,6 @@
 /** The reference HTTP server and the helpers that embed the platform in another host. */
 export { ApiLive } from "./ApiLive.js"
+export { ConsoleLive } from "./console/ConsolePage.js"
 export { openApiDocument, OpenApiLive } from "./docs/OpenApiDocument.js"
 export { type EmbedOptions, makeNodeHandler, makeWebHandler, type NodeHandler, type WebHandler } from "./Embed.js"
 export { requestContext } from "./http/RequestContext.js"

@@ -5,6 +5,7 @@ import { describeConfigError, PlatformConfig } from "@trading-platform/core"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import { resolve } from "node:path"
 import { parseArgs, usage } from "./CommandLine.js"
+import { ConsoleLive } from "./console/ConsolePage.js"
 import { DocsPageLive } from "./docs/DocsPage.js"
 import { ServerLive } from "./Server.js"
 import { serverConfig } from "./ServerConfig.js"
@@ -30,29 +31,39 @@ if (args._tag === "Invalid") {
 const provider = ConfigProvider.fromMap(args.values).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
 
 /** Once listening: where the API, its reference and its data are, so a newcomer knows where to go. */
-const startBanner = Layer.effectDiscard(Effect.gen(function*() {
-  const server = yield* HttpServer.HttpServer
-  const { storage } = yield* PlatformConfig
-  const base = server.address._tag === "TcpAddress"
-    ? `http://${
-      server.address.hostname.includes(":") ? `[${server.address.hostname}]` : server.address.hostname
-    }:${server.address.port}`
-    : `unix:${server.address.path}`
-  yield* Effect.log(`Trading Platform ${version}: API ${base}/api/, reference ${base}/docs`)
-  yield* Effect.log(
-    storage.kind === "postgres"
-      ? "Data: PostgreSQL (DATABASE_URL)"
-      : storage.dataDir.startsWith("memory://")
-      ? "Data: in memory (DATA_DIR=memory://), gone when the server stops"
-      : `Data directory: ${resolve(storage.dataDir)}`
-  )
-}))
+const startBanner = (consoleOn: boolean) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const { storage } = yield* PlatformConfig
+    const base = server.address._tag === "TcpAddress"
+      ? `http://${
+        server.address.hostname.includes(":") ? `[${server.address.hostname}]` : server.address.hostname
+      }:${server.address.port}`
+      : `unix:${server.address.path}`
+    yield* Effect.log(
+      `Trading Platform ${version}: API ${base}/api/, reference ${base}/docs${
+        consoleOn ? `, console ${base}/console` : ""
+      }`
+    )
+    yield* Effect.log(
+      storage.kind === "postgres"
+        ? "Data: PostgreSQL (DATABASE_URL)"
+        : storage.dataDir.startsWith("memory://")
+        ? "Data: in memory (DATA_DIR=memory://), gone when the server stops"
+        : `Data directory: ${resolve(storage.dataDir)}`
+    )
+  }))
 
 const program = Effect.gen(function*() {
-  const { host, logLevel, port } = yield* serverConfig
+  const { console: consoleOn, host, logLevel, port } = yield* serverConfig
   return yield* Layer.launch(
-    startBanner.pipe(
-      Layer.provide(ServerLive({ port, host }).pipe(Layer.provide(DocsPageLive))),
+    startBanner(consoleOn).pipe(
+      Layer.provide(
+        ServerLive({ port, host }).pipe(
+          Layer.provide(DocsPageLive),
+          Layer.provide(consoleOn ? ConsoleLive : Layer.empty)
+        )
+      ),
       Layer.provide(PlatformConfig.fromEnv)
     )
   ).pipe(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -10,7 +10,7 @@ const root = fileURLToPath(new URL("../../../../", import.meta.url))
 const packages = ["core", "server", "client"]
 
 const run = async (command: string, args: Array<string>, cwd: string) =>
-  (await promisify(execFile)(command, args, { cwd, env: { ...process.env, DATA_DIR: "memory://" }, timeout: 240_000 }))
+  (await promisify(execFile)(command, args, { cwd, env: { ...process.env, DATA_DIR: "memory://" }, timeout: 480_000 }))
     .stdout
 
 // Loads every entry point, serves the platform from the packed server and calls it with the packed
@@ -23,11 +23,13 @@ const check = `(async () => {
   const server = await load("@trading-platform/server")
   const docs = await load("@trading-platform/server/docs")
   const { createServer } = await load("node:http")
-  const platform = await server.makeNodeHandler()
+  const platform = await server.makeNodeHandler({ console: true })
   const host = createServer(platform.handler)
   await new Promise((listening) => host.listen(0, "127.0.0.1", listening))
   const api = client.createClient({ baseUrl: "http://127.0.0.1:" + host.address().port })
   const health = await api.health()
+  // The console's files, built into dist/console/ by the package build.
+  const consoleScript = await fetch("http://127.0.0.1:" + host.address().port + "/console/app.js")
   const refused = await api.users.me().catch((error) => error)
   // A backtest runs in a worker thread loaded from the installed build (BacktestThreadEntry).
   const base = "http://127.0.0.1:" + host.address().port
@@ -54,14 +56,54 @@ const check = `(async () => {
     docs: typeof docs.DocsPageLive,
     openApiVersion: server.openApiDocument().info.version,
     health: { status: health.status, version: health.version },
+    console: { status: consoleScript.status, bytes: (await consoleScript.text()).length > 1000 },
     refused: { name: refused.name, status: refused.status, code: refused.code },
     backtest: { status: backtest.status, error: backtest.error, points: backtest.equity_curve.length }
   }))
 })()`
 
+/** Every package `name` needs when installed, with the folder it is installed in (hoisted npm layout). */
+const dependencyTree = (modules: string, name: string, found = new Map<string, string>()) => {
+  if (found.has(name)) return found
+  const dir = join(modules, name)
+  found.set(name, dir)
+  const { dependencies = {} } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))
+  for (const dependency of Object.keys(dependencies)) dependencyTree(modules, dependency, found)
+  return found
+}
+
+const sizeOf = (path: string): number => {
+  const stat = statSync(path)
+  return stat.isDirectory() ? readdirSync(path).reduce((sum, entry) => sum + sizeOf(join(path, entry)), 0) : stat.size
+}
+
+/**
+ * The client's installed size, with its dependencies. Most of it is core's storage and sandbox
+ * dependencies (PGlite, QuickJS), installed because the client imports core's contract subpath;
+ * they are installed, never loaded (see Footprint.test.ts and ClientBundle.test.ts).
+ */
+const clientInstalledBound = 200 * 2 ** 20
+
+/** The source modules in each CommonJS file's source map, by file. */
+const commonJsSources = (dir: string) =>
+  readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".cjs"))
+    .map((file) => {
+      const map = join(dir, `${file}.map`)
+      const sources: Array<string> = existsSync(map) ? JSON.parse(readFileSync(map, "utf8")).sources : []
+      return { file, sources: sources.filter((source) => !source.includes("node_modules")) }
+    })
+
 describe("the published packages", () => {
   it("build, pack, install into an empty project and work as ESM and as CommonJS", async () => {
     await run("npm", ["run", "build"], root)
+    // Each module is in one CommonJS file only: the entries are stubs requiring one bundle.
+    for (const name of packages) {
+      const files = commonJsSources(join(root, "packages", name, "dist"))
+      const sources = files.flatMap((f) => f.sources)
+      expect(sources.filter((source, i) => sources.indexOf(source) !== i), name).toEqual([])
+      expect(files.filter((f) => f.sources.length > 0).map((f) => f.file), name).toEqual(["commonjs.cjs"])
+    }
     const project = mkdtempSync(join(tmpdir(), "trading-pack-"))
     const tarballs: Array<string> = []
     for (const name of packages) {
@@ -87,6 +129,7 @@ describe("the published packages", () => {
         "LiveStreamError",
         "RequestInputError",
         "TradingApiError",
+        "assistantChat",
         "createClient",
         "makeClient",
         "marketIntelligence",
@@ -99,12 +142,22 @@ describe("the published packages", () => {
       docs: "object",
       openApiVersion: "0.1.0",
       health: { status: "ok", version: "0.1.0" },
+      console: { status: 200, bytes: true },
       refused: { name: "TradingApiError", status: 401, code: "unauthorized" },
       backtest: { status: "completed", error: null, points: 336 }
     }
     expect(JSON.parse(await run("node", ["check.mjs"], project))).toEqual(expected)
     expect(JSON.parse(await run("node", ["check.cjs"], project))).toEqual(expected)
     expect(await run(join(project, "node_modules/.bin/trading-platform"), ["--help"], project)).toMatch(/^Usage: /)
+
+    // The client as an application installs it: its production dependency tree, with no server code.
+    const tree = dependencyTree(join(project, "node_modules"), "@trading-platform/client")
+    expect([...tree.keys()].filter((name) => /^@trading-platform\/server$|platform-node|@scalar\//.test(name))).toEqual(
+      []
+    )
+    const bytes = [...tree.values()].reduce((sum, dir) => sum + sizeOf(dir), 0)
+    console.log(`the client's installed size: ${(bytes / 2 ** 20).toFixed(1)} MiB in ${tree.size} packages`)
+    expect(bytes).toBeLessThan(clientInstalledBound)
     rmSync(project, { recursive: true })
-  }, 600_000)
+  }, 900_000)
 })

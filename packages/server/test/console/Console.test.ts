@@ -1,0 +1,317 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import { testOptions, testStorages } from "@trading-platform/core/testing"
+import { ConsoleLive, makeWebHandler } from "@trading-platform/server"
+import { Effect, Layer, Schedule } from "effect"
+import { spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { createServer } from "node:net"
+import { fileURLToPath } from "node:url"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { BacktestServer } from "../support/Backtests.js"
+import { baseUrl, call, signUp } from "../support/TestServer.js"
+
+const chromiumPath = "/usr/bin/chromium"
+const hasChromium = existsSync(chromiumPath)
+if (!hasChromium) {
+  console.warn(`${chromiumPath} is missing (apt-get install -y chromium): the console browser tests are SKIPPED`)
+}
+
+const browser = Effect.acquireRelease(
+  Effect.promise(() =>
+    chromium.launch({
+      executablePath: chromiumPath,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync"
+      ]
+    })
+  ),
+  (b) => Effect.promise(() => b.close())
+)
+
+const crossover = `export function decide(data) {
+  const fast = ta.sma(data.candles, 10), slow = ta.sma(data.candles, 30)
+  if (slow === null) return { operation: "hold" }
+  if (fast > slow && data.position?.side !== "long") return { operation: "buy", target_portion_of_balance: 0.5 }
+  if (fast < slow && data.position?.side !== "short") return { operation: "sell", target_portion_of_balance: 0.5 }
+  return { operation: "hold" }
+}`
+
+/** Logs in through the page's form, as a user would. */
+const logIn = (page: Page, origin: string, user: { email: string; password: string }) =>
+  Effect.promise(async () => {
+    await page.goto(`${origin}/console`)
+    await page.fill("input[name=email]", user.email)
+    await page.fill("input[name=password]", user.password)
+    await page.click("button[type=submit]")
+    await page.waitForSelector("header nav", { timeout: 30_000 })
+  })
+
+/** Pixels of a PNG (decoded by a blank page of the browser) close to the charts' line colour, #2563eb. */
+const linePixels = (b: Browser, png: Buffer) =>
+  Effect.promise(async () => {
+    const blank = await b.newPage()
+    const count = await blank.evaluate(async (source) => {
+      const image = new Image()
+      image.src = `data:image/png;base64,${source}`
+      await image.decode()
+      const canvas = document.createElement("canvas")
+      canvas.width = image.width
+      canvas.height = image.height
+      const context = canvas.getContext("2d")!
+      context.drawImage(image, 0, 0)
+      const { data } = context.getImageData(0, 0, image.width, image.height)
+      let blue = 0
+      for (let i = 0; i < data.length; i += 4) {
+        if (Math.abs(data[i]! - 37) < 40 && Math.abs(data[i + 1]! - 99) < 40 && data[i + 2]! > 180) blue++
+      }
+      return blue
+    }, png.toString("base64"))
+    await blank.close()
+    return count
+  })
+
+describe("the web console", () => {
+  // With backtest workers, on a test clock at a time the simulated market has closed candles for.
+  layer(BacktestServer(testStorages[0]!).pipe(Layer.provide(ConsoleLive)), { timeout: "180 seconds" })((it) => {
+    it.effect("GET /console answers the page with a strict Content-Security-Policy, and its script and style", () =>
+      Effect.gen(function*() {
+        const page = yield* call("GET", "/console")
+        expect(page.status).toBe(200)
+        expect(page.headers.get("content-type")).toContain("text/html")
+        const csp = page.headers.get("content-security-policy")!
+        expect(csp).toContain("default-src 'none'")
+        expect(csp).toContain("script-src 'self'")
+        expect(csp).toContain("connect-src 'self'")
+        expect(csp).not.toContain("unsafe")
+        expect(page.headers.get("x-content-type-options")).toBe("nosniff")
+        expect(page.text).toContain(`<script type="module" src="console/app.js">`)
+        // No inline script: the CSP would refuse it.
+        expect(page.text).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/)
+        // At /console/ the files are relative to the page itself.
+        expect((yield* call("GET", "/console/")).text).toContain(`src="app.js"`)
+        const script = yield* call("GET", "/console/app.js")
+        expect(script.status).toBe(200)
+        expect(script.headers.get("content-type")).toContain("text/javascript")
+        // The Promise client is bundled in: the page calls the API through it.
+        expect(script.text).toContain("TradingApiError")
+        const style = yield* call("GET", "/console/app.css")
+        expect(style.headers.get("content-type")).toContain("text/css")
+        expect((yield* call("GET", "/console/other.js")).status).toBe(404)
+      }))
+
+    it.effect.skipIf(!hasChromium)(
+      "in Chromium: log in, run a backtest, see its equity curve and drawdown drawn, with its trades",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("console")
+          const created = yield* call("POST", "/api/programs", {
+            token: user.token,
+            body: { name: "SMA crossover", code: crossover }
+          })
+          expect(created.status).toBe(201)
+          const b = yield* browser
+          const page = yield* Effect.promise(() => b.newPage({ viewport: { width: 1200, height: 1600 } }))
+          const failures: Array<string> = []
+          page.on("pageerror", (error) => failures.push(error.message))
+          // The browser's own request for /favicon.ico is the one 404 allowed.
+          page.on("console", (message) => {
+            if (message.type() === "error" && !message.location().url.endsWith("/favicon.ico")) {
+              failures.push(`${message.text()} ${message.location().url}`)
+            }
+          })
+          const requested: Array<string> = []
+          page.on("request", (request) => requested.push(request.url()))
+          yield* logIn(page, origin, user)
+
+          // Programs opens first, on the only program; its code is in the editor.
+          yield* Effect.promise(() => page.waitForSelector("textarea[name=code]"))
+          expect(yield* Effect.promise(() => page.inputValue("textarea[name=code]"))).toBe(crossover)
+          yield* Effect.promise(async () => {
+            await page.fill("input[name=from]", "2025-01-01")
+            await page.fill("input[name=to]", "2025-01-15")
+            await page.click("form.run button[type=submit]")
+            await page.waitForSelector("section.backtest", { timeout: 90_000 })
+          })
+          expect(yield* Effect.promise(() => page.getAttribute("section.backtest", "data-status"))).toBe("completed")
+          const history = yield* call("GET", `/api/programs/backtest/history?program_id=${created.body.id}`, {
+            token: user.token
+          })
+          const backtest = yield* call("GET", `/api/programs/backtest/${history.body.backtests[0].id}`, {
+            token: user.token
+          })
+          expect(backtest.body.status).toBe("completed")
+          expect(backtest.body.trades.length).toBeGreaterThan(0)
+
+          // One point per equity point, in both charts; one table row per trade.
+          const drawn = yield* Effect.promise(() =>
+            page.$$eval("section.backtest svg.chart polyline", (lines) =>
+              lines.map((line) => line.getAttribute("points")!.trim().split(/\s+/).length))
+          )
+          expect(drawn).toEqual([backtest.body.equity_curve.length, backtest.body.equity_curve.length])
+          const rows = yield* Effect.promise(() =>
+            page.$$eval("section.backtest table", (t) =>
+              (t.at(-1) as HTMLTableElement).rows.length)
+          )
+          expect(rows).toBe(backtest.body.trades.length + 1)
+
+          // The chart is really painted: its screenshot shows the line's colour.
+          const chart = yield* Effect.promise(() => page.locator("section.backtest svg.chart").first().screenshot())
+          expect(yield* linePixels(b, chart)).toBeGreaterThan(300)
+
+          expect(failures).toEqual([])
+          // Nothing left this origin, and the token never went into a URL.
+          expect(requested.filter((url) => !url.startsWith(`${origin}/`))).toEqual([])
+          expect(requested.filter((url) => url.includes(user.token))).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 150_000 }
+    )
+
+    it.effect.skipIf(!hasChromium)(
+      "in Chromium: the ranking table sorts by the column clicked",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("ranking")
+          const b = yield* browser
+          const page = yield* Effect.promise(() => b.newPage())
+          yield* logIn(page, origin, user)
+          const column = (key: string) =>
+            Effect.promise(async () => {
+              const index = await page.$$eval(
+                "table.ranking th",
+                (ths, k) => ths.findIndex((th) => th.dataset.key === k),
+                key
+              )
+              return page.$$eval(
+                `table.ranking tbody tr td:nth-child(${index + 1})`,
+                (cells) => cells.map((cell) => cell.textContent!)
+              )
+            })
+          const click = (key: string) => Effect.promise(() => page.click(`table.ranking th[data-key="${key}"]`))
+          const sort = (key: string) =>
+            Effect.promise(() => page.getAttribute(`table.ranking th[data-key="${key}"]`, "aria-sort"))
+          yield* Effect.promise(async () => {
+            await page.click("nav button:text('Ranking')")
+            await page.waitForSelector("table.ranking tbody tr", { timeout: 60_000 })
+          })
+          const symbols = yield* column("symbol")
+          expect(symbols.length).toBeGreaterThan(2)
+          const ranks = (yield* column("rank")).map(Number)
+          expect(ranks).toEqual([...ranks].sort((x, y) => x - y))
+
+          yield* click("symbol")
+          expect(yield* sort("symbol")).toBe("ascending")
+          expect(yield* column("symbol")).toEqual([...symbols].sort((x, y) => x.localeCompare(y)))
+          yield* click("symbol")
+          expect(yield* sort("symbol")).toBe("descending")
+          expect(yield* column("symbol")).toEqual([...symbols].sort((x, y) => y.localeCompare(x)))
+          yield* click("rank")
+          expect((yield* column("rank")).map(Number)).toEqual(ranks)
+        }).pipe(Effect.scoped),
+      { timeout: 120_000 }
+    )
+    it.effect.skipIf(!hasChromium)(
+      "in Chromium: API text is shown as text, and the assistant's answer streams into the chat",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("chat")
+          const name = "<img src=x onerror=\"window.pwned=1\">"
+          yield* call("POST", "/api/programs", { token: user.token, body: { name, code: crossover } })
+          const b = yield* browser
+          const page = yield* Effect.promise(() => b.newPage())
+          yield* logIn(page, origin, user)
+          yield* Effect.promise(() => page.waitForSelector("ul.list button[data-id]"))
+          expect(yield* Effect.promise(() => page.textContent("ul.list button[data-id]"))).toBe(name)
+          expect(yield* Effect.promise(() => page.$$("ul.list img"))).toEqual([])
+          expect(yield* Effect.promise(() => page.evaluate(() => (window as any).pwned))).toBeUndefined()
+
+          yield* Effect.promise(async () => {
+            await page.click("nav button:text('Assistant')")
+            await page.fill("textarea[name=message]", "How is BTC doing?")
+            await page.click("form button[type=submit]")
+            await page.waitForFunction(() => document.querySelector(".chat.answer")?.textContent?.length, null, {
+              timeout: 60_000
+            })
+          })
+          expect(yield* Effect.promise(() => page.textContent(".chat.question"))).toBe("How is BTC doing?")
+          expect(yield* Effect.promise(() => page.$$eval(".error", (errors) => errors.map((e) => e.textContent))))
+            .toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 120_000 }
+    )
+  })
+})
+
+describe("embedding hosts", () => {
+  it("get the console only when they ask for it", { timeout: 90_000 }, async () => {
+    const config = testOptions({ kind: "pglite", dataDir: "memory://" })
+    for (const console of [false, true]) {
+      const { dispose, handler } = makeWebHandler({ config, console })
+      try {
+        expect((await handler(new Request("http://host/console"))).status).toBe(console ? 200 : 404)
+        expect((await handler(new Request("http://host/api/health"))).status).toBe(200)
+      } finally {
+        await dispose()
+      }
+    }
+  })
+})
+
+/** A port nobody listens on right now (the CLI refuses port 0). */
+const freePort = Effect.async<number>((resume) => {
+  const probe = createServer().listen(0, "127.0.0.1", () => {
+    const { port } = probe.address() as { port: number }
+    probe.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** `npm start` from the sources, on in-memory storage, with extra flags; stopped with the scope. */
+const referenceServer = (flags: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const port = yield* freePort
+    yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, [
+          "--conditions=@trading-platform/source",
+          "--import",
+          "tsx",
+          "src/main.ts",
+          "--port",
+          String(port),
+          "--data-dir",
+          "memory://",
+          ...flags
+        ], { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: "ignore" })
+      ),
+      (child) => Effect.sync(() => child.kill())
+    )
+    const base = `http://127.0.0.1:${port}`
+    // Poll until the process listens, for at most 120 s (a cold start from the sources on a busy machine).
+    yield* Effect.tryPromise(() => fetch(`${base}/api/health`)).pipe(
+      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("120 seconds")))
+    )
+    return base
+  })
+
+describe("npm start", () => {
+  it.live("serves the console, built from the sources, and CONSOLE=off turns it off", () =>
+    Effect.gen(function*() {
+      const on = yield* referenceServer([])
+      const script = yield* Effect.promise(() => fetch(`${on}/console/app.js`))
+      expect(script.status).toBe(200)
+      expect((yield* Effect.promise(() => script.text())).length).toBeGreaterThan(1000)
+      const off = yield* referenceServer(["--console", "off"])
+      expect((yield* Effect.promise(() => fetch(`${off}/console`))).status).toBe(404)
+      expect((yield* Effect.promise(() => fetch(`${off}/console/app.js`))).status).toBe(404)
+      expect((yield* Effect.promise(() => fetch(`${off}/docs`))).status).toBe(200)
+    }).pipe(Effect.scoped), 300_000)
+})
