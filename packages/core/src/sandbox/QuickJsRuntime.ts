@@ -1,5 +1,5 @@
 import { Effect, Either, Layer, Schema } from "effect"
-import { newQuickJSWASMModule, type QuickJSHandle } from "quickjs-emscripten"
+import type { QuickJSHandle } from "quickjs-emscripten"
 import { parseErrorIssues, summarizeIssues } from "../http/DecodeFailure.js"
 import type { Candle } from "../venues/Venue.js"
 import { checkInWorker } from "./CheckWorker.js"
@@ -185,7 +185,8 @@ const decisionDecoder = () => {
 /** One QuickJS instance: its own WASM module, so nothing a run does can reach another run. */
 const openSandbox = (limits: SandboxLimits, onCall: () => void) =>
   Effect.acquireRelease(
-    Effect.promise(() => newQuickJSWASMModule()).pipe(Effect.map((module) => {
+    // The WASM loader is imported on first use, not when the server starts.
+    Effect.promise(() => import("quickjs-emscripten").then((q) => q.newQuickJSWASMModule())).pipe(Effect.map((module) => {
       const runtime = module.newRuntime()
       runtime.setMemoryLimit(limits.memoryBytes)
       runtime.setMaxStackSize(limits.stackBytes)
