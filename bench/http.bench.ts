@@ -5,7 +5,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { PGlite } from "@electric-sql/pglite"
 import { PlatformConfig, PlatformLive, platformOptions, rateLimitPolicyPerMinute } from "@trading-platform/core"
 import { ApiLive, requestContext, ServerLive } from "@trading-platform/server"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
@@ -342,6 +342,27 @@ export const run = async () => {
     const rawPglite = await rawScenarios(pgliteDb(db), server.fixture)
     await db.close()
     compared("PGlite (a data directory), against raw node:http + PGlite doing the same statements", server, rawPglite)
+    // The same read with the background work off (job workers, schedulers, sampler, fetcher, purges):
+    // what they take from the requests on the one thread and the one embedded connection.
+    const defaults = platformOptions()
+    const quiet = await serving(
+      ServerLive(listen).pipe(Layer.provide(PlatformConfig.layer(platformOptions({
+        storage: { kind: "pglite", dataDir },
+        rateLimits: limitsOff,
+        backtests: { ...defaults.backtests, concurrency: 0 },
+        automation: { ...defaults.automation, enabled: false, concurrency: 0 },
+        assistant: { ...defaults.assistant, insightJobs: { ...defaults.assistant.insightJobs, concurrency: 0 } },
+        signals: { ...defaults.signals, sampler: false },
+        retention: { ...defaults.retention, purgeInterval: Duration.days(365) },
+        news: { ...defaults.news, fetchInterval: Duration.days(365) }
+      })))),
+      (base) => load(base + readOf(server.fixture)[0], readOf(server.fixture)[1])
+    )
+    console.log(
+      `| \`GET /api/users/me\`, background work off | ${Math.round(quiet.rate)} | ${quiet.p99.toFixed(0)} | ${
+        Math.round(rawPglite.read.rate)
+      } | ${rawPglite.read.p99.toFixed(0)} | ${(quiet.rate / rawPglite.read.rate).toFixed(2)} |`
+    )
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
   }

@@ -182,11 +182,13 @@ const decisionDecoder = () => {
   }
 }
 
+// The WASM loader is imported on first use, not when the server starts.
+const newModule = () => import("quickjs-emscripten").then((q) => q.newQuickJSWASMModule())
+
 /** One QuickJS instance: its own WASM module, so nothing a run does can reach another run. */
 const openSandbox = (limits: SandboxLimits, onCall: () => void) =>
   Effect.acquireRelease(
-    // The WASM loader is imported on first use, not when the server starts.
-    Effect.promise(() => import("quickjs-emscripten").then((q) => q.newQuickJSWASMModule())).pipe(Effect.map((module) => {
+    Effect.promise(newModule).pipe(Effect.map((module) => {
       const runtime = module.newRuntime()
       runtime.setMemoryLimit(limits.memoryBytes)
       runtime.setMaxStackSize(limits.stackBytes)
