@@ -2,12 +2,16 @@
 // The load comes from a worker thread (its own event loop) holding 32 keep-alive connections.
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import { PGlite } from "@electric-sql/pglite"
 import { PlatformConfig, PlatformLive, platformOptions, rateLimitPolicyPerMinute } from "@trading-platform/core"
 import { ApiLive, requestContext, ServerLive } from "@trading-platform/server"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 import pg from "pg"
 
@@ -23,18 +27,26 @@ interface Load {
   readonly p99: number
 }
 
-const load = (url: string, headers: Record<string, string>) =>
+/** A request the load repeats: a GET without a body unless told otherwise. */
+interface Request {
+  readonly method?: string
+  readonly headers?: Record<string, string>
+  readonly body?: string
+}
+
+const load = (url: string, request: Request = {}) =>
   new Promise<Load>((resolve, reject) => {
     const worker = new Worker(
       `const { workerData, parentPort } = require("node:worker_threads")
       const http = require("node:http")
       const agent = new http.Agent({ keepAlive: true, maxSockets: workerData.connections })
+      const { method = "GET", headers = {}, body } = workerData.request
       let done = 0, stop = false, measuring = false
       const latencies = []
       const one = () => {
         if (stop) return
         const sent = performance.now()
-        http.get(workerData.url, { agent, headers: workerData.headers }, (res) => {
+        http.request(workerData.url, { agent, method, headers }, (res) => {
           res.resume()
           res.on("end", () => {
             if (res.statusCode !== 200) throw new Error("status " + res.statusCode)
@@ -42,7 +54,7 @@ const load = (url: string, headers: Record<string, string>) =>
             if (measuring) latencies.push(performance.now() - sent)
             one()
           })
-        }).on("error", (e) => { if (!stop) throw e })
+        }).on("error", (e) => { if (!stop) throw e }).end(body)
       }
       for (let i = 0; i < workerData.connections; i++) one()
       const measure = () => {
@@ -61,16 +73,16 @@ const load = (url: string, headers: Record<string, string>) =>
         if ((previous > 0 && Math.abs(rate - previous) <= 0.05 * previous) || Date.now() - started >= workerData.maxWarmUpMs) { clearInterval(tick); measure() }
         previous = rate
       }, 1000)`,
-      { eval: true, workerData: { url, headers, connections, ms: seconds * 1000, maxWarmUpMs } }
+      { eval: true, workerData: { url, request, connections, ms: seconds * 1000, maxWarmUpMs } }
     )
     worker.once("message", (m: { count: number; p99: number }) => resolve({ rate: m.count / seconds, p99: m.p99 }))
     worker.once("error", reject)
   })
 
-const config = PlatformConfig.layer(platformOptions({
-  storage: { kind: "pglite", dataDir: "memory://" },
-  rateLimits: rateLimitPolicyPerMinute({ auth: 1e9, read: 1e9, write: 1e9 })
-}))
+const limitsOff = rateLimitPolicyPerMinute({ auth: 1e9, read: 1e9, write: 1e9 })
+const config = PlatformConfig.layer(
+  platformOptions({ storage: { kind: "pglite", dataDir: "memory://" }, rateLimits: limitsOff })
+)
 const listen = { port: 0, host: "127.0.0.1" }
 
 const rawBaseline = async () => {
@@ -79,47 +91,119 @@ const rawBaseline = async () => {
     res.writeHead(200, { "content-type": "application/json", "x-request-id": crypto.randomUUID() }).end(body)
   })
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  const result = await load(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/health`, {})
+  const result = await load(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/health`)
   server.close()
   return result
 }
 
+/** The statements of the raw same-work servers, on a pooled `pg` or on PGlite. */
+interface Db {
+  readonly query: (text: string, params: Array<unknown>) => Promise<Array<any>>
+  /** Runs `work` between BEGIN and COMMIT on one connection. */
+  readonly transaction: <A>(work: (query: Db["query"]) => Promise<A>) => Promise<A>
+}
+
+const pgDb = (pool: pg.Pool): Db => ({
+  query: (text, params) => pool.query(text, params).then((r) => r.rows),
+  transaction: async (work) => {
+    const client = await pool.connect()
+    try {
+      await client.query("BEGIN")
+      const result = await work((text, params) => client.query(text, params).then((r) => r.rows))
+      await client.query("COMMIT")
+      return result
+    } catch (e) {
+      await client.query("ROLLBACK").catch(() => {})
+      throw e
+    } finally {
+      client.release()
+    }
+  }
+})
+
+const pgliteDb = (db: PGlite): Db => ({
+  query: (text, params) => db.query<any>(text, params).then((r) => r.rows),
+  transaction: (work) => db.transaction((tx) => work((text, params) => tx.query<any>(text, params).then((r) => r.rows)))
+})
+
+const iso = (d: Date | null) => d === null ? null : d.toISOString()
+
 /**
- * The same work as `GET /api/users/me` on raw node:http and a pooled `pg` (pg's default pool of
- * 10, as the server's): hash the presented token, read the session with its user, check it is
- * neither revoked nor expired, read the user, answer its JSON.
+ * The same work as the server's `GET /api/users/me` and `PUT /api/account/{id}` on raw node:http:
+ * hash the presented token, read the session with its user, check it is neither revoked nor
+ * expired (touching `last_used_at` at most once a minute); for `/me` answer the user; for the
+ * write, in one transaction, read the account `FOR UPDATE`, check its owner and the leverage
+ * rule, write every editable column and answer the row.
  */
-const rawUsersMe = async (url: string, token: string) => {
-  const pool = new pg.Pool({ connectionString: url })
-  // Dropping the bench database ends connections still held by requests in flight when the load stopped.
-  pool.on("error", () => {})
-  const server = createServer((req, res) => {
-    const presented = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? "")?.[1] ?? ""
+const rawServer = async (db: Db) => {
+  const session = async (authorization: string | undefined) => {
+    const presented = /^Bearer +(\S+) *$/i.exec(authorization ?? "")?.[1] ?? ""
     const hash = createHash("sha256").update(presented).digest("hex")
-    pool.query(
-      "SELECT s.id, s.user_id, s.user_agent, s.created_at, s.last_used_at, s.expires_at, s.revoked_at, u.email, u.username FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1",
+    const [s] = await db.query(
+      "SELECT s.id, s.user_id, s.user_agent, s.created_at, s.last_used_at, s.expires_at, s.revoked_at, u.email, u.username, u.created_at AS user_created_at FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1",
       [hash]
-    ).then(async ({ rows: [session] }) => {
-      if (!session || session.revoked_at !== null || session.expires_at.getTime() <= Date.now()) {
-        return void res.writeHead(401).end()
+    )
+    if (!s || s.revoked_at !== null || s.expires_at.getTime() <= Date.now()) return undefined
+    if (s.last_used_at === null || Date.now() - s.last_used_at.getTime() >= 60_000) {
+      await db.query("UPDATE sessions SET last_used_at = $1 WHERE id = $2", [new Date(), s.id])
+    }
+    return s
+  }
+  const update = (userId: number, id: number, input: Record<string, unknown>) =>
+    db.transaction(async (query) => {
+      const [row] = await query("SELECT * FROM accounts WHERE id = $1 FOR UPDATE", [id])
+      if (!row || row.user_id !== userId) return undefined
+      const edit = { ...row, ...input }
+      if (edit.default_leverage !== null && edit.default_leverage > (edit.max_leverage ?? 125)) return undefined
+      const [next] = await query(
+        "UPDATE accounts SET name = $1, is_active = $2, show_on_dashboard = $3, venue1_enabled = $4, avatar_preset_id = $5, base_url = $6, model = $7, default_leverage = $8, max_leverage = $9, venue1_environment = $10, api_key_sealed = $11, updated_at = $12 WHERE id = $13 RETURNING *",
+        [
+          edit.name,
+          edit.is_active,
+          edit.show_on_dashboard,
+          edit.venue1_enabled,
+          edit.avatar_preset_id,
+          edit.base_url,
+          edit.model,
+          edit.default_leverage,
+          edit.max_leverage,
+          edit.venue1_environment,
+          edit.api_key_sealed,
+          new Date(),
+          id
+        ]
+      )
+      const { api_key_sealed, ...account } = next
+      return {
+        ...account,
+        initial_capital: Number(account.initial_capital),
+        current_cash: Number(account.current_cash),
+        frozen_cash: Number(account.frozen_cash),
+        has_api_key: api_key_sealed !== null,
+        created_at: iso(account.created_at),
+        updated_at: iso(account.updated_at)
       }
-      const { rows: [user] } = await pool.query("SELECT * FROM users WHERE id = $1", [session.user_id])
-      const body = JSON.stringify({
-        id: user.id,
-        email: user.email,
-        username: user.username,
-        created_at: user.created_at.toISOString()
-      })
-      res.writeHead(200, { "content-type": "application/json", "x-request-id": crypto.randomUUID() }).end(body)
-    }).catch(() => res.destroy()) // requests still in flight when the load stops meet an ended pool
+    })
+  const server = createServer((req, res) => {
+    const answer = (body: unknown) =>
+      body === undefined
+        ? void res.writeHead(404).end()
+        : void res.writeHead(200, { "content-type": "application/json", "x-request-id": crypto.randomUUID() })
+          .end(JSON.stringify(body))
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c)).on("end", () =>
+      session(req.headers.authorization).then(async (s) => {
+        if (!s) return void res.writeHead(401).end()
+        if (req.method === "GET") {
+          return answer({ id: s.user_id, email: s.email, username: s.username, created_at: iso(s.user_created_at) })
+        }
+        const id = Number(/^\/api\/account\/(\d+)$/.exec(req.url ?? "")?.[1])
+        answer(await update(s.user_id, id, JSON.parse(Buffer.concat(chunks).toString())))
+      }).catch(() => res.destroy()) // requests still in flight when the load stops meet an ended pool
+    )
   })
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  const result = await load(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/users/me`, {
-    authorization: `Bearer ${token}`
-  })
-  server.close()
-  await pool.end()
-  return result
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() }
 }
 
 /** A fresh database on `TEST_DATABASE_URL`'s server for the PostgreSQL scenarios, dropped afterwards. */
@@ -138,24 +222,88 @@ const withPostgres = async <A>(adminUrl: string, use: (url: string) => Promise<A
   }
 }
 
+const post = (base: string, path: string, body: unknown, token?: string) =>
+  fetch(base + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body)
+  }).then((r) => r.json())
+
 /** Registers and logs in a fresh user; its session token. */
 const sessionToken = (base: string) => {
   const user = { email: "bench@example.com", password: "bench password", username: "bench" }
-  const post = (p: string, b: unknown) =>
-    fetch(base + p, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(b) })
-  return post("/api/users/register", user).then(() => post("/api/users/login", user)).then((r) => r.json())
+  return post(base, "/api/users/register", user).then(() => post(base, "/api/users/login", user))
     .then((login: { session_token: string }) => login.session_token)
+}
+
+/** The two authenticated scenarios: a read of the caller and a write of its account. */
+interface Fixture {
+  readonly token: string
+  readonly accountId: number
+}
+const readOf = (f: Fixture): [string, Request] => ["/api/users/me", { headers: { authorization: `Bearer ${f.token}` } }]
+const writeOf = (f: Fixture): [string, Request] => [`/api/account/${f.accountId}`, {
+  method: "PUT",
+  headers: { authorization: `Bearer ${f.token}`, "content-type": "application/json" },
+  body: JSON.stringify({ name: "bench, renamed", default_leverage: 3 })
+}]
+
+/** Runs `use` against a server layer, with its base URL. */
+const serving = <A>(server: Layer.Layer<HttpServer.HttpServer, unknown>, use: (base: string) => Promise<A>) =>
+  Effect.gen(function*() {
+    const address = (yield* HttpServer.HttpServer).address
+    return yield* Effect.promise(() => use(`http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`))
+  }).pipe(Effect.provide(server), Effect.scoped, Effect.runPromise)
+
+/** A user with a token and an account, then the read and the write measured on the server. */
+const serverScenarios = (server: Layer.Layer<HttpServer.HttpServer, unknown>) =>
+  serving(server, async (base) => {
+    const token = await sessionToken(base)
+    const account = await post(base, "/api/account", { name: "bench", default_leverage: 2, max_leverage: 10 }, token)
+    const fixture = { token, accountId: account.id as number }
+    const [readPath, read] = readOf(fixture)
+    const [writePath, write] = writeOf(fixture)
+    return { fixture, read: await load(base + readPath, read), write: await load(base + writePath, write) }
+  })
+
+/** The same two on the raw same-work server. */
+const rawScenarios = async (db: Db, fixture: Fixture) => {
+  const { base, close } = await rawServer(db)
+  const [readPath, read] = readOf(fixture)
+  const [writePath, write] = writeOf(fixture)
+  try {
+    return { read: await load(base + readPath, read), write: await load(base + writePath, write) }
+  } finally {
+    close()
+  }
 }
 
 /** Throughput of `path` on a server layer, with a fresh user's token. */
 const measure = (server: Layer.Layer<HttpServer.HttpServer, unknown>, path: string, authenticated: boolean) =>
-  Effect.gen(function*() {
-    const address = (yield* HttpServer.HttpServer).address
-    const base = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
-    const headers: Record<string, string> = {}
-    if (authenticated) headers["authorization"] = `Bearer ${yield* Effect.promise(() => sessionToken(base))}`
-    return yield* Effect.promise(() => load(base + path, headers))
-  }).pipe(Effect.provide(server), Effect.scoped, Effect.runPromise)
+  serving(
+    server,
+    async (base) =>
+      load(base + path, authenticated ? { headers: { authorization: `Bearer ${await sessionToken(base)}` } } : {})
+  )
+
+const compared = (title: string, server: { read: Load; write: Load }, raw: { read: Load; write: Load }) => {
+  console.log(`\n${title}, ${connections} connections\n`)
+  console.log(
+    "| scenario | server req/s | p99 ms | raw same work req/s | p99 ms | ratio |\n|---|---:|---:|---:|---:|---:|"
+  )
+  for (
+    const [name, s, r] of [
+      ["`GET /api/users/me`", server.read, raw.read],
+      ["`PUT /api/account/{id}`", server.write, raw.write]
+    ] as const
+  ) {
+    console.log(
+      `| ${name} | ${Math.round(s.rate)} | ${s.p99.toFixed(0)} | ${Math.round(r.rate)} | ${r.p99.toFixed(0)} | ${
+        (s.rate / r.rate).toFixed(2)
+      } |`
+    )
+  }
+}
 
 export const run = async () => {
   const reference = ServerLive(listen).pipe(Layer.provide(config))
@@ -173,38 +321,70 @@ export const run = async () => {
     ["GET /api/users/me (rate limit, token lookup)", await measure(reference, "/api/users/me", true)],
     ["GET /api/users/me with Effect's tracer on", await measure(traced, "/api/users/me", true)]
   ]
-  const postgresUrl = process.env["TEST_DATABASE_URL"]
-  if (postgresUrl) {
-    // The same read on PostgreSQL: the server, then the raw same-work server on the same database and token.
-    await withPostgres(postgresUrl, async (url) => {
-      const onPostgres = ServerLive(listen).pipe(Layer.provide(PlatformConfig.layer(platformOptions({
-        storage: { kind: "postgres", url: Redacted.make(url) },
-        secretKey: Option.some(Redacted.make("bench-secret-key-0123456789abcdef0123456789")),
-        rateLimits: rateLimitPolicyPerMinute({ auth: 1e9, read: 1e9, write: 1e9 })
-      }))))
-      let token = ""
-      const server = await Effect.gen(function*() {
-        const address = (yield* HttpServer.HttpServer).address
-        const base = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
-        token = yield* Effect.promise(() => sessionToken(base))
-        return yield* Effect.promise(() => load(base + "/api/users/me", { authorization: `Bearer ${token}` }))
-      }).pipe(Effect.provide(onPostgres), Effect.scoped, Effect.runPromise)
-      const raw = await rawUsersMe(url, token)
-      console.log(
-        `PostgreSQL, ${connections} connections: GET /api/users/me ${Math.round(server.rate)} requests/s ` +
-          `(p99 ${server.p99.toFixed(0)} ms), raw node:http + pg doing the same work ${
-            Math.round(raw.rate)
-          } requests/s ` +
-          `(p99 ${raw.p99.toFixed(0)} ms): ${(server.rate / raw.rate).toFixed(2)}x\n`
-      )
-    })
-  }
   console.log(
     `${connections} keep-alive connections from a worker thread, ${seconds} s each after warming up until steady\n`
   )
   console.log("| scenario | requests/s | p99 ms | vs baseline |\n|---|---:|---:|---:|")
   for (const [name, { p99, rate }] of rows) {
     console.log(`| ${name} | ${Math.round(rate)} | ${p99.toFixed(0)} | ${(rate / raw.rate).toFixed(2)} |`)
+  }
+
+  // PGlite in a data directory: the server, then a raw server opening the same directory with PGlite.
+  const dataDir = mkdtempSync(join(tmpdir(), "tp-bench-"))
+  try {
+    const server = await serverScenarios(
+      ServerLive(listen).pipe(Layer.provide(PlatformConfig.layer(platformOptions({
+        storage: { kind: "pglite", dataDir },
+        rateLimits: limitsOff
+      }))))
+    )
+    const db = await PGlite.create(dataDir)
+    const rawPglite = await rawScenarios(pgliteDb(db), server.fixture)
+    await db.close()
+    compared("PGlite (a data directory), against raw node:http + PGlite doing the same statements", server, rawPglite)
+    // The same read with the background work off (job workers, schedulers, sampler, fetcher, purges):
+    // what they take from the requests on the one thread and the one embedded connection.
+    const defaults = platformOptions()
+    const quiet = await serving(
+      ServerLive(listen).pipe(Layer.provide(PlatformConfig.layer(platformOptions({
+        storage: { kind: "pglite", dataDir },
+        rateLimits: limitsOff,
+        backtests: { ...defaults.backtests, concurrency: 0 },
+        automation: { ...defaults.automation, enabled: false, concurrency: 0 },
+        assistant: { ...defaults.assistant, insightJobs: { ...defaults.assistant.insightJobs, concurrency: 0 } },
+        signals: { ...defaults.signals, sampler: false },
+        retention: { ...defaults.retention, purgeInterval: Duration.days(365) },
+        news: { ...defaults.news, fetchInterval: Duration.days(365) }
+      })))),
+      (base) => load(base + readOf(server.fixture)[0], readOf(server.fixture)[1])
+    )
+    console.log(
+      `| \`GET /api/users/me\`, background work off | ${Math.round(quiet.rate)} | ${quiet.p99.toFixed(0)} | ${
+        Math.round(rawPglite.read.rate)
+      } | ${rawPglite.read.p99.toFixed(0)} | ${(quiet.rate / rawPglite.read.rate).toFixed(2)} |`
+    )
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+
+  const postgresUrl = process.env["TEST_DATABASE_URL"]
+  if (postgresUrl) {
+    // PostgreSQL: the server, then the raw same-work server on the same database (pg's default pool of 10, as the server's).
+    await withPostgres(postgresUrl, async (url) => {
+      const server = await serverScenarios(
+        ServerLive(listen).pipe(Layer.provide(PlatformConfig.layer(platformOptions({
+          storage: { kind: "postgres", url: Redacted.make(url) },
+          secretKey: Option.some(Redacted.make("bench-secret-key-0123456789abcdef0123456789")),
+          rateLimits: limitsOff
+        }))))
+      )
+      const pool = new pg.Pool({ connectionString: url })
+      // Dropping the bench database ends connections still held by requests in flight when the load stopped.
+      pool.on("error", () => {})
+      const rawPg = await rawScenarios(pgDb(pool), server.fixture)
+      await pool.end()
+      compared("PostgreSQL, against raw node:http + pooled pg doing the same statements", server, rawPg)
+    })
   }
   console.log(`\nrss after the runs: ${Math.round(process.memoryUsage().rss / 1024 / 1024)} MiB`)
 }

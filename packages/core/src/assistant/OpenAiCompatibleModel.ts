@@ -1,4 +1,3 @@
-import { OpenAiClient } from "@effect/ai-openai"
 import * as Sse from "@effect/experimental/Sse"
 import { HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import type { HttpClient } from "@effect/platform/HttpClient"
@@ -74,7 +73,9 @@ const timedOut = () => failure("upstream_timeout", "The language model provider 
  */
 export const makeOpenAiCompatibleModel = (options: ProviderOptions) =>
   Effect.gen(function*() {
-    const openAi = yield* OpenAiClient.make({
+    // Imported when a provider is configured: the module and its generated schemas take a second to load.
+    const { make } = yield* Effect.promise(() => import("@effect/ai-openai/OpenAiClient"))
+    const openAi = yield* make({
       apiUrl: options.baseUrl,
       apiKey: Option.getOrUndefined(options.apiKey)
     })

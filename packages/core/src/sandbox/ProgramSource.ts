@@ -1,5 +1,4 @@
 import { Effect, Schema } from "effect"
-import { transform } from "sucrase"
 import { ProgramInvalid, UnsupportedLanguage } from "../http/Errors.js"
 
 /** The languages a program may be written in. */
@@ -23,8 +22,12 @@ export const compileProgram = (
     )
   }
   if (language === "javascript") return Effect.succeed(code)
-  return Effect.try({
-    try: () => transform(code, { transforms: ["typescript"], disableESTransforms: true }).code,
+  // Loaded on first use: the compiler is not needed to start the server.
+  return Effect.tryPromise({
+    try: () =>
+      import("sucrase").then(({ transform }) =>
+        transform(code, { transforms: ["typescript"], disableESTransforms: true }).code
+      ),
     catch: (e) => {
       const loc = (e as { loc?: { line: number; column: number } }).loc
       return new ProgramInvalid({

@@ -1,5 +1,4 @@
 import { Effect, Layer } from "effect"
-import { newQuickJSWASMModule } from "quickjs-emscripten"
 import { checkInWorker } from "./CheckWorker.js"
 import { loadFailure } from "./LoadFailure.js"
 import { makeDecider } from "./ProgramDecider.js"
@@ -17,7 +16,10 @@ export const QuickJsProgramRuntime = (limits: SandboxLimits = defaultSandboxLimi
     check: (code) => checkInWorker(code, limits).pipe(Effect.withSpan("ProgramRuntime.check")),
     load: (run) =>
       Effect.acquireRelease(
-        Effect.promise(() => newQuickJSWASMModule()).pipe(Effect.map((module) => makeSandbox(module, limits, onCall))),
+        // The WASM loader is imported on first use, not when the server starts.
+        Effect.promise(() => import("quickjs-emscripten").then((q) => q.newQuickJSWASMModule())).pipe(
+          Effect.map((module) => makeSandbox(module, limits, onCall))
+        ),
         (sandbox) => Effect.sync(sandbox.dispose)
       ).pipe(
         Effect.flatMap((sandbox) => {

@@ -6,6 +6,10 @@ import { SqlError } from "@effect/sql/SqlError"
 import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer, Stream } from "effect"
 
+// PostgreSQL's default 128 MB of shared buffers is resident memory in the server's own process;
+// the embedded database is small and its files are in the OS page cache anyway.
+const startParams = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"]
+
 /**
  * An `@effect/sql` client over PGlite (PostgreSQL compiled to WASM, in process).
  * `dataDir` persists to a folder; `undefined` keeps everything in memory.
@@ -14,7 +18,7 @@ export const make = (dataDir: string | undefined) =>
   Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => PGlite.create(dataDir),
+        try: () => PGlite.create(dataDir, { startParams }),
         catch: (cause) => new SqlError({ cause, message: `PGlite failed to start${dataDir ? ` in ${dataDir}` : ""}` })
       }),
       (db) => Effect.promise(() => db.close()).pipe(Effect.zipRight(Effect.logDebug("Embedded database closed")))

@@ -10,6 +10,8 @@ export interface CurrentUserShape {
   readonly id: UserId
   readonly email: string
   readonly username: string
+  /** When the user registered (ISO 8601), so `GET /api/users/me` answers without another query. */
+  readonly created_at: string
   /** The session (token) this request presented; logout revokes it. */
   readonly sessionId: SessionId
 }

@@ -28,7 +28,8 @@ export type SessionRow = typeof SessionRow.Type
 export const SessionWithUser = Schema.Struct({
   ...SessionRow.fields,
   email: Schema.String,
-  username: Schema.String
+  username: Schema.String,
+  user_created_at: IsoTimestamp
 })
 
 /** SQL for users and sessions; no rules here. */
@@ -83,7 +84,8 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
       Result: SessionWithUser,
       execute: (hash) =>
         sql`
-        SELECT s.id, s.user_id, s.user_agent, s.created_at, s.last_used_at, s.expires_at, s.revoked_at, u.email, u.username
+        SELECT s.id, s.user_id, s.user_agent, s.created_at, s.last_used_at, s.expires_at, s.revoked_at,
+          u.email, u.username, u.created_at AS user_created_at
         FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = ${hash}`
     })

@@ -14,7 +14,13 @@ for (const storage of testStorages) {
           const venueAccounts = yield* VenueAccounts
           const sql = yield* SqlClient.SqlClient
           const user = yield* users.register({ email: "rest@example.com", username: "rest", password: "long password" })
-          const caller = { id: user.id, email: user.email, username: user.username, sessionId: 1 as never }
+          const caller = {
+            id: user.id,
+            email: user.email,
+            username: user.username,
+            created_at: user.created_at,
+            sessionId: 1 as never
+          }
           const secrets = {
             apiKey: "sk-live-0123456789-plain-text-must-not-appear",
             privateKey: `0x${"7f3a".repeat(16)}`,

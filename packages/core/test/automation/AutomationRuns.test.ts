@@ -56,7 +56,13 @@ const userWithBindings = (instance: Instance, accounts: number) =>
       const name = `auto_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
       const user = yield* Effect.flatMap(Users, (users) =>
         users.register({ email: `${name}@example.com`, username: name, password: "long enough password" }))
-      const caller = { id: user.id, email: user.email, username: user.username, sessionId: 1 as SessionId }
+      const caller = {
+        id: user.id,
+        email: user.email,
+        username: user.username,
+        created_at: user.created_at,
+        sessionId: 1 as SessionId
+      }
       const programId = (yield* Effect.flatMap(Programs, (p) =>
         p.create(caller, { name: "Buy once", code: program }))).id
       const bindings = yield* Effect.forEach(Array.from({ length: accounts }), (_, i) =>

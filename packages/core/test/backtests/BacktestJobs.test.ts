@@ -87,7 +87,13 @@ const userWithProgram = (instance: Instance, code = tradingProgram) =>
       const user = yield* Users.pipe(Effect.flatMap((users) =>
         users.register({ email: `${name}@example.com`, username: name, password: "long enough password" })
       ))
-      const caller = { id: user.id, email: user.email, username: user.username, sessionId: 1 as SessionId }
+      const caller = {
+        id: user.id,
+        email: user.email,
+        username: user.username,
+        created_at: user.created_at,
+        sessionId: 1 as SessionId
+      }
       const program = yield* Programs.pipe(Effect.flatMap((programs) =>
         programs.create(caller, { name: "Every tenth bar", code })
       ))

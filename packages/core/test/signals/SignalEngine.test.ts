@@ -91,6 +91,7 @@ const newUser = Effect.gen(function*() {
     id: row!.id as UserId,
     email: `${name}@example.com`,
     username: name,
+    created_at: new Date().toISOString(),
     sessionId: 1 as SessionId
   } satisfies CurrentUserShape
 })

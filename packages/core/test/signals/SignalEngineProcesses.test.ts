@@ -48,7 +48,13 @@ describe.skipIf(testDatabaseUrl === undefined)("signal engine across processes o
             (users) =>
               users.register({ email: `${name}@example.com`, username: name, password: "long enough password" })
           )
-          const caller = { id: user.id, email: user.email, username: user.username, sessionId: 1 as SessionId }
+          const caller = {
+            id: user.id,
+            email: user.email,
+            username: user.username,
+            created_at: user.created_at,
+            sessionId: 1 as SessionId
+          }
           const signals = yield* Signals
           // The simulated book changes every second, so this flips often.
           const signal = yield* signals.create(caller, {

@@ -1,6 +1,6 @@
-import { HttpApi, HttpApiBuilder, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
 import { errorCatalogue, TradingApi } from "@trading-platform/core"
-import { Context, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { version } from "../Version.js"
 
 const refTo = (name: string) => `#/components/schemas/${name}`
@@ -96,5 +96,13 @@ export const Documented = Layer.succeed(HttpApi.Api, {
   context: Context.empty()
 })
 
-/** `GET /openapi.json`: the document, served next to the API. */
-export const OpenApiLive = HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }).pipe(Layer.provide(Documented))
+/**
+ * `GET /openapi.json`: the document, served next to the API. It is built on the first request
+ * and kept: building it walks every schema of the contract, which start-up need not wait for.
+ */
+export const OpenApiLive = HttpApiBuilder.Router.use((router) =>
+  Effect.flatMap(
+    Effect.cached(Effect.suspend(() => HttpServerResponse.json(openApiDocument())).pipe(Effect.orDie)),
+    (response) => router.get("/openapi.json", response)
+  )
+)

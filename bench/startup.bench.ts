@@ -1,0 +1,138 @@
+// Start to healthy and idle resident memory of the server process, as a user starts it: `npm start`
+// (tsx compiling the sources) and the built server (`node packages/server/dist/main.js`, after
+// `npm run build`). Each starts on a new data directory, then again on the same one; after the
+// restart it serves 10,000 `GET /api/users/me` and idles again. Resident memory is read from
+// /proc (Linux), as the largest process of the started tree: the server, not npm or tsx's launcher.
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { Agent, request } from "node:http"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const built = join(root, "packages/server/dist/main.js")
+// Resident memory is read once the process has idled this long (timers and the first GCs have run).
+const idleMs = 5_000
+const requests = 10_000
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+
+/** Resident MiB of the largest process in the tree under `pid`. */
+const residentMiB = (pid: number) => {
+  const parents = new Map<number, number>()
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]))
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  let largest = 0
+  const visit = (p: number) => {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, "utf8"))?.[1] ?? 0)
+      largest = Math.max(largest, kb / 1024)
+    } catch {
+      // the process ended meanwhile
+    }
+    for (const [child, parent] of parents) if (parent === p) visit(child)
+  }
+  visit(pid)
+  return Math.round(largest)
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Spawns the server; resolves with the process and the milliseconds until `/api/health` answered 200. */
+const start = async (command: Array<string>, dataDir: string, port: number) => {
+  const started = performance.now()
+  const child = spawn(command[0]!, command.slice(1), {
+    cwd: root,
+    detached: true, // its own process group, so npm, tsx and the server stop together
+    stdio: "ignore",
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      RATE_LIMIT_AUTH_PER_MIN: "1000000",
+      RATE_LIMIT_READ_PER_MIN: "1000000"
+    }
+  })
+  const deadline = started + 120_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${command.join(" ")} exited with ${child.exitCode}`)
+    if (performance.now() > deadline) throw new Error(`${command.join(" ")} was not healthy within 120 s`)
+    const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.status === 200, () => false)
+    if (ok) return { child, healthyMs: Math.round(performance.now() - started) }
+    await sleep(20)
+  }
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.once("exit", () => resolve())
+    process.kill(-child.pid!, "SIGTERM")
+  })
+
+/** `count` authenticated reads over 32 keep-alive connections. */
+const reads = async (base: string, count: number) => {
+  const user = { email: "startup@example.com", password: "startup password", username: "startup" }
+  const post = (path: string) =>
+    fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(user) })
+  await post("/api/users/register")
+  const { session_token } = await (await post("/api/users/login")).json() as { session_token: string }
+  const agent = new Agent({ keepAlive: true, maxSockets: 32 })
+  let left = count
+  const one = (): Promise<void> =>
+    left-- <= 0 ? Promise.resolve() : new Promise<void>((resolve, reject) => {
+      request(`${base}/api/users/me`, { agent, headers: { authorization: `Bearer ${session_token}` } }, (res) => {
+        res.resume().on("end", () => res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)))
+      }).on("error", reject).end()
+    }).then(one)
+  await Promise.all(Array.from({ length: 32 }, one))
+  agent.destroy()
+}
+
+const measure = async (name: string, command: Array<string>) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "tp-startup-"))
+  const port = await freePort()
+  try {
+    const first = await start(command, dataDir, port)
+    await sleep(idleMs)
+    const firstRss = residentMiB(first.child.pid!)
+    await stop(first.child)
+    const again = await start(command, dataDir, port)
+    await sleep(idleMs)
+    const againRss = residentMiB(again.child.pid!)
+    await reads(`http://127.0.0.1:${port}`, requests)
+    await sleep(idleMs)
+    const loadedRss = residentMiB(again.child.pid!)
+    await stop(again.child)
+    console.log(
+      `| ${name} | ${first.healthyMs} | ${firstRss} | ${again.healthyMs} | ${againRss} | ${loadedRss} |`
+    )
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+export const run = async () => {
+  console.log(
+    "| server | new data dir: ms to healthy | idle MiB | existing data dir: ms to healthy | idle MiB | " +
+      `idle MiB after ${requests} requests |\n|---|---:|---:|---:|---:|---:|`
+  )
+  await measure("`npm start`", ["npm", "start", "--silent"])
+  if (existsSync(built)) await measure("`node packages/server/dist/main.js`", [process.execPath, built])
+  else console.log("(the built server is missing: run `npm run build` first)")
+}
