@@ -1,4 +1,4 @@
-import { Clock, Effect, Ref } from "effect"
+import { Clock, Effect, Ref, Schema } from "effect"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import { VenueRejected } from "../http/Errors.js"
 import { type SimulatedSymbol, simulatedSymbol, universe } from "./SimulatedMarket.js"
@@ -11,6 +11,7 @@ import {
   type Venue,
   type VenueCredentials
 } from "./Venue.js"
+import { Venue1Address, Venue1PrivateKey, Venue2Key } from "./VenueAccount.js"
 
 /** Paper trading costs, as fractions of notional: the same as a backtest's (`tradingDefaults`). */
 export const paperFeeRate = tradingDefaults.feeRate
@@ -32,10 +33,15 @@ const emptyAccount: PaperAccount = {
   nextOrder: 1
 }
 
+const isAddress = Schema.is(Venue1Address)
+const isPrivateKey = Schema.is(Venue1PrivateKey)
+const isVenue2Key = Schema.is(Venue2Key)
+
+// The formats of the contract (`VenueAccount.ts`): what the API accepts, the simulation accepts.
 const wellFormed = (c: VenueCredentials) =>
   c.kind === "wallet"
-    ? /^0x[0-9a-fA-F]{40}$/.test(c.address) && /^0x[0-9a-fA-F]{64}$/.test(c.privateKey)
-    : /^[A-Za-z0-9]{16,128}$/.test(c.apiKey) && /^[A-Za-z0-9]{16,128}$/.test(c.secretKey)
+    ? isAddress(c.address) && isPrivateKey(c.privateKey)
+    : isVenue2Key(c.apiKey) && isVenue2Key(c.secretKey)
 
 const identity = (c: VenueCredentials) => c.kind === "wallet" ? c.address.toLowerCase() : c.apiKey
 
