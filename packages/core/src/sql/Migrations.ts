@@ -11,6 +11,7 @@ import m0009 from "./migrations/0009_assistant.js"
 import m0010 from "./migrations/0010_ai_insights.js"
 import m0011 from "./migrations/0011_news.js"
 import m0012 from "./migrations/0012_periodic_tasks.js"
+import m0013 from "./migrations/0013_user_delete_cascade.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -29,7 +30,8 @@ export const migrations = Migrator.fromRecord({
   "0009_assistant": m0009,
   "0010_ai_insights": m0010,
   "0011_news": m0011,
-  "0012_periodic_tasks": m0012
+  "0012_periodic_tasks": m0012,
+  "0013_user_delete_cascade": m0013
 })
 
 /** Runs every pending migration in one transaction; a concurrent runner waits for the lock. */
