@@ -1,4 +1,5 @@
 import { Clock, Effect, Ref, Schema } from "effect"
+import { leverageCap } from "../accounts/Account.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import { VenueRejected } from "../http/Errors.js"
 import { type SimulatedSymbol, simulatedSymbol, universe } from "./SimulatedMarket.js"
@@ -6,6 +7,7 @@ import {
   type Exchange,
   type OrderResult,
   type Position,
+  type SymbolSpec,
   type Ticker,
   UnknownSymbol,
   type Venue,
@@ -171,8 +173,18 @@ export const makeSimulatedVenue = (exchange: Exchange, seed: number) =>
         return [{ asset: "USD", total: a.cash + unrealized, available: a.cash }]
       })
 
+    // A price step of about a hundred-thousandth of the reference price, as a power of ten.
+    const symbols = Effect.succeed(
+      Object.entries(universe).map(([symbol, price]): SymbolSpec => ({
+        symbol,
+        tick_size: Number((10 ** Math.floor(Math.log10(price / 100_000))).toPrecision(1)),
+        max_leverage: leverageCap[exchange]
+      }))
+    )
+
     return {
       exchange,
+      symbols,
       tickers,
       candles: (q) => withMarket(q.symbol, (m, now) => m.candles(q.timeframe, q.start, q.end, now)),
       funding: (symbol) => withMarket(symbol, (m, now) => m.funding(now)),
