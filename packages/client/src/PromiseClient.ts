@@ -57,10 +57,16 @@ export class TradingApiError extends Error {
   }
 }
 
-// The Promise client always answers the decoded value, so it takes no `withResponse` flag.
-type WithoutResponse<R> = R extends object ? Omit<R, "withResponse"> : R
-type PromiseMethod<F> = F extends (...args: infer Args) => Effect.Effect<infer A, any, any>
-  ? (...args: { [I in keyof Args]: WithoutResponse<Args[I]> }) => Promise<Exclude<A, readonly [any, any]>>
+// The Promise client always answers the decoded value, so it takes no `withResponse` flag; and
+// `urlParams` whose fields are all optional may be left out (HttpApiClient's own type demands the key).
+type Relaxed<R> = R extends object ?
+  R extends { readonly urlParams: infer U } ?
+    {} extends U ? Omit<R, "withResponse" | "urlParams"> & { readonly urlParams?: U } : Omit<R, "withResponse">
+  : Omit<R, "withResponse">
+  : R
+type PromiseMethod<F> = F extends (request: infer R) => Effect.Effect<infer A, any, any>
+  ? {} extends Relaxed<R> ? (request?: Relaxed<R>) => Promise<Exclude<A, readonly [any, any]>>
+  : (request: Relaxed<R>) => Promise<Exclude<A, readonly [any, any]>>
   : never
 
 type LiveStreamKeys = "marketIntelligence" | "subscribe" | "assistantChat"
@@ -90,8 +96,9 @@ export interface PromiseClientOptions extends ClientOptions {
   readonly WebSocket?: (new(url: string, protocols?: string | Array<string>) => unknown) | undefined
 }
 
-const toPromise = (method: (...args: Array<unknown>) => Effect.Effect<unknown, unknown>) => (...args: Array<unknown>) =>
-  Effect.runPromise(Effect.either(method(...args))).then(
+// `urlParams: {}` stands in for left-out params; an endpoint without params ignores it.
+const toPromise = (method: (request: unknown) => Effect.Effect<unknown, unknown>) => (request?: object) =>
+  Effect.runPromise(Effect.either(method({ urlParams: {}, ...request }))).then(
     Either.getOrThrowWith((failure) => new TradingApiError(failure as Failure))
   )
 

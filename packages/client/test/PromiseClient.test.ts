@@ -23,6 +23,12 @@ describe("createClient against the reference server", () => {
         const me = yield* Effect.promise(() => signedIn.users.me())
         expect(me).toMatchObject({ id: registered.id, email: user.email })
         expect((yield* Effect.promise(() => signedIn.health())).status).toBe("ok")
+        // A list call may leave out its all-optional params, or give some of them.
+        yield* Effect.promise(() => signedIn.accounts.create({ payload: { name: "one" } }))
+        yield* Effect.promise(() => signedIn.accounts.create({ payload: { name: "two" } }))
+        expect((yield* Effect.promise(() => signedIn.accounts.list())).map((a) => a.name)).toEqual(["one", "two"])
+        const second = yield* Effect.promise(() => signedIn.accounts.list({ urlParams: { offset: 1 } }))
+        expect(second.map((a) => a.name)).toEqual(["two"])
       }))
 
     it.effect("rejects with TradingApiError carrying status, code and request_id of the envelope", () =>

@@ -6,13 +6,14 @@ import { createServer } from "node:http"
 import { ApiLive } from "./ApiLive.js"
 import { LandingLive } from "./docs/Landing.js"
 import { OpenApiLive } from "./docs/OpenApiDocument.js"
+import { CorsLive } from "./http/Cors.js"
 import { requestContext } from "./http/RequestContext.js"
 import { EndStreamsOnShutdown } from "./streams/StreamsShutdown.js"
 
 /**
  * The reference server on `node:http`. The API (and its database) is built before the server
  * listens and released after it has closed, so on shutdown in-flight requests finish against an
- * open database. Serves `GET /openapi.json`, `GET /` (to `/docs`) and `GET /api/` too. Needs `PlatformConfig`.
+ * open database. Answers CORS when `CORS_ORIGINS` is set. Serves `GET /openapi.json`, `GET /` (to `/docs`) and `GET /api/` too. Needs `PlatformConfig`.
  */
 export const ServerLive = (listen: { readonly port: number; readonly host: string }) =>
   HttpApiBuilder.serve(requestContext).pipe(
@@ -20,6 +21,7 @@ export const ServerLive = (listen: { readonly port: number; readonly host: strin
     Layer.provide(EndStreamsOnShutdown),
     Layer.provideMerge(NodeHttpServer.layer(createServer, listen)),
     Layer.provide(ApiLive),
+    Layer.provide(CorsLive),
     Layer.provide(PlatformLive),
     Layer.provide(OpenApiLive),
     Layer.provide(LandingLive),

@@ -33,6 +33,7 @@ export const settings = [
   ["RATE_LIMIT_AUTH_PER_MIN", "login and register requests per IP per minute (10)"],
   ["RATE_LIMIT_READ_PER_MIN", "GET requests per token and per IP per minute (120)"],
   ["RATE_LIMIT_WRITE_PER_MIN", "POST/PUT/PATCH/DELETE requests per token and per IP per minute (60)"],
+  ["CORS_ORIGINS", "origins whose browser pages may call the API, comma-separated (none: no CORS headers)"],
   ["TRUST_PROXY", "take the client IP from X-Forwarded-For (false)"],
   ["SECRET_KEY", "key (32+ characters) for secrets at rest; required with DATABASE_URL, else generated into DATA_DIR"],
   ["VENUE1_MODE", "venue1: simulated or http (simulated)"],

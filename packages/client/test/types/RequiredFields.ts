@@ -27,6 +27,7 @@ const everyOperation = (c: TradingClient | PromiseClient) => [
   c.users.login({ payload: { email: "ada@example.com", password: "correct horse" } }),
   c.users.logout(),
   c.users.me(),
+  c.users.deleteMe({ payload: { password: "correct horse" } }),
   c.users.sessions({ urlParams: {} }),
   c.users.revokeSession({ path: { id: sessionId } }),
   c.users.changePassword({ payload: { current_password: "correct horse", new_password: "battery staple" } }),
@@ -38,6 +39,7 @@ const everyOperation = (c: TradingClient | PromiseClient) => [
   c.market.prices({ payload: { symbols: ["BTC"] } }),
   c.market.klines({ urlParams: { symbol: "BTC" } }),
   c.market.query({ payload: { symbols: ["BTC"] } }),
+  c.market.symbols({ urlParams: {} }),
   c.venueAccounts.storeWallet({
     ...account,
     payload: { environment: "testnet", wallet_address: `0x${"a".repeat(40)}`, private_key: `0x${"b".repeat(64)}` }
@@ -58,6 +60,7 @@ const everyOperation = (c: TradingClient | PromiseClient) => [
   c.backtests.submit({ ...program, payload: range }),
   c.backtests.history({ urlParams: {} }),
   c.backtests.get(backtest),
+  c.backtests.trades({ ...backtest, urlParams: {} }),
   c.backtests.cancel(backtest),
   c.analytics.programSummary({ urlParams: {} })
 ]
@@ -70,12 +73,29 @@ export const promiseCalls = everyOperation(promise)
 effect.backtests.submit({ ...program, payload: { ...range, leverage: "high" } })
 // @ts-expect-error symbol is required
 promise.backtests.submit({ ...program, payload: { timeframe: "1h", start: range.start, end: range.end } })
-expectTypeOf(promise.backtests.history).parameter(0).toEqualTypeOf<{
-  readonly urlParams: {
+// The Promise client takes list calls without their all-optional params; the Effect client cannot
+// (HttpApiClient's request type demands `urlParams`).
+export const promiseWithoutParams = [
+  promise.accounts.list(),
+  promise.programs.list(),
+  promise.users.sessions(),
+  promise.backtests.history(),
+  promise.market.symbols(),
+  promise.analytics.programSummary(),
+  promise.backtests.trades(backtest)
+]
+// @ts-expect-error the Effect client demands urlParams
+effect.accounts.list()
+// @ts-expect-error params with a required field stay required
+promise.market.klines()
+// @ts-expect-error the path is still required
+promise.backtests.trades()
+expectTypeOf<NonNullable<Parameters<typeof promise.backtests.history>[0]>["urlParams"]>().toEqualTypeOf<
+  {
     readonly program_id?: ProgramId | undefined
     readonly account_id?: AccountId | undefined
     readonly status?: "queued" | "running" | "completed" | "failed" | "cancelled" | undefined
     readonly limit?: number
     readonly offset?: number
-  }
-}>()
+  } | undefined
+>()

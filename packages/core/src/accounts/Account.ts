@@ -48,6 +48,10 @@ export class Account extends Schema.Class<Account>("Account")({
   frozen_cash: Schema.Number,
   /** Whether an `api_key` is stored; the key itself is never returned. */
   has_api_key: Schema.Boolean,
+  /** Whether a venue1 wallet is stored (`venue1_environment` is its environment); never the key. */
+  has_venue1_wallet: Schema.Boolean,
+  /** Whether venue2 API keys are stored; never the keys. */
+  has_venue2_keys: Schema.Boolean,
   created_at: Schema.String,
   updated_at: Schema.String
 }) {}

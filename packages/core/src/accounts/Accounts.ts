@@ -7,7 +7,14 @@ import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy, type Owner } from "../users/Ownership.js"
-import { Account, type AccountCreate, type AccountId, type AccountUpdate, leverageCap } from "./Account.js"
+import {
+  Account,
+  type AccountCreate,
+  type AccountId,
+  type AccountUpdate,
+  leverageCap,
+  type Venue1Environment
+} from "./Account.js"
 import { type AccountEdit, type AccountRow, AccountsRepo, editOf } from "./AccountsRepo.js"
 import { tradingDefaults } from "./TradingDefaults.js"
 
@@ -136,7 +143,14 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
         yield* repo.update({ id: account.id, edit, now: yield* now })
       }).pipe(Effect.withSpan("Accounts.setLeverage", { attributes: { id: account.id } }))
 
-    return { owned, create, list, get, update, remove, withLeverage, setLeverage } as const
+    /** Records the environment of the account's venue1 wallet (inside the caller's transaction, if any). */
+    const setVenue1Environment = (account: AccountRow, environment: typeof Venue1Environment.Type) =>
+      Effect.gen(function*() {
+        const edit = { ...editOf(account), venue1_environment: environment }
+        yield* repo.update({ id: account.id, edit, now: yield* now })
+      }).pipe(Effect.withSpan("Accounts.setVenue1Environment", { attributes: { id: account.id } }))
+
+    return { owned, create, list, get, update, remove, withLeverage, setLeverage, setVenue1Environment } as const
   }),
   dependencies: [AccountsRepo.Default, Secrets.Default]
 }) {}

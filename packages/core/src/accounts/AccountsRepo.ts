@@ -25,7 +25,9 @@ export const AccountRow = Schema.Struct({
   current_cash: Schema.NumberFromString,
   frozen_cash: Schema.NumberFromString,
   created_at: IsoTimestamp,
-  updated_at: IsoTimestamp
+  updated_at: IsoTimestamp,
+  has_venue1_wallet: Schema.Boolean,
+  has_venue2_keys: Schema.Boolean
 })
 export type AccountRow = typeof AccountRow.Type
 
@@ -36,6 +38,10 @@ export const editOf = (row: AccountRow): AccountEdit => Struct.pick(row, ...edit
 export class AccountsRepo extends Effect.Service<AccountsRepo>()("@trading-platform/core/AccountsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Whether venue credentials are stored (by the venues feature), read with the row.
+    const stored = (venue: string) =>
+      sql`EXISTS (SELECT 1 FROM venue_credentials c WHERE c.account_id = accounts.id AND c.venue = ${venue})`
+    const row = sql`accounts.*, ${stored("venue1")} AS has_venue1_wallet, ${stored("venue2")} AS has_venue2_keys`
 
     const insert = SqlSchema.single({
       Request: Schema.Struct({
@@ -51,32 +57,32 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@trading-platf
         INSERT INTO accounts ${
           sql.insert({ ...a, current_cash: a.initial_capital, frozen_cash: 0, created_at: now, updated_at: now })
         }
-        RETURNING *`
+        RETURNING ${row}`
     })
     const findById = SqlSchema.findOne({
       Request: AccountId,
       Result: AccountRow,
-      execute: (id) => sql`SELECT * FROM accounts WHERE id = ${id}`
+      execute: (id) => sql`SELECT ${row} FROM accounts WHERE id = ${id}`
     })
     /** The row, locked until the surrounding transaction ends, so a read-check-write is not raced. */
     const findByIdForUpdate = SqlSchema.findOne({
       Request: AccountId,
       Result: AccountRow,
-      execute: (id) => sql`SELECT * FROM accounts WHERE id = ${id} FOR UPDATE`
+      execute: (id) => sql`SELECT ${row} FROM accounts WHERE id = ${id} FOR UPDATE`
     })
     const listByUser = SqlSchema.findAll({
       Request: Schema.Struct({ user_id: UserId, limit: Schema.Int, offset: Schema.Int }),
       Result: AccountRow,
       execute: (q) =>
         sql`
-        SELECT * FROM accounts WHERE user_id = ${q.user_id} ORDER BY id LIMIT ${q.limit} OFFSET ${q.offset}`
+        SELECT ${row} FROM accounts WHERE user_id = ${q.user_id} ORDER BY id LIMIT ${q.limit} OFFSET ${q.offset}`
     })
     const update = SqlSchema.single({
       Request: Schema.Struct({ id: AccountId, edit: AccountEdit, now: Schema.DateFromSelf }),
       Result: AccountRow,
       execute: ({ edit, id, now }) =>
         sql`
-        UPDATE accounts SET ${sql.update({ ...edit, updated_at: now })} WHERE id = ${id} RETURNING *`
+        UPDATE accounts SET ${sql.update({ ...edit, updated_at: now })} WHERE id = ${id} RETURNING ${row}`
     })
     const remove = (id: AccountId) => sql`DELETE FROM accounts WHERE id = ${id}`.pipe(Effect.asVoid)
 

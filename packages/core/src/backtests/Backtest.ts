@@ -170,3 +170,10 @@ export type BacktestHistoryParams = typeof BacktestHistoryParams.Type
 export class BacktestHistory extends Schema.Class<BacktestHistory>("BacktestHistory")({
   backtests: Schema.Array(BacktestEntry)
 }) {}
+
+/** `GET /api/programs/backtest/{id}/trades`: one page of a backtest's trades, in the order they closed. */
+export class BacktestTrades extends Schema.Class<BacktestTrades>("BacktestTrades")({
+  trades: Schema.Array(BacktestTradeSchema),
+  /** Every trade of the backtest, on all pages; 0 until it completes. */
+  total: Schema.Int
+}) {}

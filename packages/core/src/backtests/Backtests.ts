@@ -1,7 +1,7 @@
 import { Clock, Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import { Conflict, InvalidInput, LeverageTooHigh, NoMarketData, NotFound } from "../http/Errors.js"
-import { pageOf } from "../http/Pagination.js"
+import { pageOf, type Pagination } from "../http/Pagination.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
@@ -18,7 +18,8 @@ import {
   BacktestHistory,
   type BacktestHistoryParams,
   type BacktestId,
-  type BacktestRequest
+  type BacktestRequest,
+  BacktestTrades
 } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
 
@@ -148,6 +149,18 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         Effect.withSpan("Backtests.get", { attributes: { userId: caller.id, backtestId: id } })
       )
 
+    // The trades live in the stored result; a page of them spares a client the whole body.
+    const trades = (caller: CurrentUserShape, id: BacktestId, page: Pagination) =>
+      owned(caller, id).pipe(
+        Effect.map((row) => {
+          const all = row.result?.trades ?? []
+          const { limit, offset } = pageOf(page)
+          return new BacktestTrades({ trades: all.slice(offset, offset + limit), total: all.length })
+        }),
+        dieOnStorageFailure,
+        Effect.withSpan("Backtests.trades", { attributes: { userId: caller.id, backtestId: id } })
+      )
+
     const cancel = (caller: CurrentUserShape, id: BacktestId) =>
       Effect.gen(function*() {
         yield* owned(caller, id)
@@ -173,6 +186,6 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         Effect.withSpan("Backtests.history", { attributes: { userId: caller.id } })
       )
 
-    return { submit, get, cancel, history } as const
+    return { submit, get, trades, cancel, history } as const
   })
 }) {}

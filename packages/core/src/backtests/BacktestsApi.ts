@@ -4,9 +4,17 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { ApiError } from "../http/Errors.js"
 import { idParam } from "../http/IdParam.js"
+import { Pagination } from "../http/Pagination.js"
 import { ProgramPath } from "../programs/ProgramsApi.js"
 import { Authentication } from "../users/Authentication.js"
-import { Backtest, BacktestHistory, BacktestHistoryParams, BacktestId, BacktestRequest } from "./Backtest.js"
+import {
+  Backtest,
+  BacktestHistory,
+  BacktestHistoryParams,
+  BacktestId,
+  BacktestRequest,
+  BacktestTrades
+} from "./Backtest.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
 export * from "./Backtest.js"
@@ -47,6 +55,15 @@ export class BacktestsApi extends HttpApiGroup.make("backtests")
       .addError(ApiError.Forbidden)
       .addError(ApiError.NotFound)
       .annotate(OpenApi.Summary, "One backtest: status, progress and, once completed, metrics, equity curve and trades")
+  )
+  .add(
+    HttpApiEndpoint.get("trades", "/programs/backtest/:id/trades")
+      .setPath(BacktestPath)
+      .setUrlParams(Pagination)
+      .addSuccess(BacktestTrades)
+      .addError(ApiError.Forbidden)
+      .addError(ApiError.NotFound)
+      .annotate(OpenApi.Summary, "A page of one backtest's trades, oldest first, with their total")
   )
   .add(
     HttpApiEndpoint.post("cancel", "/programs/backtest/:id/cancel")

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { defaulted, defaultedParam } from "../http/Defaults.js"
 import { integerParam } from "../http/IdParam.js"
-import { Candle, Exchange, Timeframe } from "../venues/Venue.js"
+import { Candle, Exchange, SymbolSpec, Timeframe } from "../venues/Venue.js"
 
 /** A bare coin name such as `BTC`; lower case is accepted. */
 export const MarketSymbol = Schema.Uppercase.pipe(
@@ -97,4 +97,15 @@ export class KlinesResponse extends Schema.Class<KlinesResponse>("KlinesResponse
   symbol: Schema.String,
   timeframe: Timeframe,
   klines: Schema.Array(Candle)
+}) {}
+
+export const SymbolsParams = Schema.Struct({
+  exchange: defaultedParam(Exchange, marketDefaults.exchange)
+})
+export type SymbolsParams = typeof SymbolsParams.Type
+
+/** `GET /api/market/symbols`: the venue's universe. */
+export class SymbolsResponse extends Schema.Class<SymbolsResponse>("SymbolsResponse")({
+  exchange: Exchange,
+  symbols: Schema.Array(SymbolSpec)
 }) {}

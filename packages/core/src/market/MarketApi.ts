@@ -9,11 +9,13 @@ import {
   MarketDataQuery,
   MarketDataResponse,
   PricesRequest,
-  PricesResponse
+  PricesResponse,
+  SymbolsParams,
+  SymbolsResponse
 } from "./Market.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
-export { Candle, Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
+export { Candle, Exchange, SymbolSpec, Timeframe, timeframeMillis } from "../venues/Venue.js"
 export * from "./Market.js"
 
 /** Market data from the venues, cached briefly: `/api/market/...` and the programs' query. */
@@ -29,6 +31,12 @@ export class MarketApi extends HttpApiGroup.make("market")
       .setUrlParams(KlinesParams)
       .addSuccess(KlinesResponse)
       .annotate(OpenApi.Summary, "The latest closed candles of one symbol; an unknown symbol answers 404")
+  )
+  .add(
+    HttpApiEndpoint.get("symbols", "/market/symbols")
+      .setUrlParams(SymbolsParams)
+      .addSuccess(SymbolsResponse)
+      .annotate(OpenApi.Summary, "The symbols a venue lists, with each one's tick size and max leverage")
   )
   .add(
     HttpApiEndpoint.post("query", "/programs/query-market-data")

@@ -12,7 +12,9 @@ import {
   type PriceSnapshot,
   type PricesRequest,
   PricesResponse,
-  type SymbolMarketData
+  type SymbolMarketData,
+  type SymbolsParams,
+  SymbolsResponse
 } from "./Market.js"
 
 const period = { sma: 20, ema: 20, rsi: 14 } as const
@@ -142,6 +144,15 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
       )
     }
 
+    const symbolsOf = yield* cached((exchange: Exchange) => venues[exchange].symbols)
+    const symbols = (request: SymbolsParams) => {
+      const exchange = request.exchange ?? marketDefaults.exchange
+      return symbolsOf.get(exchange).pipe(
+        Effect.map((symbols) => new SymbolsResponse({ exchange, symbols })),
+        Effect.withSpan("MarketData.symbols", { attributes: { exchange } })
+      )
+    }
+
     const query = (request: MarketDataQuery) => {
       const input = { ...marketDefaults, ...request }
       return perSymbol(input.exchange, input.symbols, (ticker) =>
@@ -174,6 +185,6 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         )
     }
 
-    return { prices, klines, query } as const
+    return { prices, klines, symbols, query } as const
   })
 }) {}

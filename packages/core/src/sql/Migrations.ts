@@ -13,6 +13,7 @@ import m0011 from "./migrations/0011_news.js"
 import m0012 from "./migrations/0012_periodic_tasks.js"
 import m0013 from "./migrations/0013_leases.js"
 import m0014 from "./migrations/0014_automation_trade_key.js"
+import m0015 from "./migrations/0015_user_delete_cascade.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -33,7 +34,8 @@ export const migrations = Migrator.fromRecord({
   "0011_news": m0011,
   "0012_periodic_tasks": m0012,
   "0013_leases": m0013,
-  "0014_automation_trade_key": m0014
+  "0014_automation_trade_key": m0014,
+  "0015_user_delete_cascade": m0015
 })
 
 /** Runs every pending migration in one transaction; a concurrent runner waits for the lock. */

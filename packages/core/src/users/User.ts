@@ -54,6 +54,12 @@ export const PasswordChangeRequest = Schema.Struct({
 }).annotations({ ...allErrors, examples: [{ current_password: "correct horse", new_password: "battery staple" }] })
 export type PasswordChangeRequest = typeof PasswordChangeRequest.Type
 
+export const UserDeleteRequest = Schema.Struct({ password: Schema.String.pipe(Schema.maxLength(256)) }).annotations({
+  ...allErrors,
+  examples: [{ password: "correct horse" }]
+})
+export type UserDeleteRequest = typeof UserDeleteRequest.Type
+
 export class Session extends Schema.Class<Session>("Session")({
   id: SessionId,
   created_at: Schema.String,

@@ -18,7 +18,8 @@ import {
   Session,
   type SessionId,
   SessionList,
-  User
+  User,
+  type UserDeleteRequest
 } from "./User.js"
 import { type SessionRow, type UserRow, UsersRepo } from "./UsersRepo.js"
 
@@ -160,6 +161,18 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
         Effect.withSpan("Users.changePassword", { attributes: { userId: caller.id } })
       )
 
+    // One statement, so one transaction: the user and everything they own go together (the
+    // sessions too, which kills the token), or nothing does.
+    const deleteMe = (caller: CurrentUserShape, input: UserDeleteRequest) =>
+      Effect.gen(function*() {
+        const user = yield* repo.findUserById(caller.id)
+        if (Option.isNone(user)) return yield* invalidCredentials
+        if (!(yield* verifyPassword(input.password, user.value.password_hash))) {
+          return yield* new Unauthorized({ error: "The password is incorrect", reason: "invalid_credentials" })
+        }
+        yield* repo.deleteUser(caller.id)
+      }).pipe(dieOnStorageFailure, Effect.withSpan("Users.deleteMe", { attributes: { userId: caller.id } }))
+
     // Authentication read the user with the session, so this needs no query of its own.
     const me = (caller: CurrentUserShape) =>
       Effect.succeed(
@@ -184,7 +197,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
         Effect.withSpan("Users.revokeSession", { attributes: { userId: caller.id, sessionId: id } })
       )
 
-    return { register, login, authenticate, logout, changePassword, me, sessions, revokeSession } as const
+    return { register, login, authenticate, logout, changePassword, deleteMe, me, sessions, revokeSession } as const
   }),
   dependencies: [UsersRepo.Default]
 }) {}

@@ -14,7 +14,8 @@ import {
   RegisterRequest,
   SessionId,
   SessionList,
-  User
+  User,
+  UserDeleteRequest
 } from "./User.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
@@ -34,6 +35,15 @@ export class UsersApi extends HttpApiGroup.make("users")
       .annotate(OpenApi.Summary, "Change the password; revokes every token of the user")
   )
   .add(HttpApiEndpoint.get("me", "/users/me").addSuccess(User).annotate(OpenApi.Summary, "The caller"))
+  .add(
+    HttpApiEndpoint.del("deleteMe", "/users/me")
+      .setPayload(UserDeleteRequest)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(
+        OpenApi.Summary,
+        "Delete the caller and everything they own (accounts, programs, backtests, signals, ...); needs the password"
+      )
+  )
   .add(
     HttpApiEndpoint.get("sessions", "/users/sessions")
       .setUrlParams(Pagination)

@@ -64,6 +64,9 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
     const updatePassword = (id: UserId, passwordHash: string, now: Date) =>
       sql`UPDATE users SET password_hash = ${passwordHash}, updated_at = ${now} WHERE id = ${id}`.pipe(Effect.asVoid)
 
+    /** Every table of user data references users ON DELETE CASCADE, so this one statement removes it all. */
+    const deleteUser = (id: UserId) => sql`DELETE FROM users WHERE id = ${id}`.pipe(Effect.asVoid)
+
     const insertSession = SqlSchema.single({
       Request: Schema.Struct({
         user_id: UserId,
@@ -117,6 +120,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
       sql`DELETE FROM sessions WHERE expires_at < ${before} OR revoked_at < ${before}`.pipe(Effect.asVoid)
 
     return {
+      deleteUser,
       purgeSessions,
       insertUser,
       findUserByEmail,

@@ -1,4 +1,5 @@
-import { Clock, Effect, Ref } from "effect"
+import { Clock, Effect, Ref, Schema } from "effect"
+import { leverageCap } from "../accounts/Account.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import { VenueRejected } from "../http/Errors.js"
 import { type SimulatedSymbol, simulatedSymbol, universe } from "./SimulatedMarket.js"
@@ -6,11 +7,13 @@ import {
   type Exchange,
   type OrderResult,
   type Position,
+  type SymbolSpec,
   type Ticker,
   UnknownSymbol,
   type Venue,
   type VenueCredentials
 } from "./Venue.js"
+import { Venue1Address, Venue1PrivateKey, Venue2Key } from "./VenueAccount.js"
 
 /** Paper trading costs, as fractions of notional: the same as a backtest's (`tradingDefaults`). */
 export const paperFeeRate = tradingDefaults.feeRate
@@ -32,10 +35,15 @@ const emptyAccount: PaperAccount = {
   nextOrder: 1
 }
 
+const isAddress = Schema.is(Venue1Address)
+const isPrivateKey = Schema.is(Venue1PrivateKey)
+const isVenue2Key = Schema.is(Venue2Key)
+
+// The formats of the contract (`VenueAccount.ts`): what the API accepts, the simulation accepts.
 const wellFormed = (c: VenueCredentials) =>
   c.kind === "wallet"
-    ? /^0x[0-9a-fA-F]{40}$/.test(c.address) && /^0x[0-9a-fA-F]{64}$/.test(c.privateKey)
-    : /^[A-Za-z0-9]{16,128}$/.test(c.apiKey) && /^[A-Za-z0-9]{16,128}$/.test(c.secretKey)
+    ? isAddress(c.address) && isPrivateKey(c.privateKey)
+    : isVenue2Key(c.apiKey) && isVenue2Key(c.secretKey)
 
 const identity = (c: VenueCredentials) => c.kind === "wallet" ? c.address.toLowerCase() : c.apiKey
 
@@ -165,8 +173,18 @@ export const makeSimulatedVenue = (exchange: Exchange, seed: number) =>
         return [{ asset: "USD", total: a.cash + unrealized, available: a.cash }]
       })
 
+    // A price step of about a hundred-thousandth of the reference price, as a power of ten.
+    const symbols = Effect.succeed(
+      Object.entries(universe).map(([symbol, price]): SymbolSpec => ({
+        symbol,
+        tick_size: Number((10 ** Math.floor(Math.log10(price / 100_000))).toPrecision(1)),
+        max_leverage: leverageCap[exchange]
+      }))
+    )
+
     return {
       exchange,
+      symbols,
       tickers,
       candles: (q) => withMarket(q.symbol, (m, now) => m.candles(q.timeframe, q.start, q.end, now)),
       funding: (symbol) => withMarket(symbol, (m, now) => m.funding(now)),

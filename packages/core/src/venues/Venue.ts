@@ -43,6 +43,14 @@ export interface Funding {
   readonly next_funding_time: number
 }
 
+/** A listed symbol: the smallest price step and the highest leverage the venue allows on it. */
+export const SymbolSpec = Schema.Struct({
+  symbol: Schema.String,
+  tick_size: Schema.Number,
+  max_leverage: Schema.Number
+})
+export type SymbolSpec = typeof SymbolSpec.Type
+
 /** Price levels as `[price, size]`, best first. */
 export interface OrderBook {
   readonly bids: ReadonlyArray<readonly [number, number]>
@@ -112,6 +120,8 @@ export type VenueFailure = UpstreamError | Unavailable | UpstreamTimeout
  */
 export interface Venue {
   readonly exchange: Exchange
+  /** The listed symbols with their tick size and max leverage. */
+  readonly symbols: Effect.Effect<ReadonlyArray<SymbolSpec>, VenueFailure>
   /** Every listed symbol's ticker, in one answer. */
   readonly tickers: Effect.Effect<ReadonlyMap<string, Ticker>, VenueFailure>
   /** Closed candles whose open time lies in `[start, end)`, oldest first. */

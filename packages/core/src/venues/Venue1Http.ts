@@ -2,13 +2,25 @@ import { HttpClientRequest } from "@effect/platform"
 import { Clock, Effect, Schema } from "effect"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { UpstreamError, VenueRejected } from "../http/Errors.js"
-import { type Candle, clientOrderId, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+import {
+  type Candle,
+  clientOrderId,
+  type SymbolSpec,
+  type Ticker,
+  UnknownSymbol,
+  type Venue,
+  type VenueCredentials
+} from "./Venue.js"
 import { signL1Action, toWire } from "./Venue1Signing.js"
 import { makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
 
 const AllMids = Schema.Record({ key: Schema.String, value: Num })
 const MetaAndAssetCtxs = Schema.Tuple(
-  Schema.Struct({ universe: Schema.Array(Schema.Struct({ name: Schema.String, szDecimals: Schema.Number })) }),
+  Schema.Struct({
+    universe: Schema.Array(
+      Schema.Struct({ name: Schema.String, szDecimals: Schema.Number, maxLeverage: Schema.Number })
+    )
+  }),
   Schema.Array(Schema.Struct({
     funding: Num,
     openInterest: Num,
@@ -75,9 +87,9 @@ export const makeVenue1Http = (connection: VenueConnection) =>
 
     // The asset index (an order's `a`) is the position in the universe.
     const contexts = Effect.map(info({ type: "metaAndAssetCtxs" }, MetaAndAssetCtxs), ([meta, ctxs]) =>
-      new Map(meta.universe.flatMap(({ name, szDecimals }, asset) => {
+      new Map(meta.universe.flatMap(({ maxLeverage, name, szDecimals }, asset) => {
         const ctx = ctxs[asset]
-        return ctx ? [[name, { ...ctx, asset, szDecimals }] as const] : []
+        return ctx ? [[name, { ...ctx, asset, szDecimals, maxLeverage }] as const] : []
       })))
 
     const context = (symbol: string) =>
@@ -135,6 +147,13 @@ export const makeVenue1Http = (connection: VenueConnection) =>
 
     const venue: Venue = {
       exchange: "venue1",
+      // Prices carry at most `6 - szDecimals` decimals (see `venuePrice`): that is the finest step.
+      symbols: Effect.map(contexts, (all) =>
+        Array.from(all, ([symbol, c]): SymbolSpec => ({
+          symbol,
+          tick_size: Number((10 ** -Math.max(0, 6 - c.szDecimals)).toFixed(Math.max(0, 6 - c.szDecimals))),
+          max_leverage: c.maxLeverage
+        }))),
       tickers: Effect.map(contexts, (all) =>
         new Map(Array.from(all, ([symbol, c]): [string, Ticker] => {
           const price = c.midPx ?? c.markPx

@@ -1,9 +1,18 @@
 import { HttpClientRequest } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { createHmac } from "node:crypto"
+import { leverageCap } from "../accounts/Account.js"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { type UpstreamError, VenueRejected } from "../http/Errors.js"
-import { type Candle, clientOrderId, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+import {
+  type Candle,
+  clientOrderId,
+  type SymbolSpec,
+  type Ticker,
+  UnknownSymbol,
+  type Venue,
+  type VenueCredentials
+} from "./Venue.js"
 import { makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
 
 const quote = "USDT"
@@ -17,6 +26,12 @@ const Ticker24h = Schema.Array(Schema.Struct({
   quoteVolume: Num
 }))
 const PremiumIndex = Schema.Struct({ symbol: Schema.String, lastFundingRate: Num, nextFundingTime: Schema.Number })
+const ExchangeInfo = Schema.Struct({
+  symbols: Schema.Array(Schema.Struct({
+    symbol: Schema.String,
+    filters: Schema.Array(Schema.Struct({ filterType: Schema.String, tickSize: Schema.optional(Num) }))
+  }))
+})
 const OpenInterest = Schema.Struct({ openInterest: Num })
 // [openTime, open, high, low, close, volume, closeTime, ...]
 const Klines = Schema.Array(
@@ -120,9 +135,21 @@ export const makeVenue2Http = (connection: VenueConnection) =>
 
     return {
       exchange: "venue2",
+      // Per-symbol leverage brackets need a signed call; without keys the venue-wide cap is the answer.
+      symbols: Effect.map(
+        Effect.flatMap(get("/fapi/v1/exchangeInfo", {}), (reply) =>
+          http.decode(reply, ExchangeInfo)),
+        (info) =>
+          info.symbols.flatMap((s): Array<SymbolSpec> => {
+            const symbol = coin(s.symbol)
+            const tick = s.filters.find((f) => f.filterType === "PRICE_FILTER")?.tickSize
+            return symbol === undefined || tick === undefined
+              ? []
+              : [{ symbol, tick_size: tick, max_leverage: leverageCap.venue2 }]
+          })
+      ),
       tickers: Effect.zipWith(
-        Effect.flatMap(get("/fapi/v1/ticker/24hr", {}), (reply) =>
-          http.decode(reply, Ticker24h)),
+        Effect.flatMap(get("/fapi/v1/ticker/24hr", {}), (reply) => http.decode(reply, Ticker24h)),
         Effect.flatMap(get("/fapi/v1/premiumIndex", {}), (reply) => http.decode(reply, Schema.Array(PremiumIndex))),
         (tickers, premiums) => {
           const funding = new Map(premiums.map((p) => [p.symbol, p.lastFundingRate]))

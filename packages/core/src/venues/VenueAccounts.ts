@@ -20,17 +20,24 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
     const venues = yield* Venues
     const sql = yield* SqlClient.SqlClient
 
+    // The account's venue1_environment becomes the wallet's, in the same transaction.
     const storeWallet = (caller: CurrentUserShape, id: AccountId, input: WalletRequest) =>
       Effect.gen(function*() {
-        yield* accounts.owned(caller, id)
-        yield* repo.upsert({
-          account_id: id,
-          venue: "venue1",
-          environment: input.environment,
-          public_id: input.wallet_address,
-          secret_sealed: secrets.seal(input.private_key),
-          now: yield* now
-        })
+        const account = yield* accounts.owned(caller, id)
+        const at = yield* now
+        yield* sql.withTransaction(
+          Effect.zipRight(
+            repo.upsert({
+              account_id: id,
+              venue: "venue1",
+              environment: input.environment,
+              public_id: input.wallet_address,
+              secret_sealed: secrets.seal(input.private_key),
+              now: at
+            }),
+            accounts.setVenue1Environment(account, input.environment)
+          )
+        )
         return new Acknowledgement({ status: "success", message: `venue1 wallet stored for account ${id}` })
       }).pipe(dieOnStorageFailure, Effect.withSpan("VenueAccounts.storeWallet", { attributes: { id } }))
 

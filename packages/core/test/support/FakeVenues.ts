@@ -288,6 +288,21 @@ export const startFakeVenue2 = () =>
       }
     }
     switch (path) {
+      case "/fapi/v1/exchangeInfo":
+        return {
+          json: {
+            symbols: [
+              ...coins.map((c) => ({
+                symbol: `${c}USDT`,
+                filters: [{ filterType: "PRICE_FILTER", tickSize: "0.10" }, {
+                  filterType: "LOT_SIZE",
+                  stepSize: "0.001"
+                }]
+              })),
+              { symbol: "BTCUSDC", filters: [{ filterType: "PRICE_FILTER", tickSize: "0.1" }] }
+            ]
+          }
+        }
       case "/fapi/v1/ticker/24hr":
         return {
           json: [

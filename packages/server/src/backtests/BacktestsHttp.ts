@@ -11,5 +11,9 @@ export const BacktestsHttpLive = HttpApiBuilder.group(TradingApi, "backtests", (
       .handle("history", ({ urlParams }) =>
         Effect.flatMap(CurrentUser, (caller) => backtests.history(caller, urlParams)))
       .handle("get", ({ path }) => Effect.flatMap(CurrentUser, (caller) => backtests.get(caller, path.id)))
-      .handle("cancel", ({ path }) => Effect.flatMap(CurrentUser, (caller) => backtests.cancel(caller, path.id)))
+      .handle("trades", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          backtests.trades(caller, path.id, urlParams)))
+      .handle("cancel", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) => backtests.cancel(caller, path.id)))
   }))

@@ -8,5 +8,6 @@ export const MarketHttpLive = HttpApiBuilder.group(TradingApi, "market", (handle
     return handlers
       .handle("prices", ({ payload }) => market.prices(payload))
       .handle("klines", ({ urlParams }) => market.klines(urlParams))
+      .handle("symbols", ({ urlParams }) => market.symbols(urlParams))
       .handle("query", ({ payload }) => market.query(payload))
   }))

@@ -15,10 +15,11 @@ export const UsersHttpLive = HttpApiBuilder.group(TradingApi, "users", (handlers
       .handle("changePassword", ({ payload }) =>
         Effect.flatMap(CurrentUser, (caller) =>
           users.changePassword(caller, payload)))
-      .handle("me", () =>
-        Effect.flatMap(CurrentUser, users.me))
-      .handle("sessions", ({ urlParams }) =>
-        Effect.flatMap(CurrentUser, (caller) => users.sessions(caller, urlParams)))
+      .handle("deleteMe", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          users.deleteMe(caller, payload)))
+      .handle("me", () => Effect.flatMap(CurrentUser, users.me))
+      .handle("sessions", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => users.sessions(caller, urlParams)))
       .handle("revokeSession", ({ path }) =>
         Effect.flatMap(CurrentUser, (caller) =>
           users.revokeSession(caller, path.id)))

@@ -34,6 +34,8 @@ for (const storage of testStorages) {
             max_leverage: null,
             venue1_environment: null,
             has_api_key: true,
+            has_venue1_wallet: false,
+            has_venue2_keys: false,
             created_at: now,
             updated_at: now
           })

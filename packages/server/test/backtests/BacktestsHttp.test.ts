@@ -85,6 +85,36 @@ for (const storage of testStorages) {
           expect(done.finished_at).not.toBeNull()
         }))
 
+      it.effect("GET /api/programs/backtest/:id/trades pages the trades the result embeds, with their total", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const { id } = (yield* submit(token, programId)).body
+          const early = yield* call("GET", `/api/programs/backtest/${id}/trades`, { token })
+          expect(early.status).toBe(200)
+          const done = yield* waitForBacktest(token, id, isFinished)
+          expect(done.trades.length).toBeGreaterThan(5)
+          const all = yield* call("GET", `/api/programs/backtest/${id}/trades`, { token })
+          expect(all.body).toEqual({ trades: done.trades, total: done.trades.length })
+          const page = yield* call("GET", `/api/programs/backtest/${id}/trades?limit=2&offset=3`, { token })
+          expect(page.status).toBe(200)
+          expect(page.body).toEqual({ trades: done.trades.slice(3, 5), total: done.trades.length })
+          const past = yield* call("GET", `/api/programs/backtest/${id}/trades?offset=${done.trades.length}`, { token })
+          expect(past.body).toEqual({ trades: [], total: done.trades.length })
+          expectError(
+            yield* call("GET", `/api/programs/backtest/${id}/trades?limit=0`, { token }),
+            400,
+            "invalid_input"
+          )
+          const other = yield* signUp("other")
+          expectError(
+            yield* call("GET", `/api/programs/backtest/${id}/trades`, { token: other.token }),
+            403,
+            "forbidden"
+          )
+          expectError(yield* call("GET", "/api/programs/backtest/999999/trades", { token }), 404, "not_found")
+          expectError(yield* call("GET", `/api/programs/backtest/${id}/trades`), 401, "unauthorized")
+        }))
+
       it.effect("the same request gives the same result", () =>
         Effect.gen(function*() {
           const { programId, token } = yield* withProgram()

@@ -37,6 +37,29 @@ describe("market data over the simulated venues", () => {
         expect(Math.abs(again.body.prices.BTC.price / reply.body.prices.BTC.price - 1)).toBeLessThan(0.002)
       }))
 
+    it.effect("GET /api/market/symbols lists the simulated universe with tick size and max leverage per venue", () =>
+      Effect.gen(function*() {
+        const { token } = yield* trader
+        const one = yield* call("GET", "/api/market/symbols", { token })
+        expect(one.status).toBe(200)
+        expect(one.body.exchange).toBe("venue1")
+        expect(one.body.symbols.length).toBeGreaterThan(20)
+        expect(one.body.symbols).toContainEqual({ symbol: "BTC", tick_size: 0.1, max_leverage: 50 })
+        expect(one.body.symbols).toContainEqual({ symbol: "XRP", tick_size: 0.000001, max_leverage: 50 })
+        const two = yield* call("GET", "/api/market/symbols?exchange=venue2", { token })
+        expect(two.body.symbols).toContainEqual({ symbol: "ETH", tick_size: 0.01, max_leverage: 125 })
+        // Every listed symbol has prices.
+        const prices = yield* call("POST", "/api/market/prices", {
+          token,
+          body: { symbols: one.body.symbols.slice(0, 50).map((s: { symbol: string }) => s.symbol) }
+        })
+        expect(prices.body.errors).toEqual({})
+        const unknown = yield* call("GET", "/api/market/symbols?exchange=venue3", { token })
+        expectError(unknown, 400, "invalid_input")
+        expect(unknown.body.issues[0].path).toBe("exchange")
+        expectError(yield* call("GET", "/api/market/symbols"), 401, "unauthorized")
+      }))
+
     it.effect("POST /api/market/prices with more than 50 symbols, none, or a bad exchange answers 400", () =>
       Effect.gen(function*() {
         const { token } = yield* trader

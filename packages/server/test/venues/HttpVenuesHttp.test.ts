@@ -88,6 +88,28 @@ describe("the API over the HTTP venues (local fake servers)", () => {
         expect(query.body.errors).toEqual({ DOGE: "Unknown symbol on venue1" })
       }))
 
+    it.effect("GET /api/market/symbols answers each venue's universe from its API: venue1's meta, venue2's exchangeInfo", () =>
+      Effect.gen(function*() {
+        const { token } = yield* signUp("symbols")
+        yield* expireCache
+        fake1.behavior = "ok"
+        fake2.behavior = "ok"
+        const one = yield* call("GET", "/api/market/symbols?exchange=venue1", { token })
+        expect(one.status).toBe(200)
+        expect(one.body.exchange).toBe("venue1")
+        // szDecimals 4 leaves prices two decimals; maxLeverage as the venue lists it.
+        expect(one.body.symbols).toContainEqual({ symbol: "BTC", tick_size: 0.01, max_leverage: 50 })
+        const two = yield* call("GET", "/api/market/symbols?exchange=venue2", { token })
+        expect(two.status).toBe(200)
+        // USDT pairs only; the venue-wide cap, since per-symbol brackets need keys.
+        expect(two.body.symbols).toContainEqual({ symbol: "BTC", tick_size: 0.1, max_leverage: 125 })
+        expect(two.body.symbols.filter((s: { symbol: string }) => s.symbol === "BTC")).toHaveLength(1)
+        yield* expireCache
+        fake2.behavior = "error500"
+        expectError(yield* call("GET", "/api/market/symbols?exchange=venue2", { token }), 502, "upstream_error")
+        fake2.behavior = "ok"
+      }))
+
     it.effect("a failing venue answers 502 upstream_error, a down one 503 unavailable, a slow one 504 upstream_timeout", () =>
       Effect.gen(function*() {
         const { token } = yield* signUp("failures")
@@ -144,7 +166,10 @@ describe("the API over the HTTP venues (local fake servers)", () => {
         fake2.behavior = "ok"
         expect(venue2Keys.api_key).toBe(venue2Account.apiKey)
         expect((yield* call("POST", path, { token, body: venue2Keys })).status).toBe(200)
-        const refused = yield* call("POST", path, { token, body: { ...venue2Keys, secret_key: "wrong-secret" } })
+        const refused = yield* call("POST", path, {
+          token,
+          body: { ...venue2Keys, secret_key: "WrongSecret0123456789" }
+        })
         expectError(refused, 422, "venue_rejected")
         expect(refused.body.error).toMatch(/Signature/)
         fake2.behavior = "error500"
