@@ -108,13 +108,7 @@ module.exports = {
       name: "no-other-features-repo",
       comment: "A feature uses another through its service, never through the other feature's repository.",
       severity: "error",
-      from: {
-        path: "^packages/core/src/([^/]+)/",
-        // Temporary, until automation offers its ledger, bindings and runs through services: the
-        // automation feature and the arena (which reads automation's ledger) still reach into
-        // other features' repositories. Remove these as they are fixed.
-        pathNot: ["^packages/core/src/automation/", "^packages/core/src/arena/Arena\\.ts$"]
-      },
+      from: { path: "^packages/core/src/([^/]+)/" },
       to: { path: "^packages/core/src/[^/]+/[^/]*Repo\\.ts$", pathNot: "^packages/core/src/$1/" }
     }
   ],
