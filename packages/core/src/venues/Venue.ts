@@ -1,5 +1,4 @@
 import { Context, type Effect, Schema } from "effect"
-import { createHash } from "node:crypto"
 import type { Unavailable, UpstreamError, UpstreamTimeout, VenueRejected } from "../http/Errors.js"
 
 export const Exchange = Schema.Literal("venue1", "venue2")
@@ -90,9 +89,6 @@ export interface OrderRequest {
    */
   readonly client_order_id?: string
 }
-
-/** A client order id of 128 bits, the same for the same key (hex, as venue1's `cloid` and within venue2's 36 characters). */
-export const clientOrderId = (key: string) => createHash("sha256").update(key).digest("hex").slice(0, 32)
 
 export interface OrderResult {
   readonly order_id: string

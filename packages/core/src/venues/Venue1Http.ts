@@ -2,17 +2,9 @@ import { HttpClientRequest } from "@effect/platform"
 import { Clock, Effect, Schema } from "effect"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { UpstreamError, VenueRejected } from "../http/Errors.js"
-import {
-  type Candle,
-  clientOrderId,
-  type SymbolSpec,
-  type Ticker,
-  UnknownSymbol,
-  type Venue,
-  type VenueCredentials
-} from "./Venue.js"
+import { type Candle, type SymbolSpec, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
 import { signL1Action, toWire } from "./Venue1Signing.js"
-import { makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
+import { clientOrderId, makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
 
 const AllMids = Schema.Record({ key: Schema.String, value: Num })
 const MetaAndAssetCtxs = Schema.Tuple(

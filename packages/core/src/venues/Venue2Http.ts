@@ -4,16 +4,8 @@ import { createHmac } from "node:crypto"
 import { leverageCap } from "../accounts/Account.js"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { type UpstreamError, VenueRejected } from "../http/Errors.js"
-import {
-  type Candle,
-  clientOrderId,
-  type SymbolSpec,
-  type Ticker,
-  UnknownSymbol,
-  type Venue,
-  type VenueCredentials
-} from "./Venue.js"
-import { makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
+import { type Candle, type SymbolSpec, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+import { clientOrderId, makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
 
 const quote = "USDT"
 const pair = (symbol: string) => `${symbol}${quote}`

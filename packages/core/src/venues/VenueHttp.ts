@@ -1,5 +1,6 @@
 import { FetchHttpClient, HttpClient, type HttpClientRequest } from "@effect/platform"
 import { Clock, Duration, Effect, Schema } from "effect"
+import { createHash } from "node:crypto"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { Unavailable, UpstreamError, UpstreamTimeout } from "../http/Errors.js"
 import type { Exchange } from "./Venue.js"
@@ -69,3 +70,6 @@ export const makeVenueClient = (exchange: Exchange, connection: VenueConnection)
 
 /** Venues send numbers as strings. */
 export const Num = Schema.NumberFromString
+
+/** A client order id of 128 bits, the same for the same key (hex, as venue1's `cloid` and within venue2's 36 characters). */
+export const clientOrderId = (key: string) => createHash("sha256").update(key).digest("hex").slice(0, 32)
