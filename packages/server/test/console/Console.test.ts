@@ -1,39 +1,14 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { testOptions, testStorages } from "@trading-platform/core/testing"
 import { ConsoleLive, makeWebHandler } from "@trading-platform/server"
-import { Effect, Layer, Schedule } from "effect"
-import { spawn } from "node:child_process"
-import { existsSync } from "node:fs"
-import { createServer } from "node:net"
-import { fileURLToPath } from "node:url"
-import { type Browser, chromium, type Page } from "playwright-core"
+import { Effect, Layer } from "effect"
+import type { Browser, Page } from "playwright-core"
 import { BacktestServer } from "../support/Backtests.js"
+import { browser, hasChromium } from "../support/Chromium.js"
+import { referenceServer } from "../support/ServerProcess.js"
 import { baseUrl, call, signUp } from "../support/TestServer.js"
 
-const chromiumPath = "/usr/bin/chromium"
-const hasChromium = existsSync(chromiumPath)
-if (!hasChromium) {
-  console.warn(`${chromiumPath} is missing (apt-get install -y chromium): the console browser tests are SKIPPED`)
-}
-
-const browser = Effect.acquireRelease(
-  Effect.promise(() =>
-    chromium.launch({
-      executablePath: chromiumPath,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ]
-    })
-  ),
-  (b) => Effect.promise(() => b.close())
-)
+const withChromium = hasChromium("the console browser tests are")
 
 const crossover = `export function decide(data) {
   const fast = ta.sma(data.candles, 10), slow = ta.sma(data.candles, 30)
@@ -106,7 +81,7 @@ describe("the web console", () => {
         expect((yield* call("GET", "/console/other.js")).status).toBe(404)
       }))
 
-    it.effect.skipIf(!hasChromium)(
+    it.effect.skipIf(!withChromium)(
       "in Chromium: log in, run a backtest, see its equity curve and drawdown drawn, with its trades",
       () =>
         Effect.gen(function*() {
@@ -174,7 +149,7 @@ describe("the web console", () => {
       { timeout: 150_000 }
     )
 
-    it.effect.skipIf(!hasChromium)(
+    it.effect.skipIf(!withChromium)(
       "in Chromium: the ranking table sorts by the column clicked",
       () =>
         Effect.gen(function*() {
@@ -218,7 +193,7 @@ describe("the web console", () => {
         }).pipe(Effect.scoped),
       { timeout: 120_000 }
     )
-    it.effect.skipIf(!hasChromium)(
+    it.effect.skipIf(!withChromium)(
       "in Chromium: API text is shown as text, and the assistant's answer streams into the chat",
       () =>
         Effect.gen(function*() {
@@ -265,42 +240,6 @@ describe("embedding hosts", () => {
     }
   })
 })
-
-/** A port nobody listens on right now (the CLI refuses port 0). */
-const freePort = Effect.async<number>((resume) => {
-  const probe = createServer().listen(0, "127.0.0.1", () => {
-    const { port } = probe.address() as { port: number }
-    probe.close(() => resume(Effect.succeed(port)))
-  })
-})
-
-/** `npm start` from the sources, on in-memory storage, with extra flags; stopped with the scope. */
-const referenceServer = (flags: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const port = yield* freePort
-    yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        spawn(process.execPath, [
-          "--conditions=@trading-platform/source",
-          "--import",
-          "tsx",
-          "src/main.ts",
-          "--port",
-          String(port),
-          "--data-dir",
-          "memory://",
-          ...flags
-        ], { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: "ignore" })
-      ),
-      (child) => Effect.sync(() => child.kill())
-    )
-    const base = `http://127.0.0.1:${port}`
-    // Poll until the process listens, for at most 120 s (a cold start from the sources on a busy machine).
-    yield* Effect.tryPromise(() => fetch(`${base}/api/health`)).pipe(
-      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("120 seconds")))
-    )
-    return base
-  })
 
 describe("npm start", () => {
   it.live("serves the console, built from the sources, and CONSOLE=off turns it off", () =>

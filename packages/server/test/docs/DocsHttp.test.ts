@@ -1,42 +1,16 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { openApiDocument } from "@trading-platform/server"
 import { DocsPageLive } from "@trading-platform/server/docs"
-import { Effect, Layer, Schedule } from "effect"
-import { spawn } from "node:child_process"
-import { existsSync } from "node:fs"
-import { createServer } from "node:net"
-import { fileURLToPath } from "node:url"
-import { chromium } from "playwright-core"
+import { Effect, Layer } from "effect"
+import { browser, hasChromium } from "../support/Chromium.js"
+import { referenceServer } from "../support/ServerProcess.js"
 import { baseUrl, call, TestServer } from "../support/TestServer.js"
 
-const chromiumPath = "/usr/bin/chromium"
-const hasChromium = existsSync(chromiumPath)
-if (!hasChromium) {
-  console.warn(`${chromiumPath} is missing (apt-get install -y chromium): the /docs browser test is SKIPPED`)
-}
+const withChromium = hasChromium("the /docs browser test is")
 
 const summaries = Object.values<any>(openApiDocument().paths)
   .flatMap((item) => Object.values<any>(item))
   .map((op) => op.summary as string)
-
-const browser = Effect.acquireRelease(
-  Effect.promise(() =>
-    chromium.launch({
-      executablePath: chromiumPath,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ]
-    })
-  ),
-  (b) => Effect.promise(() => b.close())
-)
 
 describe("the reference server's documentation routes", () => {
   layer(TestServer().pipe(Layer.provide(DocsPageLive)), { timeout: "120 seconds" })((it) => {
@@ -57,7 +31,7 @@ describe("the reference server's documentation routes", () => {
         expect(reply.text).not.toMatch(/<script[^>]+src="https?:/)
       }))
 
-    it.effect.skipIf(!hasChromium)(
+    it.effect.skipIf(!withChromium)(
       "/docs in headless Chromium lists every endpoint, loading nothing from elsewhere",
       () =>
         Effect.gen(function*() {
@@ -80,46 +54,15 @@ describe("the reference server's documentation routes", () => {
   })
 })
 
-/** A port nobody listens on right now (the CLI refuses port 0). */
-const freePort = Effect.async<number>((resume) => {
-  const probe = createServer().listen(0, "127.0.0.1", () => {
-    const { port } = probe.address() as { port: number }
-    probe.close(() => resume(Effect.succeed(port)))
-  })
-})
-
-/** The CLI as `npm start` runs it, on in-memory storage; stopped with the scope. */
-const referenceServer = (port: number) =>
-  Effect.acquireRelease(
-    Effect.sync(() =>
-      spawn(process.execPath, [
-        "--conditions=@trading-platform/source",
-        "--import",
-        "tsx",
-        "src/main.ts",
-        "--port",
-        String(port),
-        "--data-dir",
-        "memory://"
-      ], { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: "ignore" })
-    ),
-    (child) => Effect.sync(() => child.kill())
-  )
-
 describe("npm start", () => {
   it.live("mounts the docs page next to the API and /openapi.json", () =>
     Effect.gen(function*() {
-      const port = yield* freePort
-      yield* referenceServer(port)
-      const base = `http://127.0.0.1:${port}`
-      // Poll until the process listens, for at most 60 s.
-      const docs = yield* Effect.tryPromise(() => fetch(`${base}/docs`)).pipe(
-        Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("60 seconds")))
-      )
+      const base = yield* referenceServer()
+      const docs = yield* Effect.promise(() => fetch(`${base}/docs`))
       expect(docs.status).toBe(200)
       expect(yield* Effect.promise(() => docs.text())).toContain("<title>Trading Platform API</title>")
       const openapi = yield* Effect.promise(() => fetch(`${base}/openapi.json`))
       expect(openapi.status).toBe(200)
       expect(yield* Effect.promise(() => openapi.json())).toEqual(JSON.parse(JSON.stringify(openApiDocument())))
-    }).pipe(Effect.scoped), 90_000)
+    }).pipe(Effect.scoped), 150_000)
 })

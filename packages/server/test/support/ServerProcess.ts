@@ -1,4 +1,6 @@
+import { Effect, Schedule } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 
 const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
@@ -37,3 +39,29 @@ export const waitFor = async (running: Running, pattern: RegExp, deadlineMs = 60
   }
   throw new Error(`timed out waiting for ${pattern}; output:\n${running.output()}`)
 }
+
+/** A port nobody listens on right now (the CLI refuses port 0). */
+const freePort = Effect.async<number>((resume) => {
+  const probe = createServer().listen(0, "127.0.0.1", () => {
+    const { port } = probe.address() as { port: number }
+    probe.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/**
+ * `npm start` from the sources on in-memory storage, with extra flags, stopped with the scope: its
+ * base URL once `/api/health` answers (polled for at most 120 s, a cold start on a busy machine).
+ */
+export const referenceServer = (flags: ReadonlyArray<string> = []) =>
+  Effect.gen(function*() {
+    const port = yield* freePort
+    yield* Effect.acquireRelease(
+      Effect.sync(() => start(["--port", String(port), "--data-dir", "memory://", ...flags], {})),
+      (running) => Effect.sync(() => running.child.kill())
+    )
+    const base = `http://127.0.0.1:${port}`
+    yield* Effect.tryPromise(() => fetch(`${base}/api/health`)).pipe(
+      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("120 seconds")))
+    )
+    return base
+  })
