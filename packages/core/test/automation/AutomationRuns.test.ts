@@ -12,11 +12,10 @@ import {
   type ProgramId,
   Programs,
   RunsRepo,
-  type SessionId,
-  type StorageConfig,
-  Users
+  type StorageConfig
 } from "@trading-platform/core"
 import { type Context, Duration, Effect, Layer, Option, Redacted, Scope } from "effect"
+import { newCaller } from "../support/Callers.js"
 import { serverProcess } from "../support/ServerProcess.js"
 import { testDatabaseUrl, testOptions, testStorages } from "../support/TestStorage.js"
 
@@ -53,16 +52,7 @@ const userWithBindings = (instance: Instance, accounts: number) =>
   on(
     instance,
     Effect.gen(function*() {
-      const name = `auto_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
-      const user = yield* Effect.flatMap(Users, (users) =>
-        users.register({ email: `${name}@example.com`, username: name, password: "long enough password" }))
-      const caller = {
-        id: user.id,
-        email: user.email,
-        username: user.username,
-        created_at: user.created_at,
-        sessionId: 1 as SessionId
-      }
+      const caller = yield* newCaller("auto")
       const programId = (yield* Effect.flatMap(Programs, (p) =>
         p.create(caller, { name: "Buy once", code: program }))).id
       const bindings = yield* Effect.forEach(Array.from({ length: accounts }), (_, i) =>

@@ -7,15 +7,14 @@ import {
   PlatformLive,
   type PlatformOptions,
   Programs,
-  type SessionId,
-  type StorageConfig,
-  Users
+  type StorageConfig
 } from "@trading-platform/core"
 import { type Context, Duration, Effect, Layer, Redacted, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { liveBacktestThreads } from "../../src/backtests/BacktestThread.js"
+import { newCaller } from "../support/Callers.js"
 import { serverProcess } from "../support/ServerProcess.js"
 import { testDatabaseUrl, testOptions, testStorages } from "../support/TestStorage.js"
 
@@ -83,20 +82,10 @@ const userWithProgram = (instance: Instance, code = tradingProgram) =>
   on(
     instance,
     Effect.gen(function*() {
-      const name = `jobs_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
-      const user = yield* Users.pipe(Effect.flatMap((users) =>
-        users.register({ email: `${name}@example.com`, username: name, password: "long enough password" })
-      ))
-      const caller = {
-        id: user.id,
-        email: user.email,
-        username: user.username,
-        created_at: user.created_at,
-        sessionId: 1 as SessionId
-      }
-      const program = yield* Programs.pipe(Effect.flatMap((programs) =>
-        programs.create(caller, { name: "Every tenth bar", code })
-      ))
+      const caller = yield* newCaller("jobs")
+      const program = yield* Programs.pipe(
+        Effect.flatMap((programs) => programs.create(caller, { name: "Every tenth bar", code }))
+      )
       return { caller, programId: program.id }
     })
   )

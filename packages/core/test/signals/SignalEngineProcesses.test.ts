@@ -1,16 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import {
-  evaluatePool,
-  type MarketSample,
-  PlatformConfig,
-  PlatformLive,
-  type SessionId,
-  Signals,
-  Users
-} from "@trading-platform/core"
+import { evaluatePool, type MarketSample, PlatformConfig, PlatformLive, Signals } from "@trading-platform/core"
 import { testDatabaseUrl, testOptions, testStorages } from "@trading-platform/core/testing"
 import { type Context, Effect, Layer, Redacted } from "effect"
+import { newCaller } from "../support/Callers.js"
 import { serverProcess } from "../support/ServerProcess.js"
 
 /** A platform instance whose signal engine samples every second, in a child process, until the scope closes. */
@@ -42,19 +35,7 @@ describe.skipIf(testDatabaseUrl === undefined)("signal engine across processes o
         const on = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provide(effect, setup as Context.Context<any>)
 
         const pool = yield* on(Effect.gen(function*() {
-          const name = `engine_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-          const user = yield* Effect.flatMap(
-            Users,
-            (users) =>
-              users.register({ email: `${name}@example.com`, username: name, password: "long enough password" })
-          )
-          const caller = {
-            id: user.id,
-            email: user.email,
-            username: user.username,
-            created_at: user.created_at,
-            sessionId: 1 as SessionId
-          }
+          const caller = yield* newCaller("engine")
           const signals = yield* Signals
           // The simulated book changes every second, so this flips often.
           const signal = yield* signals.create(caller, {
