@@ -1,6 +1,6 @@
-import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { runPeriodic } from "../jobs/Leases.js"
+import { purgeOlderThan } from "../jobs/Leases.js"
 import { ConversationsRepo } from "./ConversationsRepo.js"
 
 /**
@@ -10,13 +10,12 @@ import { ConversationsRepo } from "./ConversationsRepo.js"
 export const ConversationRetentionLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const { retention } = yield* PlatformConfig
-    if (Option.isNone(retention.conversations)) return
-    const keep = Duration.toMillis(retention.conversations.value)
     const repo = yield* ConversationsRepo
-    yield* runPeriodic(
+    yield* purgeOlderThan(
       "conversation-retention",
       retention.purgeInterval,
-      Effect.flatMap(Clock.currentTimeMillis, (now) => repo.purgeUntouched(new Date(now - keep)))
+      retention.conversations,
+      repo.purgeUntouched
     )
   })
 )

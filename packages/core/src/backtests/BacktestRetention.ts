@@ -1,6 +1,6 @@
-import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { runPeriodic } from "../jobs/Leases.js"
+import { purgeOlderThan } from "../jobs/Leases.js"
 import { BacktestsRepo } from "./BacktestsRepo.js"
 
 /**
@@ -10,13 +10,7 @@ import { BacktestsRepo } from "./BacktestsRepo.js"
 export const BacktestRetentionLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const { retention } = yield* PlatformConfig
-    if (Option.isNone(retention.backtests)) return
-    const keep = Duration.toMillis(retention.backtests.value)
     const repo = yield* BacktestsRepo
-    yield* runPeriodic(
-      "backtest-retention",
-      retention.purgeInterval,
-      Effect.flatMap(Clock.currentTimeMillis, (now) => repo.purgeFinished(new Date(now - keep)))
-    )
+    yield* purgeOlderThan("backtest-retention", retention.purgeInterval, retention.backtests, repo.purgeFinished)
   })
 )

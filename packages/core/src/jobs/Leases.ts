@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import { Cause, Clock, Duration, Effect, Exit, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 
@@ -155,4 +155,24 @@ export const runPeriodic = <E, R>(name: string, every: Duration.Duration, task: 
     const leases = yield* Leases
     const holder = leaseHolder()
     yield* claimedLoop(name, holder, every, leases.claimRound(name, holder, every), task)
+  })
+
+/**
+ * A retention purge: once per `every` across all replicas, `purge` deletes what is older than
+ * `keep` before now on the Clock (its argument); nothing runs when `keep` is not set.
+ */
+export const purgeOlderThan = <E, R>(
+  name: string,
+  every: Duration.Duration,
+  keep: Option.Option<Duration.Duration>,
+  purge: (before: Date) => Effect.Effect<unknown, E, R>
+) =>
+  Option.match(keep, {
+    onNone: () => Effect.void,
+    onSome: (kept) =>
+      runPeriodic(
+        name,
+        every,
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.asVoid(purge(new Date(now - Duration.toMillis(kept)))))
+      )
   })

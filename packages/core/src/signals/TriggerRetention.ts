@@ -1,6 +1,6 @@
-import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { runPeriodic } from "../jobs/Leases.js"
+import { purgeOlderThan } from "../jobs/Leases.js"
 import { SignalsRepo } from "./SignalsRepo.js"
 
 /**
@@ -10,13 +10,7 @@ import { SignalsRepo } from "./SignalsRepo.js"
 export const TriggerRetentionLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const { retention } = yield* PlatformConfig
-    if (Option.isNone(retention.triggers)) return
-    const keep = Duration.toMillis(retention.triggers.value)
     const repo = yield* SignalsRepo
-    yield* runPeriodic(
-      "trigger-retention",
-      retention.purgeInterval,
-      Effect.flatMap(Clock.currentTimeMillis, (now) => repo.purgeTriggers(new Date(now - keep)))
-    )
+    yield* purgeOlderThan("trigger-retention", retention.purgeInterval, retention.triggers, repo.purgeTriggers)
   })
 )

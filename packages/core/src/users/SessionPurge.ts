@@ -1,6 +1,6 @@
-import { Clock, Duration, Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { runPeriodic } from "../jobs/Leases.js"
+import { purgeOlderThan } from "../jobs/Leases.js"
 import { UsersRepo } from "./UsersRepo.js"
 
 /**
@@ -11,13 +11,6 @@ export const SessionPurgeLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const { retention } = yield* PlatformConfig
     const repo = yield* UsersRepo
-    yield* runPeriodic(
-      "session-purge",
-      retention.purgeInterval,
-      Effect.flatMap(
-        Clock.currentTimeMillis,
-        (now) => repo.purgeSessions(new Date(now - Duration.toMillis(retention.sessions)))
-      )
-    )
+    yield* purgeOlderThan("session-purge", retention.purgeInterval, Option.some(retention.sessions), repo.purgeSessions)
   })
 )
