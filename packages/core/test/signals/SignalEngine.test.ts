@@ -28,6 +28,7 @@ import { Chunk, Duration, Effect, Exit, Layer, Queue, Scope, TestClock } from "e
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { depthPool } from "../support/SignalPools.js"
 
 const start = Date.parse("2025-03-01T00:00:00Z")
 
@@ -95,28 +96,6 @@ const newUser = Effect.gen(function*() {
     sessionId: 1 as SessionId
   } satisfies CurrentUserShape
 })
-
-/** A pool on BTC (and `symbols`) whose one signal is met while depth_ratio > 1. */
-const depthPool = (caller: CurrentUserShape, symbols: ReadonlyArray<string> = ["BTC"]) =>
-  Effect.gen(function*() {
-    const signals = yield* Signals
-    const signal = yield* signals.create(caller, {
-      signal_name: "bids outweigh asks",
-      exchange: "venue1",
-      trigger_condition: { metric: "depth_ratio", operator: "gt", threshold: 1, time_window: "1m" },
-      enabled: true
-    })
-    return yield* signals.createPool(caller, {
-      pool_name: "depth",
-      exchange: "venue1",
-      source_type: "market_signals",
-      source_config: {},
-      signal_ids: [signal.id],
-      symbols,
-      logic: "AND",
-      enabled: true
-    })
-  })
 
 /** One round `interval` after the last, with the book scripted to `bidScale`; answers the triggers fired. */
 const roundWith = (script: Script, bidScale: number) =>

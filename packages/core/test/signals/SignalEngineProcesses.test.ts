@@ -1,10 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { evaluatePool, type MarketSample, PlatformConfig, PlatformLive, Signals } from "@trading-platform/core"
+import { evaluatePool, type MarketSample, PlatformConfig, PlatformLive } from "@trading-platform/core"
 import { testDatabaseUrl, testOptions, testStorages } from "@trading-platform/core/testing"
 import { type Context, Effect, Layer, Redacted } from "effect"
 import { newCaller } from "../support/Callers.js"
 import { serverProcess } from "../support/ServerProcess.js"
+import { depthPool } from "../support/SignalPools.js"
 
 /** A platform instance whose signal engine samples every second, in a child process, until the scope closes. */
 const engineProcess = (url: Redacted.Redacted) =>
@@ -36,24 +37,8 @@ describe.skipIf(testDatabaseUrl === undefined)("signal engine across processes o
 
         const pool = yield* on(Effect.gen(function*() {
           const caller = yield* newCaller("engine")
-          const signals = yield* Signals
-          // The simulated book changes every second, so this flips often.
-          const signal = yield* signals.create(caller, {
-            signal_name: "bids outweigh asks",
-            exchange: "venue1",
-            trigger_condition: { metric: "depth_ratio", operator: "gt", threshold: 1, time_window: "1m" },
-            enabled: true
-          })
-          return yield* signals.createPool(caller, {
-            pool_name: "flippy",
-            exchange: "venue1",
-            source_type: "market_signals",
-            source_config: {},
-            signal_ids: [signal.id],
-            symbols: ["BTC", "ETH"],
-            logic: "AND",
-            enabled: true
-          })
+          // The simulated book changes every second, so depth_ratio > 1 flips often.
+          return yield* depthPool(caller, ["BTC", "ETH"])
         }))
         const sql = yield* on(SqlClient.SqlClient)
 
