@@ -27,6 +27,7 @@ import { VenueAccountsHttpLive } from "./venues/VenueAccountsHttp.js"
 /**
  * The whole API implemented on the platform's services: handlers, authentication, rate limits
  * and the error envelope. Needs the services of `PlatformLive` (so any of them can be swapped).
+ * Gives its `RateLimits` too, so the fast lane counts against the same limits.
  */
 export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
@@ -38,7 +39,7 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([StreamsHttpLive, WebSocketLive]),
   Layer.provide(SignalsHttpLive),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
-  Layer.provide(RateLimits.Default),
+  Layer.provideMerge(RateLimits.Default),
   Layer.provide(StreamLeases.Default),
   Layer.provide(RateLimiterLive)
 )

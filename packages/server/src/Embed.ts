@@ -5,6 +5,7 @@ import { Effect, Layer, ManagedRuntime, type Tracer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { ApiLive } from "./ApiLive.js"
 import { ConsoleLive } from "./console/ConsolePage.js"
+import { FastLane } from "./http/FastLane.js"
 import { requestContext } from "./http/RequestContext.js"
 
 export interface EmbedOptions {
@@ -17,7 +18,8 @@ export interface EmbedOptions {
 }
 
 const platform = (options: EmbedOptions) =>
-  Layer.merge(ApiLive, options.console ? ConsoleLive : Layer.empty).pipe(
+  Layer.merge(FastLane.Default, options.console ? ConsoleLive : Layer.empty).pipe(
+    Layer.provideMerge(ApiLive),
     Layer.provide(PlatformLive),
     Layer.provide(options.config ? PlatformConfig.layer(options.config) : PlatformConfig.fromEnv),
     Layer.provide(options.tracer ? Layer.setTracer(options.tracer) : Layer.setTracerEnabled(false))
@@ -43,10 +45,16 @@ export const makeNodeHandler = async (options: EmbedOptions = {}): Promise<NodeH
       NodeHttpServer.layerContext
     )
   )
-  const handler = await runtime.runPromise(
+  const platformHandler = await runtime.runPromise(
     Effect.flatMap(HttpApiBuilder.httpApp, (app) => NodeHttpServer.makeHandler(app, requestContext))
   )
-  return { handler, dispose: () => runtime.dispose() }
+  // The fast lane does not make the API's spans, so a host's tracer sees every request on the full path.
+  if (options.tracer) return { handler: platformHandler, dispose: () => runtime.dispose() }
+  const lane = await runtime.runPromise(FastLane)
+  return {
+    handler: (request, response) => lane.answer(request, response) || platformHandler(request, response),
+    dispose: () => runtime.dispose()
+  }
 }
 
 export interface WebHandler {

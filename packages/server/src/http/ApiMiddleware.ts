@@ -76,6 +76,12 @@ const toDeclaredError = (
         : new InvalidInput({ error: "The request body is not valid JSON", issues: [] })
     )
   }
+  return fromDefect(cause)
+}
+
+/** A defect as the error to answer: 503 when storage is unreachable, else 500; both are logged. */
+export const fromDefect = (cause: Cause.Cause<unknown>): Effect.Effect<never, Unavailable | InternalError> => {
+  const defect = Option.getOrUndefined(Cause.dieOption(cause))
   if (defect instanceof SqlError && isConnectionFailure(defect)) {
     return Effect.logError("storage unavailable", cause).pipe(
       Effect.zipRight(Effect.fail(new Unavailable({ error: "Storage is unavailable; try again shortly" })))

@@ -1,7 +1,21 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Authentication, type CurrentUserShape, Unauthorized, Users } from "@trading-platform/core"
 import { Effect, Exit, Layer } from "effect"
-import { presentedToken } from "./PresentedToken.js"
+import { type PresentedToken, presentedToken } from "./PresentedToken.js"
+
+/** The caller a presented token names, or why there is none. */
+export const authenticatePresented = (users: Users, presented: PresentedToken) => {
+  switch (presented._tag) {
+    case "None":
+      return Effect.fail(new Unauthorized({ error: "A session token is required", reason: "token_missing" }))
+    case "Malformed":
+      return Effect.fail(
+        new Unauthorized({ error: "Authorization must be 'Bearer <session token>'", reason: "token_invalid" })
+      )
+    case "Token":
+      return users.authenticate(presented.token)
+  }
+}
 
 /**
  * Both security schemes read the request themselves, so the header wins over the query
@@ -14,24 +28,11 @@ export const AuthenticationLive = Layer.effect(
     const users = yield* Users
     const outcomes = new WeakMap<HttpServerRequest.HttpServerRequest, Exit.Exit<CurrentUserShape, Unauthorized>>()
 
-    const check = (request: HttpServerRequest.HttpServerRequest) => {
-      const presented = presentedToken(request)
-      switch (presented._tag) {
-        case "None":
-          return Effect.fail(new Unauthorized({ error: "A session token is required", reason: "token_missing" }))
-        case "Malformed":
-          return Effect.fail(
-            new Unauthorized({ error: "Authorization must be 'Bearer <session token>'", reason: "token_invalid" })
-          )
-        case "Token":
-          return users.authenticate(presented.token)
-      }
-    }
-
     const authenticate = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       outcomes.get(request) ??
         Effect.flatten(
-          Effect.tap(Effect.exit(check(request)), (outcome) => Effect.sync(() => outcomes.set(request, outcome)))
+          Effect.tap(Effect.exit(authenticatePresented(users, presentedToken(request))), (outcome) =>
+            Effect.sync(() => outcomes.set(request, outcome)))
         ))
 
     return { bearer: () => authenticate, sessionToken: () => authenticate }

@@ -1,5 +1,3 @@
-import type { HttpServerRequest } from "@effect/platform"
-
 export type PresentedToken =
   | { readonly _tag: "None" }
   | { readonly _tag: "Token"; readonly token: string }
@@ -9,11 +7,17 @@ export type PresentedToken =
 const none: PresentedToken = { _tag: "None" }
 const malformed: PresentedToken = { _tag: "Malformed" }
 
+/** What a token is read from: the platform's request, or `node:http`'s (the fast lane). */
+export interface TokenCarrier {
+  readonly headers: { readonly [name: string]: string | undefined }
+  readonly url: string
+}
+
 /**
  * The session token a request presents: the `Authorization: Bearer` header when there is one
  * (the scheme is checked, case-insensitively as RFC 7235 says), else the legacy `?session_token=`.
  */
-export const presentedToken = (request: HttpServerRequest.HttpServerRequest): PresentedToken => {
+export const presentedToken = (request: TokenCarrier): PresentedToken => {
   const authorization = request.headers["authorization"]
   if (authorization !== undefined) {
     const token = /^Bearer +(\S+) *$/i.exec(authorization)?.[1]

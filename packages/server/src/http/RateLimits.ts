@@ -3,7 +3,7 @@ import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform
 import { PlatformConfig, type Quota, rateLimitCategory, RateLimited } from "@trading-platform/core"
 import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
-import { presentedToken } from "./PresentedToken.js"
+import { presentedToken, type TokenCarrier } from "./PresentedToken.js"
 import * as RateLimitStore from "./RateLimitStore.js"
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
@@ -13,6 +13,12 @@ const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
 const windowFor = (quota: Quota) => Duration.millis(Math.ceil(quota.window_ms / quota.limit) * quota.limit)
 
 const hashKey = (token: string) => createHash("sha256").update(token).digest("hex").slice(0, 32)
+
+/** What counting reads of a request, from the platform's request or `node:http`'s. */
+export interface CountedRequest extends TokenCarrier {
+  readonly method: string
+  readonly remoteAddress: string | undefined
+}
 
 interface Outcome {
   readonly limit: number
@@ -61,52 +67,73 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
         }))
       )
 
-    const check = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const path = request.url.split("?", 1)[0] ?? "/"
-      const category = rateLimitCategory(request.method, path)
-      const quota = policy[category]
-      const ip = trustProxy
-        ? request.headers["x-forwarded-for"]?.split(",")[0]?.trim() ||
-          Option.getOrElse(request.remoteAddress, () => "unknown")
-        : Option.getOrElse(request.remoteAddress, () => "unknown")
-      const keys = [`${category}:ip:${ip}`]
-      const presented = presentedToken(request)
-      if (category !== "auth" && presented._tag === "Token") keys.push(`${category}:token:${hashKey(presented.token)}`)
+    /**
+     * Counts one request and says what to answer with: the X-RateLimit-* headers (and
+     * `Retry-After`), and the `RateLimited` error when over quota.
+     */
+    const count = (request: CountedRequest) =>
+      Effect.gen(function*() {
+        const path = request.url.split("?", 1)[0] ?? "/"
+        const category = rateLimitCategory(request.method, path)
+        const quota = policy[category]
+        const ip = (trustProxy && request.headers["x-forwarded-for"]?.split(",")[0]?.trim()) ||
+          (request.remoteAddress ?? "unknown")
+        const keys = [`${category}:ip:${ip}`]
+        const presented = presentedToken(request)
+        if (category !== "auth" && presented._tag === "Token") {
+          keys.push(`${category}:token:${hashKey(presented.token)}`)
+        }
 
-      const outcomes = Option.all(yield* Effect.forEach(keys, (key) => consume(key, quota))).pipe(
-        Option.getOrElse(() => [] as Array<Outcome>)
-      )
-      if (outcomes.length === 0) return
-      // The more restrictive: an exceeded count first (longest wait), else the fewest remaining.
-      const worst = outcomes.reduce((a, b) =>
-        a.exceeded !== b.exceeded ?
-          (a.exceeded ? a : b)
-          : a.exceeded ?
-          (a.resetMs >= b.resetMs ? a : b)
-          : a.remaining !== b.remaining ?
-          (a.remaining < b.remaining ? a : b)
-          : a.resetMs >= b.resetMs
-          ? a
-          : b
-      )
-      const now = yield* Clock.currentTimeMillis
-      const headers: Record<string, string> = {
-        "x-ratelimit-limit": String(worst.limit),
-        "x-ratelimit-remaining": String(worst.remaining),
-        "x-ratelimit-reset": String(Math.ceil((now + worst.resetMs) / 1000))
-      }
-      if (worst.exceeded) headers["retry-after"] = String(seconds(worst.resetMs))
-      yield* HttpApp.appendPreResponseHandler((_, response) =>
-        Effect.succeed(HttpServerResponse.setHeaders(response, headers))
-      )
-      if (worst.exceeded) {
+        const outcomes = Option.all(yield* Effect.forEach(keys, (key) => consume(key, quota))).pipe(
+          Option.getOrElse(() => [] as Array<Outcome>)
+        )
+        if (outcomes.length === 0) return { headers: {}, exceeded: Option.none<RateLimited>() }
+        // The more restrictive: an exceeded count first (longest wait), else the fewest remaining.
+        const worst = outcomes.reduce((a, b) =>
+          a.exceeded !== b.exceeded ?
+            (a.exceeded ? a : b)
+            : a.exceeded ?
+            (a.resetMs >= b.resetMs ? a : b)
+            : a.remaining !== b.remaining ?
+            (a.remaining < b.remaining ? a : b)
+            : a.resetMs >= b.resetMs
+            ? a
+            : b
+        )
+        const now = yield* Clock.currentTimeMillis
+        const headers: Record<string, string> = {
+          "x-ratelimit-limit": String(worst.limit),
+          "x-ratelimit-remaining": String(worst.remaining),
+          "x-ratelimit-reset": String(Math.ceil((now + worst.resetMs) / 1000))
+        }
+        if (!worst.exceeded) return { headers, exceeded: Option.none<RateLimited>() }
         const wait = seconds(worst.resetMs)
-        return yield* new RateLimited({ error: `Rate limit exceeded; retry in ${wait} s`, retry_after: wait })
-      }
-    }).pipe(Effect.withSpan("RateLimits.check"))
+        headers["retry-after"] = String(wait)
+        return {
+          headers,
+          exceeded: Option.some(
+            new RateLimited({ error: `Rate limit exceeded; retry in ${wait} s`, retry_after: wait })
+          )
+        }
+      }).pipe(Effect.withSpan("RateLimits.count", { captureStackTrace: false }))
 
-    return { check } as const
+    /** `count` for the platform's request: its headers go on the answer, and over quota it fails. */
+    const check = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      count({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        remoteAddress: Option.getOrUndefined(request.remoteAddress)
+      })).pipe(
+        Effect.tap(({ headers }) =>
+          HttpApp.appendPreResponseHandler((_, response) =>
+            Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+          )
+        ),
+        Effect.flatMap(({ exceeded }) => Option.match(exceeded, { onNone: () => Effect.void, onSome: Effect.fail }))
+      )
+
+    return { check, count } as const
   })
 }) {}
 

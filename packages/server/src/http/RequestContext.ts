@@ -6,6 +6,10 @@ import { randomUUID } from "node:crypto"
 /** Bodies over this answer 413 `payload_too_large`. */
 export const maxBodyBytes = 1024 * 1024
 
+/** The id of a request: the caller's `X-Request-Id` when it is a valid one, else a new one. */
+export const requestIdFor = (incoming: string | undefined) =>
+  incoming !== undefined && isValidRequestId(incoming) ? incoming : randomUUID()
+
 /**
  * Outermost middleware: a request id for every request (an incoming valid `X-Request-Id` is
  * reused), echoed in `X-Request-Id` on every answer and read by the error encoder; and the body
@@ -14,8 +18,7 @@ export const maxBodyBytes = 1024 * 1024
 export const requestContext = HttpMiddleware.make((app) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const incoming = request.headers["x-request-id"]
-    const id = incoming !== undefined && isValidRequestId(incoming) ? incoming : randomUUID()
+    const id = requestIdFor(request.headers["x-request-id"])
     yield* HttpApp.appendPreResponseHandler((_, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", id))
     )
