@@ -4,6 +4,7 @@ export * from "./contract.js"
 // Running it: the settings, and the whole platform as one layer on its storage.
 export { describeConfigError } from "./config/ConfigFailure.js"
 export * from "./config/PlatformConfig.js"
+export { withRequestSpan } from "./http/RequestSpan.js"
 export { PlatformLive } from "./Platform.js"
 export { DatabaseLive, Storage } from "./sql/Database.js"
 export { DataDirectoryError } from "./sql/DataDirectory.js"

@@ -1,6 +1,6 @@
 import { RateLimiter } from "@effect/experimental"
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { PlatformConfig, type Quota, rateLimitCategory, RateLimited } from "@trading-platform/core"
+import { PlatformConfig, type Quota, rateLimitCategory, RateLimited, withRequestSpan } from "@trading-platform/core"
 import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { presentedToken, type TokenCarrier } from "./PresentedToken.js"
@@ -115,7 +115,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
             new RateLimited({ error: `Rate limit exceeded; retry in ${wait} s`, retry_after: wait })
           )
         }
-      }).pipe(Effect.withSpan("RateLimits.count", { captureStackTrace: false }))
+      }).pipe(withRequestSpan("RateLimits.count", { captureStackTrace: false }))
 
     /** `count` for the platform's request: its headers go on the answer, and over quota it fails. */
     const check = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>

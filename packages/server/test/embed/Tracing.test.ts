@@ -38,12 +38,12 @@ const recordingTracer = () => {
   return { names, tracer }
 }
 
-const register = (handler: (request: Request) => Promise<Response>) =>
+const register = (handler: (request: Request) => Promise<Response>, user = uniqueUser("trace")) =>
   handler(
     new Request("http://host/api/users/register", {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify(uniqueUser("trace"))
+      body: JSON.stringify(user)
     })
   )
 
@@ -79,8 +79,24 @@ describe("tracing", () => {
   it("an embedding host that passes a tracer gets a span per service call", { timeout: 60_000 }, async () => {
     const recorder = recordingTracer()
     const traced = makeWebHandler({ config, tracer: recorder.tracer })
-    expect((await register(traced.handler)).status).toBe(201)
+    const user = uniqueUser("trace")
+    expect((await register(traced.handler, user)).status).toBe(201)
+    const login = await traced.handler(
+      new Request("http://host/api/users/login", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: user.email, password: user.password })
+      })
+    )
+    const { session_token } = await login.json() as { session_token: string }
+    const me = await traced.handler(
+      new Request("http://host/api/users/me", { headers: { authorization: `Bearer ${session_token}` } })
+    )
+    expect(me.status).toBe(200)
     await traced.dispose()
-    expect(recorder.names).toContain("Users.register")
+    // The spans of every request's own work too, which are made only while a tracer is on.
+    expect(recorder.names).toEqual(
+      expect.arrayContaining(["Users.register", "Users.login", "RateLimits.count", "Users.authenticate"])
+    )
   })
 })
