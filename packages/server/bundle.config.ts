@@ -5,7 +5,8 @@
  * modules. The package build writes it into `dist/` (beside the library entries, which keep their
  * dependencies external for embedders); `npm start` writes it into a cache (`scripts/start.mjs`).
  */
-import { build, type Metafile } from "esbuild"
+import { build, type Metafile, type Plugin } from "esbuild"
+import { readFile } from "node:fs/promises"
 import { fileURLToPath } from "node:url"
 
 const source = (path: string) => fileURLToPath(new URL(`src/${path}`, import.meta.url))
@@ -25,6 +26,22 @@ export const externalPackages = [
   "esbuild",
   "tsx"
 ]
+
+/**
+ * `@effect/platform`'s index re-exports `HttpApiScalar`, and esbuild's code splitting then puts the
+ * module's 3 MB inlined script in the chunk every entry loads, although only the `/docs` page
+ * imports it, on its first request (`docs/DocsPage.ts`, from the module's own path). The bundle's
+ * copy of the index leaves that re-export out; a use of it through the index fails the build.
+ */
+const scalarOnDemand: Plugin = {
+  name: "scalar-on-demand",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@effect[\\/]platform[\\/]dist[\\/]esm[\\/]index\.js$/ }, async (args) => ({
+      contents: (await readFile(args.path, "utf8")).replace(/^export \* as HttpApiScalar from .*$/m, ""),
+      loader: "js"
+    }))
+  }
+}
 
 /**
  * Bundles the application into `outdir`. Worker threads are found beside the module that starts
@@ -53,8 +70,12 @@ export const bundleServer = async (outdir: string): Promise<Metafile> => {
     // Our packages from their sources, as `npm start` runs them.
     conditions: ["@trading-platform/source"],
     external: externalPackages,
+    plugins: [scalarOnDemand],
     // Bundled CommonJS dependencies call `require` (for Node's built-in modules).
-    banner: { js: "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);" },
+    banner: {
+      js:
+        "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
+    },
     logLevel: "warning"
   })
   return metafile

@@ -11,9 +11,9 @@ if (command === "serve") {
 } else if (command === undefined || command.startsWith("-")) {
   void import("../main.js")
 } else if (command === "backtest" || command === "migrate" || command === "openapi") {
-  void import("./Commands.js").then(({ runCommand }) => runCommand(command, rest)).then((code) =>
-    (process.exitCode = code)
-  )
+  void import("./Commands.js").then(({ runCommand }) => runCommand(command, rest)).then((
+    code
+  ) => (process.exitCode = code))
 } else {
   void import("./Commands.js").then(({ commandUsage }) => {
     console.error(`Unknown command ${command}\n\n${commandUsage}`)

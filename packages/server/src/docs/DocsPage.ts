@@ -20,7 +20,11 @@ const scalarPage = Effect.promise(() => import("@effect/platform/HttpApiScalar")
     }))
   ),
   Effect.flatMap((page) =>
-    Effect.provideService(page, HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(new Request("http://docs/docs")))
+    Effect.provideService(
+      page,
+      HttpServerRequest.HttpServerRequest,
+      HttpServerRequest.fromWeb(new Request("http://docs/docs"))
+    )
   ),
   Effect.scoped,
   Effect.orDie
