@@ -1,8 +1,11 @@
 // Start to healthy and idle resident memory of the server process, as a user starts it: `npm start`
-// (tsx compiling the sources) and the built server (`node packages/server/dist/main.js`, after
-// `npm run build`). Each starts on a new data directory, then again on the same one; after the
+// (the sources bundled into a cache by `scripts/start.mjs`), the built server (`node
+// packages/server/dist/main.js` and the `trading-platform serve` command, after `npm run build`),
+// and for comparison tsx compiling the sources at every start (what `npm start` was, and how the
+// tests start the server). Each starts on a new data directory, then again on the same one; after the
 // restart it serves 10,000 `GET /api/users/me` and idles again. Resident memory is read from
 // /proc (Linux), as the largest process of the started tree: the server, not npm or tsx's launcher.
+// STARTUP_BASELINE=<path of another build's main.js> adds a row for it, to compare in the same run.
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
@@ -10,9 +13,12 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { bundleServer } from "../packages/server/bundle.config.js"
+import { writeConsole } from "../packages/server/src/console/ConsoleBuild.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const built = join(root, "packages/server/dist/main.js")
+const cli = join(root, "packages/server/dist/cli.js")
 // Resident memory is read once the process has idled this long (timers and the first GCs have run).
 const idleMs = 5_000
 const requests = 10_000
@@ -128,11 +134,34 @@ const measure = async (name: string, command: Array<string>) => {
 }
 
 export const run = async () => {
+  // `npm start` bundles the sources when they changed since its last start (`scripts/start.mjs`):
+  // timed here on its own, then done for the current sources, so the rows below measure starts.
+  const scratch = mkdtempSync(join(root, "node_modules/.cache/startup-bench-"))
+  const bundling = performance.now()
+  await bundleServer(scratch)
+  await writeConsole(join(scratch, "console"))
+  console.log(
+    `Bundling the sources, as \`npm start\` does after a change: ${Math.round(performance.now() - bundling)} ms\n`
+  )
+  rmSync(scratch, { recursive: true, force: true })
+  const warm = spawn("npm", ["start", "--silent", "--", "--version"], { cwd: root, stdio: "ignore" })
+  await new Promise((resolve) => warm.once("exit", resolve))
   console.log(
     "| server | new data dir: ms to healthy | idle MiB | existing data dir: ms to healthy | idle MiB | " +
       `idle MiB after ${requests} requests |\n|---|---:|---:|---:|---:|---:|`
   )
   await measure("`npm start`", ["npm", "start", "--silent"])
-  if (existsSync(built)) await measure("`node packages/server/dist/main.js`", [process.execPath, built])
-  else console.log("(the built server is missing: run `npm run build` first)")
+  if (existsSync(built)) {
+    await measure("`node packages/server/dist/main.js`", [process.execPath, built])
+    await measure("`trading-platform serve` (`dist/cli.js`)", [process.execPath, cli, "serve"])
+  } else console.log("(the built server is missing: run `npm run build` first)")
+  await measure("tsx over the sources (the tests' way)", [
+    process.execPath,
+    "--import",
+    "tsx",
+    "--conditions=@trading-platform/source",
+    join(root, "packages/server/src/main.ts")
+  ])
+  const baseline = process.env["STARTUP_BASELINE"]
+  if (baseline) await measure(`\`${baseline}\``, [process.execPath, baseline])
 }

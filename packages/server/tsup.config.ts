@@ -1,13 +1,17 @@
 import { packageBuild } from "../../tsup.shared.js"
+import { bundleServer } from "./bundle.config.js"
 import { writeConsole } from "./src/console/ConsoleBuild.js"
 
+// The library entries for embedders; the server and the `trading-platform` command (`main.js`,
+// `cli.js`) are bundled with their dependencies instead, for a faster start (see bundle.config.ts).
 export default packageBuild(
   {
     index: "src/index.ts",
-    main: "src/main.ts",
-    cli: "src/cli/Main.ts",
     docs: "src/docs/DocsPage.ts"
   },
-  // The web console's files, which `console/ConsolePage.ts` reads from `dist/console/`.
-  () => writeConsole("dist/console")
+  async () => {
+    // The web console's files, which `console/ConsolePage.ts` reads from `dist/console/`.
+    await writeConsole("dist/console")
+    await bundleServer("dist")
+  }
 )

@@ -1,4 +1,4 @@
-import { Effect, Pool, Schema } from "effect"
+import { Effect, Pool, Schema, Scope } from "effect"
 import { ProgramInvalid } from "../http/Errors.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
 import type { Decider } from "../sandbox/Decider.js"
@@ -65,28 +65,33 @@ const decode = Schema.decodeUnknown(FromDecisionThread)
  * reused, since starting one costs far more than a decision; each decision still loads the program
  * in a QuickJS instance of its own. A thread's watchdog stops a call stuck for over twice the
  * wall-clock cap, which fails the run with `cpu_budget_exceeded`; a stopped or dead thread leaves
- * the pool and a new one takes its place. The pool lives as long as the scope.
+ * the pool and a new one takes its place. The pool is started by the first decision (a server
+ * that runs no programs starts no threads, and start-up does not wait for them) and lives as long
+ * as the scope.
  */
 export const makeDecisionThreads = (limits: SandboxLimits, size: number) =>
   Effect.gen(function*() {
     const stallMillis = 2 * limits.wallMillisPerCall
-    const pool = yield* Pool.make({
-      acquire: startWorkerThread({
-        entry: "automation/LiveDecisionEntry",
-        workerData: { limits } satisfies DecisionThreadInput,
-        name: "decision thread",
-        resourceLimits: { maxOldGenerationSizeMb: 256 },
-        stallMillis
-      }),
-      size
-    })
+    const scope = yield* Effect.scope
+    const pool = yield* Effect.cached(
+      Pool.make({
+        acquire: startWorkerThread({
+          entry: "automation/LiveDecisionEntry",
+          workerData: { limits } satisfies DecisionThreadInput,
+          name: "decision thread",
+          resourceLimits: { maxOldGenerationSizeMb: 256 },
+          stallMillis
+        }),
+        size
+      }).pipe(Scope.extend(scope))
+    )
 
     const decide = (request: DecisionRequest) =>
       Effect.gen(function*() {
-        const thread = yield* pool.get
+        const thread = yield* Effect.flatMap(pool, (threads) => threads.get)
         yield* thread.post(request)
         const event = yield* thread.take
-        if (event._tag !== "Message") yield* pool.invalidate(thread)
+        if (event._tag !== "Message") yield* Effect.flatMap(pool, (threads) => threads.invalidate(thread))
         switch (event._tag) {
           case "Died":
             return yield* new DecisionThreadDied({ message: event.message })

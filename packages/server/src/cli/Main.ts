@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // `trading-platform <command>`: `serve` (also the default, so `trading-platform --port 0` still serves),
-// `backtest`, `migrate` and `openapi`.
-import { commandUsage, runCommand } from "./Commands.js"
+// `backtest`, `migrate` and `openapi`. Each path imports only what it runs, so serving loads no commands.
 
 const [command, ...rest] = process.argv.slice(2)
 
@@ -12,8 +11,12 @@ if (command === "serve") {
 } else if (command === undefined || command.startsWith("-")) {
   void import("../main.js")
 } else if (command === "backtest" || command === "migrate" || command === "openapi") {
-  void runCommand(command, rest).then((code) => (process.exitCode = code))
+  void import("./Commands.js").then(({ runCommand }) => runCommand(command, rest)).then((
+    code
+  ) => (process.exitCode = code))
 } else {
-  console.error(`Unknown command ${command}\n\n${commandUsage}`)
-  process.exitCode = 2
+  void import("./Commands.js").then(({ commandUsage }) => {
+    console.error(`Unknown command ${command}\n\n${commandUsage}`)
+    process.exitCode = 2
+  })
 }

@@ -1,6 +1,6 @@
-import { HttpApi, HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
 import { errorCatalogue, TradingApi } from "@trading-platform/core"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { version } from "../Version.js"
 
 const refTo = (name: string) => `#/components/schemas/${name}`
@@ -83,18 +83,12 @@ const description = [
 ].join("\n\n")
 
 /** The contract as documented: the server's version, without Effect's own decode error, valid as 3.1. */
-const DocumentedApi = TradingApi.annotate(OpenApi.Version, version)
+export const DocumentedApi = TradingApi.annotate(OpenApi.Version, version)
   .annotate(OpenApi.Description, description)
   .annotate(OpenApi.Transform, (spec) => inTagOrder(withoutUnknownIds(withoutDecodeError(spec))))
 
 /** The OpenAPI 3.1 document of the whole contract (`GET /openapi.json`, `docs/openapi.json`). */
 export const openApiDocument = (): OpenApi.OpenAPISpec => OpenApi.fromApi(DocumentedApi)
-
-/** Provides the documented contract to the layers that render it, leaving the served API as it is. */
-export const Documented = Layer.succeed(HttpApi.Api, {
-  api: DocumentedApi as unknown as HttpApi.Api["Type"]["api"],
-  context: Context.empty()
-})
 
 /**
  * `GET /openapi.json`: the document, served next to the API. It is built on the first request
