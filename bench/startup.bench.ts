@@ -7,7 +7,7 @@
 // /proc (Linux), as the largest process of the started tree: the server, not npm or tsx's launcher.
 // STARTUP_BASELINE=<path of another build's main.js> adds a row for it, to compare in the same run.
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -136,6 +136,7 @@ const measure = async (name: string, command: Array<string>) => {
 export const run = async () => {
   // `npm start` bundles the sources when they changed since its last start (`scripts/start.mjs`):
   // timed here on its own, then done for the current sources, so the rows below measure starts.
+  mkdirSync(join(root, "node_modules/.cache"), { recursive: true })
   const scratch = mkdtempSync(join(root, "node_modules/.cache/startup-bench-"))
   const bundling = performance.now()
   await bundleServer(scratch)
