@@ -14,7 +14,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { bundleServer } from "../packages/server/bundle.config.js"
-import { writeConsole } from "../packages/server/src/console/ConsoleBuild.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const built = join(root, "packages/server/dist/main.js")
@@ -140,7 +139,6 @@ export const run = async () => {
   const scratch = mkdtempSync(join(root, "node_modules/.cache/startup-bench-"))
   const bundling = performance.now()
   await bundleServer(scratch)
-  await writeConsole(join(scratch, "console"))
   console.log(
     `Bundling the sources, as \`npm start\` does after a change: ${Math.round(performance.now() - bundling)} ms\n`
   )

@@ -55,9 +55,7 @@ const build = async (target) => {
   // The build scripts are TypeScript: loaded through tsx, only when building.
   const { tsImport } = await import("tsx/esm/api")
   const { bundleServer } = await tsImport("../packages/server/bundle.config.ts", import.meta.url)
-  const { writeConsole } = await tsImport("../packages/server/src/console/ConsoleBuild.ts", import.meta.url)
   await bundleServer(scratch)
-  await writeConsole(join(scratch, "console"))
   try {
     renameSync(scratch, target)
   } catch (error) {

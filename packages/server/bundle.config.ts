@@ -7,7 +7,9 @@
  */
 import { build, type Metafile, type Plugin } from "esbuild"
 import { readFile } from "node:fs/promises"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { writeConsole } from "./src/console/ConsoleBuild.js"
 
 const source = (path: string) => fileURLToPath(new URL(`src/${path}`, import.meta.url))
 const coreSource = (path: string) => fileURLToPath(new URL(`../core/src/${path}`, import.meta.url))
@@ -44,7 +46,7 @@ const scalarOnDemand: Plugin = {
 }
 
 /**
- * Bundles the application into `outdir`. Worker threads are found beside the module that starts
+ * Bundles the application into `outdir`, with the web console's files. Worker threads are found beside the module that starts
  * them at the path their entry has under `src/` (see core's `jobs/WorkerThread.ts`), and the
  * console's files in `console/` beside it (see `console/ConsolePage.ts`), so entries and shared
  * chunks all sit at the root of `outdir`.
@@ -78,5 +80,6 @@ export const bundleServer = async (outdir: string): Promise<Metafile> => {
     },
     logLevel: "warning"
   })
+  await writeConsole(join(outdir, "console"))
   return metafile
 }

@@ -1,6 +1,5 @@
 import { packageBuild } from "../../tsup.shared.js"
 import { bundleServer } from "./bundle.config.js"
-import { writeConsole } from "./src/console/ConsoleBuild.js"
 
 // The library entries for embedders; the server and the `trading-platform` command (`main.js`,
 // `cli.js`) are bundled with their dependencies instead, for a faster start (see bundle.config.ts).
@@ -9,9 +8,8 @@ export default packageBuild(
     index: "src/index.ts",
     docs: "src/docs/DocsPage.ts"
   },
+  // With the web console's files, which `console/ConsolePage.ts` reads from `dist/console/`.
   async () => {
-    // The web console's files, which `console/ConsolePage.ts` reads from `dist/console/`.
-    await writeConsole("dist/console")
     await bundleServer("dist")
   }
 )

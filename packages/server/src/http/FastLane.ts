@@ -60,8 +60,7 @@ export class FastLane extends Effect.Service<FastLane>()("@trading-platform/serv
     const me = (request: CountedRequest, id: string) =>
       Effect.flatMap(limits.count(request), ({ exceeded, headers }) =>
         Option.match(exceeded, {
-          onNone: (): Effect.Effect<CurrentUserShape, LaneError> =>
-            authenticatePresented(users, presentedToken(request)),
+          onNone: (): Effect.Effect<CurrentUserShape, LaneError> => authenticatePresented(users, request.presented),
           onSome: Effect.fail
         }).pipe(
           Effect.flatMap(users.me),
@@ -85,11 +84,13 @@ export class FastLane extends Effect.Service<FastLane>()("@trading-platform/serv
       const url = request.url ?? "/"
       if (!plainGet(request) || pathOf(url) !== "/api/users/me") return false
       const id = requestIdFor(request.headers["x-request-id"] as string | undefined)
+      const headers = request.headers as CountedRequest["headers"]
       const counted: CountedRequest = {
         method: "GET",
         url,
-        headers: request.headers as CountedRequest["headers"],
-        remoteAddress: request.socket.remoteAddress
+        headers,
+        remoteAddress: request.socket.remoteAddress,
+        presented: presentedToken({ headers, url })
       }
       runFork(me(counted, id)).addObserver((exit) => {
         if (exit._tag === "Failure") return void response.destroy()

@@ -3,7 +3,7 @@ import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform
 import { PlatformConfig, type Quota, rateLimitCategory, RateLimited, withRequestSpan } from "@trading-platform/core"
 import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
-import { presentedToken, type TokenCarrier } from "./PresentedToken.js"
+import { type PresentedToken, presentedToken, type TokenCarrier } from "./PresentedToken.js"
 import * as RateLimitStore from "./RateLimitStore.js"
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
@@ -18,6 +18,8 @@ const hashKey = (token: string) => createHash("sha256").update(token).digest("he
 export interface CountedRequest extends TokenCarrier {
   readonly method: string
   readonly remoteAddress: string | undefined
+  /** Its token, read once by the caller, which authenticates with it too. */
+  readonly presented: PresentedToken
 }
 
 interface Outcome {
@@ -79,7 +81,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
         const ip = (trustProxy && request.headers["x-forwarded-for"]?.split(",")[0]?.trim()) ||
           (request.remoteAddress ?? "unknown")
         const keys = [`${category}:ip:${ip}`]
-        const presented = presentedToken(request)
+        const { presented } = request
         if (category !== "auth" && presented._tag === "Token") {
           keys.push(`${category}:token:${hashKey(presented.token)}`)
         }
@@ -123,7 +125,8 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
         method: request.method,
         url: request.url,
         headers: request.headers,
-        remoteAddress: Option.getOrUndefined(request.remoteAddress)
+        remoteAddress: Option.getOrUndefined(request.remoteAddress),
+        presented: presentedToken(request)
       })).pipe(
         Effect.tap(({ headers }) =>
           HttpApp.appendPreResponseHandler((_, response) =>
