@@ -7,7 +7,7 @@ import { PlatformConfig, PlatformLive, platformOptions, rateLimitPolicyPerMinute
 import { ApiLive, requestContext, ServerLive } from "@trading-platform/server"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
+import { cpSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -260,30 +260,48 @@ const serving = <A>(server: Layer.Layer<HttpServer.HttpServer, unknown>, use: (b
     return yield* Effect.promise(() => use(`http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`))
   }).pipe(Effect.provide(server), Effect.scoped, Effect.runPromise)
 
-/** A user with a token and an account, then the read and the write measured on the server. */
-const serverScenarios = (server: Layer.Layer<HttpServer.HttpServer, unknown>) =>
-  serving(server, async (base) => {
-    const token = await sessionToken(base)
-    const account = await post(base, "/api/account", { name: "bench", default_leverage: 2, max_leverage: 10 }, token)
-    const fixture = { token, accountId: account.id as number }
-    const [readPath, read] = readOf(fixture)
-    const [fullPath, fullRead] = fullPathReadOf(fixture)
-    const [writePath, write] = writeOf(fixture)
-    return {
-      fixture,
-      read: await load(base + readPath, read),
-      fullPathRead: await load(base + fullPath, fullRead),
-      write: await load(base + writePath, write)
-    }
-  })
+/** A user with a token and an account, made through the server at `base`. */
+const makeFixture = async (base: string): Promise<Fixture> => {
+  const token = await sessionToken(base)
+  const account = await post(base, "/api/account", { name: "bench", default_leverage: 2, max_leverage: 10 }, token)
+  return { token, accountId: account.id as number }
+}
 
-/** The same two on the raw same-work server. */
-const rawScenarios = async (db: Db, fixture: Fixture) => {
-  const { base, close } = await rawServer(db)
+interface Scenarios {
+  readonly server: { readonly read: Load; readonly fullPathRead: Load; readonly write: Load }
+  readonly raw: { readonly read: Load; readonly write: Load }
+}
+
+// The machine's speed drifts over a run (other processes, CPU frequency), so the server and its
+// raw same-work baseline are loaded in alternating rounds and each keeps its median round.
+const rounds = 3
+const median = (loads: Array<Load>) => [...loads].sort((a, b) => a.rate - b.rate)[Math.floor(loads.length / 2)]!
+
+/** The read and the write on the server at `base` and on the raw same-work server at `raw`, alternating. */
+const alternating = async (base: string, raw: string, fixture: Fixture): Promise<Scenarios> => {
   const [readPath, read] = readOf(fixture)
+  const [fullPath, fullRead] = fullPathReadOf(fixture)
   const [writePath, write] = writeOf(fixture)
+  const loads = { read: [] as Array<Load>, fullPathRead: [] as Array<Load>, write: [] as Array<Load> }
+  const rawLoads = { read: [] as Array<Load>, write: [] as Array<Load> }
+  for (let round = 0; round < rounds; round++) {
+    loads.read.push(await load(base + readPath, read))
+    rawLoads.read.push(await load(raw + readPath, read))
+    loads.fullPathRead.push(await load(base + fullPath, fullRead))
+    loads.write.push(await load(base + writePath, write))
+    rawLoads.write.push(await load(raw + writePath, write))
+  }
+  return {
+    server: { read: median(loads.read), fullPathRead: median(loads.fullPathRead), write: median(loads.write) },
+    raw: { read: median(rawLoads.read), write: median(rawLoads.write) }
+  }
+}
+
+/** The scenarios against a raw same-work server on `db`, running while `use` does. */
+const withRawServer = async <A>(db: Db, use: (raw: string) => Promise<A>) => {
+  const { base, close } = await rawServer(db)
   try {
-    return { read: await load(base + readPath, read), write: await load(base + writePath, write) }
+    return await use(base)
   } finally {
     close()
   }
@@ -297,12 +315,8 @@ const measure = (server: Layer.Layer<HttpServer.HttpServer, unknown>, path: stri
       load(base + path, authenticated ? { headers: { authorization: `Bearer ${await sessionToken(base)}` } } : {})
   )
 
-const compared = (
-  title: string,
-  server: { read: Load; fullPathRead: Load; write: Load },
-  raw: { read: Load; write: Load }
-) => {
-  console.log(`\n${title}, ${connections} connections\n`)
+const compared = (title: string, { raw, server }: Scenarios) => {
+  console.log(`\n${title}, ${connections} connections, median of ${rounds} alternating rounds\n`)
   console.log(
     "| scenario | server req/s | p99 ms | raw same work req/s | p99 ms | ratio |\n|---|---:|---:|---:|---:|---:|"
   )
@@ -345,19 +359,24 @@ export const run = async () => {
     console.log(`| ${name} | ${Math.round(rate)} | ${p99.toFixed(0)} | ${(rate / raw.rate).toFixed(2)} |`)
   }
 
-  // PGlite in a data directory: the server, then a raw server opening the same directory with PGlite.
+  // PGlite in a data directory. PGlite is one process's, so once the server has made the user, the
+  // raw server opens a copy of the directory, and both serve side by side.
   const dataDir = mkdtempSync(join(tmpdir(), "tp-bench-"))
+  const rawDir = `${dataDir}-raw`
   try {
-    const server = await serverScenarios(
-      ServerLive(listen).pipe(Layer.provide(PlatformConfig.layer(platformOptions({
-        storage: { kind: "pglite", dataDir },
-        rateLimits: limitsOff
-      }))))
+    const pgliteServer = ServerLive(listen).pipe(Layer.provide(PlatformConfig.layer(platformOptions({
+      storage: { kind: "pglite", dataDir },
+      rateLimits: limitsOff
+    }))))
+    const fixture = await serving(pgliteServer, makeFixture)
+    cpSync(dataDir, rawDir, { recursive: true })
+    const db = await PGlite.create(rawDir)
+    const pglite = await serving(
+      pgliteServer,
+      (base) => withRawServer(pgliteDb(db), (raw) => alternating(base, raw, fixture))
     )
-    const db = await PGlite.create(dataDir)
-    const rawPglite = await rawScenarios(pgliteDb(db), server.fixture)
     await db.close()
-    compared("PGlite (a data directory), against raw node:http + PGlite doing the same statements", server, rawPglite)
+    compared("PGlite (a data directory), against raw node:http + PGlite doing the same statements", pglite)
     // The same read with the background work off (job workers, schedulers, sampler, fetcher, purges):
     // what they take from the requests on the one thread and the one embedded connection.
     const defaults = platformOptions()
@@ -372,34 +391,38 @@ export const run = async () => {
         retention: { ...defaults.retention, purgeInterval: Duration.days(365) },
         news: { ...defaults.news, fetchInterval: Duration.days(365) }
       })))),
-      (base) => load(base + readOf(server.fixture)[0], readOf(server.fixture)[1])
+      (base) => load(base + readOf(fixture)[0], readOf(fixture)[1])
     )
     console.log(
-      `| \`GET /api/users/me\`, background work off | ${Math.round(quiet.rate)} | ${quiet.p99.toFixed(0)} | ${
-        Math.round(rawPglite.read.rate)
-      } | ${rawPglite.read.p99.toFixed(0)} | ${(quiet.rate / rawPglite.read.rate).toFixed(2)} |`
+      `| \`GET /api/users/me\`, background work off (one round) | ${Math.round(quiet.rate)} | ${
+        quiet.p99.toFixed(0)
+      } | ${Math.round(pglite.raw.read.rate)} | ${pglite.raw.read.p99.toFixed(0)} | ${
+        (quiet.rate / pglite.raw.read.rate).toFixed(2)
+      } |`
     )
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
+    rmSync(rawDir, { recursive: true, force: true })
   }
 
   const postgresUrl = process.env["TEST_DATABASE_URL"]
   if (postgresUrl) {
-    // PostgreSQL: the server, then the raw same-work server on the same database (pg's default pool of 10, as the server's).
+    // PostgreSQL: the server and the raw same-work server on the same database, side by side
+    // (pg's default pool of 10, as the server's).
     await withPostgres(postgresUrl, async (url) => {
-      const server = await serverScenarios(
+      const pool = new pg.Pool({ connectionString: url })
+      // Dropping the bench database ends connections still held by requests in flight when the load stopped.
+      pool.on("error", () => {})
+      const postgres = await serving(
         ServerLive(listen).pipe(Layer.provide(PlatformConfig.layer(platformOptions({
           storage: { kind: "postgres", url: Redacted.make(url) },
           secretKey: Option.some(Redacted.make("bench-secret-key-0123456789abcdef0123456789")),
           rateLimits: limitsOff
-        }))))
+        })))),
+        async (base) => withRawServer(pgDb(pool), async (raw) => alternating(base, raw, await makeFixture(base)))
       )
-      const pool = new pg.Pool({ connectionString: url })
-      // Dropping the bench database ends connections still held by requests in flight when the load stopped.
-      pool.on("error", () => {})
-      const rawPg = await rawScenarios(pgDb(pool), server.fixture)
       await pool.end()
-      compared("PostgreSQL, against raw node:http + pooled pg doing the same statements", server, rawPg)
+      compared("PostgreSQL, against raw node:http + pooled pg doing the same statements", postgres)
     })
   }
   console.log(`\nrss after the runs: ${Math.round(process.memoryUsage().rss / 1024 / 1024)} MiB`)

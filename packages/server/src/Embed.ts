@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { PlatformConfig, PlatformLive, type PlatformOptions } from "@trading-platform/core"
 import { Effect, Layer, ManagedRuntime, type Tracer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"

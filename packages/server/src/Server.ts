@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { PlatformLive } from "@trading-platform/core"
-import { Effect, Layer } from "effect"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { BackgroundStart, PlatformLive } from "@trading-platform/core"
+import { Clock, Deferred, Duration, Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import { ApiLive } from "./ApiLive.js"
 import { LandingLive } from "./docs/Landing.js"
@@ -26,14 +26,27 @@ const nodeServer = (listen: { readonly port: number; readonly host: string }) =>
       return server
     }, listen))).pipe(Layer.provide(FastLane.Default))
 
+// The first requests (a health probe, a client's first calls) come before the background work's
+// first passes, which on PGlite share its one connection with them. A second of wall time, not of
+// the Clock: it spaces out the work of starting, and a test's clock need not move for it to pass.
+const backgroundAfter = Effect.sleep(Duration.seconds(1)).pipe(Effect.withClock(Clock.make()))
+
 /**
  * The reference server on `node:http`. The API (and its database) is built before the server
  * listens and released after it has closed, so on shutdown in-flight requests finish against an
- * open database. Answers CORS when `CORS_ORIGINS` is set. Serves `GET /openapi.json`, `GET /` (to `/docs`) and `GET /api/` too. Needs `PlatformConfig`.
+ * open database. Background work starts a second after it listens (`BackgroundStart`). Answers CORS when
+ * `CORS_ORIGINS` is set. Serves `GET /openapi.json`, `GET /` (to `/docs`) and `GET /api/` too. Needs `PlatformConfig`.
  */
 export const ServerLive = (listen: { readonly port: number; readonly host: string }) =>
+  Layer.unwrapEffect(Effect.map(Deferred.make<void>(), (listening) => serverListening(listen, listening)))
+
+const serverListening = (
+  listen: { readonly port: number; readonly host: string },
+  listening: Deferred.Deferred<void>
+) =>
   HttpApiBuilder.serve(requestContext).pipe(
     HttpServer.withLogAddress,
+    Layer.tap(() => Deferred.succeed(listening, undefined)),
     Layer.provide(EndStreamsOnShutdown),
     Layer.provideMerge(nodeServer(listen)),
     Layer.provide(ApiLive),
@@ -42,5 +55,8 @@ export const ServerLive = (listen: { readonly port: number; readonly host: strin
     Layer.provide(OpenApiLive),
     Layer.provide(LandingLive),
     // Effect's tracer costs ~1.4x throughput and the reference server exports spans nowhere.
-    Layer.provide(Layer.setTracerEnabled(false))
+    Layer.provide(Layer.setTracerEnabled(false)),
+    Layer.provide(
+      Layer.succeed(BackgroundStart, Effect.zipRight(Deferred.await(listening), backgroundAfter))
+    )
   )

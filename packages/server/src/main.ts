@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { HttpServer } from "@effect/platform"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { describeConfigError, PlatformConfig } from "@trading-platform/core"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import { resolve } from "node:path"

@@ -3,6 +3,7 @@ import { Cause, Clock, Data, Duration, Effect, Option, type Scope } from "effect
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { now } from "../time/Now.js"
+import { BackgroundStart } from "./BackgroundStart.js"
 import type { JobOptions } from "./JobOptions.js"
 import type { JobQueue, JobRow } from "./JobQueue.js"
 import { JobWakeup } from "./JobWakeup.js"
@@ -117,5 +118,8 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
       )
     )
 
-    for (let i = 0; i < options.concurrency; i++) yield* Effect.forkScoped(Effect.forever(claimAndRun))
+    const start = yield* BackgroundStart
+    for (let i = 0; i < options.concurrency; i++) {
+      yield* Effect.forkScoped(Effect.zipRight(start, Effect.forever(claimAndRun)))
+    }
   })

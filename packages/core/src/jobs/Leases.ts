@@ -3,6 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Cause, Clock, Duration, Effect, Exit, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
+import { BackgroundStart } from "./BackgroundStart.js"
 
 export const LeaseRow = Schema.Struct({
   name: Schema.String,
@@ -97,9 +98,9 @@ export class Leases extends Effect.Service<Leases>()("@trading-platform/core/Lea
 }) {}
 
 /**
- * The loop both kinds of background work share: a scoped fiber that, at start and then every
- * `interval` on the Clock, runs `pass` when `claim` wins, records the outcome in the lease row and
- * logs a failure; the next pass tries again.
+ * The loop both kinds of background work share: a scoped fiber that, at start (once
+ * `BackgroundStart` lets it) and then every `interval` on the Clock, runs `pass` when `claim` wins,
+ * records the outcome in the lease row and logs a failure; the next pass tries again.
  */
 const claimedLoop = <E, R>(
   name: string,
@@ -124,7 +125,8 @@ const claimedLoop = <E, R>(
       ),
       Effect.withSpan(`Leases.${name}`)
     )
-    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(once, Effect.sleep(interval))))
+    const start = yield* BackgroundStart
+    yield* Effect.forkScoped(Effect.zipRight(start, Effect.forever(Effect.zipRight(once, Effect.sleep(interval)))))
   })
 
 /**

@@ -1,5 +1,6 @@
 import { Cause, Clock, Data, Duration, Effect, Either, Fiber, Layer, PubSub, Schedule, Stream } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { BackgroundStart } from "../jobs/BackgroundStart.js"
 import { leaseHolder, Leases } from "../jobs/Leases.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
@@ -257,13 +258,20 @@ export const SignalEngineLive = Layer.scoped(
     )
 
     const scope = yield* Effect.scope
+    const backgroundStart = yield* BackgroundStart
     let running: Fiber.RuntimeFiber<unknown> | undefined
     const start = Effect.suspend(() =>
       running !== undefined
         ? Effect.void
-        : Effect.map(Effect.forkIn(Effect.repeat(tick, Schedule.spaced(options.samplingInterval)), scope), (fiber) => {
-          running = fiber
-        })
+        : Effect.map(
+          Effect.forkIn(
+            Effect.zipRight(backgroundStart, Effect.repeat(tick, Schedule.spaced(options.samplingInterval))),
+            scope
+          ),
+          (fiber) => {
+            running = fiber
+          }
+        )
     )
     // Hands the lease back at once, so another instance need not wait for it to run out.
     const stop = lock.withPermits(1)(Effect.suspend(() => {

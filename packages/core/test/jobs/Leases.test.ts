@@ -1,6 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { DatabaseLive, Leases } from "@trading-platform/core"
-import { Duration, Effect, Layer, Option, TestClock } from "effect"
+import { BackgroundStart, DatabaseLive, Leases } from "@trading-platform/core"
+import { Deferred, Duration, Effect, Layer, Option, TestClock } from "effect"
+import { leasedLoop } from "../../src/jobs/Leases.js"
 import { TestConfig, testStorages } from "../support/TestStorage.js"
 
 const holders = Array.from({ length: 8 }, (_, i) => `holder-${i}`)
@@ -51,6 +52,37 @@ for (const storage of testStorages) {
           yield* TestClock.adjust("1 minute")
           expect(yield* leases.acquire("test-lease", first, lease)).toBe(true)
         }))
+
+      it.effect("a loop's first pass waits for BackgroundStart, and runs at once when nothing holds it", () =>
+        Effect.gen(function*() {
+          const loop = (name: string, ran: Deferred.Deferred<void>) =>
+            leasedLoop(
+              name,
+              { interval: Duration.minutes(1), lease: Duration.minutes(1) },
+              Deferred.succeed(ran, undefined)
+            )
+          const asked = yield* Deferred.make<void>()
+          const open = yield* Deferred.make<void>()
+          const held = yield* Deferred.make<void>()
+          yield* loop("held-loop", held).pipe(
+            Effect.provideService(
+              BackgroundStart,
+              Effect.zipRight(Deferred.succeed(asked, undefined), Deferred.await(open))
+            )
+          )
+          yield* Deferred.await(asked)
+          // Neither time on the Clock nor on the wall runs the pass while the start is held.
+          yield* TestClock.adjust("10 minutes")
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
+          expect(yield* Deferred.isDone(held)).toBe(false)
+          expect(yield* (yield* Leases).find("held-loop")).toEqual(Option.none())
+          yield* Deferred.succeed(open, undefined)
+          yield* Deferred.await(held)
+
+          const free = yield* Deferred.make<void>()
+          yield* loop("free-loop", free)
+          yield* Deferred.await(free)
+        }).pipe(Effect.scoped))
     })
   })
 }

@@ -1,6 +1,6 @@
 import { RateLimiter } from "@effect/experimental"
 import { Duration, Effect, Layer, Redacted } from "effect"
-import { Redis } from "ioredis"
+import type { Redis as RedisClient } from "ioredis"
 
 const sweepInterval = Duration.toMillis("1 minute")
 
@@ -128,6 +128,8 @@ return next
 export const makeRedisStore = (url: Redacted.Redacted, prefix: string) =>
   Effect.gen(function*() {
     const u = new URL(Redacted.value(url))
+    // Loaded when Redis is configured, not at every start.
+    const { Redis } = yield* Effect.promise(() => import("ioredis"))
     const redis = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const client = new Redis({
@@ -147,7 +149,7 @@ export const makeRedisStore = (url: Redacted.Redacted, prefix: string) =>
           }
         })
         client.on("error", () => {})
-        return client as Redis & {
+        return client as RedisClient & {
           fixedWindow: (
             key: string,
             tokens: number,

@@ -1,6 +1,5 @@
 import { PlatformConfig, RateLimited } from "@trading-platform/core"
 import { Duration, Effect, Option, Redacted, Schedule, type Scope } from "effect"
-import { Redis } from "ioredis"
 import { createHash, randomBytes } from "node:crypto"
 
 /** A lease not renewed for this long is gone, so the streams of a process that died free up. */
@@ -62,6 +61,8 @@ return 1`
  */
 const redisStore = (url: Redacted.Redacted, prefix: string) =>
   Effect.gen(function*() {
+    // Loaded when Redis is configured, not at every start.
+    const { Redis } = yield* Effect.promise(() => import("ioredis"))
     const redis = yield* Effect.acquireRelease(
       Effect.sync(() =>
         new Redis(Redacted.value(url), { maxRetriesPerRequest: 1, commandTimeout: 250, lazyConnect: true })
