@@ -9,6 +9,9 @@ import { heartbeatSlot, makeHeartbeatBuffer } from "./Heartbeat.js"
 // Resolved on first use: the CommonJS build has no import.meta, and the ESM one no __filename.
 const here = () => (typeof __filename === "string" ? pathToFileURL(__filename) : new URL(import.meta.url))
 
+/** The file `require(specifier)` loads from here (from the sources, the build or a bundle), for a thread to load. */
+export const requirePath = (specifier: string) => createRequire(here()).resolve(specifier)
+
 /**
  * Starts a thread's entry module, named by its path under `src/` without extension (e.g.
  * `backtests/BacktestThreadEntry`). The build has it at the same path under `dist/` (see
@@ -25,7 +28,7 @@ const spawn = (entry: string, workerData: unknown, resourceLimits: ResourceLimit
   const options = { workerData, ...(resourceLimits === undefined ? {} : { resourceLimits }) }
   if (extension !== ".ts") return new Worker(url, options)
   // tsx's ESM API (its CommonJS one cannot register from here), found through its exports map.
-  const tsxPackage = createRequire(base).resolve("tsx/package.json")
+  const tsxPackage = requirePath("tsx/package.json")
   const tsx = new URL(
     JSON.parse(readFileSync(tsxPackage, "utf8")).exports["./esm/api"].import.default,
     pathToFileURL(tsxPackage)

@@ -5,10 +5,48 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer, Stream } from "effect"
+import { execFile } from "node:child_process"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { requirePath } from "../jobs/WorkerThread.js"
 
 // PostgreSQL's default 128 MB of shared buffers is resident memory in the server's own process;
 // the embedded database is small and its files are in the OS page cache anyway.
 const startParams = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"]
+
+/**
+ * Creates the database cluster in a new data directory (PostgreSQL's initdb) in a process of its
+ * own, then PGlite opens it as on any restart: initdb grows PGlite's memory to about 600 MiB
+ * resident, which neither WebAssembly nor a worker thread's exit gives back; a process's exit does.
+ */
+const initialise = (dataDir: string) =>
+  Effect.async<void, SqlError>((resume) => {
+    const child = execFile(
+      process.execPath,
+      [
+        "-e",
+        `const { PGlite } = require(process.argv[1])
+        PGlite.create(process.argv[2], { startParams: JSON.parse(process.argv[3]) }).then((db) => db.close(), (e) => {
+          // PGlite's file errors are Emscripten's, with a name and an errno but no message.
+          process.stderr.write(e?.message ?? (e?.errno === undefined ? String(e) : e.name + " (errno " + e.errno + ")"))
+          process.exitCode = 1
+        })`,
+        requirePath("@electric-sql/pglite"),
+        dataDir,
+        JSON.stringify(startParams)
+      ],
+      (error, _stdout, stderr) =>
+        resume(
+          error === null ? Effect.void : Effect.fail(
+            new SqlError({
+              cause: stderr.trim() || error,
+              message: `PGlite failed to create a database in ${dataDir}`
+            })
+          )
+        )
+    )
+    return Effect.sync(() => child.kill())
+  })
 
 /**
  * An `@effect/sql` client over PGlite (PostgreSQL compiled to WASM, in process).
@@ -16,6 +54,7 @@ const startParams = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"]
  */
 export const make = (dataDir: string | undefined) =>
   Effect.gen(function*() {
+    if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) yield* initialise(dataDir)
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => PGlite.create(dataDir, { startParams }),

@@ -123,6 +123,21 @@ describe("the embedded data directory", () => {
       })
   )
 
+  it(
+    "refuses to start, naming the folder, when the database cannot be created in it",
+    { timeout: 120_000 },
+    () =>
+      withDataDir(async (dataDir) => {
+        // PostgreSQL's `global` folder is a file here: creating the cluster (in a process of its own) fails.
+        mkdirSync(dataDir, { recursive: true })
+        writeFileSync(join(dataDir, "global"), "x")
+        const server = start(["--port", "0"], { DATA_DIR: dataDir })
+        expect(await server.exited).toBe(1)
+        expect(server.output()).toContain(`Storage failed to start: PGlite failed to create a database in ${dataDir}`)
+        expect(server.output()).not.toContain("Listening")
+      })
+  )
+
   // Only root can run a process as another user, which is what makes chmod fail.
   it.runIf(process.getuid?.() === 0)("refuses to start, naming the folder, when it cannot restrict its permissions", {
     timeout: 120_000
