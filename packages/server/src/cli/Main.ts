@@ -10,13 +10,13 @@ if (command === "serve") {
   void import("../main.js")
 } else if (command === undefined || command.startsWith("-")) {
   void import("../main.js")
-} else if (command === "backtest" || command === "migrate" || command === "openapi") {
-  void import("./Commands.js").then(({ runCommand }) => runCommand(command, rest)).then((
-    code
-  ) => (process.exitCode = code))
 } else {
-  void import("./Commands.js").then(({ commandUsage }) => {
-    console.error(`Unknown command ${command}\n\n${commandUsage}`)
-    process.exitCode = 2
+  void import("./Commands.js").then(async ({ commandUsage, runCommand }) => {
+    if (command === "backtest" || command === "migrate" || command === "openapi") {
+      process.exitCode = await runCommand(command, rest)
+    } else {
+      console.error(`Unknown command ${command}\n\n${commandUsage}`)
+      process.exitCode = 2
+    }
   })
 }
