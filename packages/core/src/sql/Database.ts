@@ -1,4 +1,3 @@
-import { PgClient } from "@effect/sql-pg"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
 import { PlatformConfig, type StorageConfig } from "../config/PlatformConfig.js"
@@ -11,7 +10,12 @@ import type { StorageKind } from "./StorageKind.js"
 export class Storage extends Context.Tag("@trading-platform/core/Storage")<Storage, { readonly kind: StorageKind }>() {}
 
 const client = (storage: StorageConfig) => {
-  if (storage.kind === "postgres") return PgClient.layer({ url: storage.url })
+  // Loaded only for PostgreSQL: node-postgres need not load where PGlite is the storage.
+  if (storage.kind === "postgres") {
+    return Layer.unwrapEffect(
+      Effect.map(Effect.promise(() => import("@effect/sql-pg")), ({ PgClient }) => PgClient.layer({ url: storage.url }))
+    )
+  }
   return PgliteClient.layer(storage.dataDir.startsWith("memory://") ? undefined : storage.dataDir)
 }
 

@@ -1,10 +1,10 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
-import { PgClient } from "@effect/sql-pg"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
+import * as Statement from "@effect/sql/Statement"
 import { PGlite } from "@electric-sql/pglite"
-import { Effect, Layer, Stream } from "effect"
+import { absurd, Effect, Layer, Stream } from "effect"
 import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
@@ -13,6 +13,22 @@ import { requirePath } from "../jobs/WorkerThread.js"
 // PostgreSQL's default 128 MB of shared buffers is resident memory in the server's own process;
 // the embedded database is small and its files are in the OS page cache anyway.
 const startParams = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"]
+
+/**
+ * PostgreSQL's dialect as `@effect/sql-pg` compiles it (no custom fragments are used), without
+ * loading that package: it loads node-postgres, whose load probes for a fetch implementation, and
+ * those two cost a PGlite server's start about 30 ms for a network client it never opens.
+ */
+const compiler = Statement.makeCompiler<never>({
+  dialect: "pg",
+  placeholder: (index) => `$${index}`,
+  onIdentifier: Statement.defaultEscape("\""),
+  onRecordUpdate: (placeholders, alias, columns, values, returning) => [
+    `(values ${placeholders}) AS ${alias}${columns}${returning ? ` RETURNING ${returning[0]}` : ""}`,
+    returning ? values.flat().concat(returning[1]) : values.flat()
+  ],
+  onCustom: absurd
+})
 
 /**
  * Creates the database cluster in a new data directory (PostgreSQL's initdb) in a process of its
@@ -87,7 +103,7 @@ export const make = (dataDir: string | undefined) =>
     return yield* SqlClient.make({
       acquirer,
       transactionAcquirer: acquirer,
-      compiler: PgClient.makeCompiler(),
+      compiler,
       spanAttributes: [["db.system.name", "postgresql"], ["db.namespace", "pglite"]]
     })
   })

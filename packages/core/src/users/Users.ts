@@ -46,12 +46,14 @@ const isUniqueViolation = (e: SqlError) => (e.cause as { code?: unknown } | unde
 
 /** Users, passwords and session tokens. */
 export class Users extends Effect.Service<Users>()("@trading-platform/core/Users", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const repo = yield* UsersRepo
     const sql = yield* SqlClient.SqlClient
     const config = yield* PlatformConfig
-    // Checked when the email is unknown, so a login takes as long either way.
-    const decoyHash = yield* hashPassword("decoy password that never matches")
+    // Checked when the email is unknown, so a login takes as long either way. Derived in the
+    // background: a start does not wait the ~100 ms of scrypt for it (it was the longest wait of one).
+    const decoyHash = yield* Effect.cached(hashPassword("decoy password that never matches"))
+    yield* Effect.forkScoped(decoyHash)
 
     const register = (input: RegisterRequest) =>
       Effect.gen(function*() {
@@ -82,7 +84,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
         const user = yield* repo.findUserByEmail(input.email)
         const ok = yield* verifyPassword(
           input.password,
-          Option.match(user, { onNone: () => decoyHash, onSome: (u) => u.password_hash })
+          Option.isSome(user) ? user.value.password_hash : yield* decoyHash
         )
         if (Option.isNone(user) || !ok) return yield* invalidCredentials
         const token = newSessionToken()

@@ -3,7 +3,6 @@ import { Clock, Effect, Schema } from "effect"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { UpstreamError, VenueRejected } from "../http/Errors.js"
 import { type Candle, type SymbolSpec, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
-import { signL1Action, toWire } from "./Venue1Signing.js"
 import { clientOrderId, makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
 
 const AllMids = Schema.Record({ key: Schema.String, value: Num })
@@ -62,6 +61,10 @@ const ExchangeAnswer = Schema.Union(
 )
 
 /** A price as venue1 accepts it: five significant figures, at most `6 - szDecimals` decimals. */
+// Loaded at the first signed action, not at every start: msgpack (with its native extractor) and
+// secp256k1 took a server's start about 15 ms, for a venue most installations never sign for.
+const signing = Effect.promise(() => import("./Venue1Signing.js"))
+
 const venuePrice = (px: number, szDecimals: number) =>
   Number(Number(px.toPrecision(5)).toFixed(Math.max(0, 6 - szDecimals)))
 
@@ -117,6 +120,7 @@ export const makeVenue1Http = (connection: VenueConnection) =>
         const w = yield* wallet(credentials)
         // The nonce is a wall-clock timestamp: venue1 refuses ones far from its own time.
         const nonce = wallClock.unsafeCurrentTimeMillis()
+        const { signL1Action } = yield* signing
         const signature = signL1Action(action, nonce, w.privateKey, w.environment === "mainnet")
         const reply = yield* http.send(
           HttpClientRequest.post(`${http.baseUrl}/exchange`).pipe(
@@ -231,6 +235,7 @@ export const makeVenue1Http = (connection: VenueConnection) =>
       placeOrder: (credentials, order) =>
         Effect.gen(function*() {
           const market = yield* context(order.symbol)
+          const { toWire } = yield* signing
           const buy = order.side === "buy"
           const price = order.price ?? (market.midPx ?? market.markPx) * (1 + (buy ? marketSlippage : -marketSlippage))
           const status = yield* act(credentials, {

