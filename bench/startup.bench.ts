@@ -4,8 +4,8 @@
 // and for comparison tsx compiling the sources at every start (what `npm start` was, and how the
 // tests start the server). Each starts on a new data directory, then restarts on the same one five
 // times (the median is reported); after the last restart it serves 10,000 `GET /api/users/me` and
-// idles again. Resident memory is read from
-// /proc (Linux), as the largest process of the started tree: the server, not npm or tsx's launcher.
+// idles again. Resident memory is read from /proc (Linux), as the largest process of the started
+// tree: the server, not npm or tsx's launcher.
 // STARTUP_BASELINE=<path of another build's main.js> adds a row for it, to compare in the same run.
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
