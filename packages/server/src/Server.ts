@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { BackgroundStart, PlatformLive } from "@trading-platform/core"
-import { Clock, Deferred, Duration, Effect, Layer } from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import { ApiLive } from "./ApiLive.js"
 import { LandingLive } from "./docs/Landing.js"
@@ -56,7 +56,12 @@ const serverListening = (
     Layer.provide(LandingLive),
     // Effect's tracer costs ~1.4x throughput and the reference server exports spans nowhere.
     Layer.provide(Layer.setTracerEnabled(false)),
+    // Opened once, by a fiber of its own: a loop that starts again later (the signal engine after
+    // `stop`) finds it open, and a waiter's interruption does not close it for the others.
     Layer.provide(
-      Layer.succeed(BackgroundStart, Effect.zipRight(Deferred.await(listening), backgroundAfter))
+      Layer.scoped(
+        BackgroundStart,
+        Effect.map(Effect.forkScoped(Effect.zipRight(Deferred.await(listening), backgroundAfter)), Fiber.join)
+      )
     )
   )
