@@ -56,20 +56,40 @@ const startBanner = (consoleOn: boolean) =>
   }))
 
 /**
- * V8 grows the old generation up to fourfold past what survived its last collection, and an idle
- * server never collects again: after a burst of requests it kept ~120 MiB of heap for ~40 MiB live
- * (`docs/performance.md`). Growing by a fifth keeps it near the live size, for a few percent of
- * throughput under load. Set once listening, since the start would collect more often too; in
- * the reference server's process only (an embedding host tunes its own).
+ * PGlite's start runs once through much of PostgreSQL (loading its catalogue and caches), and at
+ * V8's default WebAssembly tiering budget that sends some 130 of its functions, up to 100 KB each,
+ * to the optimising compiler within the first second: over a second of compiling on V8's
+ * background threads, which on a small machine delays the start by a tenth of a second or more
+ * (`docs/performance.md`). Until the server listens the budget is a hundred times larger, so what
+ * runs once at start stays with the baseline compiler; then V8's default (1,800,000 in V8 11 and
+ * 12) is back, and what is hot under load is optimised as before.
  */
-const leanHeapOnceListening = Layer.effectDiscard(
-  Effect.zipRight(HttpServer.HttpServer, Effect.sync(() => setFlagsFromString("--heap-growing-percent=20")))
+const wasmTieringBudget = 1_800_000
+setFlagsFromString(`--wasm-tiering-budget=${wasmTieringBudget * 100}`)
+
+/**
+ * Once listening, V8 settings for a long-running server, in the reference server's process only
+ * (an embedding host tunes its own): the WebAssembly tiering budget back to its default (above),
+ * and a leaner heap. V8 grows the old generation up to fourfold past what survived its last
+ * collection, and an idle server never collects again: after a burst of requests it kept ~120 MiB
+ * of heap for ~40 MiB live (`docs/performance.md`). Growing by a fifth keeps it near the live
+ * size, for a few percent of throughput under load; set only now, since the start would collect
+ * more often too.
+ */
+const tuneOnceListening = Layer.effectDiscard(
+  Effect.zipRight(
+    HttpServer.HttpServer,
+    Effect.sync(() => {
+      setFlagsFromString(`--wasm-tiering-budget=${wasmTieringBudget}`)
+      setFlagsFromString("--heap-growing-percent=20")
+    })
+  )
 )
 
 const program = Effect.gen(function*() {
   const { console: consoleOn, host, logLevel, port } = yield* serverConfig
   return yield* Layer.launch(
-    Layer.merge(startBanner(consoleOn), leanHeapOnceListening).pipe(
+    Layer.merge(startBanner(consoleOn), tuneOnceListening).pipe(
       Layer.provide(
         ServerLive({ port, host }).pipe(
           Layer.provide(DocsPageLive),
