@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { HttpServer } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { describeConfigError, PlatformConfig } from "@trading-platform/core"
+import { describeConfigError, PgliteClient, PlatformConfig } from "@trading-platform/core"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import { resolve } from "node:path"
 import { setFlagsFromString } from "node:v8"
@@ -55,17 +55,8 @@ const startBanner = (consoleOn: boolean) =>
     )
   }))
 
-/**
- * PGlite's start runs once through much of PostgreSQL (loading its catalogue and caches), and at
- * V8's default WebAssembly tiering budget that sends some 130 of its functions, up to 100 KB each,
- * to the optimising compiler within the first second: over a second of compiling on V8's
- * background threads, which on a small machine delays the start by a tenth of a second or more
- * (`docs/performance.md`). Until the server listens the budget is a hundred times larger, so what
- * runs once at start stays with the baseline compiler; then V8's default (1,800,000 in V8 11 and
- * 12) is back, and what is hot under load is optimised as before.
- */
-const wasmTieringBudget = 1_800_000
-setFlagsFromString(`--wasm-tiering-budget=${wasmTieringBudget * 100}`)
+// PGlite's start without V8's optimising compiler on what runs only once (`PgliteClient.wasmTieringBudget`).
+setFlagsFromString(`--wasm-tiering-budget=${PgliteClient.wasmTieringBudget.start}`)
 
 /**
  * Once listening, V8 settings for a long-running server, in the reference server's process only
@@ -80,7 +71,7 @@ const tuneOnceListening = Layer.effectDiscard(
   Effect.zipRight(
     HttpServer.HttpServer,
     Effect.sync(() => {
-      setFlagsFromString(`--wasm-tiering-budget=${wasmTieringBudget}`)
+      setFlagsFromString(`--wasm-tiering-budget=${PgliteClient.wasmTieringBudget.default}`)
       setFlagsFromString("--heap-growing-percent=20")
     })
   )

@@ -15,6 +15,17 @@ import { requirePath } from "../jobs/WorkerThread.js"
 const startParams = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"]
 
 /**
+ * V8's WebAssembly tiering budget: its default (in V8 11 and 12), and the one for PGlite's start.
+ * Opening a database, and more so creating one, runs once through much of PostgreSQL; at the
+ * default budget V8 sends a hundred or more of its functions, up to 100 KB each, to the optimising
+ * compiler, over a second of compiling on background threads that compete with the start on a
+ * small machine. A budget a hundred times larger leaves what runs once to the baseline compiler
+ * (`docs/performance.md`). The cluster's creation (below) runs with it, and the reference server's
+ * process until it listens.
+ */
+export const wasmTieringBudget = { default: 1_800_000, start: 180_000_000 } as const
+
+/**
  * PostgreSQL's dialect as `@effect/sql-pg` compiles it (no custom fragments are used), without
  * loading that package: it loads node-postgres, whose load probes for a fetch implementation, and
  * those two cost a PGlite server's start about 30 ms for a network client it never opens.
@@ -41,7 +52,9 @@ const initialise = (dataDir: string) =>
       process.execPath,
       [
         "-e",
-        `const { PGlite } = require(process.argv[1])
+        // A flag V8 does not know is ignored here, where on the command line it would stop the process.
+        `require("node:v8").setFlagsFromString("--wasm-tiering-budget=${wasmTieringBudget.start}")
+        const { PGlite } = require(process.argv[1])
         PGlite.create(process.argv[2], { startParams: JSON.parse(process.argv[3]) }).then((db) => db.close(), (e) => {
           // PGlite's file errors are Emscripten's, with a name and an errno but no message.
           process.stderr.write(e?.message ?? (e?.errno === undefined ? String(e) : e.name + " (errno " + e.errno + ")"))
