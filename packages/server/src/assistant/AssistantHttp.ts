@@ -34,16 +34,22 @@ export const AssistantHttpLive = HttpApiBuilder.group(TradingApi, "assistant", (
           const presented = presentedToken(yield* HttpServerRequest.HttpServerRequest)
           // The stream holds the token's lease until it ends; a refused or failed start lets it go at once.
           const lease = yield* Scope.make()
-          const events = yield* Effect.gen(function*() {
-            if (presented._tag === "Token") {
-              yield* Scope.extend(leases.acquire(presented.token), lease)
-            }
-            return yield* assistant.chat(caller, payload)
+          const [ended, events] = yield* Effect.gen(function*() {
+            const ended = presented._tag === "Token"
+              ? (yield* Scope.extend(leases.acquire(presented.token), lease)).ended
+              : Effect.never
+            return [ended, yield* assistant.chat(caller, payload)] as const
           }).pipe(Effect.onError((cause) =>
             Scope.close(lease, Exit.failCause(cause))
           ))
           return HttpServerResponse.stream(
-            events.pipe(Stream.map(toSse), Stream.encodeText, Stream.ensuring(Scope.close(lease, Exit.void))),
+            events.pipe(
+              // A token revoked meanwhile ends the answer.
+              Stream.interruptWhen(ended),
+              Stream.map(toSse),
+              Stream.encodeText,
+              Stream.ensuring(Scope.close(lease, Exit.void))
+            ),
             { contentType: "text/event-stream", headers: { "cache-control": "no-cache", "x-accel-buffering": "no" } }
           )
         }))

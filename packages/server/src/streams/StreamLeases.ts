@@ -1,5 +1,5 @@
-import { PlatformConfig, RateLimited } from "@trading-platform/core"
-import { Duration, Effect, Option, Redacted, Schedule, type Scope } from "effect"
+import { PlatformConfig, RateLimited, type Unauthorized, Users } from "@trading-platform/core"
+import { Deferred, Duration, Effect, Option, Redacted, Schedule, type Scope } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 
 /** A lease not renewed for this long is gone, so the streams of a process that died free up. */
@@ -84,25 +84,53 @@ const redisStore = (url: Redacted.Redacted, prefix: string) =>
     } satisfies LeaseStore
   })
 
+/** An open stream's hold on its session token. */
+export interface StreamLease {
+  /**
+   * Succeeds, with the reason, once the token no longer authenticates (logged out, revoked by a
+   * password change or from the sessions list, expired, its user deleted): the stream ends then.
+   */
+  readonly ended: Effect.Effect<Unauthorized>
+}
+
 /**
  * DESIGN §5 "streams: 1 concurrent per token": every long-lived stream (the market-intelligence
  * SSE, the WebSocket, the assistant's chat) holds a lease on its session token for as long as it
  * is open. Counted in Redis when `REDIS_URL` is set, so the limit holds across replicas; a lease
- * is renewed while its stream lives and expires `leaseTtl` after its process died.
+ * is renewed while its stream lives and expires `leaseTtl` after its process died. Each renewal
+ * also authenticates the token again, so a stream outlives its token by at most `renewEvery`.
  */
 export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platform/server/StreamLeases", {
   scoped: Effect.gen(function*() {
     const { rateLimits, redisUrl } = yield* PlatformConfig
+    const users = yield* Users
     const store = Option.isSome(redisUrl)
       ? yield* redisStore(redisUrl.value, "trading-platform:stream-lease:")
       : memoryStore()
     const limit = rateLimits.concurrent_streams
 
+    /** Renews a taken lease while the scope lives; storage that cannot answer ends no stream. */
+    const hold = (token: string, key: string, id: string) =>
+      Effect.gen(function*() {
+        const ended = yield* Deferred.make<Unauthorized>()
+        const check = users.authenticate(token).pipe(
+          Effect.asVoid,
+          Effect.catchTag("Unauthorized", (reason) => Deferred.succeed(ended, reason)),
+          Effect.catchAllDefect((defect) => Effect.logWarning("Could not check an open stream's session token", defect))
+        )
+        yield* Effect.forkScoped(
+          Effect.repeat(Effect.zipRight(store.renew(key, id), check), Schedule.spaced(renewEvery)).pipe(
+            Effect.delay(renewEvery)
+          )
+        )
+        return { ended: Deferred.await(ended) } satisfies StreamLease
+      })
+
     /**
      * Holds a lease on `token` until the scope closes; fails with `RateLimited` (429) while the
      * token already has its streams open.
      */
-    const acquire = (token: string): Effect.Effect<void, RateLimited, Scope.Scope> => {
+    const acquire = (token: string): Effect.Effect<StreamLease, RateLimited, Scope.Scope> => {
       const key = keyOf(token)
       const id = randomBytes(8).toString("hex")
       return Effect.acquireRelease(
@@ -111,11 +139,7 @@ export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platf
       ).pipe(
         Effect.flatMap((taken) =>
           taken
-            ? Effect.asVoid(
-              Effect.forkScoped(
-                Effect.repeat(store.renew(key, id), Schedule.spaced(renewEvery)).pipe(Effect.delay(renewEvery))
-              )
-            )
+            ? hold(token, key, id)
             : Effect.fail(
               new RateLimited({
                 error: `Only ${limit} concurrent stream${

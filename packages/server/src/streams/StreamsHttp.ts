@@ -24,7 +24,7 @@ export const StreamsHttpLive = HttpApiBuilder.group(TradingApi, "streams", (hand
         // The lease and the stream's subscriptions outlive the handler: they are held in a scope
         // the response's stream closes when it ends, fails, or its client goes away.
         const scope = yield* Scope.make()
-        const events = yield* Effect.zipRight(
+        const [lease, events] = yield* Effect.zip(
           leases.acquire(token),
           intelligence.open(caller, urlParams, Option.fromNullable(headers["last-event-id"]))
         ).pipe(
@@ -33,6 +33,8 @@ export const StreamsHttpLive = HttpApiBuilder.group(TradingApi, "streams", (hand
         )
         return HttpServerResponse.stream(
           events.pipe(
+            // A token revoked meanwhile ends the stream; the client's reconnection is then refused.
+            Stream.interruptWhen(lease.ended),
             Stream.map(({ data, event, id }) =>
               Sse.encoder.write({ _tag: "Event", event, id, data: JSON.stringify(data) })
             ),

@@ -14,7 +14,7 @@ import {
 } from "@trading-platform/core"
 import { Clock, Deferred, Duration, Effect, Either, FiberMap, Option, Queue, Schema, Stream } from "effect"
 import { presentedToken } from "../http/PresentedToken.js"
-import { StreamLeases } from "./StreamLeases.js"
+import { type StreamLease, StreamLeases } from "./StreamLeases.js"
 
 /** A client that has not authenticated by then is closed with 1008. */
 export const authTimeout = Duration.seconds(5)
@@ -58,7 +58,10 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
     const messageLimit = rateLimits.websocket_messages_per_min
 
     /** One connection after upgrading; `authenticated` is set when the token came with the request. */
-    const session = (socket: Socket.Socket, authenticated: Option.Option<CurrentUserShape>) =>
+    const session = (
+      socket: Socket.Socket,
+      authenticated: Option.Option<{ readonly caller: CurrentUserShape; readonly lease: StreamLease }>
+    ) =>
       Effect.gen(function*() {
         const write = yield* socket.writer
         const inbox = yield* Queue.unbounded<string>()
@@ -127,7 +130,7 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                 )
             )
           )
-          yield* leases.acquire(token).pipe(
+          const lease = yield* leases.acquire(token).pipe(
             Effect.catchTag(
               "RateLimited",
               (e) =>
@@ -137,11 +140,18 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                 )
             )
           )
-          return caller
+          return { caller, lease }
         })
 
         const serve = Effect.gen(function*() {
-          const caller = yield* authenticate
+          const { caller, lease } = yield* authenticate
+          // A token revoked meanwhile closes the socket as a refused one would.
+          yield* lease.ended.pipe(
+            Effect.flatMap((reason) =>
+              Effect.zipRight(fail("unauthorized", reason.error), close(policyViolation, "Session ended"))
+            ),
+            Effect.forkScoped
+          )
           const mailbox = yield* hub.mailbox(caller.id)
           const backtests = yield* FiberMap.make<string>()
           const subscribed = new Set<string>()
@@ -277,12 +287,14 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
           })
         }
         // A token in the request is checked before upgrading, so its failures answer HTTP errors.
-        const caller = presented._tag === "Token"
-          ? Option.some(yield* users.authenticate(presented.token))
+        const authenticated = presented._tag === "Token"
+          ? Option.some({
+            caller: yield* users.authenticate(presented.token),
+            lease: yield* leases.acquire(presented.token)
+          })
           : Option.none()
-        if (presented._tag === "Token") yield* leases.acquire(presented.token)
         const socket = yield* request.upgrade
-        yield* session(socket, caller)
+        yield* session(socket, authenticated)
         return HttpServerResponse.empty()
       }).pipe(Effect.scoped)
     )

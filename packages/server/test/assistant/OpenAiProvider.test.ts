@@ -4,7 +4,7 @@ import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { insightSettled } from "../support/Insights.js"
-import { postSse } from "../support/Sse.js"
+import { parseSse, postSse } from "../support/Sse.js"
 import { baseUrl, call, signUp, TestServer } from "../support/TestServer.js"
 
 const apiKey = "sk-test-provider-secret-0123456789"
@@ -105,6 +105,20 @@ const reset = (...scripts: Array<Script>) =>
 
 const deltas = (events: ReadonlyArray<{ event: string; data: any }>) =>
   events.filter((e) => e.event === "delta").map((e) => e.data.text).join("")
+
+/** The newest conversation's two messages, once the reply is stored (it is stored as the stream ends). */
+const storedTurn = (token: string) =>
+  Effect.gen(function*() {
+    const list = yield* call("GET", "/api/ai/conversations", { token })
+    const id = list.body.conversations[0]?.id
+    return id === undefined
+      ? []
+      : (yield* call("GET", `/api/ai/conversations/${id}/messages`, { token })).body.messages
+  }).pipe(
+    Effect.delay("50 millis"),
+    Effect.repeat({ until: (messages: Array<any>) => messages.length === 2 }),
+    Effect.timeout("10 seconds")
+  )
 
 describe("assistant on an OpenAI-compatible provider (local fake server)", () => {
   // Real time: retries wait out Retry-After and the timeout is real.
@@ -261,6 +275,38 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         expect(third.events.at(-1)!.event).toBe("done")
       }))
 
+    it.effect("a chat whose token is revoked mid-answer ends at the stream lease's next renewal", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        // A provider that keeps talking and never finishes: a piece every half second, within its timeout.
+        yield* reset((_, res) => {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          res.write(chunk({ role: "assistant", content: "" }))
+          const talk = setInterval(() => res.write(chunk({ content: "more " })), 500)
+          res.on("close", () => clearInterval(talk))
+        })
+        const base = yield* baseUrl
+        const reply = fetch(`${base}/api/ai/chat`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${alice.token}`, "content-type": "application/json" },
+          body: JSON.stringify({ message: "go on" })
+        }).then((r) => r.text())
+        while (fake.requests.length === 0) yield* Effect.sleep("20 millis")
+        expect((yield* call("POST", "/api/users/logout", { token: alice.token })).status).toBe(204)
+        // Renewals are 5 s apart: the answer ends within that, without done or an error event.
+        const events = parseSse(yield* Effect.promise(() => reply).pipe(Effect.timeout("10 seconds")))
+        expect(deltas(events)).toContain("more")
+        expect(events.map((e) => e.event).filter((e) => e !== "delta")).toEqual([])
+        // What was said until then is kept, as when a client goes away.
+        const login = yield* call("POST", "/api/users/login", {
+          body: { email: alice.email, password: alice.password }
+        })
+        const token = login.body.session_token
+        const stored = yield* storedTurn(token)
+        expect(stored[1].role).toBe("assistant")
+        expect(stored[1].content.startsWith(deltas(events))).toBe(true)
+      }))
+
     it.effect("a client that goes away mid-answer leaves what was said stored", () =>
       Effect.gen(function*() {
         const alice = yield* signUp("alice")
@@ -281,17 +327,7 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
           await reader.read()
           abort.abort()
         })
-        const stored = yield* Effect.gen(function*() {
-          const list = yield* call("GET", "/api/ai/conversations", { token: alice.token })
-          const id = list.body.conversations[0]?.id
-          return id === undefined
-            ? []
-            : (yield* call("GET", `/api/ai/conversations/${id}/messages`, { token: alice.token })).body.messages
-        }).pipe(
-          Effect.delay("50 millis"),
-          Effect.repeat({ until: (messages: Array<any>) => messages.length === 2 }),
-          Effect.timeout("10 seconds")
-        )
+        const stored = yield* storedTurn(alice.token)
         expect(stored[1]).toMatchObject({ role: "assistant", content: "Said before leaving" })
       }))
     it.effect("an insight asks the model with the facts and news; its structured answer, decoded, is the result", () =>

@@ -140,6 +140,27 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
         expect(revoked.body.reason).toBe("token_revoked")
       }))
 
+    it.effect("an open stream lives while its token authenticates, and ends at the next renewal once its user is deleted", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp("deleted")
+        const sse = yield* openSse("?symbols=BTC", { token: user.token })
+        yield* Effect.promise(() => sse.next("snapshot"))
+        let ended = false
+        void sse.ended.then(() => (ended = true))
+        // Three renewals with a valid token, then the heartbeat: the stream is still open.
+        yield* TestClock.adjust("15 seconds")
+        yield* Effect.promise(() => sse.next("heartbeat"))
+        expect(ended).toBe(false)
+        const deleted = yield* call("DELETE", "/api/users/me", { token: user.token, body: { password: user.password } })
+        expect(deleted.status).toBe(204)
+        yield* TestClock.adjust("5 seconds")
+        yield* Effect.promise(() => until("the stream to end", () => ended || undefined, 5_000))
+        // The client's reconnection is refused.
+        const again = yield* call("GET", "/api/market-intelligence/stream?symbols=BTC", { token: user.token })
+        expectError(again, 401, "unauthorized")
+        expect(again.body.reason).toBe("token_invalid")
+      }))
+
     it.effect("a second stream on the same token answers 429 with Retry-After until the first closes", () =>
       Effect.gen(function*() {
         const user = yield* signUp("twice")

@@ -76,6 +76,34 @@ layer(
       expect((yield* wait(() => wrongFirst.closed)).code).toBe(1008)
     }))
 
+  it.effect("tokens revoked while their sockets are open: an error frame, then close 1008, at the next renewal", () =>
+    Effect.gen(function*() {
+      const user = yield* signUp("wsrevoked")
+      const login = yield* call("POST", "/api/users/login", { body: { email: user.email, password: user.password } })
+      const inQuery = yield* openWs(`?session_token=${user.token}`)
+      expect(yield* wait(() => inQuery.refused)).toBeUndefined()
+      const firstMessage = yield* openWs()
+      firstMessage.send({ type: "auth", token: login.body.session_token })
+      firstMessage.send({ type: "ping" })
+      expect(yield* wait(() => firstMessage.next())).toEqual({ type: "pong", channel: null })
+      // A password change revokes every token of the user.
+      const changed = yield* call("POST", "/api/users/password", {
+        token: user.token,
+        body: { current_password: user.password, new_password: "another password 123" }
+      })
+      expect(changed.status).toBe(204)
+      yield* TestClock.adjust("5 seconds")
+      for (const ws of [inQuery, firstMessage]) {
+        expect(yield* wait(() => ws.next((m) => m.type === "error"))).toEqual({
+          type: "error",
+          channel: null,
+          code: "unauthorized",
+          error: "The session token was revoked; log in again"
+        })
+        expect((yield* wait(() => ws.closed)).code).toBe(1008)
+      }
+    }))
+
   it.effect("a bad token in the query answers 401 before upgrading", () =>
     Effect.gen(function*() {
       const ws = yield* openWs("?session_token=nope")

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "@effect/vitest"
+import { PlatformConfig, platformOptions, Unauthorized, Users } from "@trading-platform/core"
+import { StreamLeases } from "@trading-platform/server"
+import { Effect, Fiber, Layer, Option, TestClock } from "effect"
+
+// What the token's check answers at the lease's next renewal.
+let answer: "valid" | "storage down" | "revoked" = "valid"
+let checks = 0
+
+/** Users whose `authenticate` answers as told: the only method the leases call. */
+const ScriptedUsers = Layer.succeed(
+  Users,
+  Users.make(
+    {
+      authenticate: () =>
+        Effect.suspend(() => {
+          checks++
+          return answer === "valid"
+            ? Effect.succeed({ id: 1, email: "a@example.com", username: "a", created_at: "", sessionId: 1 })
+            : answer === "storage down"
+            ? Effect.die(new Error("the database is unreachable"))
+            : Effect.fail(
+              new Unauthorized({ error: "The session token was revoked; log in again", reason: "token_revoked" })
+            )
+        })
+    } as unknown as Parameters<typeof Users.make>[0]
+  )
+)
+
+describe("StreamLeases", () => {
+  it.scoped("a lease ends once its token stops authenticating; storage that cannot answer ends nothing", () =>
+    Effect.gen(function*() {
+      const leases = yield* StreamLeases
+      const lease = yield* leases.acquire("a token")
+      const ended = yield* Effect.fork(lease.ended)
+      answer = "storage down"
+      yield* TestClock.adjust("5 seconds")
+      answer = "valid"
+      yield* TestClock.adjust("5 seconds")
+      expect(checks).toBe(2)
+      expect(Option.isNone(yield* Fiber.poll(ended))).toBe(true)
+      answer = "revoked"
+      yield* TestClock.adjust("5 seconds")
+      expect((yield* Fiber.join(ended)).reason).toBe("token_revoked")
+    }).pipe(Effect.provide(StreamLeases.Default.pipe(
+      Layer.provide(ScriptedUsers),
+      Layer.provide(PlatformConfig.layer(platformOptions()))
+    ))))
+})
