@@ -6,5 +6,5 @@ export { type EmbedOptions, makeNodeHandler, makeWebHandler, type NodeHandler, t
 export { requestContext } from "./http/RequestContext.js"
 export { ServerLive } from "./Server.js"
 export { serverConfig, type ServerOptions } from "./ServerConfig.js"
-export { leaseTtl, StreamLeases } from "./streams/StreamLeases.js"
+export { leaseTtl, type StreamLease, StreamLeases } from "./streams/StreamLeases.js"
 export { EndStreamsOnShutdown } from "./streams/StreamsShutdown.js"
