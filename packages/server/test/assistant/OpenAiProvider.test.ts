@@ -97,6 +97,25 @@ const status = (code: number, headers: Record<string, string> = {}): Script => (
   )
 }
 
+/** Opens a streamed answer with its first piece; the script goes on from there. */
+const begin = (res: ServerResponse, content: string) => {
+  res.writeHead(200, { "content-type": "text/event-stream" })
+  res.write(chunk({ role: "assistant", content }))
+}
+
+/** Starts a chat, and waits until the provider has its request; the reply's text comes once it ends. */
+const chatUnderway = (token: string, message: string) =>
+  Effect.gen(function*() {
+    const base = yield* baseUrl
+    const reply = fetch(`${base}/api/ai/chat`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ message })
+    }).then((r) => r.text())
+    while (fake.requests.length === 0) yield* Effect.sleep("20 millis")
+    return reply
+  })
+
 const reset = (...scripts: Array<Script>) =>
   Effect.sync(() => {
     fake.scripts = scripts
@@ -225,8 +244,7 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
       Effect.gen(function*() {
         const alice = yield* signUp("alice")
         yield* reset((_, res) => {
-          res.writeHead(200, { "content-type": "text/event-stream" })
-          res.write(chunk({ role: "assistant", content: "Partial answer" }))
+          begin(res, "Partial answer")
           setTimeout(() => res.destroy(), 50)
         })
         const reply = yield* postSse("/api/ai/chat", alice.token, { message: "hi" })
@@ -255,17 +273,10 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         const alice = yield* signUp("alice")
         let finish = () => {}
         yield* reset((_, res) => {
-          res.writeHead(200, { "content-type": "text/event-stream" })
-          res.write(chunk({ role: "assistant", content: "first" }))
+          begin(res, "first")
           finish = () => res.end(chunk({}, "stop") + "data: [DONE]\n\n")
         }, text("third"))
-        const base = yield* baseUrl
-        const first = fetch(`${base}/api/ai/chat`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${alice.token}`, "content-type": "application/json" },
-          body: JSON.stringify({ message: "first" })
-        }).then((r) => r.text())
-        while (fake.requests.length === 0) yield* Effect.sleep("20 millis")
+        const first = yield* chatUnderway(alice.token, "first")
         const second = yield* postSse("/api/ai/chat", alice.token, { message: "second" })
         expect({ status: second.status, code: second.body.code }).toEqual({ status: 429, code: "rate_limited" })
         expect(second.headers.get("retry-after")).toBe(String(second.body.retry_after))
@@ -280,18 +291,11 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         const alice = yield* signUp("alice")
         // A provider that keeps talking and never finishes: a piece every half second, within its timeout.
         yield* reset((_, res) => {
-          res.writeHead(200, { "content-type": "text/event-stream" })
-          res.write(chunk({ role: "assistant", content: "" }))
+          begin(res, "")
           const talk = setInterval(() => res.write(chunk({ content: "more " })), 500)
           res.on("close", () => clearInterval(talk))
         })
-        const base = yield* baseUrl
-        const reply = fetch(`${base}/api/ai/chat`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${alice.token}`, "content-type": "application/json" },
-          body: JSON.stringify({ message: "go on" })
-        }).then((r) => r.text())
-        while (fake.requests.length === 0) yield* Effect.sleep("20 millis")
+        const reply = yield* chatUnderway(alice.token, "go on")
         expect((yield* call("POST", "/api/users/logout", { token: alice.token })).status).toBe(204)
         // Renewals are 5 s apart: the answer ends within that, without done or an error event.
         const events = parseSse(yield* Effect.promise(() => reply).pipe(Effect.timeout("10 seconds")))
@@ -311,8 +315,7 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
       Effect.gen(function*() {
         const alice = yield* signUp("alice")
         yield* reset((_, res) => {
-          res.writeHead(200, { "content-type": "text/event-stream" })
-          res.write(chunk({ role: "assistant", content: "Said before leaving" }))
+          begin(res, "Said before leaving")
         })
         const base = yield* baseUrl
         yield* Effect.promise(async () => {
