@@ -27,7 +27,6 @@ import { VenuesLive } from "./venues/VenuesLive.js"
  */
 export const PlatformLive = Layer.mergeAll(
   UsersLive,
-  MarketLive,
   TraderLive,
   AnalyticsLive,
   BacktestsLive,
@@ -44,6 +43,8 @@ export const PlatformLive = Layer.mergeAll(
   // The assistant's tools use every feature above.
   (features) => AssistantLive.pipe(Layer.provideMerge(features)),
   Layer.provideMerge(ProgramsLive),
+  // Backtests, automation, the ranking, the signal engine and the assistant read candles here.
+  Layer.provideMerge(MarketLive),
   // Automation places orders with the accounts' venue credentials.
   Layer.provideMerge(VenueAccountsLive),
   Layer.provideMerge(AccountsLive),

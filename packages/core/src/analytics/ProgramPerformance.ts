@@ -1,8 +1,8 @@
 import { Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
-import { Instant } from "../backtests/Backtest.js"
 import { defaultedParam } from "../http/Defaults.js"
 import { idParam } from "../http/IdParam.js"
+import { Instant } from "../http/Instant.js"
 import { ProgramId } from "../programs/Program.js"
 
 /** What the summary groups by. */

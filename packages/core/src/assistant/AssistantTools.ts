@@ -177,7 +177,7 @@ export const AssistantToolsLive = AssistantToolkit.toLayer(
     const news = yield* News
     return {
       get_prices: (params) => market.prices(params).pipe(asToolFailure),
-      get_klines: (params) => market.klines(params).pipe(asToolFailure),
+      get_klines: (params) => Effect.flatMap(caller, (user) => market.klines(user, params)).pipe(asToolFailure),
       get_indicators: (params) =>
         market.query({ ...params, limit: 100, indicators: ["sma", "ema", "rsi"] }).pipe(
           Effect.map((data) => ({

@@ -3,11 +3,12 @@ import { type AccountRow, Accounts } from "../accounts/Accounts.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { Forbidden, NotFound } from "../http/Errors.js"
 import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
+import { MarketData } from "../market/MarketData.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { candleWindow } from "../sandbox/SandboxLimits.js"
 import { paperFeeRate, paperSlippage } from "../venues/SimulatedVenue.js"
-import { type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
+import { type Exchange, Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
 import { accountExchange, maxLeverageOf } from "./Bindings.js"
 import { type BindingRow, BindingsRepo } from "./BindingsRepo.js"
@@ -49,6 +50,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
     const venueAccounts = yield* VenueAccounts
     const placement = yield* OrderPlacement
     const venues = yield* Venues
+    const market = yield* MarketData
     const threads = yield* makeDecisionThreads(sandbox, options.concurrency)
 
     const found = (what: string) => <A>(option: Option.Option<A>): Effect.Effect<A, FinalFailure> =>
@@ -69,14 +71,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
       Effect.gen(function*() {
         const program = yield* programs.owned({ id: run.user_id }, run.program_id).pipe(gone)
         const code = yield* compileProgram(program.code, program.language)
-        const step = timeframeMillis[binding.timeframe]
-        const end = Math.floor((yield* Clock.currentTimeMillis) / step) * step
-        const candles = yield* venues[exchange].candles({
-          symbol: run.symbol,
-          timeframe: binding.timeframe,
-          start: end - candleWindow * step,
-          end
-        })
+        const candles = yield* market.latest({ _tag: "Venue", exchange }, run.symbol, binding.timeframe, candleWindow)
         if (candles.length === 0) {
           return yield* new FinalFailure({ message: `No closed ${binding.timeframe} candles of ${run.symbol}` })
         }

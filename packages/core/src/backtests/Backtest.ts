@@ -3,10 +3,12 @@ import { AccountId } from "../accounts/Account.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import { defaulted } from "../http/Defaults.js"
 import { idParam } from "../http/IdParam.js"
+import { Instant } from "../http/Instant.js"
 import { Pagination } from "../http/Pagination.js"
 import { JobStatus } from "../jobs/JobStatus.js"
+import { CandleExchange } from "../market/Dataset.js"
 import { ProgramId } from "../programs/Program.js"
-import { Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
+import { Timeframe, timeframeMillis } from "../venues/Venue.js"
 
 /** A backtest's id. */
 export const BacktestId = Schema.Int.pipe(Schema.positive(), Schema.brand("BacktestId"))
@@ -15,11 +17,6 @@ export type BacktestId = typeof BacktestId.Type
 /** Where a backtest job is: `queued` until a worker claims it, then `running`, then one of the final three. */
 export const BacktestStatus = JobStatus
 export type BacktestStatus = JobStatus
-
-/** An ISO-8601 date and time on the wire. */
-export const Instant = Schema.String.pipe(
-  Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "must be an ISO-8601 date and time" })
-).annotations({ jsonSchema: { format: "date-time" }, examples: ["2025-01-01T00:00:00Z"] })
 
 const Fraction = Schema.Number.pipe(Schema.finite(), Schema.between(0, 0.1))
 
@@ -35,7 +32,7 @@ export const backtestDefaults = {
 /** `POST /api/programs/{id}/backtest`; the service fills in `backtestDefaults`. */
 export const BacktestRequest = Schema.Struct({
   symbol: Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(40)),
-  exchange: defaulted(Exchange, backtestDefaults.exchange),
+  exchange: defaulted(CandleExchange, backtestDefaults.exchange),
   timeframe: Timeframe,
   start: Instant,
   end: Instant,
@@ -126,7 +123,7 @@ const entryFields = {
   account_id: Schema.NullOr(AccountId),
   program_id: Schema.NullOr(ProgramId),
   symbol: Schema.String,
-  exchange: Exchange,
+  exchange: CandleExchange,
   timeframe: Timeframe,
   created_at: Schema.String,
   started_at: Schema.NullOr(Schema.String),

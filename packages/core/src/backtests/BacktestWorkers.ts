@@ -1,7 +1,8 @@
 import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
-import { type Candle, timeframeMillis, Venues } from "../venues/Venue.js"
+import { MarketData } from "../market/MarketData.js"
+import { type Candle, timeframeMillis } from "../venues/Venue.js"
 import { defaultSettings } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
 import { type BacktestThread, startBacktestThread } from "./BacktestThread.js"
@@ -24,7 +25,7 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const { backtests: options, sandbox } = yield* PlatformConfig
     const repo = yield* BacktestsRepo
-    const venues = yield* Venues
+    const market = yield* MarketData
 
     /**
      * Feeds the thread the job's candles, oldest first, a window each time it asks, until it
@@ -34,6 +35,7 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
      */
     const feed = (row: BacktestRow, thread: BacktestThread, lease: JobLease) =>
       Effect.gen(function*() {
+        const source = yield* market.source({ id: row.user_id }, row.exchange)
         const step = timeframeMillis[row.timeframe]
         const start = Math.ceil(Date.parse(row.start_at) / step) * step
         const end = Date.parse(row.end_at)
@@ -47,7 +49,7 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
           }
           yield* lease.checkpoint((from - start) / (end - start))
           const to = Math.min(end, from + barsPerCheckpoint * step)
-          const candles: ReadonlyArray<Candle> = yield* venues[row.exchange].candles({
+          const candles: ReadonlyArray<Candle> = yield* market.candles(source, {
             symbol: row.symbol,
             timeframe: row.timeframe,
             start: from,
@@ -78,7 +80,9 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
               }: ${e.message}`
             }),
           ProgramInvalid: (e) => new JobFailed({ message: `Program does not load: ${e.error}` }),
-          UnknownSymbol: (e) => new JobFailed({ message: `Unknown symbol on ${row.exchange}: ${e.symbol}` })
+          UnknownSymbol: (e) => new JobFailed({ message: `Unknown symbol on ${row.exchange}: ${e.symbol}` }),
+          // The dataset was deleted since the backtest was queued.
+          NotFound: (e) => new JobFailed({ message: e.error })
         })
       )
     }

@@ -1,8 +1,9 @@
 import { Clock, Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
-import { Conflict, InvalidInput, LeverageTooHigh, NoMarketData, NotFound } from "../http/Errors.js"
+import { Conflict, InvalidInput, LeverageTooHigh, NoMarketData } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
+import { MarketData } from "../market/MarketData.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
@@ -10,7 +11,7 @@ import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
-import { timeframeMillis, Venues } from "../venues/Venue.js"
+import { timeframeMillis } from "../venues/Venue.js"
 import {
   Backtest,
   backtestDefaults,
@@ -70,7 +71,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
     const repo = yield* BacktestsRepo
     const programs = yield* Programs
     const accounts = yield* Accounts
-    const venues = yield* Venues
+    const market = yield* MarketData
     const wakeup = yield* JobWakeup
 
     /** The caller's backtest, or 404 when it does not exist and 403 when it is another user's. */
@@ -113,10 +114,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
             })
           }
         }
-        const listed = yield* venues[input.exchange].tickers
-        if (!listed.has(input.symbol)) {
-          return yield* new NotFound({ error: `Unknown symbol on ${input.exchange}: ${input.symbol}` })
-        }
+        yield* market.check(yield* market.source(caller, input.exchange), input.symbol, input.timeframe)
         // The job keeps the code as it is now: editing or deleting the program later does not change the run.
         const code = yield* compileProgram(program.code, program.language)
         const row = yield* repo.insert({

@@ -3,10 +3,11 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { makeJobQueue } from "../jobs/JobQueue.js"
+import { CandleExchange } from "../market/Dataset.js"
 import { ProgramId } from "../programs/Program.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
-import { Exchange, Timeframe } from "../venues/Venue.js"
+import { Timeframe } from "../venues/Venue.js"
 import { BacktestId, BacktestOutcome, BacktestStatus } from "./Backtest.js"
 
 const Numeric = Schema.NumberFromString
@@ -17,7 +18,7 @@ export const BacktestRow = Schema.Struct({
   program_id: Schema.NullOr(ProgramId),
   account_id: Schema.NullOr(AccountId),
   symbol: Schema.String,
-  exchange: Exchange,
+  exchange: CandleExchange,
   timeframe: Timeframe,
   start_at: IsoTimestamp,
   end_at: IsoTimestamp,
@@ -47,7 +48,7 @@ const NewBacktest = Schema.Struct({
   program_id: ProgramId,
   account_id: Schema.NullOr(AccountId),
   symbol: Schema.String,
-  exchange: Exchange,
+  exchange: CandleExchange,
   timeframe: Timeframe,
   start_at: Schema.DateFromSelf,
   end_at: Schema.DateFromSelf,

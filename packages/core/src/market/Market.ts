@@ -1,7 +1,9 @@
 import { Schema } from "effect"
 import { defaulted, defaultedParam } from "../http/Defaults.js"
 import { integerParam } from "../http/IdParam.js"
+import { Instant } from "../http/Instant.js"
 import { Candle, Exchange, SymbolSpec, Timeframe } from "../venues/Venue.js"
+import { CandleExchange } from "./Dataset.js"
 
 /** A bare coin name such as `BTC`; lower case is accepted. */
 export const MarketSymbol = Schema.Uppercase.pipe(
@@ -84,19 +86,27 @@ export class MarketDataResponse extends Schema.Class<MarketDataResponse>("Market
   errors: SymbolErrors
 }) {}
 
+/**
+ * `GET /api/market/klines`: without `start`, the latest `limit` closed candles (before `end` when
+ * given); with it, a page of up to `limit` candles from `start`, and `next_start` for the next page.
+ */
 export const KlinesParams = Schema.Struct({
   symbol: MarketSymbol,
   timeframe: defaultedParam(Timeframe, marketDefaults.timeframe),
   limit: defaultedParam(integerParam(1, 1000), marketDefaults.limit),
-  exchange: defaultedParam(Exchange, marketDefaults.exchange)
+  exchange: defaultedParam(CandleExchange, marketDefaults.exchange),
+  start: Schema.optional(Instant),
+  end: Schema.optional(Instant)
 })
 export type KlinesParams = typeof KlinesParams.Type
 
 export class KlinesResponse extends Schema.Class<KlinesResponse>("KlinesResponse")({
-  exchange: Exchange,
+  exchange: CandleExchange,
   symbol: Schema.String,
   timeframe: Timeframe,
-  klines: Schema.Array(Candle)
+  klines: Schema.Array(Candle),
+  /** With `start`: where the next page starts (ISO-8601), null on the last page; absent without `start`. */
+  next_start: Schema.optional(Schema.NullOr(Schema.String))
 }) {}
 
 export const SymbolsParams = Schema.Struct({

@@ -1,7 +1,20 @@
-import { Cache, Clock, Data, Effect } from "effect"
+import { Cache, Clock, Data, Effect, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { NotFound } from "../http/Errors.js"
-import { type Candle, type Exchange, type Ticker, type Timeframe, timeframeMillis, Venues } from "../venues/Venue.js"
+import { InvalidInput, NotFound } from "../http/Errors.js"
+import type { Owner } from "../users/Ownership.js"
+import {
+  type Candle,
+  type Exchange,
+  type Ticker,
+  type Timeframe,
+  timeframeMillis,
+  UnknownSymbol,
+  Venues
+} from "../venues/Venue.js"
+import { finerTimeframes, openTimes, resample, uncovered, wholeBars } from "./Bars.js"
+import { CandleStore, type Span } from "./CandleStore.js"
+import { type CandleExchange, datasetName } from "./Dataset.js"
+import { type DatasetRow, DatasetsRepo } from "./DatasetsRepo.js"
 import {
   type Indicator,
   type KlinesParams,
@@ -47,16 +60,62 @@ interface CandlesKey extends SymbolKey {
   readonly limit: number
 }
 
-const unknownSymbol = (exchange: Exchange) => `Unknown symbol on ${exchange}`
+const unknownSymbol = (exchange: string) => `Unknown symbol on ${exchange}`
+
+/** Where a read's candles come from: a venue, or one of a user's imported datasets. */
+export type CandleSource =
+  | { readonly _tag: "Venue"; readonly exchange: Exchange }
+  | { readonly _tag: "Dataset"; readonly dataset: DatasetRow }
+
+/** The venue whose rules trades on the source follow. */
+export const venueOf = (source: CandleSource): Exchange =>
+  source._tag === "Venue" ? source.exchange : source.dataset.venue
+
+/** What `exchange` names the source as. */
+export const exchangeOf = (source: CandleSource): CandleExchange =>
+  source._tag === "Venue" ? source.exchange : `dataset:${source.dataset.name}`
+
+export interface CandlesQuery {
+  readonly symbol: string
+  readonly timeframe: Timeframe
+  /** Open times in `[start, end)`, epoch ms; bars not closed yet are left out. */
+  readonly start: number
+  readonly end: number
+}
+
+const invalidRange = new InvalidInput({
+  error: "end must be after start",
+  issues: [{ path: "end", message: "must be after start" }]
+})
+
+const invalidTimeframe = (dataset: DatasetRow, timeframe: Timeframe) => {
+  const message = `must be ${dataset.timeframe} or a coarser timeframe built from it; got '${timeframe}'`
+  return new InvalidInput({
+    error: `timeframe ${message} (dataset ${dataset.name} holds ${dataset.timeframe} bars)`,
+    issues: [{ path: "timeframe", message }]
+  })
+}
+
+/** Bars a venue is asked for at a time, each page stored (and its span covered) before the next. */
+export const venuePageBars = 1_000
 
 /**
- * Market data for the API, from the configured venues through a short-lived cache: a burst of
- * requests for the same data makes one upstream call (concurrent lookups share it). Failures are
- * not cached.
+ * Market data: candles of any range through the candle store (`candles`), and the API's reads from
+ * the configured venues through a short-lived cache, so a burst of requests for the same data makes
+ * one upstream call (concurrent lookups share it; failures are not cached).
+ *
+ * Every feature that reads candles (backtests, automation, the ranking, the signal engine, the
+ * assistant) reads them here. An HTTP venue's bars are asked of the store first: what it has not
+ * covered is built from a finer timeframe it has covered, else fetched from the venue a page at a
+ * time, stored, and its span recorded as covered (a span the venue had no bars for is not asked
+ * again). The simulated venues' bars are a pure function of time and are computed, never stored.
+ * A dataset's bars are its imported ones, and coarser timeframes are built from them.
  */
 export class MarketData extends Effect.Service<MarketData>()("@trading-platform/core/MarketData", {
   effect: Effect.gen(function*() {
     const venues = yield* Venues
+    const store = yield* CandleStore
+    const datasets = yield* DatasetsRepo
     const { venues: options } = yield* PlatformConfig
     const cached = <K, A, E>(lookup: (key: K) => Effect.Effect<A, E>) =>
       Effect.map(Cache.make({ capacity: 10_000, lookup, timeToLive: options.marketDataTtl }), (cache) => ({
@@ -64,19 +123,116 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         get: (key: K) => cache.get(key).pipe(Effect.tapError(() => cache.invalidate(key)))
       }))
 
+    /** The source `exchange` names for the caller: 404 for a dataset the caller does not have. */
+    const source = (caller: Owner, exchange: CandleExchange) => {
+      const name = datasetName(exchange)
+      if (name === undefined) return Effect.succeed<CandleSource>({ _tag: "Venue", exchange: exchange as Exchange })
+      return Effect.flatMap(
+        datasets.findByName(caller.id, name),
+        Option.match({
+          onNone: () => Effect.fail(new NotFound({ error: `Dataset ${name} not found` })),
+          onSome: (dataset) => Effect.succeed<CandleSource>({ _tag: "Dataset", dataset })
+        })
+      )
+    }
+
+    /** Stores a venue's bars of `span` (on the timeframe's grid) and records the span as covered. */
+    const keep = (
+      key: { venue: string; symbol: string; timeframe: Timeframe },
+      span: Span,
+      bars: ReadonlyArray<Candle>
+    ) =>
+      Effect.gen(function*() {
+        const id = yield* store.series(key)
+        yield* store.write(id, bars)
+        yield* store.cover(id, span)
+      })
+
+    /** Fills one uncovered span of a venue series: from a covered finer series, else from the venue, page by page. */
+    const fill = (exchange: Exchange, symbol: string, timeframe: Timeframe, gap: Span) =>
+      Effect.gen(function*() {
+        const key = { venue: exchange, symbol, timeframe }
+        for (const finer of finerTimeframes(timeframe)) {
+          const id = yield* store.existing({ ...key, timeframe: finer })
+          if (id === undefined) continue
+          if (uncovered(gap, yield* store.coverage(id, gap)).length > 0) continue
+          return yield* keep(key, gap, resample(yield* store.read(id, gap), timeframe))
+        }
+        const page = venuePageBars * timeframeMillis[timeframe]
+        for (let from = gap.start; from < gap.end; from += page) {
+          const span = { start: from, end: Math.min(gap.end, from + page) }
+          yield* keep(key, span, yield* venues[exchange].candles({ symbol, timeframe, ...span }))
+        }
+      })
+
+    const fromVenue = (exchange: Exchange, q: CandlesQuery, wanted: Span) =>
+      Effect.gen(function*() {
+        const venue = venues[exchange]
+        if (venue.simulated) return yield* venue.candles({ symbol: q.symbol, timeframe: q.timeframe, ...wanted })
+        const key = { venue: exchange, symbol: q.symbol, timeframe: q.timeframe }
+        const id = yield* store.existing(key)
+        const gaps = id === undefined ? [wanted] : uncovered(wanted, yield* store.coverage(id, wanted))
+        for (const gap of gaps) yield* fill(exchange, q.symbol, q.timeframe, gap)
+        return yield* store.read(id ?? (yield* store.series(key)), wanted)
+      })
+
+    const fromDataset = (dataset: DatasetRow, q: CandlesQuery, wanted: Span) =>
+      Effect.gen(function*() {
+        if (q.symbol !== dataset.symbol) return yield* new UnknownSymbol({ symbol: q.symbol })
+        const base = dataset.timeframe
+        if (q.timeframe !== base && !finerTimeframes(q.timeframe).includes(base)) {
+          return yield* invalidTimeframe(dataset, q.timeframe)
+        }
+        const id = yield* store.existing({
+          venue: dataset.venue,
+          symbol: dataset.symbol,
+          timeframe: base,
+          datasetId: dataset.id
+        })
+        if (id === undefined) return []
+        if (q.timeframe === base) return yield* store.read(id, wanted)
+        // Only coarser bars whose whole span the import covers: a partial bar would be a wrong one.
+        const out: Array<Candle> = []
+        for (const covered of yield* store.coverage(id, wanted)) {
+          const span = wholeBars({
+            start: Math.max(covered.start, wanted.start),
+            end: Math.min(covered.end, wanted.end)
+          }, q.timeframe)
+          if (span.start < span.end) out.push(...resample(yield* store.read(id, span), q.timeframe))
+        }
+        return out
+      })
+
+    /** Closed bars of the source with open time in `[start, end)`, oldest first. */
+    const candles = (from: CandleSource, q: CandlesQuery) =>
+      Effect.gen(function*() {
+        const wanted = openTimes(q, q.timeframe, yield* Clock.currentTimeMillis)
+        if (wanted.start >= wanted.end) return [] as ReadonlyArray<Candle>
+        return yield* (from._tag === "Venue"
+          ? fromVenue(from.exchange, q, wanted)
+          : fromDataset(from.dataset, q, wanted))
+      }).pipe(
+        Effect.withSpan("MarketData.candles", {
+          attributes: { exchange: exchangeOf(from), symbol: q.symbol, timeframe: q.timeframe }
+        })
+      )
+
+    /** The latest `count` closed bars. */
+    const latest = (from: CandleSource, symbol: string, timeframe: Timeframe, count: number) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const step = timeframeMillis[timeframe]
+        const end = Math.floor(now / step) * step
+        return candles(from, { symbol, timeframe, start: end - count * step, end })
+      })
+
     // Keys are Data structs, so equal requests share one entry.
     const tickers = yield* cached((exchange: Exchange) => venues[exchange].tickers)
     const openInterest = yield* cached(({ exchange, symbol }: SymbolKey) => venues[exchange].openInterest(symbol))
-    const candles = yield* cached(({ exchange, limit, symbol, timeframe }: CandlesKey) =>
-      Effect.gen(function*() {
-        const step = timeframeMillis[timeframe]
-        // The latest `limit` closed bars.
-        const end = Math.floor((yield* Clock.currentTimeMillis) / step) * step
-        return yield* venues[exchange].candles({ symbol, timeframe, start: end - limit * step, end })
-      })
+    const latestOfVenue = yield* cached(({ exchange, limit, symbol, timeframe }: CandlesKey) =>
+      latest({ _tag: "Venue", exchange }, symbol, timeframe, limit)
     )
     const latestCandles = (exchange: Exchange, symbol: string, timeframe: Timeframe, limit: number) =>
-      candles.get(Data.struct({ exchange, symbol, timeframe, limit }))
+      latestOfVenue.get(Data.struct({ exchange, symbol, timeframe, limit }))
 
     // Listed symbols are known, so an UnknownSymbol for one of them is a venue inconsistency.
     const snapshot = (exchange: Exchange, ticker: Ticker) =>
@@ -130,19 +286,42 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
       )
     }
 
-    const klines = (request: KlinesParams) => {
-      const params = { ...marketDefaults, ...request }
-      return latestCandles(params.exchange, params.symbol, params.timeframe, params.limit).pipe(
+    const klines = (caller: Owner, request: KlinesParams) =>
+      Effect.gen(function*() {
+        const params = { ...marketDefaults, ...request }
+        const { symbol, timeframe } = params
+        const from = yield* source(caller, params.exchange)
+        const step = timeframeMillis[timeframe]
+        const now = yield* Clock.currentTimeMillis
+        const end = params.end === undefined ? now : Date.parse(params.end)
+        const respond = (klines: ReadonlyArray<Candle>, next_start?: string | null) =>
+          new KlinesResponse({ exchange: params.exchange, symbol, timeframe, klines, next_start })
+        if (params.start === undefined) {
+          if (params.end === undefined && from._tag === "Venue") {
+            return respond(yield* latestCandles(from.exchange, symbol, timeframe, params.limit))
+          }
+          const last = Math.min(Math.ceil(end / step) * step, Math.floor(now / step) * step)
+          return respond(yield* candles(from, { symbol, timeframe, start: last - params.limit * step, end: last }))
+        }
+        const start = Date.parse(params.start)
+        if (!(start < end)) return yield* invalidRange
+        // A page is `limit` bar slots: a gap in the data makes it shorter, never skips bars.
+        const pageEnd = Math.min(end, Math.ceil(start / step) * step + params.limit * step)
+        const bars = yield* candles(from, { symbol, timeframe, start, end: pageEnd })
+        const more = pageEnd < Math.min(end, Math.floor(now / step) * step)
+        return respond(bars, more ? new Date(pageEnd).toISOString() : null)
+      }).pipe(
         Effect.catchTag(
           "UnknownSymbol",
-          () => Effect.fail(new NotFound({ error: `${unknownSymbol(params.exchange)}: ${params.symbol}` }))
+          () =>
+            Effect.fail(
+              new NotFound({
+                error: `${unknownSymbol(request.exchange ?? marketDefaults.exchange)}: ${request.symbol}`
+              })
+            )
         ),
-        Effect.map((klines) =>
-          new KlinesResponse({ exchange: params.exchange, symbol: params.symbol, timeframe: params.timeframe, klines })
-        ),
-        Effect.withSpan("MarketData.klines", { attributes: { exchange: params.exchange, symbol: params.symbol } })
+        Effect.withSpan("MarketData.klines", { attributes: { exchange: request.exchange, symbol: request.symbol } })
       )
-    }
 
     const symbolsOf = yield* cached((exchange: Exchange) => venues[exchange].symbols)
     const symbols = (request: SymbolsParams) => {
@@ -185,6 +364,24 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         )
     }
 
-    return { prices, klines, symbols, query } as const
-  })
+    /** Whether the source has bars of the symbol and timeframe: 404 for a symbol it does not list, 400 for a timeframe a dataset cannot build. */
+    const check = (from: CandleSource, symbol: string, timeframe: Timeframe) =>
+      Effect.gen(function*() {
+        if (from._tag === "Venue") {
+          const listed = yield* tickers.get(from.exchange)
+          if (!listed.has(symbol)) return yield* new NotFound({ error: `${unknownSymbol(from.exchange)}: ${symbol}` })
+          return
+        }
+        const { dataset } = from
+        if (symbol !== dataset.symbol) {
+          return yield* new NotFound({ error: `Dataset ${dataset.name} holds ${dataset.symbol}, not ${symbol}` })
+        }
+        if (timeframe !== dataset.timeframe && !finerTimeframes(timeframe).includes(dataset.timeframe)) {
+          return yield* invalidTimeframe(dataset, timeframe)
+        }
+      })
+
+    return { source, check, candles, latest, prices, klines, symbols, query } as const
+  }),
+  dependencies: [CandleStore.Default, DatasetsRepo.Default]
 }) {}

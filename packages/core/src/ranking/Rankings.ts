@@ -1,6 +1,7 @@
 import { Cache, Clock, Data, Effect } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { NoFactorHistory, NotFound } from "../http/Errors.js"
+import { MarketData } from "../market/MarketData.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import { type Candle, type Exchange, type Timeframe, timeframeMillis, type Venue, Venues } from "../venues/Venue.js"
 import { builtinFactors, type FactorDefinition, findFactor, type MarketInput, taCall } from "./FactorCatalogue.js"
@@ -63,16 +64,15 @@ interface EffectivenessKey {
 export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core/Rankings", {
   effect: Effect.gen(function*() {
     const venues = yield* Venues
+    const market = yield* MarketData
     const engine = yield* SignalEngine
     const { ranking } = yield* PlatformConfig
 
     /** The latest `count` closed bars of a symbol; none when the venue no longer lists it. */
-    const latestCandles = (venue: Venue, symbol: string, timeframe: Timeframe, count: number) =>
-      Effect.gen(function*() {
-        const step = timeframeMillis[timeframe]
-        const end = Math.floor((yield* Clock.currentTimeMillis) / step) * step
-        return yield* venue.candles({ symbol, timeframe, start: end - count * step, end })
-      }).pipe(Effect.catchTag("UnknownSymbol", () => Effect.succeed([] as ReadonlyArray<Candle>)))
+    const latestCandles = (exchange: Exchange, symbol: string, timeframe: Timeframe, count: number) =>
+      market.latest({ _tag: "Venue", exchange }, symbol, timeframe, count).pipe(
+        Effect.catchTag("UnknownSymbol", () => Effect.succeed([] as ReadonlyArray<Candle>))
+      )
 
     /**
      * Percent change of open interest over the last bar of the timeframe, from the signal engine's
@@ -132,7 +132,7 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
         return yield* Effect.forEach(Array.from(tickers.values()), (ticker) =>
           Effect.all({
             symbol: Effect.succeed(ticker.symbol),
-            candles: needsCandles ? latestCandles(venue, ticker.symbol, timeframe, bars) : Effect.succeed([]),
+            candles: needsCandles ? latestCandles(exchange, ticker.symbol, timeframe, bars) : Effect.succeed([]),
             market: sample(venue, ticker.symbol, timeframe, ticker.funding_rate, markets)
           }), { concurrency: 8 })
       })

@@ -116,6 +116,8 @@ export type VenueFailure = UpstreamError | Unavailable | UpstreamTimeout
  */
 export interface Venue {
   readonly exchange: Exchange
+  /** Its market is a pure function of time (the simulation): the candle store keeps none of its bars. */
+  readonly simulated: boolean
   /** The listed symbols with their tick size and max leverage. */
   readonly symbols: Effect.Effect<ReadonlyArray<SymbolSpec>, VenueFailure>
   /** Every listed symbol's ticker, in one answer. */

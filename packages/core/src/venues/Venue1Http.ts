@@ -143,6 +143,7 @@ export const makeVenue1Http = (connection: VenueConnection) =>
 
     const venue: Venue = {
       exchange: "venue1",
+      simulated: false,
       // Prices carry at most `6 - szDecimals` decimals (see `venuePrice`): that is the finest step.
       symbols: Effect.map(contexts, (all) =>
         Array.from(all, ([symbol, c]): SymbolSpec => ({

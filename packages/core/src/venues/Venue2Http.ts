@@ -127,6 +127,7 @@ export const makeVenue2Http = (connection: VenueConnection) =>
 
     return {
       exchange: "venue2",
+      simulated: false,
       // Per-symbol leverage brackets need a signed call; without keys the venue-wide cap is the answer.
       symbols: Effect.map(
         Effect.flatMap(get("/fapi/v1/exchangeInfo", {}), (reply) =>

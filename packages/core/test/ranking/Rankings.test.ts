@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Schema, TestClock } from "effect"
 import { PlatformConfig, platformOptions } from "../../src/config/PlatformConfig.js"
 import { UpstreamError } from "../../src/http/Errors.js"
+import { MarketData } from "../../src/market/MarketData.js"
 import { findFactor } from "../../src/ranking/FactorCatalogue.js"
 import { factorValue, tableBars } from "../../src/ranking/FactorTable.js"
 import { spearman } from "../../src/ranking/InformationCoefficient.js"
@@ -9,6 +10,7 @@ import { FactorParams, TableParams } from "../../src/ranking/Ranking.js"
 import { effectivenessBars, Rankings } from "../../src/ranking/Rankings.js"
 import type { MarketSample } from "../../src/signals/MarketSample.js"
 import { SignalEngine } from "../../src/signals/SignalEngine.js"
+import * as PgliteClient from "../../src/sql/PgliteClient.js"
 import { makeSimulatedVenue } from "../../src/venues/SimulatedVenue.js"
 import { timeframeMillis, type Venue, Venues } from "../../src/venues/Venue.js"
 
@@ -46,6 +48,8 @@ const SignalEngineTest = Layer.succeed(SignalEngine, { samples } as unknown as S
 
 const cacheTtl = Duration.seconds(30)
 const RankingsTest = Rankings.Default.pipe(
+  // The simulated venues' candles are computed, never stored: the store is there but stays empty.
+  Layer.provide(MarketData.Default),
   Layer.provideMerge(Layer.effect(
     Venues,
     Effect.all({
@@ -54,6 +58,7 @@ const RankingsTest = Rankings.Default.pipe(
     })
   )),
   Layer.provide(SignalEngineTest),
+  Layer.provide(PgliteClient.layer("memory://")),
   Layer.provide(PlatformConfig.layer(platformOptions({ ranking: { cacheTtl } })))
 )
 

@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { MarketData, TradingApi } from "@trading-platform/core"
+import { CurrentUser, MarketData, TradingApi } from "@trading-platform/core"
 import { Effect } from "effect"
 
 export const MarketHttpLive = HttpApiBuilder.group(TradingApi, "market", (handlers) =>
@@ -7,7 +7,7 @@ export const MarketHttpLive = HttpApiBuilder.group(TradingApi, "market", (handle
     const market = yield* MarketData
     return handlers
       .handle("prices", ({ payload }) => market.prices(payload))
-      .handle("klines", ({ urlParams }) => market.klines(urlParams))
+      .handle("klines", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => market.klines(caller, urlParams)))
       .handle("symbols", ({ urlParams }) => market.symbols(urlParams))
       .handle("query", ({ payload }) => market.query(payload))
   }))
