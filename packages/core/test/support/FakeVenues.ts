@@ -49,13 +49,31 @@ const intervals: Record<string, number> = {
   "1d": 1440 * minute
 }
 
-/** Bars of the interval from the first boundary at or after `start` up to `end` (inclusive), at most `limit`. */
+/** Hours in which the venue traded nothing: it sends no bars for them, at any interval. */
+export const fakeQuietHours = { from: Date.parse("2026-02-10T05:00:00Z"), to: Date.parse("2026-02-10T08:00:00Z") }
+
+/**
+ * Bars of the interval from the first boundary at or after `start` up to `end` (inclusive), at most
+ * `limit`. Each is the aggregate of the venue's minute bars (open 100 + minute % 7), as a real
+ * venue's higher-timeframe bars are, so bars built from minutes can be compared with them.
+ */
 export const fakeBars = (interval: string, start: number, end: number, limit = Infinity) => {
   const step = intervals[interval]!
   const out: Array<{ t: number; o: string; h: string; l: string; c: string; v: string }> = []
   for (let t = Math.ceil(start / step) * step; t <= end && out.length < limit; t += step) {
-    const o = 100 + (t / step) % 7
-    out.push({ t, o: o.toFixed(2), h: (o + 2).toFixed(2), l: (o - 1).toFixed(2), c: (o + 1).toFixed(2), v: "12.5" })
+    const traded = []
+    for (let m = t; m < t + step; m += minute) {
+      if (m < fakeQuietHours.from || m >= fakeQuietHours.to) traded.push(100 + (m / minute) % 7)
+    }
+    if (traded.length === 0) continue
+    out.push({
+      t,
+      o: traded[0]!.toFixed(2),
+      h: (Math.max(...traded) + 2).toFixed(2),
+      l: (Math.min(...traded) - 1).toFixed(2),
+      c: (traded.at(-1)! + 1).toFixed(2),
+      v: String(12.5 * traded.length)
+    })
   }
   return out
 }

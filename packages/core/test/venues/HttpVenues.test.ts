@@ -62,7 +62,7 @@ describe("venue1 over its HTTP API", () => {
       })
       const bars = yield* venue.candles({ symbol: "ETH", timeframe: "1h", start: 10 * hour, end: 14 * hour })
       expect(bars.map((b) => b.time)).toEqual([10 * hour, 11 * hour, 12 * hour, 13 * hour])
-      expect(bars[0]).toEqual({ time: 10 * hour, open: 103, high: 105, low: 102, close: 104, volume: 12.5 })
+      expect(bars[0]).toEqual({ time: 10 * hour, open: 105, high: 108, low: 99, close: 102, volume: 750 })
       expect(yield* venue.openInterest("BTC")).toBe(1234.5)
       expect((yield* venue.funding("BTC")).rate).toBe(0.0000125)
       expect(yield* venue.depth("BTC", 5)).toEqual({ bids: [[99.5, 2]], asks: [[100.5, 3]] })

@@ -76,7 +76,7 @@ describe("the API over the HTTP venues (local fake servers)", () => {
         const klines = yield* call("GET", "/api/market/klines?symbol=ETH&timeframe=1h&limit=3", { token })
         expect(klines.status).toBe(200)
         expect(klines.body.klines.length).toBe(3)
-        expect(klines.body.klines[0]).toMatchObject({ high: expect.any(Number), volume: 12.5 })
+        expect(klines.body.klines[0]).toMatchObject({ high: expect.any(Number), volume: 750 })
         expectError(yield* call("GET", "/api/market/klines?symbol=DOGE", { token }), 404, "not_found")
         const query = yield* call("POST", "/api/programs/query-market-data", {
           token,
