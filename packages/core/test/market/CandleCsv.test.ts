@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Option, Stream } from "effect"
 import { strToU8, zipSync } from "fflate"
+import { readFileSync } from "node:fs"
 import { type CandleFileOptions, collectCandles, epochMillis, parseCandles } from "../../src/market/CandleCsv.js"
 
 const hour = 3_600_000
@@ -37,6 +38,9 @@ const candle = (hours: number, price = 42_000) => ({
   close: price + 10,
   volume: 12.5
 })
+
+/** A file of `test/data/`. */
+const sample = (name: string) => new Uint8Array(readFileSync(new URL(`../data/${name}`, import.meta.url)))
 
 describe("epochMillis", () => {
   it("reads epoch seconds, milliseconds and microseconds by magnitude, and ISO-8601 in UTC unless offset", () => {
@@ -206,6 +210,38 @@ describe("parseCandles", () => {
       expect(problems[0]!.message).toBe(
         `Close time ${jan1 + hour - 1} is not the open time plus 4h less 1 ms (${jan1 + 4 * hour - 1}).`
       )
+    }))
+
+  it.effect("reads the shipped BTC and ETH samples without a problem, also zipped", () =>
+    Effect.gen(function*() {
+      const btc = yield* read(sample("BTCUSD-1h-sample.csv"), {}, 4096)
+      expect(btc.problems).toEqual([])
+      expect(btc.rows).toHaveLength(504)
+      expect(btc.rows[0]).toEqual({
+        time: Date.UTC(2019, 8, 26),
+        open: 8438.35,
+        high: 8447,
+        low: 8371.72,
+        close: 8380.39,
+        volume: 499.9
+      })
+      const eth = yield* read(sample("ETHUSD-1h-sample.csv"), {}, 4096)
+      expect(eth.problems).toEqual([])
+      expect(eth.rows).toHaveLength(121)
+      expect(eth.rows.at(-1)!.time).toBe(Date.UTC(2026, 6, 23))
+      const zipped = yield* read(zipSync({ "BTCUSD-1h-sample.csv": sample("BTCUSD-1h-sample.csv") }), {}, 4096)
+      expect(zipped).toEqual(btc)
+    }))
+
+  it.effect("reports three rows in four off the grid when the hourly sample is read as 4h", () =>
+    Effect.gen(function*() {
+      const { problems, rows } = yield* read(sample("BTCUSD-1h-sample.csv"), { timeframe: "4h" })
+      expect(rows).toHaveLength(126)
+      expect(problems).toHaveLength(378)
+      expect(problems[0]).toEqual({
+        line: 7,
+        message: "Open time 2019-09-26T01:00:00.000Z is not on the 4h grid (a whole number of 4h since 1970-01-01 UTC)."
+      })
     }))
 
   it.effect("gives the same result whichever byte the chunks break at", () =>
