@@ -1,3 +1,4 @@
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 import { idParam } from "../http/IdParam.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
@@ -49,7 +50,7 @@ export class DatasetsResponse extends Schema.Class<DatasetsResponse>("DatasetsRe
 export const DatasetIdParam = Schema.Struct({ id: idParam(DatasetId) })
 
 /** `POST /api/market/candles/import`: the dataset the file goes into, created on first import. */
-export const ImportParams = Schema.Struct({
+export const CandleImportParams = Schema.Struct({
   name: DatasetName,
   venue: Exchange,
   symbol: Schema.Uppercase.pipe(
@@ -57,22 +58,27 @@ export const ImportParams = Schema.Struct({
   ),
   timeframe: Timeframe
 })
-export type ImportParams = typeof ImportParams.Type
+export type CandleImportParams = typeof CandleImportParams.Type
 
-export const ImportProblem = Schema.Struct({
+/** The body of an import, as the document shows it: the server reads the request's bytes as they stream in. */
+export const CandleFile = Schema.Uint8ArrayFromSelf.pipe(
+  HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "application/octet-stream" })
+)
+
+export const CandleImportProblem = Schema.Struct({
   /** 1-based line in its file. */
   line: Schema.Int,
   /** The file inside a zip; absent for a plain CSV. */
   file: Schema.optional(Schema.String),
   message: Schema.String
 })
-export type ImportProblem = typeof ImportProblem.Type
+export type CandleImportProblem = typeof CandleImportProblem.Type
 
-export class ImportResult extends Schema.Class<ImportResult>("ImportResult")({
+export class CandleImportResult extends Schema.Class<CandleImportResult>("CandleImportResult")({
   dataset: Dataset,
   /** Rows read and stored (a row already stored is written again, unchanged: a re-import is idempotent). */
   imported: Schema.Int,
   /** Rows refused, each reported in `problems` (the first 1000). */
   rejected: Schema.Int,
-  problems: Schema.Array(ImportProblem)
+  problems: Schema.Array(CandleImportProblem)
 }) {}

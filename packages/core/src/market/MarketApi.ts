@@ -1,8 +1,17 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { ApiError } from "../http/Errors.js"
 import { Authentication } from "../users/Authentication.js"
+import {
+  CandleFile,
+  CandleImportParams,
+  CandleImportResult,
+  Dataset,
+  DatasetIdParam,
+  DatasetsResponse
+} from "./Dataset.js"
 import {
   KlinesParams,
   KlinesResponse,
@@ -16,6 +25,7 @@ import {
 
 // The feature's contract: its endpoints (below) and the schemas they use.
 export { Candle, Exchange, SymbolSpec, Timeframe, timeframeMillis } from "../venues/Venue.js"
+export * from "./Dataset.js"
 export * from "./Market.js"
 
 /** Market data from the venues, cached briefly: `/api/market/...` and the programs' query. */
@@ -43,6 +53,43 @@ export class MarketApi extends HttpApiGroup.make("market")
       .setPayload(MarketDataQuery)
       .addSuccess(MarketDataResponse)
       .annotate(OpenApi.Summary, "Prices, candles and indicators of up to 50 symbols, as programs see them")
+  )
+  .add(
+    HttpApiEndpoint.post("importCandles", "/market/candles/import")
+      .setUrlParams(CandleImportParams)
+      .setPayload(CandleFile)
+      .addSuccess(CandleImportResult)
+      .addError(ApiError.Conflict)
+      .annotate(
+        OpenApi.Description,
+        "Imports a candle file into the caller's dataset `name` (created on first import; 409 when it holds another " +
+          "venue, symbol or timeframe). The body is the file itself (text/csv, application/zip or " +
+          "application/octet-stream) or multipart/form-data with one or more files, up to 512 MiB in all, read as it " +
+          "streams in. CSV layouts: the venues' kline dumps (open time, open, high, low, close, volume, close time, " +
+          "quote volume, trades, taker buy volumes) or `time,open,high,low,close,volume`, with or without a header, " +
+          "times in epoch ms or µs (ISO-8601 too in the plain layout); a zip of such files. Bad rows are not kept and " +
+          "are reported by line; a file with no good row answers 400. Importing the same rows again changes nothing."
+      )
+      .annotate(OpenApi.Summary, "Import a candle file (CSV or zip) into a dataset")
+  )
+  .add(
+    HttpApiEndpoint.get("datasets", "/market/datasets")
+      .addSuccess(DatasetsResponse)
+      .annotate(OpenApi.Summary, "The caller's imported datasets, each usable as the exchange `dataset:NAME`")
+  )
+  .add(
+    HttpApiEndpoint.get("dataset", "/market/datasets/:id")
+      .setPath(DatasetIdParam)
+      .addSuccess(Dataset)
+      .addError(ApiError.Forbidden)
+      .annotate(OpenApi.Summary, "One imported dataset: its bars' count and range")
+  )
+  .add(
+    HttpApiEndpoint.del("removeDataset", "/market/datasets/:id")
+      .setPath(DatasetIdParam)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(ApiError.Forbidden)
+      .annotate(OpenApi.Summary, "Delete an imported dataset with its bars")
   )
   .addError(ApiError.UpstreamError)
   .addError(ApiError.UpstreamTimeout)

@@ -1,6 +1,9 @@
+import { Layer } from "effect"
+import { Datasets } from "./Datasets.js"
 import { MarketData } from "./MarketData.js"
 
-export { MarketData }
+export { Datasets, type ImportFile, maxImportBytes } from "./Datasets.js"
+export { type CandleSource, MarketData } from "./MarketData.js"
 
-/** Market data from the venues, cached. */
-export const MarketLive = MarketData.Default
+/** Market data from the venues through the candle store, and the users' imported datasets. */
+export const MarketLive = Layer.mergeAll(MarketData.Default, Datasets.Default)

@@ -19,7 +19,7 @@ import {
   Unavailable
 } from "@trading-platform/core"
 import { Cause, Effect, Option } from "effect"
-import { guardContentType } from "./ContentType.js"
+import { guardContentType, isStreamedBody } from "./ContentType.js"
 import { RateLimits } from "./RateLimits.js"
 import { maxBodyBytes } from "./RequestContext.js"
 
@@ -34,10 +34,10 @@ const isConnectionFailure = (e: SqlError) => {
 
 const bodyTooLarge = new PayloadTooLarge({ error: `Request body exceeds ${maxBodyBytes} bytes` })
 
-// A declared Content-Length over the cap is refused before the body is read.
+// A declared Content-Length over the cap is refused before the body is read; a streamed body's handler caps its own.
 const guardContentLength = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
   const length = Number(request.headers["content-length"] ?? 0)
-  return length > maxBodyBytes ? Effect.fail(bodyTooLarge) : Effect.void
+  return length > maxBodyBytes && !isStreamedBody(request) ? Effect.fail(bodyTooLarge) : Effect.void
 })
 
 /** Turns every failure that is not already a declared API error into one, so all answer the envelope. */

@@ -27,8 +27,8 @@ export interface Reply {
 
 export interface CallOptions {
   readonly body?: unknown
-  /** A raw body, sent as it is. */
-  readonly raw?: string
+  /** A raw body, sent as it is (a string, bytes, or form data with files). */
+  readonly raw?: string | Uint8Array | FormData
   readonly token?: string
   readonly headers?: Record<string, string>
 }
@@ -39,7 +39,7 @@ export const call = (method: string, path: string, options: CallOptions = {}) =>
     const base = yield* baseUrl
     const headers: Record<string, string> = { ...options.headers }
     if (options.token !== undefined) headers["authorization"] = `Bearer ${options.token}`
-    let body: string | undefined = options.raw
+    let body: string | Uint8Array | FormData | undefined = options.raw
     if (options.body !== undefined) {
       headers["content-type"] ??= "application/json"
       body = JSON.stringify(options.body)
