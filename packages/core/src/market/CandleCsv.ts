@@ -8,8 +8,8 @@
  * - the plain `time,open,high,low,close,volume`.
  *
  * Times are epoch seconds, milliseconds or microseconds (told apart by magnitude), or ISO-8601.
- * A zip (told by its magic bytes) is read entry by entry as it arrives, each `.csv` in it as one
- * file. Blank lines and lines starting with `#` (comments, such as a sample's source and licence)
+ * A zip (told by its magic bytes) is read entry by entry as it arrives, each `.csv` (or `.txt`) in
+ * it as one file. Blank lines and lines starting with `#` (comments, such as a sample's source and licence)
  * are skipped; a UTF-8 byte order mark and CRLF line ends are accepted.
  */
 import { Effect, Option, Schema, Stream } from "effect"
@@ -434,10 +434,17 @@ const makeReader = (options: CandleFileOptions) => {
     const open = new Set<CsvFile>()
     const zip = { kind: "zip" as const, unzip: new Unzip(), open, files: 0 }
     zip.unzip.register(UnzipInflate)
+    /** Lets an entry's bytes through unread: fflate keeps those of an entry never started. */
+    const pass = (entry: UnzipFile) => {
+      if (entry.compression !== 0 && entry.compression !== 8) return
+      entry.ondata = () => {}
+      entry.start()
+    }
     zip.unzip.onfile = (entry: UnzipFile) => {
       const base = entry.name.slice(entry.name.lastIndexOf("/") + 1)
-      if (entry.name.endsWith("/") || entry.name.startsWith("__MACOSX/") || base.startsWith("._")) return
+      if (entry.name.endsWith("/") || entry.name.startsWith("__MACOSX/") || base.startsWith("._")) return pass(entry)
       if (!/\.(csv|txt)$/i.test(base)) {
+        pass(entry)
         return candles.fileProblem(entry.name, "The zip entry is not a .csv file and was skipped.")
       }
       const file = candles.open(entry.name)

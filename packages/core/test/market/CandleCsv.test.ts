@@ -111,7 +111,8 @@ describe("parseCandles", () => {
       const zip = zipSync({
         "BTCUSDT-1h-2024-01-01.csv": strToU8([klinesHeader, klines(0), klines(1)].join("\n")),
         "BTCUSDT-1h-2024-01-02.csv": strToU8(`${klines(24)}\n${klines(1)}\n`),
-        "notes/readme.md": strToU8("not candles")
+        "notes/readme.md": strToU8("not candles"),
+        "__MACOSX/._BTCUSDT-1h-2024-01-01.csv": strToU8("Mac OS X metadata")
       })
       const result = yield* read(zip, { fileName: "upload.zip" })
       expect(result.rows).toEqual([candle(0), candle(1), candle(24)])
