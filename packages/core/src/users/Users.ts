@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { Conflict, Unauthorized } from "../http/Errors.js"
+import { Conflict, NotFound, Unauthorized } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -200,7 +200,29 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
         Effect.withSpan("Users.revokeSession", { attributes: { userId: caller.id, sessionId: id } })
       )
 
-    return { register, login, authenticate, logout, changePassword, deleteMe, me, sessions, revokeSession } as const
+    /** The owner a command-line operation acts for, by e-mail (the operator runs it; no password). */
+    const ownerByEmail = (email: string) =>
+      repo.findUserByEmail(email).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new NotFound({ error: `No user with the e-mail ${email}` })),
+          onSome: (user) => Effect.succeed({ id: user.id })
+        })),
+        dieOnStorageFailure,
+        Effect.withSpan("Users.ownerByEmail")
+      )
+
+    return {
+      register,
+      login,
+      authenticate,
+      logout,
+      changePassword,
+      deleteMe,
+      me,
+      sessions,
+      revokeSession,
+      ownerByEmail
+    } as const
   }),
   dependencies: [UsersRepo.Default]
 }) {}

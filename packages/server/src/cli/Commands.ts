@@ -1,17 +1,20 @@
+import { NodeStream } from "@effect/platform-node"
 import * as SqlClient from "@effect/sql/SqlClient"
 import {
   BacktestRequest,
   Backtests,
+  CandleImportParams,
   DatabaseLive,
+  Datasets,
   describeConfigError,
   PlatformConfig,
   PlatformLive,
   Programs,
   Users
 } from "@trading-platform/core"
-import { ConfigError, ConfigProvider, Effect, Layer, Logger, LogLevel, ParseResult, Schema } from "effect"
+import { ConfigError, ConfigProvider, Effect, Layer, Logger, LogLevel, ParseResult, Schema, Stream } from "effect"
 import { randomBytes } from "node:crypto"
-import { readFileSync, writeFileSync } from "node:fs"
+import { createReadStream, readFileSync, writeFileSync } from "node:fs"
 import { basename } from "node:path"
 import { parseArgs, type ParseArgsConfig } from "node:util"
 import { openApiDocument } from "../docs/OpenApiDocument.js"
@@ -33,6 +36,14 @@ export const commandUsage = [
   "      --language NAME   the program's language (javascript)",
   "      --data-dir DIR    keep the run in this data directory (memory://: nothing kept)",
   "      --json            print the backtest as JSON (for scripts) instead of the summary",
+  "  import candles FILE...  import candle files (CSV or zip) into a user's dataset, no server needed:",
+  "      --user EMAIL      the dataset's owner, a user of the database (required)",
+  "      --name NAME       the dataset's name, used as the exchange dataset:NAME (required)",
+  "      --symbol SYMBOL   e.g. BTC (required)",
+  "      --timeframe TF    the files' timeframe: 1m 5m 15m 30m 1h 4h 1d (required)",
+  "      --venue NAME      venue1 or venue2: whose rules backtests on it follow (venue1)",
+  "      --data-dir DIR or --database-url URL  the database (DATA_DIR/DATABASE_URL, else ./.trading-data)",
+  "      --json            print the result as JSON",
   "  migrate             bring the database (--data-dir DIR or --database-url URL, or DATA_DIR/DATABASE_URL) to the current schema",
   "  openapi [--out FILE] print the OpenAPI document (or write it to FILE)",
   "",
@@ -214,6 +225,70 @@ const migrate = (argv: ReadonlyArray<string>) => {
   )
 }
 
+const importCandles = (argv: ReadonlyArray<string>) => {
+  const [what, ...rest] = argv
+  if (what !== "candles") throw new Usage(`import takes candles, as in: import candles FILE...; got '${what ?? ""}'`)
+  const parsed = parseArgs({
+    args: rest,
+    options: {
+      user: { type: "string" },
+      name: { type: "string" },
+      symbol: { type: "string" },
+      timeframe: { type: "string" },
+      venue: { type: "string", default: "venue1" },
+      "data-dir": { type: "string" },
+      "database-url": { type: "string" },
+      json: { type: "boolean", default: false }
+    },
+    strict: true,
+    allowPositionals: true
+  })
+  const values = parsed.values
+  for (const name of ["user", "name", "symbol", "timeframe"] as const) {
+    if (values[name] === undefined) throw new Usage(`--${name} is required`)
+  }
+  if (parsed.positionals.length === 0) throw new Usage("name at least one candle file to import")
+  const params = Schema.decodeUnknown(CandleImportParams)(
+    { name: values.name, venue: values.venue, symbol: values.symbol, timeframe: values.timeframe },
+    { errors: "all" }
+  )
+  return run(
+    Effect.gen(function*() {
+      const input = yield* Effect.mapError(params, (e) =>
+        new Error(
+          ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `--${i.path.join(".")} ${i.message}`).join("; ")
+        ))
+      const owner = yield* (yield* Users).ownerByEmail(values.user!)
+      const files = Stream.fromIterable(parsed.positionals.map((path) => ({
+        name: basename(path),
+        bytes: NodeStream.fromReadable<Error, Uint8Array>(
+          () => createReadStream(path),
+          (e) => new Error(`Cannot read ${path}: ${(e as Error).message}`)
+        )
+      })))
+      const result = yield* (yield* Datasets).importFiles(owner, input, files)
+      if (values.json === true) return console.log(JSON.stringify(result))
+      const d = result.dataset
+      console.log(
+        `Imported ${result.imported} bars into dataset ${d.name} (${d.symbol} ${d.timeframe} on ${d.venue}; ` +
+          `${d.bars} bars from ${d.first} to ${d.last}); use it as the exchange dataset:${d.name}`
+      )
+      if (result.rejected > 0) {
+        console.log(`${result.rejected} rows were not kept:`)
+        for (const p of result.problems) {
+          console.log(`  ${p.file === undefined ? "" : `${p.file} `}line ${p.line}: ${p.message}`)
+        }
+      }
+    }).pipe(
+      Effect.provide(PlatformLive.pipe(Layer.provide(PlatformConfig.fromEnv))),
+      Effect.withConfigProvider(providerOf(
+        { DATA_DIR: values["data-dir"], DATABASE_URL: values["database-url"] },
+        { SIGNAL_SAMPLER: "false", AUTOMATION_ENABLED: "false", BACKTEST_CONCURRENCY: "0" }
+      ))
+    )
+  )
+}
+
 const openapi = (argv: ReadonlyArray<string>) => {
   const { out } = flags(argv, { out: { type: "string" } })
   const text = `${JSON.stringify(openApiDocument(), null, 2)}\n`
@@ -224,7 +299,7 @@ const openapi = (argv: ReadonlyArray<string>) => {
 
 /** Runs one command; answers its exit code (2 with the usage for bad flags). */
 export const runCommand = async (
-  command: "backtest" | "migrate" | "openapi",
+  command: "backtest" | "import" | "migrate" | "openapi",
   argv: ReadonlyArray<string>
 ): Promise<number> => {
   if (argv.includes("--help") || argv.includes("-h")) {
@@ -232,7 +307,8 @@ export const runCommand = async (
     return 0
   }
   try {
-    return await (command === "backtest" ? backtest(argv) : command === "migrate" ? migrate(argv) : openapi(argv))
+    const commands = { backtest, import: importCandles, migrate, openapi }
+    return await commands[command](argv)
   } catch (e) {
     if (e instanceof Usage) {
       console.error(`${e.message}\n\n${commandUsage}`)

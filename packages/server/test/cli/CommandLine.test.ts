@@ -1,4 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import { PlatformLive, Users } from "@trading-platform/core"
+import { TestConfig, testStorages } from "@trading-platform/core/testing"
+import { Effect, Layer } from "effect"
 import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -148,6 +151,57 @@ describe("trading-platform command line", () => {
       expect(readFileSync(join(dir, "openapi.json"), "utf8")).toBe(committed)
     })
   }, 60_000)
+
+  it(
+    "import candles reads CSV files into a user's dataset, reports bad rows by line, and refuses bad usage",
+    async () => {
+      await withTemp(async (dir) => {
+        const data = join(dir, "data")
+        // The dataset's owner: a user registered in the data directory beforehand.
+        await Effect.runPromise(
+          Effect.flatMap(
+            Users,
+            (users) => users.register({ email: "ada@example.com", username: "ada", password: "correct horse" })
+          ).pipe(
+            Effect.provide(
+              PlatformLive.pipe(
+                Layer.provide(
+                  TestConfig({ ...testStorages[0]!, storage: Effect.succeed({ kind: "pglite", dataDir: data }) })
+                )
+              )
+            )
+          )
+        )
+        const hour = 3_600_000
+        const start = Date.parse("2025-01-01T00:00:00Z")
+        const rows = Array.from({ length: 24 }, (_, i) => `${start + i * hour},100,102,99,101,${i + 1}`)
+        rows[5] = `${start + 5 * hour},100,99,98,101,6`
+        writeFileSync(join(dir, "btc.csv"), `time,open,high,low,close,volume\n${rows.join("\n")}\n`)
+        const flags = ["--user", "ada@example.com", "--name", "btc", "--symbol", "BTC", "--timeframe", "1h"]
+        const out = await run(["import", "candles", join(dir, "btc.csv"), ...flags, "--data-dir", data, "--json"])
+        expect(out.stderr).toBe("")
+        expect(out.code).toBe(0)
+        const result = JSON.parse(out.stdout)
+        expect(result).toMatchObject({ imported: 23, rejected: 1, dataset: { name: "btc", bars: 23, symbol: "BTC" } })
+        expect(result.problems).toEqual([{ file: "btc.csv", line: 7, message: expect.stringContaining("High 99") }])
+        const stranger = await run([
+          "import",
+          "candles",
+          join(dir, "btc.csv"),
+          ...flags.slice(2),
+          "--user",
+          "bob@example.com",
+          "--data-dir",
+          data
+        ])
+        expect(stranger.code).toBe(1)
+        expect(stranger.stderr).toContain("No user with the e-mail bob@example.com")
+        expect((await run(["import", "candles", ...flags])).code).toBe(2)
+        expect((await run(["import", "rows", join(dir, "btc.csv"), ...flags])).code).toBe(2)
+      })
+    },
+    120_000
+  )
 
   it("serve is the default command and still answers --version", async () => {
     const version = await run(["serve", "--version"])
