@@ -45,7 +45,11 @@ export const call = (method: string, path: string, options: CallOptions = {}) =>
       body = JSON.stringify(options.body)
     }
     return yield* Effect.promise(async (): Promise<Reply> => {
-      const response = await fetch(base + path, { method, headers, ...(body !== undefined ? { body } : {}) })
+      const response = await fetch(base + path, {
+        method,
+        headers,
+        ...(body !== undefined ? { body: body as NonNullable<RequestInit["body"]> } : {})
+      })
       const text = await response.text()
       let parsed: unknown = undefined
       try {
