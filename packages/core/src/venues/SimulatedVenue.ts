@@ -184,6 +184,7 @@ export const makeSimulatedVenue = (exchange: Exchange, seed: number) =>
 
     return {
       exchange,
+      simulated: true,
       symbols,
       tickers,
       candles: (q) => withMarket(q.symbol, (m, now) => m.candles(q.timeframe, q.start, q.end, now)),
