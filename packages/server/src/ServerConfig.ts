@@ -45,6 +45,7 @@ export const settings = [
   ["VENUE2_TIMEOUT_MS", "venue2 request timeout in milliseconds (10000)"],
   ["VENUE2_RETRIES", "venue2 extra attempts after a transport error or 5xx (2)"],
   ["SIMULATION_SEED", "seed of the simulated market (42)"],
+  ["SIMULATION_CORRELATION", "correlation of two simulated symbols' returns through the market factor, 0 to 1 (0.8)"],
   ["MARKET_DATA_TTL_MS", "how long venue market data is served from the cache, in milliseconds (2000)"],
   ["BACKTEST_CONCURRENCY", "backtest jobs this instance runs at once; 0 runs none (2)"],
   ["BACKTEST_POLL_INTERVAL_MS", "how often an idle backtest worker looks for jobs, in milliseconds (1000)"],

@@ -106,6 +106,8 @@ export interface VenuesOptions {
   readonly venue2: VenueConnection
   /** Seed of the simulated market. */
   readonly simulationSeed: number
+  /** Correlation of any two simulated symbols' returns, through their common market factor (0 to 1). */
+  readonly simulationCorrelation: number
   /** How long market data from a venue is served from the cache. */
   readonly marketDataTtl: Duration.Duration
 }
@@ -148,6 +150,11 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   venue1: venueConnection("VENUE1", "https://api.hyperliquid.xyz"),
   venue2: venueConnection("VENUE2", "https://fapi.binance.com"),
   simulationSeed: Config.integer("SIMULATION_SEED").pipe(Config.withDefault(42)),
+  simulationCorrelation: Config.number().pipe(
+    Config.validate({ message: "must be a number from 0 to 1", validation: (n) => n >= 0 && n <= 1 }),
+    Config.nested("SIMULATION_CORRELATION"),
+    Config.withDefault(0.8)
+  ),
   marketDataTtlMs: positiveInt("MARKET_DATA_TTL_MS", 2_000),
   backtests: jobOptionsConfig("BACKTEST"),
   automation: jobOptionsConfig("AUTOMATION"),
@@ -217,6 +224,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       venue1: c.venue1,
       venue2: c.venue2,
       simulationSeed: c.simulationSeed,
+      simulationCorrelation: c.simulationCorrelation,
       marketDataTtl: Duration.millis(c.marketDataTtlMs)
     },
     backtests: c.backtests,

@@ -2,7 +2,7 @@ import { Clock, Effect, Ref, Schema } from "effect"
 import { leverageCap } from "../accounts/Account.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import { VenueRejected } from "../http/Errors.js"
-import { type SimulatedSymbol, simulatedSymbol, universe } from "./SimulatedMarket.js"
+import { defaultSimulationCorrelation, type SimulatedSymbol, simulatedSymbol, universe } from "./SimulatedMarket.js"
 import {
   type Exchange,
   type OrderResult,
@@ -73,13 +73,15 @@ const applyFill = (
 }
 
 /**
- * The deterministic venue: the market is a pure function of seed, symbol and time (see
+ * The deterministic venue: the market is a pure function of seed, correlation, symbol and time (see
  * `SimulatedMarket`), and orders fill on paper against it with fees and slippage. Paper accounts
  * live in memory and start with 10 000 USD.
  */
-export const makeSimulatedVenue = (exchange: Exchange, seed: number) =>
+export const makeSimulatedVenue = (exchange: Exchange, seed: number, correlation = defaultSimulationCorrelation) =>
   Effect.gen(function*() {
-    const markets = new Map(Object.keys(universe).map((s) => [s, simulatedSymbol(seed, s, exchange)!] as const))
+    const markets = new Map(
+      Object.keys(universe).map((s) => [s, simulatedSymbol(seed, s, exchange, correlation)!] as const)
+    )
     const paper = yield* Ref.make(new Map<string, PaperAccount>())
 
     const market = (symbol: string) => {

@@ -13,10 +13,10 @@ export const VenuesLive = Layer.effect(
     return {
       venue1: venues.venue1.mode === "http"
         ? yield* makeVenue1Http(venues.venue1)
-        : yield* makeSimulatedVenue("venue1", venues.simulationSeed),
+        : yield* makeSimulatedVenue("venue1", venues.simulationSeed, venues.simulationCorrelation),
       venue2: venues.venue2.mode === "http"
         ? yield* makeVenue2Http(venues.venue2)
-        : yield* makeSimulatedVenue("venue2", venues.simulationSeed)
+        : yield* makeSimulatedVenue("venue2", venues.simulationSeed, venues.simulationCorrelation)
     }
   })
 )
