@@ -6,7 +6,7 @@ import { ownedBy } from "../users/Ownership.js"
 import { type Candle, timeframeMillis } from "../venues/Venue.js"
 import { CandleFileUnreadable, type CandleProblem, parseCandles } from "./CandleCsv.js"
 import { CandleStore, type Span } from "./CandleStore.js"
-import { Dataset, type DatasetId, DatasetsResponse, type CandleImportParams, CandleImportResult } from "./Dataset.js"
+import { type CandleImportParams, CandleImportResult, Dataset, type DatasetId, DatasetsResponse } from "./Dataset.js"
 import { type DatasetRow, DatasetsRepo } from "./DatasetsRepo.js"
 
 /** The largest candle file an import reads (a year of one-minute bars in the venues' dump layout is about 60 MiB). */
