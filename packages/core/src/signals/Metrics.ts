@@ -1,4 +1,5 @@
-import { type Timeframe, timeframeMillis } from "../venues/Venue.js"
+import { type Candle, type Timeframe, timeframeMillis } from "../venues/Venue.js"
+import { candleMillis, candleSpans, coveredFrom, maxHole, sampleSpans, type Span, windowCoverage } from "./Coverage.js"
 import type { MarketSample } from "./MarketSample.js"
 import type { Metric, Operator, TriggerCondition } from "./Signal.js"
 
@@ -65,7 +66,10 @@ const metrics: Record<Metric, (window: ReadonlyArray<MarketSample>, start: numbe
   }
 }
 
-/** The metric over the window `[at - time_window, at]` of a history sorted oldest first. */
+/**
+ * The metric over the samples of the window `[at - time_window, at]` of a history sorted oldest
+ * first, whatever part of the window they cover: the definition. `evaluateMetric` checks coverage.
+ */
 export const metricValue = (
   metric: Metric,
   timeWindow: Timeframe,
@@ -94,8 +98,132 @@ const operators: Record<Operator, (value: number, threshold: number) => boolean>
 export const conditionMet = (condition: Pick<TriggerCondition, "operator" | "threshold">, value: number | null) =>
   value !== null && operators[condition.operator](value, condition.threshold)
 
-/** The condition over a history sorted oldest first: the metric's value and whether it is met. */
-export const evaluateCondition = (condition: TriggerCondition, history: ReadonlyArray<MarketSample>, at: number) => {
-  const value = metricValue(condition.metric, condition.time_window, history, at)
-  return { value, met: conditionMet(condition, value) }
+/** Metrics of the state at the last sample (its window only says how fresh that sample must be). */
+export const levelMetrics: ReadonlySet<Metric> = new Set<Metric>(["oi", "funding", "depth_ratio"])
+
+/** Metrics of price and traded volume, for which closed 1m candles stand in where samples are missing. */
+export const candleMetrics: ReadonlySet<Metric> = new Set<Metric>(["price_change", "volatility", "volume"])
+
+/** What the metrics of one exchange and symbol are evaluated on at one time. */
+export interface WindowInputs {
+  /** The samples, oldest first (older than any window is fine: only the window counts). */
+  readonly history: ReadonlyArray<MarketSample>
+  /** The sampling interval (ms): each sample covers the interval before it. */
+  readonly interval: number
+  /** The start of the stretch the samples cover up to the evaluation time (`coveredFrom`), or null. */
+  readonly sampledFrom: number | null
+  /** Closed 1m candles, oldest first, for the candle metrics where the samples do not cover the window. */
+  readonly candles: ReadonlyArray<Candle>
+}
+
+/** The inputs of an evaluation at `at`: the samples' covered stretch is worked out once for every metric. */
+export const windowInputs = (
+  history: ReadonlyArray<MarketSample>,
+  interval: number,
+  at: number,
+  candles: ReadonlyArray<Candle> = []
+): WindowInputs => ({
+  history,
+  interval,
+  candles,
+  sampledFrom: coveredFrom(sampleSpans(history, interval), at, interval)
+})
+
+const floorMinute = (t: number) => Math.floor(t / candleMillis) * candleMillis
+
+/**
+ * A candle metric over a window that candles complete: from the start of the minute the window
+ * starts in, on the samples and candles there. A candle's quote volume is its coins times its
+ * close, counted for the part of its minute that no sample's flows cover.
+ */
+const fromCandles = (metric: Metric, inputs: WindowInputs, start: number, at: number): number | null => {
+  const from = floorMinute(start)
+  const bars = inputs.candles.filter((c) => c.time >= from && c.time + candleMillis <= at)
+  const first = inputs.history.findIndex((s) => s.sampled_at >= from)
+  const samples = first < 0 ? [] : inputs.history.slice(first).filter((s) => s.sampled_at <= at)
+  if (metric === "price_change") {
+    // At equal times the sample's price comes last: the venue's price at the evaluation time.
+    const points: Array<readonly [number, number]> = [
+      ...bars.flatMap((b) => [[b.time, b.open] as const, [b.time + candleMillis, b.close] as const]),
+      ...samples.map((s) => [s.sampled_at, s.price] as const)
+    ].sort((a, b) => a[0] - b[0])
+    return points.length < 2 ? null : percentChange(points[0]![1], points[points.length - 1]![1])
+  }
+  if (metric === "volatility") {
+    const prices = [...bars.flatMap((b) => [b.high, b.low]), ...samples.map((s) => s.price)]
+    const low = Math.min(...prices)
+    return prices.length < 2 || low === 0 ? null : (Math.max(...prices) - low) / low * 100
+  }
+  // Volume: each sample's flows cover the time since the sample before it, at most one interval.
+  const sampled = new Map<number, number>()
+  let flows = 0
+  for (let i = first < 0 ? inputs.history.length : first; i < inputs.history.length; i++) {
+    const s = inputs.history[i]!
+    if (s.sampled_at > at) break
+    if (s.sampled_at <= from) continue
+    flows += s.taker_buy_volume + s.taker_sell_volume
+    const previous = i > 0 ? inputs.history[i - 1]!.sampled_at : -Infinity
+    const span: Span = { start: Math.max(previous, s.sampled_at - inputs.interval), end: s.sampled_at }
+    for (let minute = floorMinute(span.start); minute < span.end; minute += candleMillis) {
+      const overlap = Math.min(span.end, minute + candleMillis) - Math.max(span.start, minute)
+      sampled.set(minute, (sampled.get(minute) ?? 0) + overlap)
+    }
+  }
+  if (samples.length === 0 && bars.length === 0) return null
+  return bars.reduce(
+    (total, b) => total + b.volume * b.close * Math.max(0, 1 - (sampled.get(b.time) ?? 0) / candleMillis),
+    flows
+  )
+}
+
+/** A metric's reading: its value on a complete window, or null with the reason. */
+export interface MetricReading {
+  readonly value: number | null
+  /** Whether the window was complete: covered by samples, or by candles for the candle metrics. */
+  readonly ready: boolean
+  /** Why the value is null (`not_ready: ...` or `undefined: ...`); null with a value. */
+  readonly reason: string | null
+}
+
+const reading = (value: number | null): MetricReading =>
+  value === null || !Number.isFinite(value)
+    ? { value: null, ready: true, reason: "undefined: too few samples or a zero denominator in the window" }
+    : { value, ready: true, reason: null }
+
+/**
+ * The metric over the window `[at - time_window, at]`, computed only on a complete window. A
+ * level metric needs a sample in the window. Any other needs the samples to cover the window
+ * (`coveredFrom` at or before its start); a candle metric may instead be covered by samples and
+ * closed 1m candles together. Otherwise it is not ready.
+ */
+export const evaluateMetric = (
+  metric: Metric,
+  timeWindow: Timeframe,
+  inputs: WindowInputs,
+  at: number
+): MetricReading => {
+  const start = at - timeframeMillis[timeWindow]
+  if (levelMetrics.has(metric)) {
+    return windowOf(inputs.history, timeWindow, at).length === 0
+      ? { value: null, ready: false, reason: `not_ready: no sample in the ${timeWindow} window` }
+      : reading(metricValue(metric, timeWindow, inputs.history, at))
+  }
+  const sampled = windowCoverage(inputs.sampledFrom, timeWindow, at)
+  if (sampled.ready) return reading(metricValue(metric, timeWindow, inputs.history, at))
+  if (candleMetrics.has(metric) && inputs.candles.length > 0) {
+    // Only spans that end near or after the window's start can reach it.
+    const spans = [...sampleSpans(inputs.history, inputs.interval), ...candleSpans(inputs.candles)]
+      .filter((s) => s.end >= start - maxHole(inputs.interval))
+    if (windowCoverage(coveredFrom(spans, at, inputs.interval), timeWindow, at).ready) {
+      return reading(fromCandles(metric, inputs, start, at))
+    }
+  }
+  const percent = Math.floor(sampled.coverage * 100)
+  return { value: null, ready: false, reason: `not_ready: the samples cover ${percent}% of the ${timeWindow} window` }
+}
+
+/** The condition on its metric's reading: met only on a value, so never when not ready. */
+export const evaluateCondition = (condition: TriggerCondition, inputs: WindowInputs, at: number) => {
+  const result = evaluateMetric(condition.metric, condition.time_window, inputs, at)
+  return { value: result.value, met: conditionMet(condition, result.value), ready: result.ready, reason: result.reason }
 }

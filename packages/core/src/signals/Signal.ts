@@ -185,9 +185,13 @@ export const SignalValue = Schema.Struct({
   operator: Operator,
   threshold: Schema.Number,
   time_window: Timeframe,
-  /** Null when the window holds too few samples to compute the metric (then the condition is not met). */
+  /** Null when the window is not ready or the metric is undefined over it (then the condition is not met). */
   value: Schema.NullOr(Schema.Number),
-  met: Schema.Boolean
+  met: Schema.Boolean,
+  /** Whether the window was complete (covered by samples, or by candles for the price metrics): a value is computed only then. */
+  ready: Schema.Boolean,
+  /** Why `value` is null: `not_ready: ...` or `undefined: ...`; null with a value. */
+  reason: Schema.NullOr(Schema.String)
 })
 export type SignalValue = typeof SignalValue.Type
 

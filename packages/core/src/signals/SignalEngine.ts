@@ -7,8 +7,9 @@ import type { Trigger } from "./Signal.js"
  * The live signal engine: samples the venues for every symbol of every enabled pool, evaluates
  * the pools after each round and writes a trigger row on each edge from not met to met. One
  * process at a time runs the rounds (a lease in the database); every process publishes every
- * trigger row to its own subscribers. The interval, the clock and the venues come from layers
- * (`PlatformConfig.signals`, `Clock`, `Venues`).
+ * trigger row to its own subscribers. The interval, the clock, the venues and the candles that
+ * complete a price metric's window come from layers (`PlatformConfig.signals`, `Clock`, `Venues`,
+ * `MarketData`).
  */
 export interface SignalEngineShape {
   /**

@@ -2,10 +2,12 @@ import { Cause, Clock, Data, Duration, Effect, Either, Fiber, Layer, PubSub, Sch
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { BackgroundStart } from "../jobs/BackgroundStart.js"
 import { leaseHolder, Leases } from "../jobs/Leases.js"
+import { MarketData } from "../market/MarketData.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
-import { type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
+import { type Candle, type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
+import { candleMillis, windowCoverage } from "./Coverage.js"
 import type { MarketSample } from "./MarketSample.js"
-import { evaluateCondition } from "./Metrics.js"
+import { candleMetrics, evaluateCondition, type WindowInputs, windowInputs } from "./Metrics.js"
 import { describeFailure, sampleSymbols } from "./Sampler.js"
 import { type SignalValue, Trigger } from "./Signal.js"
 import { SignalEngine, type SignalEngineShape } from "./SignalEngine.js"
@@ -22,11 +24,17 @@ const leaseName = "signal-engine"
 /** Another process took the engine over during the round: write nothing. */
 class LeaseLost extends Data.TaggedError("LeaseLost") {}
 
-/** A pool's condition for one symbol over its history: each enabled signal's value, and the pool's verdict. */
+/**
+ * A pool's condition for one symbol: each enabled signal's reading, and the pool's verdict. A
+ * signal that is not ready is never met, and the verdict is `decided` only when the ready signals
+ * settle it whatever the others turn out to be: AND is unmet once a ready signal is unmet and met
+ * once all are ready and met; OR is met once a ready signal is met and unmet once all are ready
+ * and unmet. No enabled signal: decided, unmet.
+ */
 export const evaluatePool = (
   pool: Pick<PoolRow, "logic" | "signal_ids">,
   signals: ReadonlyMap<number, SignalRow>,
-  history: ReadonlyArray<MarketSample>,
+  inputs: WindowInputs,
   at: number
 ) => {
   const values: Array<SignalValue> = []
@@ -38,11 +46,16 @@ export const evaluatePool = (
       signal_id: signal.id,
       signal_name: signal.signal_name,
       ...condition,
-      ...evaluateCondition(condition, history, at)
+      ...evaluateCondition(condition, inputs, at)
     })
   }
+  const ready = values.filter((v) => v.ready)
+  const allReady = ready.length === values.length
   const met = values.length > 0 && (pool.logic === "AND" ? values.every((v) => v.met) : values.some((v) => v.met))
-  return { values, met }
+  const decided = pool.logic === "AND"
+    ? allReady || ready.some((v) => !v.met)
+    : allReady || ready.some((v) => v.met)
+  return { values, met, decided }
 }
 
 const keyOf = (exchange: Exchange, symbol: string) => `${exchange}:${symbol}`
@@ -64,7 +77,9 @@ const poolFields = (pool: PoolRow) => ({
  * pool and symbol, the new edge state and a trigger row on each edge from not met to met, and per
  * tracked wallet its positions and a trigger row per change since the last sync. The lease holder
  * keeps the sampled windows in memory, loaded from the database when it takes the engine over, so
- * a restart does not start blind.
+ * a restart does not start blind; while a price metric's window is not covered by samples, it
+ * also keeps the closed 1m candles (from `MarketData`) that complete it. A pool whose verdict
+ * needs a window that is not ready is not decided that round, and its edge stays as it was.
  */
 export const SignalEngineLive = Layer.scoped(
   SignalEngine,
@@ -75,6 +90,7 @@ export const SignalEngineLive = Layer.scoped(
     const signalsRepo = yield* SignalsRepo
     const wallets = yield* WalletActivity
     const leases = yield* Leases
+    const marketData = yield* MarketData
     const holder = leaseHolder()
     const interval = Duration.toMillis(options.samplingInterval)
     const events = yield* Effect.acquireRelease(PubSub.unbounded<Trigger>(), PubSub.shutdown)
@@ -95,6 +111,42 @@ export const SignalEngineLive = Layer.scoped(
         return loaded
       })
 
+    // Closed 1m candles per exchange and symbol, while some candle metric's window is not covered by
+    // samples: read from `from` on, then only the minutes closed since, so a round reads little.
+    const candleCache = new Map<string, { from: number; until: number; bars: Array<Candle> }>()
+
+    const readCandles = (exchange: Exchange, symbol: string, start: number, end: number) =>
+      marketData.candles({ _tag: "Venue", exchange }, { symbol, timeframe: "1m", start, end }).pipe(
+        Effect.tapError((error) => Effect.logDebug("Signal engine could not read candles", exchange, symbol, error)),
+        Effect.orElseSucceed((): ReadonlyArray<Candle> => [])
+      )
+
+    /** The closed 1m candles of the symbol from `from` (on the minute grid) up to `at`, oldest first. */
+    const candlesOf = (exchange: Exchange, symbol: string, from: number, at: number) =>
+      Effect.gen(function*() {
+        const key = keyOf(exchange, symbol)
+        const end = Math.floor(at / candleMillis) * candleMillis
+        let cached = candleCache.get(key)
+        if (cached === undefined || from < cached.from) {
+          const head = yield* readCandles(exchange, symbol, from, cached?.from ?? end)
+          cached = {
+            from,
+            until: cached?.until ?? (head.length > 0 ? head[head.length - 1]!.time + candleMillis : from),
+            bars: [...head, ...(cached?.bars ?? [])]
+          }
+          candleCache.set(key, cached)
+        }
+        if (cached.until < end) {
+          // A minute the venue has no bar for yet is asked again next round.
+          const tail = (yield* readCandles(exchange, symbol, cached.until, end)).filter((b) => b.time >= cached!.until)
+          cached.bars.push(...tail)
+          if (tail.length > 0) cached.until = tail[tail.length - 1]!.time + candleMillis
+        }
+        const keepFrom = cached.bars.findIndex((b) => b.time >= at - sampleRetention - candleMillis)
+        if (keepFrom > 0) cached.bars.splice(0, keepFrom)
+        return cached.bars.filter((b) => b.time >= from)
+      })
+
     const marketPools = (pools: ReadonlyArray<PoolRow>) =>
       pools.filter((p) => p.source_type === "market_signals" && p.symbols.length > 0 && p.signal_ids.length > 0)
 
@@ -104,9 +156,13 @@ export const SignalEngineLive = Layer.scoped(
       if (!(yield* leases.acquire(leaseName, holder, options.lease))) {
         holding = false
         windows.clear()
+        candleCache.clear()
         return []
       }
-      if (!holding) windows.clear()
+      if (!holding) {
+        windows.clear()
+        candleCache.clear()
+      }
       holding = true
 
       const enabled = yield* signalsRepo.enabledPools()
@@ -127,7 +183,7 @@ export const SignalEngineLive = Layer.scoped(
       // Sample every wanted symbol; each sample's flows start where the last one ended, at most one
       // interval back, so a sample after a gap does not carry the whole gap's volume.
       const outcomes: Array<SampleOutcome> = []
-      const fresh = new Map<string, MarketSample>()
+      const fresh = new Map<string, WindowInputs>()
       for (const [exchange, symbols] of wanted) {
         const last = new Map<string, number>()
         for (const symbol of symbols) {
@@ -140,13 +196,45 @@ export const SignalEngineLive = Layer.scoped(
         const results = yield* sampleSymbols(venues[exchange], [...symbols], at, (s) => last.get(s)!)
         for (const [symbol, result] of results) {
           if (Either.isRight(result)) {
+            const key = keyOf(exchange, symbol)
+            const inputs = windowInputs([...windows.get(key)!, result.right], interval, at)
             outcomes.push({ _tag: "Sampled", sample: result.right })
-            fresh.set(keyOf(exchange, symbol), result.right)
+            fresh.set(key, inputs)
           } else {
             outcomes.push({ _tag: "Failed", exchange, symbol, error: describeFailure(result.left) })
           }
         }
       }
+
+      // Candles stand in for samples where a candle metric's window is not covered by them yet.
+      const candlesFrom = new Map<string, { exchange: Exchange; symbol: string; from: number }>()
+      for (const pool of pools) {
+        for (const symbol of pool.symbols) {
+          const key = keyOf(pool.exchange, symbol)
+          const inputs = fresh.get(key)
+          if (inputs === undefined) continue
+          for (const id of pool.signal_ids) {
+            const condition = signals.get(id)?.trigger_condition
+            if (condition === undefined || !signals.get(id)!.enabled || !candleMetrics.has(condition.metric)) continue
+            if (windowCoverage(inputs.sampledFrom, condition.time_window, at).ready) continue
+            const from = Math.floor((at - timeframeMillis[condition.time_window]) / candleMillis) * candleMillis
+            candlesFrom.set(key, {
+              exchange: pool.exchange,
+              symbol,
+              from: Math.min(from, candlesFrom.get(key)?.from ?? from)
+            })
+          }
+        }
+      }
+      for (const key of candleCache.keys()) if (!candlesFrom.has(key)) candleCache.delete(key)
+      yield* Effect.forEach(
+        candlesFrom,
+        ([key, { exchange, from, symbol }]) =>
+          Effect.map(candlesOf(exchange, symbol, from, at), (candles) => {
+            fresh.set(key, { ...fresh.get(key)!, candles })
+          }),
+        { concurrency: 4, discard: true }
+      )
 
       const addresses = [
         ...new Set(walletPools.flatMap((p) => (p.source_config.addresses ?? []).map((a) => a.toLowerCase())))
@@ -171,11 +259,12 @@ export const SignalEngineLive = Layer.scoped(
           })
         for (const pool of pools) {
           for (const symbol of pool.symbols) {
-            const key = keyOf(pool.exchange, symbol)
-            const sample = fresh.get(key)
+            const inputs = fresh.get(keyOf(pool.exchange, symbol))
             // No fresh data for the symbol this round: its edge stays as it was.
-            if (sample === undefined) continue
-            const { met, values } = evaluatePool(pool, signals, [...windows.get(key)!, sample], at)
+            if (inputs === undefined) continue
+            const { decided, met, values } = evaluatePool(pool, signals, inputs, at)
+            // Not decided (a window not ready): likewise, so a gap neither resets an edge nor makes one.
+            if (!decided) continue
             if (yield* repo.setEdge(pool.id, symbol, met, now)) {
               yield* fire({ ...poolFields(pool), symbol, values, wallet_event: null })
             }
@@ -213,9 +302,9 @@ export const SignalEngineLive = Layer.scoped(
         return fired
       }))
 
-      for (const [key, sample] of fresh) {
+      for (const [key, inputs] of fresh) {
         const window = windows.get(key)!
-        window.push(sample)
+        window.push(inputs.history[inputs.history.length - 1]!)
         const keepFrom = window.findIndex((s) => s.sampled_at >= at - sampleRetention)
         if (keepFrom > 0) window.splice(0, keepFrom)
       }
@@ -225,6 +314,7 @@ export const SignalEngineLive = Layer.scoped(
         Effect.sync(() => {
           holding = false
           windows.clear()
+          candleCache.clear()
           return []
         })),
       Effect.withSpan("SignalEngine.round")
@@ -280,6 +370,7 @@ export const SignalEngineLive = Layer.scoped(
       const held = holding
       holding = false
       windows.clear()
+      candleCache.clear()
       return Effect.zipRight(
         fiber === undefined ? Effect.void : Fiber.interrupt(fiber),
         held ? Effect.ignore(leases.release(leaseName, holder)) : Effect.void

@@ -2,11 +2,13 @@ import { Clock, Duration, Effect, Either } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { ExchangeMismatch, InvalidInput, NotFound, SignalInUse, SymbolNotListed } from "../http/Errors.js"
 import { pageOf } from "../http/Pagination.js"
+import { MarketData } from "../market/MarketData.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
-import { type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
-import { evaluateCondition } from "./Metrics.js"
+import { type Candle, type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
+import { candleMillis, maxHole, windowCoverage } from "./Coverage.js"
+import { candleMetrics, evaluateCondition, windowInputs } from "./Metrics.js"
 import { sampleSymbols } from "./Sampler.js"
 import {
   Evaluation,
@@ -66,6 +68,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
     const repo = yield* SignalsRepo
     const engineRepo = yield* SignalEngineRepo
     const venues = yield* Venues
+    const marketData = yield* MarketData
     const interval = Duration.toMillis((yield* PlatformConfig).signals.samplingInterval)
 
     const ownedSignal = (caller: CurrentUserShape, id: SignalId) =>
@@ -260,10 +263,12 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         const signal = yield* ownedSignal(caller, id)
         const condition = signal.trigger_condition
         const at = yield* Clock.currentTimeMillis
+        const start = at - timeframeMillis[condition.time_window]
+        // From a little before the window: enough to see whether the samples reach back to its start.
         const stored = yield* engineRepo.samples({
           exchange: signal.exchange,
           symbol,
-          since: new Date(at - timeframeMillis[condition.time_window])
+          since: new Date(start - interval - maxHole(interval))
         })
         // The fresh sample's flows cover what an engine sample would: since the last one, at most an interval.
         const since = Math.max(at - interval, stored.length > 0 ? stored[stored.length - 1]!.sampled_at : -Infinity)
@@ -275,14 +280,25 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
             : Effect.fail(error)
         }
         const history = [...stored.filter((s) => s.sampled_at < at), result.right]
+        const sampled = windowInputs(history, interval, at)
+        // Candles stand in where the samples do not cover a price metric's window, as in the engine.
+        const candles = candleMetrics.has(condition.metric) &&
+            !windowCoverage(sampled.sampledFrom, condition.time_window, at).ready
+          ? yield* marketData.candles({ _tag: "Venue", exchange: signal.exchange }, {
+            symbol,
+            timeframe: "1m",
+            start: Math.floor(start / candleMillis) * candleMillis,
+            end: at
+          }).pipe(Effect.orElseSucceed((): ReadonlyArray<Candle> => []))
+          : []
         return new Evaluation({
           signal_id: signal.id,
           signal_name: signal.signal_name,
           ...condition,
-          ...evaluateCondition(condition, history, at),
+          ...evaluateCondition(condition, { ...sampled, candles }, at),
           exchange: signal.exchange,
           symbol,
-          sample_count: history.length,
+          sample_count: history.filter((s) => s.sampled_at >= start).length,
           evaluated_at: new Date(at).toISOString()
         })
       }).pipe(

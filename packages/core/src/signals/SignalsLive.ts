@@ -7,8 +7,20 @@ import { TriggerRetentionLive } from "./TriggerRetention.js"
 import { WalletActivityLive } from "./WalletActivity.js"
 
 export type { SignalEngineOptions } from "../config/PlatformConfig.js"
+export { coveredFrom, maxHole, sampleSpans, type WindowCoverage, windowCoverage } from "./Coverage.js"
 export { depthLevels, MarketSample } from "./MarketSample.js"
-export { conditionMet, evaluateCondition, metricValue, windowOf } from "./Metrics.js"
+export {
+  candleMetrics,
+  conditionMet,
+  evaluateCondition,
+  evaluateMetric,
+  levelMetrics,
+  type MetricReading,
+  metricValue,
+  type WindowInputs,
+  windowInputs,
+  windowOf
+} from "./Metrics.js"
 export { SignalEngine, type SignalEngineShape } from "./SignalEngine.js"
 export { evaluatePool, sampleRetention, SignalEngineLive } from "./SignalEngineLive.js"
 export { SignalEngineRepo } from "./SignalEngineRepo.js"

@@ -74,6 +74,13 @@ const PoolWrite = Schema.Struct({
 })
 export type PoolWrite = typeof PoolWrite.Type
 
+// Triggers logged before `ready` and `reason` existed fired on values that were computed.
+const StoredSignalValue = Schema.Struct({
+  ...SignalValue.fields,
+  ready: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  reason: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+})
+
 export const TriggerRow = Schema.Struct({
   id: TriggerId,
   pool_id: PoolId,
@@ -84,7 +91,7 @@ export const TriggerRow = Schema.Struct({
   symbol: Schema.String,
   fired_at: IsoTimestamp,
   logic: PoolLogic,
-  values: Schema.parseJson(Schema.Array(SignalValue)),
+  values: Schema.parseJson(Schema.Array(StoredSignalValue)),
   wallet_event: Schema.NullOr(Schema.parseJson(WalletEvent))
 })
 

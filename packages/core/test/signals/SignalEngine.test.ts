@@ -3,8 +3,10 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   type CurrentUserShape,
   DatabaseLive,
+  evaluatePool,
   Leases,
   makeSimulatedVenue,
+  MarketData,
   PlatformConfig,
   type PlatformOptions,
   type SessionId,
@@ -16,12 +18,14 @@ import {
   simulatedWalletActivity,
   type StorageConfig,
   type Trigger,
+  type TriggerCondition,
   Unavailable,
   type UserId,
   type Venue,
   Venues,
   WalletActivity,
-  type WalletSnapshot
+  type WalletSnapshot,
+  windowInputs
 } from "@trading-platform/core"
 import { testOptions } from "@trading-platform/core/testing"
 import { Chunk, Duration, Effect, Exit, Layer, Queue, Scope, TestClock } from "effect"
@@ -34,12 +38,14 @@ const start = Date.parse("2025-03-01T00:00:00Z")
 
 /**
  * The simulated venue1, with a script: the bid side of the book is `bidScale` times the ask side
- * (so depth_ratio is exactly `bidScale`), and symbols in `failing` fail their open interest.
+ * (so depth_ratio is exactly `bidScale`), symbols in `failing` fail their open interest, and
+ * without `candles` the venue has no candles (a venue with no history to backfill from).
  */
 const scriptedVenue = Effect.map(makeSimulatedVenue("venue1", 42), (venue) => {
-  const script = { bidScale: 1, failing: new Set<string>() }
+  const script = { bidScale: 1, failing: new Set<string>(), candles: true }
   const scripted: Venue = {
     ...venue,
+    candles: (query) => script.candles ? venue.candles(query) : Effect.succeed([]),
     depth: (symbol, levels) =>
       Effect.map(venue.depth(symbol, levels), (book) => ({
         bids: book.asks.map(([price, size]) => [price, size * script.bidScale] as const),
@@ -68,6 +74,7 @@ const instance = (
         SignalsRepo.Default,
         SignalEngineRepo.Default,
         Leases.Default,
+        MarketData.Default,
         Layer.succeed(WalletActivity, wallets)
       )
     ),
@@ -106,6 +113,49 @@ const roundWith = (script: Script, bidScale: number) =>
   })
 
 const memory: StorageConfig = { kind: "pglite", dataDir: "memory://" }
+
+/** `count` rounds 15 s apart; answers how many triggers each fired. */
+const rounds = (count: number) =>
+  Effect.gen(function*() {
+    const engine = yield* SignalEngine
+    const fired: Array<number> = []
+    for (let i = 0; i < count; i++) {
+      yield* TestClock.adjust(Duration.seconds(15))
+      fired.push((yield* engine.evaluateNow).length)
+    }
+    return fired
+  })
+
+/** A pool of one new signal on `condition` over `symbols`. */
+const poolOn = (caller: CurrentUserShape, condition: TriggerCondition, symbols: ReadonlyArray<string> = ["BTC"]) =>
+  Effect.gen(function*() {
+    const signals = yield* Signals
+    const signal = yield* signals.create(caller, {
+      signal_name: `${condition.metric} ${condition.operator} ${condition.threshold} over ${condition.time_window}`,
+      exchange: "venue1",
+      trigger_condition: condition,
+      enabled: true
+    })
+    return yield* signals.createPool(caller, {
+      pool_name: condition.metric,
+      exchange: "venue1",
+      source_type: "market_signals",
+      source_config: {},
+      signal_ids: [signal.id],
+      symbols,
+      logic: "AND",
+      enabled: true
+    })
+  })
+
+/** The stored edge of the pool on BTC: whether it was met at its last decided evaluation; undefined if never. */
+const edgeOf = (poolId: number) =>
+  Effect.map(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ met: boolean }>`SELECT met FROM signal_pool_edges WHERE pool_id = ${poolId} AND symbol = 'BTC'`),
+    (rows) =>
+      rows[0]?.met
+  )
 
 describe("signal engine", () => {
   it.scoped("fires on the edge from not met to met per pool and symbol: met, met, unmet, met fires twice", () =>
@@ -380,4 +430,203 @@ describe("signal engine", () => {
       expect(seen.some((s) => s.liquidations.length > 0)).toBe(true)
       expect(yield* simulatedWalletActivity(7).snapshot(wallet)).not.toEqual(yield* a.snapshot(wallet))
     }))
+
+  it.scoped(
+    "a new pool on a 1h volume window does not fire before its samples cover the hour, then fires once",
+    () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(start)
+        const venue = yield* scriptedVenue
+        // A venue with no candles: only samples can complete the window.
+        venue.script.candles = false
+        const context = yield* Layer.build(instance(memory, venue))
+        yield* Effect.gen(function*() {
+          const caller = yield* newUser
+          const pool = yield* poolOn(caller, { metric: "volume", operator: "gt", threshold: 0, time_window: "1h" })
+          // The first sample (at 15 s) covers from 0 s, so the window at 3,600 s, the 240th round, is the first complete one.
+          const fired = yield* rounds(240)
+          expect(fired.slice(0, 239).every((n) => n === 0)).toBe(true)
+          expect(yield* edgeOf(pool.id)).toBe(true)
+          expect(fired[239]).toBe(1)
+          const [trigger] = (yield* Effect.flatMap(Signals, (s) =>
+            s.triggers(caller, { limit: 50, offset: 0 }))).triggers
+          expect(trigger).toMatchObject({ pool_id: pool.id, fired_at: new Date(start + 3_600_000).toISOString() })
+          // The hour's taker flows: every sample's, the first one's included (its flows cover the 15 s before it).
+          const samples = yield* Effect.flatMap(SignalEngine, (engine) => engine.samples("venue1", "BTC"))
+          expect(samples).toHaveLength(240)
+          expect(trigger!.values[0]).toMatchObject({ metric: "volume", met: true, ready: true, reason: null })
+          const flows = samples.reduce((total, s) => total + s.taker_buy_volume + s.taker_sell_volume, 0)
+          expect(trigger!.values[0]!.value! / flows).toBeCloseTo(1, 12)
+        }).pipe(Effect.provide(context))
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.scoped("with candles, a new pool on 1h price_change and volume windows fires at its first round, from the candles and the sample", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const venue = yield* scriptedVenue
+      const context = yield* Layer.build(instance(memory, venue))
+      yield* Effect.gen(function*() {
+        const caller = yield* newUser
+        const change = yield* poolOn(caller, {
+          metric: "price_change",
+          operator: "abs_lt",
+          threshold: 1e6,
+          time_window: "1h"
+        })
+        const volume = yield* poolOn(caller, { metric: "volume", operator: "gt", threshold: 0, time_window: "1h" })
+        const flows = yield* poolOn(caller, { metric: "cvd", operator: "abs_lt", threshold: 1e12, time_window: "1h" })
+        yield* TestClock.adjust(Duration.seconds(15))
+        const fired = yield* Effect.flatMap(SignalEngine, (engine) => engine.evaluateNow)
+        // cvd cannot come from candles: not ready, so not fired, and no edge recorded.
+        expect(fired.map((t) => t.pool_id).sort()).toEqual([change.id, volume.id].sort())
+        expect(yield* edgeOf(flows.id)).toBeUndefined()
+        // From the open of the minute the window starts in (the minute before `start`) to the sample's price.
+        const at = start + 15_000
+        const [sample] = yield* Effect.flatMap(SignalEngine, (engine) => engine.samples("venue1", "BTC"))
+        const bars = yield* venue.scripted.candles({
+          symbol: "BTC",
+          timeframe: "1m",
+          start: start - 3_600_000,
+          end: at
+        })
+        expect(bars).toHaveLength(60)
+        const value = (poolId: number) => fired.find((t) => t.pool_id === poolId)!.values[0]!.value
+        expect(value(change.id)).toBeCloseTo((sample!.price / bars[0]!.open - 1) * 100, 9)
+        // The candles' coins at their close, then the sample's flows (since `start`, after the last closed minute).
+        const quote = bars.reduce((total, b) => total + b.volume * b.close, 0)
+        const sampled = sample!.taker_buy_volume + sample!.taker_sell_volume
+        expect(value(volume.id)! / (quote + sampled)).toBeCloseTo(1, 12)
+      }).pipe(Effect.provide(context))
+    }))
+
+  it.scoped("a trigger logged before values had ready and reason reads as ready, with no reason", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(start)
+      const venue = yield* scriptedVenue
+      const context = yield* Layer.build(instance(memory, venue))
+      yield* Effect.gen(function*() {
+        const caller = yield* newUser
+        const pool = yield* depthPool(caller)
+        const sql = yield* SqlClient.SqlClient
+        const old = {
+          signal_id: pool.signal_ids[0],
+          signal_name: "bids outweigh asks",
+          metric: "depth_ratio",
+          operator: "gt",
+          threshold: 1,
+          time_window: "1m",
+          value: 2,
+          met: true
+        }
+        yield* sql`
+          INSERT INTO signal_triggers (pool_id, user_id, symbol, fired_at, pool_name, exchange, source_type, logic, signal_values)
+          VALUES (${pool.id}, ${caller.id}, 'BTC', ${new Date(start)}, 'depth', 'venue1', 'market_signals', 'AND', ${
+          JSON.stringify([old])
+        })`
+        const log = yield* Effect.flatMap(Signals, (s) => s.triggers(caller, { limit: 50, offset: 0 }))
+        expect(log.triggers[0]!.values).toEqual([{ ...old, ready: true, reason: null }])
+      }).pipe(Effect.provide(context))
+    }))
+
+  it.scoped(
+    "a sampling gap makes a 5m window not ready until the samples cover it again; it neither fires nor resets the edge",
+    () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(start)
+        const venue = yield* scriptedVenue
+        venue.script.bidScale = 0.5
+        const context = yield* Layer.build(instance(memory, venue))
+        yield* Effect.gen(function*() {
+          const caller = yield* newUser
+          const signals = yield* Signals
+          // order_imbalance is (bid - ask) / (bid + ask) on average: -1/3 at bidScale 0.5, 1/3 at 2.
+          const pool = yield* poolOn(caller, {
+            metric: "order_imbalance",
+            operator: "gt",
+            threshold: 0,
+            time_window: "5m"
+          })
+          expect(yield* rounds(19)).toEqual(Array(19).fill(0))
+          expect(yield* edgeOf(pool.id)).toBeUndefined()
+          // The 20th round's window is covered: decided, and not met.
+          expect(yield* rounds(1)).toEqual([0])
+          expect(yield* edgeOf(pool.id)).toBe(false)
+
+          // Ten minutes without a round, and the book turns: met, but the window has a hole.
+          venue.script.bidScale = 2
+          yield* TestClock.adjust(Duration.minutes(10))
+          expect(yield* rounds(19)).toEqual(Array(19).fill(0))
+          expect(yield* edgeOf(pool.id)).toBe(false)
+          const gapEnd = start + 300_000 + 600_000
+          const dryRun = yield* signals.evaluate(caller, pool.signal_ids[0]!, "BTC")
+          expect(dryRun).toMatchObject({ value: null, met: false, ready: false })
+          expect(dryRun.reason).toMatch(/^not_ready: /)
+          // Covered again: the edge from not met to met on ready data fires once.
+          expect(yield* rounds(2)).toEqual([1, 0])
+          expect(yield* edgeOf(pool.id)).toBe(true)
+
+          // Another gap while met: once covered again, still met, so no second trigger.
+          yield* TestClock.adjust(Duration.minutes(10))
+          expect((yield* rounds(25)).every((n) => n === 0)).toBe(true)
+          expect(yield* edgeOf(pool.id)).toBe(true)
+          const log = yield* signals.triggers(caller, { limit: 50, offset: 0 })
+          expect(log.triggers.map((t) => t.fired_at)).toEqual([new Date(gapEnd + 300_000).toISOString()])
+        }).pipe(Effect.provide(context))
+      }),
+    { timeout: 60_000 }
+  )
+})
+
+describe("a pool's verdict with signals that are not ready", () => {
+  const at = start
+  // Two samples 15 s apart: a 1m depth_ratio is ready (2 at bidScale 2), a 5m order_imbalance is not.
+  const book = (bid: number) => ({
+    exchange: "venue1" as const,
+    symbol: "BTC",
+    price: 100,
+    volume_24h: 0,
+    open_interest: 1,
+    funding_rate: 0,
+    taker_buy_volume: 0,
+    taker_sell_volume: 0,
+    bid_depth: bid,
+    ask_depth: 100
+  })
+  const inputs = (bid: number) =>
+    windowInputs([{ ...book(bid), sampled_at: at - 15_000 }, { ...book(bid), sampled_at: at }], 15_000, at)
+  const signal = (id: number, metric: "depth_ratio" | "order_imbalance", time_window: "1m" | "5m") =>
+    [id, {
+      id,
+      user_id: 1,
+      exchange: "venue1",
+      signal_name: metric,
+      description: null,
+      trigger_condition: {
+        metric,
+        operator: metric === "depth_ratio" ? "gt" : "gt",
+        threshold: metric === "depth_ratio" ? 1 : 0,
+        time_window
+      },
+      enabled: true,
+      created_at: "",
+      updated_at: ""
+    }] as const
+  const signals = new Map([signal(1, "depth_ratio", "1m"), signal(2, "order_imbalance", "5m")]) as any
+  const verdict = (logic: "AND" | "OR", bid: number) => {
+    const { decided, met, values } = evaluatePool({ logic, signal_ids: [1, 2] as any }, signals, inputs(bid), at)
+    expect(values.map((v) => v.ready)).toEqual([true, false])
+    return { decided, met }
+  }
+
+  it("AND: a ready unmet signal decides unmet; a ready met one waits for the rest", () => {
+    expect(verdict("AND", 50)).toEqual({ decided: true, met: false })
+    expect(verdict("AND", 200)).toEqual({ decided: false, met: false })
+  })
+
+  it("OR: a ready met signal decides met; a ready unmet one waits for the rest", () => {
+    expect(verdict("OR", 200)).toEqual({ decided: true, met: true })
+    expect(verdict("OR", 50)).toEqual({ decided: false, met: false })
+  })
 })

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { evaluatePool, type MarketSample, PlatformConfig, PlatformLive } from "@trading-platform/core"
+import { evaluatePool, type MarketSample, PlatformConfig, PlatformLive, windowInputs } from "@trading-platform/core"
 import { testDatabaseUrl, testOptions, testStorages } from "@trading-platform/core/testing"
 import { type Context, Effect, Layer, Redacted } from "effect"
 import { newCaller } from "../support/Callers.js"
@@ -71,9 +71,11 @@ describe.skipIf(testDatabaseUrl === undefined)("signal engine across processes o
           const history = rows.map((r): MarketSample => ({ ...r, sampled_at: r.sampled_at.getTime() }))
           let met = false
           history.forEach((sample, i) => {
-            const now = evaluatePool(pool, signals, history.slice(0, i + 1), sample.sampled_at).met
-            if (now && !met) expected.push(`${symbol}@${new Date(sample.sampled_at).toISOString()}`)
-            met = now
+            const at = sample.sampled_at
+            const now = evaluatePool(pool, signals, windowInputs(history.slice(0, i + 1), 1_000, at), at)
+            if (!now.decided) return
+            if (now.met && !met) expected.push(`${symbol}@${new Date(at).toISOString()}`)
+            met = now.met
           })
         }
         const written = (yield* sql<

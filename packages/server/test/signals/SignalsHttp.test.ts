@@ -357,6 +357,9 @@ for (const storage of testStorages) {
             threshold: 0,
             time_window: "1m",
             met: true,
+            // SOL was never sampled: the minute before the fresh sample comes from candles.
+            ready: true,
+            reason: null,
             sample_count: 1
           })
           expect(reply.body.value).toBeGreaterThan(0)
