@@ -66,3 +66,21 @@ export const windowCoverage = (from: number | null, timeWindow: Timeframe, at: n
     ready: from <= start
   }
 }
+
+/**
+ * A window's coverage at `now` as the sampling health records it: the last sample of the symbol
+ * and the start of its covered stretch. Once the last sample is more than `maxHole` old, nothing
+ * reaches `now`.
+ */
+export const recordedCoverage = (
+  lastSampledAt: number | null,
+  from: number | null,
+  interval: number,
+  timeWindow: Timeframe,
+  now: number
+) =>
+  windowCoverage(
+    lastSampledAt === null || now - lastSampledAt > maxHole(interval) ? null : from,
+    timeWindow,
+    now
+  )

@@ -260,6 +260,24 @@ export class Evaluation extends Schema.Class<Evaluation>("Evaluation")({
   evaluated_at: Schema.String
 }) {}
 
+/** How much of one `time_window` the samples of a symbol cover, as of the request. */
+export const WindowSamplingStatus = Schema.Struct({
+  time_window: Timeframe,
+  /** Since when the samples cover the time up to now without a hole longer than three sampling intervals; null when they do not reach now. */
+  covered_from: Schema.NullOr(Schema.String),
+  /** The fraction of the window (0 to 1) covered since `covered_from`. */
+  coverage: Schema.Number,
+  /** Whether the samples cover the whole window, so every metric over it is computed from samples. */
+  ready: Schema.Boolean
+})
+
+/** The sampling of one symbol of a pool, per `time_window` its signals use (shortest first). */
+export const SymbolSamplingStatus = Schema.Struct({
+  symbol: Schema.String,
+  last_sampled_at: Schema.NullOr(Schema.String),
+  windows: Schema.Array(WindowSamplingStatus)
+})
+
 /** One row of `GET /api/sampling/pool-status`. */
 export const PoolSamplingStatus = Schema.Struct({
   pool_id: PoolId,
@@ -270,7 +288,9 @@ export const PoolSamplingStatus = Schema.Struct({
   last_sampled_at: Schema.NullOr(Schema.String),
   /** Failed samples of the pool's symbols, counted since they were first sampled. */
   errors: Schema.Int,
-  last_error: Schema.NullOr(Schema.String)
+  last_error: Schema.NullOr(Schema.String),
+  /** Each symbol of a `market_signals` pool with its windows' coverage; empty for `wallet_tracking`. */
+  symbols: Schema.Array(SymbolSamplingStatus)
 })
 
 export class SamplingStatus extends Schema.Class<SamplingStatus>("SamplingStatus")({

@@ -198,7 +198,7 @@ export const SignalEngineLive = Layer.scoped(
           if (Either.isRight(result)) {
             const key = keyOf(exchange, symbol)
             const inputs = windowInputs([...windows.get(key)!, result.right], interval, at)
-            outcomes.push({ _tag: "Sampled", sample: result.right })
+            outcomes.push({ _tag: "Sampled", sample: result.right, covered_from: new Date(inputs.sampledFrom!) })
             fresh.set(key, inputs)
           } else {
             outcomes.push({ _tag: "Failed", exchange, symbol, error: describeFailure(result.left) })

@@ -30,9 +30,9 @@ const NewTrigger = Schema.Struct({
 })
 export type NewTrigger = typeof NewTrigger.Type
 
-/** What one round writes for one sampled symbol. */
+/** What one round writes for one sampled symbol: with a sample, the start of the stretch the samples cover. */
 export type SampleOutcome =
-  | { readonly _tag: "Sampled"; readonly sample: MarketSample }
+  | { readonly _tag: "Sampled"; readonly sample: MarketSample; readonly covered_from: Date }
   | { readonly _tag: "Failed"; readonly exchange: Exchange; readonly symbol: string; readonly error: string }
 
 /** SQL of the engine: samples, edges, triggers, and tracked wallets. */
@@ -59,9 +59,10 @@ export class SignalEngineRepo extends Effect.Service<SignalEngineRepo>()("@tradi
             Effect.zipRight(
               sql`INSERT INTO signal_samples ${sql.insert(row)} ON CONFLICT DO NOTHING`,
               sql`
-                INSERT INTO signal_sample_health (exchange, symbol, last_sampled_at, errors)
-                VALUES (${row.exchange}, ${row.symbol}, ${at}, 0)
-                ON CONFLICT (exchange, symbol) DO UPDATE SET last_sampled_at = excluded.last_sampled_at`
+                INSERT INTO signal_sample_health (exchange, symbol, last_sampled_at, covered_from, errors)
+                VALUES (${row.exchange}, ${row.symbol}, ${at}, ${outcome.covered_from}, 0)
+                ON CONFLICT (exchange, symbol) DO UPDATE
+                SET last_sampled_at = excluded.last_sampled_at, covered_from = excluded.covered_from`
             ))
           : sql`
             INSERT INTO signal_sample_health (exchange, symbol, errors, last_error)

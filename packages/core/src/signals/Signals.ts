@@ -6,8 +6,8 @@ import { MarketData } from "../market/MarketData.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
-import { type Candle, type Exchange, timeframeMillis, Venues } from "../venues/Venue.js"
-import { candleMillis, maxHole, windowCoverage } from "./Coverage.js"
+import { type Candle, type Exchange, type Timeframe, timeframeMillis, Venues } from "../venues/Venue.js"
+import { candleMillis, maxHole, recordedCoverage, windowCoverage } from "./Coverage.js"
 import { candleMetrics, evaluateCondition, windowInputs } from "./Metrics.js"
 import { sampleSymbols } from "./Sampler.js"
 import {
@@ -307,20 +307,49 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
       )
 
     const poolStatus = (caller: CurrentUserShape) =>
-      Effect.all([repo.poolsByUser(caller.id), repo.poolStatus(caller.id)]).pipe(
-        Effect.map(([pools, statuses]) => {
+      Effect.all([
+        repo.poolsByUser(caller.id),
+        repo.poolStatus(caller.id),
+        repo.symbolHealth(caller.id),
+        repo.signalsByUser(caller.id),
+        Clock.currentTimeMillis
+      ]).pipe(
+        Effect.map(([pools, statuses, health, signals, now]) => {
           const byPool = new Map(statuses.map((s) => [s.pool_id as number, s]))
+          const bySymbol = new Map(health.map((h) => [`${h.exchange}:${h.symbol}`, h]))
+          const windowOf = new Map(signals.map((s) => [s.id as number, s.trigger_condition.time_window]))
+          const iso = (date: Date | null | undefined) => date ? date.toISOString() : null
           return new SamplingStatus({
             pools: pools.map((pool) => {
               const status = byPool.get(pool.id)
+              const market = pool.source_type === "market_signals"
+              const windows = [...new Set(pool.signal_ids.flatMap((id) => windowOf.get(id) ?? []))]
+                .sort((a: Timeframe, b: Timeframe) => timeframeMillis[a] - timeframeMillis[b])
               return {
                 pool_id: pool.id,
                 pool_name: pool.pool_name,
                 enabled: pool.enabled,
-                symbol_count: pool.source_type === "market_signals" ? pool.symbols.length : 0,
+                symbol_count: market ? pool.symbols.length : 0,
                 last_sampled_at: status?.last_sampled_at ?? null,
                 errors: status?.errors ?? 0,
-                last_error: status?.last_error ?? null
+                last_error: status?.last_error ?? null,
+                symbols: (market ? pool.symbols : []).map((symbol) => {
+                  const h = bySymbol.get(`${pool.exchange}:${symbol}`)
+                  const last = h?.last_sampled_at?.getTime() ?? null
+                  return {
+                    symbol,
+                    last_sampled_at: iso(h?.last_sampled_at),
+                    windows: windows.map((time_window) => {
+                      const c = recordedCoverage(last, h?.covered_from?.getTime() ?? null, interval, time_window, now)
+                      return {
+                        time_window,
+                        covered_from: c.covered_from === null ? null : new Date(c.covered_from).toISOString(),
+                        coverage: c.coverage,
+                        ready: c.ready
+                      }
+                    })
+                  }
+                })
               }
             })
           })

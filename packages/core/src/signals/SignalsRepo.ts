@@ -111,6 +111,13 @@ const PoolStatusRow = Schema.Struct({
   last_error: Schema.NullOr(Schema.String)
 })
 
+const SymbolHealthRow = Schema.Struct({
+  exchange: Exchange,
+  symbol: Schema.String,
+  last_sampled_at: Schema.NullOr(Schema.DateFromSelf),
+  covered_from: Schema.NullOr(Schema.DateFromSelf)
+})
+
 const WalletStatusRow = Schema.Struct({
   last_sync_at: Schema.NullOr(IsoTimestamp),
   errors: Schema.NumberFromString
@@ -269,6 +276,20 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
         ORDER BY p.id`
     })
 
+    /** The sampling health of each symbol the user's pools watch. */
+    const symbolHealth = SqlSchema.findAll({
+      Request: UserId,
+      Result: SymbolHealthRow,
+      execute: (userId) =>
+        sql`
+        SELECT h.exchange, h.symbol, h.last_sampled_at, h.covered_from
+        FROM signal_sample_health h
+        WHERE EXISTS (
+          SELECT 1 FROM signal_pools p
+          WHERE p.user_id = ${userId} AND p.exchange = h.exchange
+            AND h.symbol IN (SELECT jsonb_array_elements_text(p.symbols::jsonb)))`
+    })
+
     const walletStatus = SqlSchema.single({
       Request: UserId,
       Result: WalletStatusRow,
@@ -301,6 +322,7 @@ export class SignalsRepo extends Effect.Service<SignalsRepo>()("@trading-platfor
       deletePool,
       triggers,
       poolStatus,
+      symbolHealth,
       walletStatus
     } as const
   })

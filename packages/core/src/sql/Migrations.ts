@@ -17,6 +17,7 @@ import m0013 from "./migrations/0013_leases.js"
 import m0014 from "./migrations/0014_automation_trade_key.js"
 import m0015 from "./migrations/0015_user_delete_cascade.js"
 import m0016 from "./migrations/0016_candle_store.js"
+import m0017 from "./migrations/0017_signal_windows.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -39,7 +40,8 @@ const byName = {
   "0013_leases": m0013,
   "0014_automation_trade_key": m0014,
   "0015_user_delete_cascade": m0015,
-  "0016_candle_store": m0016
+  "0016_candle_store": m0016,
+  "0017_signal_windows": m0017
 }
 export const migrations = Migrator.fromRecord(byName)
 

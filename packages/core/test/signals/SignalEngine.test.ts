@@ -257,7 +257,20 @@ describe("signal engine", () => {
           symbol_count: 2,
           last_sampled_at: new Date(start + 30_000).toISOString(),
           errors: 2,
-          last_error: "venue1 is down for maintenance"
+          last_error: "venue1 is down for maintenance",
+          // BTC's two samples cover 30 s of the minute; ETH has none.
+          symbols: [
+            {
+              symbol: "BTC",
+              last_sampled_at: new Date(start + 30_000).toISOString(),
+              windows: [{ time_window: "1m", covered_from: new Date(start).toISOString(), coverage: 0.5, ready: false }]
+            },
+            {
+              symbol: "ETH",
+              last_sampled_at: null,
+              windows: [{ time_window: "1m", covered_from: null, coverage: 0, ready: false }]
+            }
+          ]
         }])
         // Once ETH answers again, its edge fires on its own.
         venue.script.failing.clear()
@@ -548,18 +561,33 @@ describe("signal engine", () => {
             threshold: 0,
             time_window: "5m"
           })
+          const windowStatus = Effect.map(signals.poolStatus(caller), (s) => s.pools[0]!.symbols[0]!.windows[0]!)
           expect(yield* rounds(19)).toEqual(Array(19).fill(0))
           expect(yield* edgeOf(pool.id)).toBeUndefined()
+          expect(yield* windowStatus).toEqual({
+            time_window: "5m",
+            covered_from: new Date(start).toISOString(),
+            coverage: 285 / 300,
+            ready: false
+          })
           // The 20th round's window is covered: decided, and not met.
           expect(yield* rounds(1)).toEqual([0])
           expect(yield* edgeOf(pool.id)).toBe(false)
+          expect(yield* windowStatus).toMatchObject({ coverage: 1, ready: true })
 
           // Ten minutes without a round, and the book turns: met, but the window has a hole.
           venue.script.bidScale = 2
           yield* TestClock.adjust(Duration.minutes(10))
+          expect(yield* windowStatus).toEqual({ time_window: "5m", covered_from: null, coverage: 0, ready: false })
           expect(yield* rounds(19)).toEqual(Array(19).fill(0))
           expect(yield* edgeOf(pool.id)).toBe(false)
           const gapEnd = start + 300_000 + 600_000
+          expect(yield* windowStatus).toEqual({
+            time_window: "5m",
+            covered_from: new Date(gapEnd).toISOString(),
+            coverage: 285 / 300,
+            ready: false
+          })
           const dryRun = yield* signals.evaluate(caller, pool.signal_ids[0]!, "BTC")
           expect(dryRun).toMatchObject({ value: null, met: false, ready: false })
           expect(dryRun.reason).toMatch(/^not_ready: /)

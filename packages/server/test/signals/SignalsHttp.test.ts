@@ -403,6 +403,10 @@ for (const storage of testStorages) {
             (yield* createPool(token, { pool_name: "alts", signal_ids: [signal.body.id], symbols: ["LINK", "DOT"] }))
               .body.id
           const before = yield* call("GET", "/api/sampling/pool-status", { token })
+          const unsampled = {
+            last_sampled_at: null,
+            windows: [{ time_window: "1m", covered_from: null, coverage: 0, ready: false }]
+          }
           expect(before.body.pools).toEqual([
             {
               pool_id: poolId,
@@ -411,7 +415,8 @@ for (const storage of testStorages) {
               symbol_count: 2,
               last_sampled_at: null,
               errors: 0,
-              last_error: null
+              last_error: null,
+              symbols: [{ symbol: "LINK", ...unsampled }, { symbol: "DOT", ...unsampled }]
             }
           ])
           yield* round
@@ -420,6 +425,68 @@ for (const storage of testStorages) {
           expect(after.body.pools[0]).toMatchObject({ pool_id: poolId, last_sampled_at: now, errors: 0 })
           const intruder = yield* signUp()
           expect((yield* call("GET", "/api/sampling/pool-status", { token: intruder.token })).body.pools).toEqual([])
+        }))
+
+      it.effect("GET /api/sampling/pool-status shows per symbol and window since when the samples cover it, how much, and whether it is ready", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const signal = (metric: string, time_window: string) =>
+            Effect.map(
+              createSignal(token, {
+                signal_name: `${metric} ${time_window}`,
+                trigger_condition: { metric, operator: "gt", threshold: 1e15, time_window }
+              }),
+              (reply) => reply.body.id
+            )
+          const ids = [
+            yield* signal("cvd", "5m"),
+            yield* signal("order_imbalance", "1m"),
+            yield* signal("taker_ratio", "5m")
+          ]
+          // Symbols no other test here samples.
+          const created = yield* createPool(token, {
+            pool_name: "coverage",
+            signal_ids: ids,
+            symbols: ["AVAX", "NEAR"]
+          })
+          expect(created.status).toBe(201)
+          const windows = Effect.map(
+            call("GET", "/api/sampling/pool-status", { token }),
+            (reply) => reply.body.pools.find((p: any) => p.pool_id === created.body.id).symbols
+          )
+          yield* round
+          const first = (yield* Clock.currentTimeMillis) - 15_000
+          const covering = (coverage1m: number, coverage5m: number) =>
+            ["AVAX", "NEAR"].map((symbol) => ({
+              symbol,
+              last_sampled_at: expect.any(String),
+              windows: [
+                {
+                  time_window: "1m",
+                  covered_from: new Date(first).toISOString(),
+                  coverage: coverage1m,
+                  ready: coverage1m === 1
+                },
+                {
+                  time_window: "5m",
+                  covered_from: new Date(first).toISOString(),
+                  coverage: coverage5m,
+                  ready: coverage5m === 1
+                }
+              ]
+            }))
+          // One sample covers the interval before it: 15 s.
+          expect(yield* windows).toEqual(covering(0.25, 0.05))
+          // The fourth round's minute starts where the first sample's interval does.
+          yield* round
+          yield* round
+          expect(yield* windows).toEqual(covering(0.75, 0.15))
+          yield* round
+          expect(yield* windows).toEqual(covering(1, 0.2))
+          // The dry run agrees: the 5m cvd is not ready, and says why.
+          const dryRun = yield* call("POST", `/api/signals/${ids[0]}/evaluate`, { token, body: { symbol: "AVAX" } })
+          expect(dryRun.body).toMatchObject({ metric: "cvd", value: null, met: false, ready: false })
+          expect(dryRun.body.reason).toBe("not_ready: the samples cover 20% of the 5m window")
         }))
 
       it.effect("the quick start of docs/signals.md creates a pool that fires on the simulated venue within four rounds", () =>
