@@ -146,6 +146,8 @@ export class Order extends Schema.Class<Order>("Order")({
   exchange: Exchange,
   route: OrderRoute,
   trigger: OrderTrigger,
+  /** The mark that triggered a take-profit or stop-loss exit (its fill is at the price after); null for a run's order. */
+  trigger_price: Schema.NullOr(Schema.Number),
   side: Schema.Literal("buy", "sell"),
   quantity: Schema.Number,
   leverage: Schema.Int,

@@ -30,6 +30,7 @@ export const OrderRow = Schema.Struct({
   status: OrderStatus,
   take_profit_price: Schema.NullOr(Numeric),
   stop_loss_price: Schema.NullOr(Numeric),
+  trigger_price: Schema.NullOr(Numeric),
   venue_order_id: Schema.NullOr(Schema.String),
   price: Schema.NullOr(Numeric),
   fee: Schema.NullOr(Numeric),
@@ -274,9 +275,11 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         const key = `${trigger}:${at.account_id}:${at.symbol}:${Date.parse(held.opened_at)}`
         yield* sql`
           INSERT INTO automation_orders (binding_id, program_id, user_id, account_id, symbol, exchange, route, trigger,
-            idempotency_key, side, quantity, leverage, status, created_at)
+            trigger_price, idempotency_key, side, quantity, leverage, status, created_at)
           VALUES (${last.binding_id}, ${last.program_id}, ${last.user_id}, ${at.account_id}, ${at.symbol}, ${held.exchange},
-            ${last.route}, ${trigger}, ${key}, ${held.side === "long" ? "sell" : "buy"}, ${held.size}, ${held.leverage},
+            ${last.route}, ${trigger}, ${mark}, ${key}, ${
+          held.side === "long" ? "sell" : "buy"
+        }, ${held.size}, ${held.leverage},
             'pending', ${now})
           ON CONFLICT (idempotency_key) DO NOTHING`
         return yield* orderByKey(key)

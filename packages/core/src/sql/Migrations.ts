@@ -18,6 +18,7 @@ import m0014 from "./migrations/0014_automation_trade_key.js"
 import m0015 from "./migrations/0015_user_delete_cascade.js"
 import m0016 from "./migrations/0016_candle_store.js"
 import m0017 from "./migrations/0017_signal_windows.js"
+import m0018 from "./migrations/0018_exit_trigger_price.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -41,7 +42,8 @@ const byName = {
   "0014_automation_trade_key": m0014,
   "0015_user_delete_cascade": m0015,
   "0016_candle_store": m0016,
-  "0017_signal_windows": m0017
+  "0017_signal_windows": m0017,
+  "0018_exit_trigger_price": m0018
 }
 export const migrations = Migrator.fromRecord(byName)
 
