@@ -110,6 +110,8 @@ export interface VenuesOptions {
   readonly simulationCorrelation: number
   /** How long market data from a venue is served from the cache. */
   readonly marketDataTtl: Duration.Duration
+  /** The candle sync jobs (`POST /api/market/candles/sync`) of this instance. */
+  readonly candleSyncs: JobOptions
 }
 
 export { integerSetting } from "./Settings.js"
@@ -156,6 +158,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     Config.withDefault(0.8)
   ),
   marketDataTtlMs: positiveInt("MARKET_DATA_TTL_MS", 2_000),
+  candleSyncs: jobOptionsConfig("CANDLE_SYNC"),
   backtests: jobOptionsConfig("BACKTEST"),
   automation: jobOptionsConfig("AUTOMATION"),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
@@ -225,7 +228,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       venue2: c.venue2,
       simulationSeed: c.simulationSeed,
       simulationCorrelation: c.simulationCorrelation,
-      marketDataTtl: Duration.millis(c.marketDataTtlMs)
+      marketDataTtl: Duration.millis(c.marketDataTtlMs),
+      candleSyncs: c.candleSyncs
     },
     backtests: c.backtests,
     sandbox: defaultSandboxLimits,

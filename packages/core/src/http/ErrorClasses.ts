@@ -111,9 +111,10 @@ export class UpstreamError extends apiError<UpstreamError>()(
   502,
   "The venue or provider cannot be reached or answered with a failure"
 ) {}
-export class Unavailable
-  extends apiError<Unavailable>()("Unavailable", 503, "Storage or a dependency is unavailable")
-{}
+export class Unavailable extends apiError<Unavailable>()("Unavailable", 503, "Storage or a dependency is unavailable", {
+  /** Whole seconds to wait, when the dependency said (a venue's `Retry-After`); also in `Retry-After`. */
+  retry_after: Schema.optional(Schema.Int)
+}) {}
 export class UpstreamTimeout
   extends apiError<UpstreamTimeout>()("UpstreamTimeout", 504, "The venue or provider did not answer in time")
 {}

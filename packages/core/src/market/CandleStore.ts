@@ -94,6 +94,12 @@ export class CandleStore extends Effect.Service<CandleStore>()("@trading-platfor
             open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close,
             volume = excluded.volume`, { discard: true }).pipe(dieOnStorageFailure)
 
+    /** How many bars of the series have an open time in `[start, end)`. */
+    const count = (seriesId: number, span: Span) =>
+      sql<{ bars: number | string }>`
+        SELECT count(*) AS bars FROM candles WHERE series_id = ${seriesId} AND time >= ${span.start} AND time < ${span.end}`
+        .pipe(Effect.map(([r]) => Number(r?.bars ?? 0)), dieOnStorageFailure)
+
     /** The covered spans that meet `[start, end)`, oldest first. */
     const coverage = (seriesId: number, span: Span) =>
       sql<{ start_time: number | string; end_time: number | string }>`
@@ -131,7 +137,7 @@ export class CandleStore extends Effect.Service<CandleStore>()("@trading-platfor
           dieOnStorageFailure
         )
 
-    return { series, existing, read, write, coverage, cover, extent } as const
+    return { series, existing, read, count, write, coverage, cover, extent } as const
   })
 }) {}
 

@@ -4,6 +4,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { ApiError } from "../http/Errors.js"
 import { Authentication } from "../users/Authentication.js"
+import { CandleSync, CandleSyncPath, CandleSyncRequest } from "./CandleSync.js"
 import {
   CandleFile,
   CandleImportParams,
@@ -25,6 +26,7 @@ import {
 
 // The feature's contract: its endpoints (below) and the schemas they use.
 export { Candle, Exchange, SymbolSpec, Timeframe, timeframeMillis } from "../venues/Venue.js"
+export * from "./CandleSync.js"
 export * from "./Dataset.js"
 export * from "./Market.js"
 
@@ -71,6 +73,34 @@ export class MarketApi extends HttpApiGroup.make("market")
           "are reported by line; a file with no good row answers 400. Importing the same rows again changes nothing."
       )
       .annotate(OpenApi.Summary, "Import a candle file (CSV or zip) into a dataset")
+  )
+  .add(
+    HttpApiEndpoint.post("syncCandles", "/market/candles/sync")
+      .setPayload(CandleSyncRequest)
+      .addSuccess(CandleSync, { status: 202 })
+      .annotate(
+        OpenApi.Description,
+        "Queues a durable job that fetches an HTTP venue's bars of `[from, to)` into the candle store, a page of 1000 " +
+          "bars at a time, waiting out the venue's 429 or 503 for its Retry-After; what is stored already is not " +
+          "fetched again, so a sync resumes where one stopped. A simulated venue's candles are computed: 400. At most " +
+          "5,256,000 bars (ten years of 1m)."
+      )
+      .annotate(OpenApi.Summary, "Sync a venue's candles of a range into the store (a job)")
+  )
+  .add(
+    HttpApiEndpoint.get("candleSync", "/market/candles/sync/:id")
+      .setPath(CandleSyncPath)
+      .addSuccess(CandleSync)
+      .addError(ApiError.Forbidden)
+      .annotate(OpenApi.Summary, "A candle sync: status, progress and the bars stored")
+  )
+  .add(
+    HttpApiEndpoint.post("cancelCandleSync", "/market/candles/sync/:id/cancel")
+      .setPath(CandleSyncPath)
+      .addSuccess(CandleSync)
+      .addError(ApiError.Forbidden)
+      .addError(ApiError.Conflict)
+      .annotate(OpenApi.Summary, "Cancel a candle sync that has not finished (409 when it has)")
   )
   .add(
     HttpApiEndpoint.get("datasets", "/market/datasets")

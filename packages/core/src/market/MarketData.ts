@@ -165,16 +165,35 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         }
       })
 
-    const fromVenue = (exchange: Exchange, q: CandlesQuery, wanted: Span) =>
+    /** Stores what the store has not covered of `wanted` (on the grid, closed bars only); answers the series' id. */
+    const ensure = (exchange: Exchange, q: CandlesQuery, wanted: Span) =>
       Effect.gen(function*() {
-        const venue = venues[exchange]
-        if (venue.simulated) return yield* venue.candles({ symbol: q.symbol, timeframe: q.timeframe, ...wanted })
         const key = { venue: exchange, symbol: q.symbol, timeframe: q.timeframe }
         const id = yield* store.existing(key)
         const gaps = id === undefined ? [wanted] : uncovered(wanted, yield* store.coverage(id, wanted))
         for (const gap of gaps) yield* fill(exchange, q.symbol, q.timeframe, gap)
-        return yield* store.read(id ?? (yield* store.series(key)), wanted)
+        return id ?? (yield* store.series(key))
       })
+
+    const fromVenue = (exchange: Exchange, q: CandlesQuery, wanted: Span) =>
+      Effect.gen(function*() {
+        const venue = venues[exchange]
+        if (venue.simulated) return yield* venue.candles({ symbol: q.symbol, timeframe: q.timeframe, ...wanted })
+        return yield* store.read(yield* ensure(exchange, q, wanted), wanted)
+      })
+
+    /**
+     * Fetches an HTTP venue's bars of `[start, end)` into the store without reading them back (a
+     * sync's page), answering how many bars the store then holds there.
+     */
+    const sync = (exchange: Exchange, q: CandlesQuery) =>
+      Effect.gen(function*() {
+        const wanted = openTimes(q, q.timeframe, yield* Clock.currentTimeMillis)
+        if (wanted.start >= wanted.end) return 0
+        return yield* store.count(yield* ensure(exchange, q, wanted), wanted)
+      }).pipe(
+        Effect.withSpan("MarketData.sync", { attributes: { exchange, symbol: q.symbol, timeframe: q.timeframe } })
+      )
 
     const fromDataset = (dataset: DatasetRow, q: CandlesQuery, wanted: Span) =>
       Effect.gen(function*() {
@@ -381,7 +400,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         }
       })
 
-    return { source, check, candles, latest, prices, klines, symbols, query } as const
+    return { source, check, candles, latest, sync, prices, klines, symbols, query } as const
   }),
   dependencies: [CandleStore.Default, DatasetsRepo.Default]
 }) {}

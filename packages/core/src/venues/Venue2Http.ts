@@ -4,7 +4,15 @@ import { createHmac } from "node:crypto"
 import { leverageCap } from "../accounts/Account.js"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { type UpstreamError, VenueRejected } from "../http/Errors.js"
-import { type Candle, type SymbolSpec, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
+import {
+  type Candle,
+  type SymbolSpec,
+  type Ticker,
+  timeframeMillis,
+  UnknownSymbol,
+  type Venue,
+  type VenueCredentials
+} from "./Venue.js"
 import { clientOrderId, makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
 
 const quote = "USDT"
@@ -117,10 +125,13 @@ export const makeVenue2Http = (connection: VenueConnection) =>
               out.push({ time, open, high, low, close, volume })
             }
           }
-          if (page.length < pageSize) {
+          // A venue may cap a page below what was asked: only an empty page, or one that reaches the
+          // end, says there is nothing more.
+          const last = page.at(-1)?.[0]
+          if (last === undefined || last + timeframeMillis[q.timeframe] >= q.end) {
             break
           }
-          from = page.at(-1)![0] + 1
+          from = last + 1
         }
         return out
       })

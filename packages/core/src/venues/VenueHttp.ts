@@ -9,6 +9,14 @@ import type { Exchange } from "./Venue.js"
 export interface VenueReply {
   readonly status: number
   readonly text: string
+  /** `Retry-After` in whole seconds, when the venue sent one (as seconds or as a date). */
+  readonly retryAfter?: number
+}
+
+const retryAfterOf = (header: string | undefined, now: number): number | undefined => {
+  if (header === undefined) return undefined
+  const seconds = /^\s*\d+\s*$/.test(header) ? Number(header) : (Date.parse(header) - now) / 1000
+  return Number.isFinite(seconds) ? Math.max(0, Math.ceil(seconds)) : undefined
 }
 
 /** Real time, for what a venue compares with its own clock (deadlines, nonces), also under a test clock. */
@@ -30,7 +38,10 @@ export const makeVenueClient = (exchange: Exchange, connection: VenueConnection)
     const send = (request: HttpClientRequest.HttpClientRequest, retries = connection.retries) =>
       client.execute(request).pipe(
         Effect.flatMap((response) =>
-          Effect.map(response.text, (text): VenueReply => ({ status: response.status, text }))
+          Effect.map(response.text, (text): VenueReply => {
+            const retryAfter = retryAfterOf(response.headers["retry-after"], Date.now())
+            return { status: response.status, text, ...(retryAfter === undefined ? {} : { retryAfter }) }
+          })
         ),
         Effect.timeoutFail({
           duration: connection.timeout,
@@ -43,7 +54,10 @@ export const makeVenueClient = (exchange: Exchange, connection: VenueConnection)
         Effect.filterOrElse((reply) => reply.status < 500 && reply.status !== 429, (reply) =>
           Effect.fail(
             reply.status === 503 || reply.status === 429
-              ? new Unavailable({ error: `${exchange} is unavailable (HTTP ${reply.status})` })
+              ? new Unavailable({
+                error: `${exchange} is unavailable (HTTP ${reply.status})`,
+                ...(reply.retryAfter === undefined ? {} : { retry_after: reply.retryAfter })
+              })
               : new UpstreamError({ error: `${exchange} answered HTTP ${reply.status}` })
           )),
         Effect.retry({ times: retries, while: (e) => e._tag !== "UpstreamTimeout" }),

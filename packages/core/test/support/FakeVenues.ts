@@ -19,6 +19,10 @@ export interface FakeVenue {
   readonly calls: Map<string, number>
   /** The body of the last request. */
   readonly last: { body?: any }
+  /** The most klines (candles) one answer holds, whatever the request asks: a venue's page cap. */
+  klinesCap: number
+  /** The next `times` requests (to `path` only, when given) answer 429 with `Retry-After: retryAfter` (seconds). */
+  throttle: { times: number; retryAfter: number; path?: string }
   readonly close: () => Promise<void>
 }
 
@@ -29,6 +33,7 @@ type Handler = (
     readonly body: any
     readonly req: IncomingMessage
     readonly clientOrderIds: Array<string>
+    readonly klinesCap: number
   }
 ) => {
   readonly status?: number
@@ -83,7 +88,12 @@ const start = (handler: Handler): Promise<FakeVenue> =>
     const calls = new Map<string, number>()
     const last: { body?: any } = {}
     const clientOrderIds: Array<string> = []
-    const venue: { behavior: Behavior; orders: Behavior } = { behavior: "ok", orders: "ok" }
+    const venue = {
+      behavior: "ok" as Behavior,
+      orders: "ok" as Behavior,
+      klinesCap: Infinity,
+      throttle: { times: 0, retryAfter: 1 } as FakeVenue["throttle"]
+    }
     const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
       let raw = ""
       req.on("data", (chunk) => (raw += chunk))
@@ -91,11 +101,26 @@ const start = (handler: Handler): Promise<FakeVenue> =>
         const url = new URL(req.url ?? "/", "http://fake")
         const body = raw === "" ? undefined : JSON.parse(raw)
         last.body = body
-        const answer = handler({ path: url.pathname, params: url.searchParams, body, req, clientOrderIds })
+        const answer = handler({
+          path: url.pathname,
+          params: url.searchParams,
+          body,
+          req,
+          clientOrderIds,
+          klinesCap: venue.klinesCap
+        })
         const key = answer.key ?? url.pathname
         calls.set(key, (calls.get(key) ?? 0) + 1)
         const send = (status: number, text: string) => {
           if (!res.writableEnded) res.writeHead(status, { "content-type": "application/json" }).end(text)
+        }
+        if (venue.throttle.times > 0 && (venue.throttle.path === undefined || venue.throttle.path === url.pathname)) {
+          venue.throttle.times--
+          if (!res.writableEnded) {
+            res.writeHead(429, { "content-type": "application/json", "retry-after": String(venue.throttle.retryAfter) })
+              .end(JSON.stringify({ code: -1003, msg: "Too many requests" }))
+          }
+          return
         }
         switch (venue.behavior === "ok" && answer.order === true ? venue.orders : venue.behavior) {
           case "error500":
@@ -290,7 +315,7 @@ const invalidSymbol = { status: 400, json: { code: -1121, msg: "Invalid symbol."
 
 /** A venue2 (Binance-futures-style) REST server, with HMAC-SHA256 signed account calls. */
 export const startFakeVenue2 = () =>
-  start(({ clientOrderIds, params, path, req }) => {
+  start(({ clientOrderIds, klinesCap, params, path, req }) => {
     const symbol = params.get("symbol")
     const coin = symbol?.replace(/USDT$/, "")
     const listed = coin !== undefined && coin in reference
@@ -351,7 +376,7 @@ export const startFakeVenue2 = () =>
           params.get("interval")!,
           Number(params.get("startTime")),
           Number(params.get("endTime")),
-          Number(params.get("limit"))
+          Math.min(Number(params.get("limit")), klinesCap)
         )
         return { json: bars.map((b) => [b.t, b.o, b.h, b.l, b.c, b.v, b.t + 1, "0", 3, "0", "0", "0"]) }
       }

@@ -60,7 +60,13 @@ export const testOptions = (storage: StorageConfig, overrides: Partial<PlatformO
     storage,
     rateLimits: rateLimitPolicyPerMinute({ auth: 10_000, read: 10_000, write: 10_000 }),
     secretKey: Option.some(Redacted.make("test-secret-key-0123456789abcdef0123456789")),
-    venues: { ...defaults.venues, venue1: offline, venue2: offline },
+    // No candle sync workers unless a suite asks, as for the other jobs below.
+    venues: {
+      ...defaults.venues,
+      venue1: offline,
+      venue2: offline,
+      candleSyncs: { ...defaults.venues.candleSyncs, concurrency: 0 }
+    },
     // No backtest workers unless a suite asks: an idle worker's poll would make every TestClock.adjust step through it.
     backtests: { ...defaults.backtests, concurrency: 0 },
     // Likewise no automation scheduler, run workers or PnL refresher unless a suite asks.

@@ -56,8 +56,9 @@ const toDeclaredError = (
         })
       )
     }
-    // A 429 from an endpoint (e.g. a second stream) says how long to wait, as the limiter's does.
-    if (e instanceof RateLimited) {
+    // A 429 from an endpoint (e.g. a second stream), or a 503 whose venue said how long to wait,
+    // says so in `Retry-After`, as the limiter's 429 does.
+    if (e instanceof RateLimited || (e instanceof Unavailable && e.retry_after !== undefined)) {
       return HttpApp.appendPreResponseHandler((_, response) =>
         Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(e.retry_after)))
       ).pipe(Effect.zipRight(Effect.failCause(cause)))

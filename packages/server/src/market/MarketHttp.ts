@@ -1,5 +1,13 @@
 import { HttpApiBuilder, type HttpServerRequest, Multipart } from "@effect/platform"
-import { CurrentUser, Datasets, type ImportFile, InvalidInput, MarketData, TradingApi } from "@trading-platform/core"
+import {
+  CandleSyncs,
+  CurrentUser,
+  Datasets,
+  type ImportFile,
+  InvalidInput,
+  MarketData,
+  TradingApi
+} from "@trading-platform/core"
 import { Effect, Stream } from "effect"
 
 const unreadableBody = () => new InvalidInput({ error: "The request body could not be read", issues: [] })
@@ -20,6 +28,7 @@ export const MarketHttpLive = HttpApiBuilder.group(TradingApi, "market", (handle
   Effect.gen(function*() {
     const market = yield* MarketData
     const datasets = yield* Datasets
+    const syncs = yield* CandleSyncs
     return handlers
       .handle("prices", ({ payload }) => market.prices(payload))
       .handle("klines", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => market.klines(caller, urlParams)))
@@ -29,8 +38,11 @@ export const MarketHttpLive = HttpApiBuilder.group(TradingApi, "market", (handle
       .handleRaw("importCandles", ({ request, urlParams }) =>
         Effect.flatMap(CurrentUser, (caller) =>
           datasets.importFiles(caller, urlParams, importedFiles(request))))
-      .handle("datasets", () =>
-        Effect.flatMap(CurrentUser, (caller) => datasets.list(caller)))
+      .handle("syncCandles", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => syncs.submit(caller, payload)))
+      .handle("candleSync", ({ path }) => Effect.flatMap(CurrentUser, (caller) => syncs.get(caller, path.id)))
+      .handle("cancelCandleSync", ({ path }) => Effect.flatMap(CurrentUser, (caller) => syncs.cancel(caller, path.id)))
+      .handle("datasets", () => Effect.flatMap(CurrentUser, (caller) => datasets.list(caller)))
       .handle("dataset", ({ path }) => Effect.flatMap(CurrentUser, (caller) => datasets.get(caller, path.id)))
       .handle("removeDataset", ({ path }) => Effect.flatMap(CurrentUser, (caller) => datasets.remove(caller, path.id)))
   }))
