@@ -80,6 +80,13 @@ export const settings = [
     "how long an insight claim holds without renewal before another worker takes the job over (30000)"
   ],
   ["INSIGHT_MAX_ATTEMPTS", "claims of one insight job before it fails for good (3)"],
+  ["CANDLE_SYNC_CONCURRENCY", "candle sync jobs this instance runs at once; 0 runs none (2)"],
+  ["CANDLE_SYNC_POLL_INTERVAL_MS", "how often an idle candle sync worker looks for jobs, in milliseconds (1000)"],
+  [
+    "CANDLE_SYNC_LEASE_MS",
+    "how long a candle sync claim holds without renewal before another worker takes it over (30000)"
+  ],
+  ["CANDLE_SYNC_MAX_ATTEMPTS", "claims of one candle sync before it fails for good (3)"],
   ["NEWS_FETCH_INTERVAL_S", "time between two background fetches of every enabled news feed, in seconds (600)"],
   ["NEWS_TIMEOUT_MS", "how long one news feed may take to answer, in milliseconds (10000)"],
   ["PURGE_INTERVAL_MINUTES", "how often expired sessions, old backtests and old triggers are purged, in minutes (60)"],
