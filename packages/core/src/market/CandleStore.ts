@@ -1,13 +1,16 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
-import type { Candle, Timeframe } from "../venues/Venue.js"
+import type { Candle, FundingRate, Timeframe } from "../venues/Venue.js"
 
-/** One series of bars: a venue's, or (with `datasetId`) a user's imported dataset's. */
+/**
+ * One series: a venue's (or, with `datasetId`, a user's imported dataset's) bars of a timeframe, or
+ * (`funding`) a venue's funding payments of the symbol.
+ */
 export interface SeriesKey {
   readonly venue: string
   readonly symbol: string
-  readonly timeframe: Timeframe
+  readonly timeframe: Timeframe | "funding"
   readonly datasetId?: number
 }
 
@@ -94,6 +97,26 @@ export class CandleStore extends Effect.Service<CandleStore>()("@trading-platfor
             open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close,
             volume = excluded.volume`, { discard: true }).pipe(dieOnStorageFailure)
 
+    /** Funding payments with time in `[start, end)`, oldest first. */
+    const readFunding = (seriesId: number, span: Span) =>
+      sql<{ time: number | string; rate: number }>`
+        SELECT time, rate FROM funding_rates
+        WHERE series_id = ${seriesId} AND time >= ${span.start} AND time < ${span.end}
+        ORDER BY time`.pipe(
+        Effect.map((rows): Array<FundingRate> => rows.map((r) => ({ time: Number(r.time), rate: r.rate }))),
+        dieOnStorageFailure
+      )
+
+    /** Upserts funding payments. */
+    const writeFunding = (seriesId: number, rates: ReadonlyArray<FundingRate>) =>
+      Effect.forEach(chunks(rates, batch), (part) =>
+        sql`
+          INSERT INTO funding_rates (series_id, time, rate)
+          SELECT ${seriesId}, * FROM unnest(${part.map((r) => r.time)}::bigint[], ${part.map((r) => r.rate)}::float8[])
+          ON CONFLICT (series_id, time) DO UPDATE SET rate = excluded.rate`, { discard: true }).pipe(
+          dieOnStorageFailure
+        )
+
     /** How many bars of the series have an open time in `[start, end)`. */
     const count = (seriesId: number, span: Span) =>
       sql<{ bars: number | string }>`
@@ -137,7 +160,7 @@ export class CandleStore extends Effect.Service<CandleStore>()("@trading-platfor
           dieOnStorageFailure
         )
 
-    return { series, existing, read, count, write, coverage, cover, extent } as const
+    return { series, existing, read, count, write, readFunding, writeFunding, coverage, cover, extent } as const
   })
 }) {}
 

@@ -5,6 +5,7 @@ import type { Owner } from "../users/Ownership.js"
 import {
   type Candle,
   type Exchange,
+  type FundingRate,
   type Ticker,
   type Timeframe,
   timeframeMillis,
@@ -236,6 +237,34 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         })
       )
 
+    /**
+     * The funding payments of `[start, end)` that have been paid: a simulated venue's computed, an
+     * HTTP venue's from the store, with what it has not covered fetched and stored first. A dataset
+     * holds none (its candles came without them).
+     */
+    const fundingRates = (
+      from: CandleSource,
+      q: { readonly symbol: string; readonly start: number; readonly end: number }
+    ) =>
+      Effect.gen(function*() {
+        if (from._tag === "Dataset") return [] as ReadonlyArray<FundingRate>
+        const venue = venues[from.exchange]
+        const wanted = { start: q.start, end: Math.min(q.end, (yield* Clock.currentTimeMillis) + 1) }
+        if (wanted.start >= wanted.end) return []
+        if (venue.simulated) return yield* venue.fundingHistory({ symbol: q.symbol, ...wanted })
+        const key = { venue: from.exchange, symbol: q.symbol, timeframe: "funding" } as const
+        const known = yield* store.existing(key)
+        const gaps = known === undefined ? [wanted] : uncovered(wanted, yield* store.coverage(known, wanted))
+        const id = known ?? (gaps.length > 0 ? yield* store.series(key) : undefined)
+        for (const gap of gaps) {
+          yield* store.writeFunding(id!, yield* venue.fundingHistory({ symbol: q.symbol, ...gap }))
+          yield* store.cover(id!, gap)
+        }
+        return yield* store.readFunding(id!, wanted)
+      }).pipe(
+        Effect.withSpan("MarketData.fundingRates", { attributes: { exchange: exchangeOf(from), symbol: q.symbol } })
+      )
+
     /** The latest `count` closed bars. */
     const latest = (from: CandleSource, symbol: string, timeframe: Timeframe, count: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -400,7 +429,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         }
       })
 
-    return { source, check, candles, latest, sync, prices, klines, symbols, query } as const
+    return { source, check, candles, latest, sync, fundingRates, prices, klines, symbols, query } as const
   }),
   dependencies: [CandleStore.Default, DatasetsRepo.Default]
 }) {}

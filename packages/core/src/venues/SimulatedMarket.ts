@@ -1,4 +1,4 @@
-import type { Candle, Funding, OrderBook, Timeframe, Trade } from "./Venue.js"
+import type { Candle, Funding, FundingRate, OrderBook, Timeframe, Trade } from "./Venue.js"
 import { timeframeMillis } from "./Venue.js"
 
 /** The simulated universe: symbol and a reference price in USD. */
@@ -557,6 +557,17 @@ export const simulatedSymbol = (
     return { rate: round(Math.max(-0.003, Math.min(0.003, rate))), next_funding_time: (period + 1) * fundingPeriod }
   }
 
+  /** The payments at the funding times in `[start, end)`: each pays the rate of the period it ends. */
+  const fundingHistory = (start: number, end: number): Array<FundingRate> => {
+    const out: Array<FundingRate> = []
+    const first = Math.max(start, (firstDay + 1) * day + 1)
+    const last = Math.min(end, lastDay * day)
+    for (let t = Math.ceil(first / fundingPeriod) * fundingPeriod; t < last; t += fundingPeriod) {
+      out.push({ time: t, rate: funding(t - 1).rate })
+    }
+    return out
+  }
+
   // Open interest (coins) grows with the price level and with the last week's trend, as longs pile in.
   const openInterest = (now: number) => {
     const t = Math.floor(inSpan(now) / minute) * minute
@@ -605,6 +616,6 @@ export const simulatedSymbol = (
     }
   }
 
-  return { symbol, reference, price, candles, funding, openInterest, depth, trades, day: day24h }
+  return { symbol, reference, price, candles, funding, fundingHistory, openInterest, depth, trades, day: day24h }
 }
 export type SimulatedSymbol = NonNullable<ReturnType<typeof simulatedSymbol>>

@@ -191,6 +191,7 @@ export const makeSimulatedVenue = (exchange: Exchange, seed: number, correlation
       tickers,
       candles: (q) => withMarket(q.symbol, (m, now) => m.candles(q.timeframe, q.start, q.end, now)),
       funding: (symbol) => withMarket(symbol, (m, now) => m.funding(now)),
+      fundingHistory: (q) => withMarket(q.symbol, (m, now) => m.fundingHistory(q.start, Math.min(q.end, now + 1))),
       openInterest: (symbol) => withMarket(symbol, (m, now) => m.openInterest(now)),
       depth: (symbol, levels) => withMarket(symbol, (m, now) => m.depth(now, levels)),
       trades: (symbol, limit) => withMarket(symbol, (m, now) => m.trades(now, limit)),

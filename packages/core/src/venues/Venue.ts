@@ -42,6 +42,12 @@ export interface Funding {
   readonly next_funding_time: number
 }
 
+/** A funding payment of a perpetual: its time (epoch ms) and the rate paid, a fraction of notional (longs pay when positive). */
+export interface FundingRate {
+  readonly time: number
+  readonly rate: number
+}
+
 /** A listed symbol: the smallest price step and the highest leverage the venue allows on it. */
 export const SymbolSpec = Schema.Struct({
   symbol: Schema.String,
@@ -127,6 +133,10 @@ export interface Venue {
     query: { readonly symbol: string; readonly timeframe: Timeframe; readonly start: number; readonly end: number }
   ) => Effect.Effect<ReadonlyArray<Candle>, VenueFailure | UnknownSymbol>
   readonly funding: (symbol: string) => Effect.Effect<Funding, VenueFailure | UnknownSymbol>
+  /** The funding payments whose time lies in `[start, end)` and has passed, oldest first. */
+  readonly fundingHistory: (
+    query: { readonly symbol: string; readonly start: number; readonly end: number }
+  ) => Effect.Effect<ReadonlyArray<FundingRate>, VenueFailure | UnknownSymbol>
   /** Open interest in coins. */
   readonly openInterest: (symbol: string) => Effect.Effect<number, VenueFailure | UnknownSymbol>
   readonly depth: (symbol: string, levels: number) => Effect.Effect<OrderBook, VenueFailure | UnknownSymbol>

@@ -22,6 +22,7 @@ const MetaAndAssetCtxs = Schema.Tuple(
   }))
 )
 const CandleSnapshot = Schema.Array(Schema.Struct({ t: Schema.Number, o: Num, h: Num, l: Num, c: Num, v: Num }))
+const FundingHistory = Schema.Array(Schema.Struct({ time: Schema.Number, fundingRate: Num }))
 const Level = Schema.Struct({ px: Num, sz: Num })
 const L2Book = Schema.NullOr(Schema.Struct({ levels: Schema.Tuple(Schema.Array(Level), Schema.Array(Level)) }))
 const RecentTrades = Schema.Array(
@@ -186,22 +187,30 @@ export const makeVenue1Http = (connection: VenueConnection) =>
             bars.length > 0 ? Effect.succeed(bars) : listedOr(q.symbol, bars)
           )
         ),
+      // Hourly payments; an unlisted coin answers an empty list, told apart as candles are.
+      fundingHistory: (q) =>
+        info({ type: "fundingHistory", coin: q.symbol, startTime: q.start, endTime: q.end - 1 }, FundingHistory).pipe(
+          Effect.map((rows) =>
+            rows.filter((r) =>
+              r.time >= q.start && r.time < q.end
+            ).map((r) => ({ time: r.time, rate: r.fundingRate }))
+          ),
+          Effect.flatMap((rates) =>
+            rates.length > 0 ? Effect.succeed(rates) : listedOr(q.symbol, rates)
+          )
+        ),
       funding: (symbol) =>
         Effect.zipWith(context(symbol), Clock.currentTimeMillis, (c, now) => ({
           rate: c.funding,
           next_funding_time: (Math.floor(now / fundingInterval) + 1) * fundingInterval
         })),
-      openInterest: (symbol) =>
-        Effect.map(context(symbol), (c) =>
-          c.openInterest),
+      openInterest: (symbol) => Effect.map(context(symbol), (c) => c.openInterest),
       depth: (symbol, levels) =>
         Effect.flatMap(info({ type: "l2Book", coin: symbol }, L2Book), (book) =>
           book === null
             ? Effect.fail(new UnknownSymbol({ symbol }))
             : Effect.succeed({
-              bids: book.levels[0].slice(0, levels).map((l) =>
-                [l.px, l.sz] as const
-              ),
+              bids: book.levels[0].slice(0, levels).map((l) => [l.px, l.sz] as const),
               asks: book.levels[1].slice(0, levels).map((l) => [l.px, l.sz] as const)
             })),
       trades: (symbol, limit) =>

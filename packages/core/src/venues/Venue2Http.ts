@@ -6,6 +6,7 @@ import type { VenueConnection } from "../config/PlatformConfig.js"
 import { type UpstreamError, VenueRejected } from "../http/Errors.js"
 import {
   type Candle,
+  type FundingRate,
   type SymbolSpec,
   type Ticker,
   timeframeMillis,
@@ -37,6 +38,7 @@ const OpenInterest = Schema.Struct({ openInterest: Num })
 const Klines = Schema.Array(
   Schema.Tuple([Schema.Number, Num, Num, Num, Num, Num], Schema.Unknown)
 )
+const FundingRates = Schema.Array(Schema.Struct({ fundingTime: Schema.Number, fundingRate: Num }))
 const Depth = Schema.Struct({ bids: Schema.Array(Schema.Tuple(Num, Num)), asks: Schema.Array(Schema.Tuple(Num, Num)) })
 const Trades = Schema.Array(Schema.Struct({ price: Num, qty: Num, time: Schema.Number, isBuyerMaker: Schema.Boolean }))
 const BalanceRows = Schema.Array(Schema.Struct({ asset: Schema.String, balance: Num, availableBalance: Num }))
@@ -136,6 +138,30 @@ export const makeVenue2Http = (connection: VenueConnection) =>
         return out
       })
 
+    /** `/fapi/v1/fundingRate` answers up to 1000 payments a page, oldest first. */
+    const fundingHistory: Venue["fundingHistory"] = (q) =>
+      Effect.gen(function*() {
+        const out: Array<FundingRate> = []
+        for (let from = q.start; from < q.end;) {
+          const page = yield* bySymbol("/fapi/v1/fundingRate", q.symbol, {
+            startTime: from,
+            endTime: q.end - 1,
+            limit: 1000
+          }, FundingRates)
+          for (const r of page) {
+            if (r.fundingTime >= q.start && r.fundingTime < q.end) {
+              out.push({ time: r.fundingTime, rate: r.fundingRate })
+            }
+          }
+          const last = page.at(-1)?.fundingTime
+          if (last === undefined || last + 1 >= q.end) {
+            break
+          }
+          from = last + 1
+        }
+        return out
+      })
+
     return {
       exchange: "venue2",
       simulated: false,
@@ -171,6 +197,7 @@ export const makeVenue2Http = (connection: VenueConnection) =>
         { concurrent: true }
       ),
       candles,
+      fundingHistory,
       funding: (symbol) =>
         Effect.map(bySymbol("/fapi/v1/premiumIndex", symbol, {}, PremiumIndex), (p) => ({
           rate: p.lastFundingRate,

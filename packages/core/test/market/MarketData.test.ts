@@ -112,6 +112,45 @@ for (const storage of testStorages) {
           expect(latest.calls).toBe(0)
           expect(latest.value.map((b) => (b.time - start) / step)).toEqual([8, 9])
         }))
+
+      it.effect("funding payments are fetched once into the store, only those already paid, and paged past the venue's cap", () =>
+        Effect.gen(function*() {
+          const start = day + 86_400_000
+          yield* TestClock.setTime(start + 3 * 86_400_000 + 1)
+          const market = yield* MarketData
+          const fundingCalls = () => fake.calls.get("/fapi/v1/fundingRate") ?? 0
+          fake.klinesCap = 4
+          const before = fundingCalls()
+          // Ten days asked, three passed: ten payments (the last at this instant), one every eight hours.
+          const first = yield* market.fundingRates(venue2, { symbol: "BTC", start, end: start + 10 * 86_400_000 })
+          fake.klinesCap = Infinity
+          expect(first.map((f) => (f.time - start) / (8 * hour))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+          expect(first[0]!.rate).toBeCloseTo(0.0001 * (1 + (start / (8 * hour)) % 3), 12)
+          // Pages of 4, 4 and 2, and an empty one that says there is no more.
+          expect(fundingCalls() - before).toBe(4)
+          const again = yield* market.fundingRates(venue2, { symbol: "BTC", start, end: start + 3 * 86_400_000 })
+          expect(again).toEqual(first.slice(0, 9))
+          expect(fundingCalls() - before).toBe(4)
+        }))
+
+      it.effect("a simulated venue's payments are the rates it announced for each period", () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(now)
+          const market = yield* MarketData
+          const simulated = { _tag: "Venue", exchange: "venue1" } as const
+          const paid = yield* market.fundingRates(simulated, {
+            symbol: "ETH",
+            start: now - 86_400_000,
+            end: now + 86_400_000
+          })
+          expect(paid.length).toBe(3)
+          const venue = (yield* Venues).venue1
+          for (const payment of paid) {
+            yield* TestClock.setTime(payment.time - 1)
+            const announced = yield* venue.funding("ETH")
+            expect(announced).toEqual({ rate: payment.rate, next_funding_time: payment.time })
+          }
+        }))
     })
   })
 }

@@ -54,6 +54,18 @@ const intervals: Record<string, number> = {
   "1d": 1440 * minute
 }
 
+/**
+ * Funding payments every `period` ms from the first at or after `start` up to `end` (inclusive), at
+ * most `limit`: rate 0.0001 × (1 + the payment's number mod 3), as a decimal string.
+ */
+export const fakeFunding = (period: number, start: number, end: number, limit = Infinity) => {
+  const out: Array<{ time: number; rate: string }> = []
+  for (let t = Math.ceil(start / period) * period; t <= end && out.length < limit; t += period) {
+    out.push({ time: t, rate: (0.0001 * (1 + (t / period) % 3)).toFixed(8) })
+  }
+  return out
+}
+
 /** Hours in which the venue traded nothing: it sends no bars for them, at any interval. */
 export const fakeQuietHours = { from: Date.parse("2026-02-10T05:00:00Z"), to: Date.parse("2026-02-10T08:00:00Z") }
 
@@ -231,6 +243,18 @@ export const startFakeVenue1 = () =>
           json: bars.map((b) => ({ ...b, T: b.t + intervals[interval]! - 1, s: coin, i: interval, n: 3 }))
         }
       }
+      case "fundingHistory":
+        return {
+          key: type,
+          json: known(body.coin)
+            ? fakeFunding(3_600_000, body.startTime, body.endTime, 500).map((f) => ({
+              coin: body.coin,
+              fundingRate: f.rate,
+              premium: "0.0001",
+              time: f.time
+            }))
+            : []
+        }
       case "l2Book":
         return {
           key: type,
@@ -368,6 +392,16 @@ export const startFakeVenue2 = () =>
         if (symbol === null) return { json: coins.map(row) }
         return listed ? { json: row(coin) } : invalidSymbol
       }
+      case "/fapi/v1/fundingRate":
+        if (!listed) return invalidSymbol
+        return {
+          json: fakeFunding(
+            8 * 3_600_000,
+            Number(params.get("startTime")),
+            Number(params.get("endTime")),
+            Math.min(Number(params.get("limit")), klinesCap)
+          ).map((f) => ({ symbol, fundingTime: f.time, fundingRate: f.rate, markPrice: "100" }))
+        }
       case "/fapi/v1/openInterest":
         return listed ? { json: { symbol, openInterest: "81234.567", time: 1 } } : invalidSymbol
       case "/fapi/v1/klines": {

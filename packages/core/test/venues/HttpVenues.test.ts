@@ -63,6 +63,14 @@ describe("venue1 over its HTTP API", () => {
       const bars = yield* venue.candles({ symbol: "ETH", timeframe: "1h", start: 10 * hour, end: 14 * hour })
       expect(bars.map((b) => b.time)).toEqual([10 * hour, 11 * hour, 12 * hour, 13 * hour])
       expect(bars[0]).toEqual({ time: 10 * hour, open: 105, high: 108, low: 99, close: 102, volume: 750 })
+      // Hourly funding payments of [10h, 14h); an unlisted coin is UnknownSymbol.
+      const paid = yield* venue.fundingHistory({ symbol: "ETH", start: 10 * hour, end: 14 * hour })
+      expect(paid).toEqual(
+        [10, 11, 12, 13].map((h) => ({ time: h * hour, rate: Number((0.0001 * (1 + h % 3)).toFixed(8)) }))
+      )
+      expect(
+        (yield* Effect.flip(venue.fundingHistory({ symbol: "NOPE", start: 10 * hour, end: 14 * hour })))._tag
+      ).toBe("UnknownSymbol")
       expect(yield* venue.openInterest("BTC")).toBe(1234.5)
       expect((yield* venue.funding("BTC")).rate).toBe(0.0000125)
       expect(yield* venue.depth("BTC", 5)).toEqual({ bids: [[99.5, 2]], asks: [[100.5, 3]] })
