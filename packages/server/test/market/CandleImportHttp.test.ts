@@ -1,13 +1,13 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { testStorages } from "@trading-platform/core/testing"
-import { Effect, TestClock } from "effect"
+import { Effect } from "effect"
 import { zipSync } from "fflate"
-import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
+import { BacktestServer, isFinished, waitForBacktest } from "../support/Backtests.js"
+import { call, expectError, signUp } from "../support/TestServer.js"
 
 const hour = 3_600_000
 const day = 86_400_000
 const start = Date.parse("2025-01-01T00:00:00Z")
-const now = Date.parse("2026-03-01T12:00:00Z")
 
 /** `count` hourly bars from `from` in the plain layout; close rises by 1 a bar from 100. */
 const plainCsv = (from: number, count: number, header = true) =>
@@ -32,10 +32,11 @@ const dumpCsv = (from: number, count: number) =>
 const importUrl = (params: Record<string, string>) => `/api/market/candles/import?${new URLSearchParams(params)}`
 const btc = { name: "btc-2025", venue: "venue2", symbol: "BTC", timeframe: "1h" }
 
-const user = (label: string) => Effect.zipRight(TestClock.setTime(now), signUp(label))
+// The backtest server's clock stands at `marketNow` (mid-2025), after every bar imported here.
+const user = (label: string) => signUp(label)
 
 describe("candle imports and datasets", () => {
-  layer(TestServer({ storage: testStorages[0]! }), { timeout: "120 seconds" })((it) => {
+  layer(BacktestServer(testStorages[0]!), { timeout: "120 seconds" })((it) => {
     it.effect("a CSV imports into a new dataset, listed with its bars; the same file again changes nothing", () =>
       Effect.gen(function*() {
         const { token } = yield* user("importer")
@@ -187,6 +188,12 @@ describe("candle imports and datasets", () => {
         })
         expect(queued.status).toBe(202)
         expect(queued.body.exchange).toBe("dataset:bt")
+        // The program saw the dataset's bars: 48 closes rising by 1 from 100.
+        const done = yield* waitForBacktest(token, queued.body.id, isFinished)
+        expect(done).toMatchObject({ status: "completed", error: null })
+        expect(done.equity_curve.map((p: { time: number }) => p.time)).toEqual(
+          Array.from({ length: 48 }, (_, i) => start + i * hour)
+        )
         expectError(
           yield* call("POST", `/api/programs/${program.body.id}/backtest`, {
             token,
