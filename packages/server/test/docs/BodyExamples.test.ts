@@ -1,3 +1,4 @@
+import { HttpApiSchema } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { TradingApi } from "@trading-platform/core"
 import { openApiDocument } from "@trading-platform/server"
@@ -6,8 +7,12 @@ import { Either, Option, Schema, SchemaAST } from "effect"
 const endpoints = Object.values(TradingApi.groups).flatMap((group) => Object.values(group.endpoints))
 
 describe("request body examples (what /docs offers to send)", () => {
-  it("every body has an example, and every example is a valid request", () => {
-    const withBody = endpoints.filter((endpoint) => Option.isSome(endpoint.payloadSchema))
+  it("every JSON body has an example, and every example is a valid request", () => {
+    // A file upload (the candle import) is sent as the file itself: /docs offers a file picker.
+    const withBody = endpoints.filter((endpoint) =>
+      Option.isSome(endpoint.payloadSchema) &&
+      HttpApiSchema.getEncoding(endpoint.payloadSchema.value.ast).kind === "Json"
+    )
     expect(withBody.length).toBeGreaterThan(10)
     for (const endpoint of withBody) {
       const schema = Option.getOrThrow(endpoint.payloadSchema) as Schema.Schema<unknown, unknown>
