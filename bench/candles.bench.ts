@@ -15,6 +15,7 @@ import {
   Users
 } from "@trading-platform/core"
 import { Duration, Effect, Layer, Redacted, Stream } from "effect"
+import { withFreshDatabase } from "./FreshDatabase.js"
 
 const bars = 525_600
 const start = Date.parse("2025-01-01T00:00:00Z")
@@ -40,9 +41,8 @@ const measure = (storage: StorageConfig) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const users = yield* Users
-    const name = `bench-${Date.now()}`
-    yield* users.register({ email: `${name}@example.com`, username: name, password: "bench password 1" })
-    const owner = yield* users.ownerByEmail(`${name}@example.com`)
+    yield* users.register({ email: "bench@example.com", username: "bench", password: "bench password 1" })
+    const owner = yield* users.ownerByEmail("bench@example.com")
     const datasets = yield* Datasets
     const store = yield* CandleStore
 
@@ -74,8 +74,6 @@ const measure = (storage: StorageConfig) =>
     const rawRead = yield* timed(
       sql`SELECT * FROM raw_bars WHERE time >= ${span.start} AND time < ${span.end} ORDER BY time`
     )
-    // PostgreSQL's database is shared: leave nothing behind (the user's datasets and bars go with it).
-    yield* sql`DELETE FROM users WHERE id = ${owner.id}`
     if (read.value.length !== bars || imported.value.imported !== bars) {
       throw new Error("the bench read or wrote the wrong bars")
     }
@@ -110,5 +108,6 @@ export const run = async () => {
   await Effect.runPromise(measure({ kind: "pglite", dataDir: "memory://" }))
   const url = process.env["BENCH_DATABASE_URL"] ?? process.env["TEST_DATABASE_URL"]
   if (url === undefined) console.log("\nPostgreSQL: skipped (set BENCH_DATABASE_URL or TEST_DATABASE_URL)")
-  else await Effect.runPromise(measure({ kind: "postgres", url: Redacted.make(url) }))
+  else {await withFreshDatabase(url, (fresh) =>
+      Effect.runPromise(measure({ kind: "postgres", url: Redacted.make(fresh) })))}
 }

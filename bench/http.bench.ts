@@ -6,7 +6,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { PlatformConfig, PlatformLive, platformOptions, rateLimitPolicyPerMinute } from "@trading-platform/core"
 import { ApiLive, requestContext, ServerLive } from "@trading-platform/server"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
-import { createHash, randomBytes } from "node:crypto"
+import { createHash } from "node:crypto"
 import { cpSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -14,6 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 import pg from "pg"
+import { withFreshDatabase } from "./FreshDatabase.js"
 
 const seconds = Number(process.env["BENCH_SECONDS"] ?? 5)
 const connections = 32
@@ -206,22 +207,6 @@ const rawServer = async (db: Db) => {
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() }
 }
 
-/** A fresh database on `TEST_DATABASE_URL`'s server for the PostgreSQL scenarios, dropped afterwards. */
-const withPostgres = async <A>(adminUrl: string, use: (url: string) => Promise<A>) => {
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  const name = `tp_bench_${randomBytes(6).toString("hex")}`
-  await admin.query(`CREATE DATABASE ${name}`)
-  try {
-    const url = new URL(adminUrl)
-    url.pathname = `/${name}`
-    return await use(url.toString())
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await admin.end()
-  }
-}
-
 const post = (base: string, path: string, body: unknown, token?: string) =>
   fetch(base + path, {
     method: "POST",
@@ -409,7 +394,7 @@ export const run = async () => {
   if (postgresUrl) {
     // PostgreSQL: the server and the raw same-work server on the same database, side by side
     // (pg's default pool of 10, as the server's).
-    await withPostgres(postgresUrl, async (url) => {
+    await withFreshDatabase(postgresUrl, async (url) => {
       const pool = new pg.Pool({ connectionString: url })
       // Dropping the bench database ends connections still held by requests in flight when the load stopped.
       pool.on("error", () => {})

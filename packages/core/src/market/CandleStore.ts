@@ -20,29 +20,52 @@ export interface Span {
   readonly end: number
 }
 
-interface BarRow {
-  readonly time: number | string
-  readonly open: number
-  readonly high: number
-  readonly low: number
-  readonly close: number
-  readonly volume: number
+const day = 86_400_000
+/** Doubles a bar is packed into: open time, open, high, low, close, volume. */
+const fields = 6
+
+/** A day's bars (sorted by time) as the bytes of `candle_days.data`: little-endian doubles. */
+const pack = (bars: ReadonlyArray<Candle>): Uint8Array => {
+  const view = new DataView(new ArrayBuffer(bars.length * fields * 8))
+  bars.forEach((b, i) => {
+    const at = i * fields * 8
+    view.setFloat64(at, b.time, true)
+    view.setFloat64(at + 8, b.open, true)
+    view.setFloat64(at + 16, b.high, true)
+    view.setFloat64(at + 24, b.low, true)
+    view.setFloat64(at + 32, b.close, true)
+    view.setFloat64(at + 40, b.volume, true)
+  })
+  return new Uint8Array(view.buffer)
 }
 
-/** node-postgres answers `bigint` as a string, PGlite as a number. */
-const toCandle = (r: BarRow): Candle => ({
-  time: Number(r.time),
-  open: r.open,
-  high: r.high,
-  low: r.low,
-  close: r.close,
-  volume: r.volume
+/** The bars of a day's bytes with open time in `span`, appended to `out`. */
+const unpack = (data: Uint8Array, span: Span, out: Array<Candle>) => {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength)
+  for (let at = 0; at < data.byteLength; at += fields * 8) {
+    const time = view.getFloat64(at, true)
+    if (time < span.start || time >= span.end) continue
+    out.push({
+      time,
+      open: view.getFloat64(at + 8, true),
+      high: view.getFloat64(at + 16, true),
+      low: view.getFloat64(at + 24, true),
+      close: view.getFloat64(at + 32, true),
+      volume: view.getFloat64(at + 40, true)
+    })
+  }
+  return out
+}
+
+/** The UTC days a span's open times fall on, as the first and the last day's start. */
+const daysOf = (span: Span) => ({
+  first: Math.floor(span.start / day) * day,
+  last: Math.floor((span.end - 1) / day) * day
 })
 
 /**
- * SQL of the candle store (migration 0016): series, their bars and the spans they cover. Bars are
- * written as whole columns through `unnest`, one statement for any number of rows, and re-written
- * bars replace the old ones, so writing the same bars twice changes nothing.
+ * SQL of the candle store (migrations 0016 and 0020): series, their bars (a UTC day of bars to a
+ * row, packed), funding payments, and the spans they cover.
  */
 export class CandleStore extends Effect.Service<CandleStore>()("@trading-platform/core/CandleStore", {
   effect: Effect.gen(function*() {
@@ -77,25 +100,58 @@ export class CandleStore extends Effect.Service<CandleStore>()("@trading-platfor
     /** The series' id when it exists. */
     const existing = (key: SeriesKey) => Effect.map(find(key), (rows) => rows[0]?.id).pipe(dieOnStorageFailure)
 
+    const daysIn = (seriesId: number, span: Span) => {
+      const { first, last } = daysOf(span)
+      return sql<{ data: Uint8Array }>`
+        SELECT data FROM candle_days WHERE series_id = ${seriesId} AND day >= ${first} AND day <= ${last} ORDER BY day`
+    }
+
     /** Bars with open time in `[start, end)`, oldest first. */
     const read = (seriesId: number, span: Span) =>
-      sql<BarRow>`
-        SELECT time, open, high, low, close, volume FROM candles
-        WHERE series_id = ${seriesId} AND time >= ${span.start} AND time < ${span.end}
-        ORDER BY time`.pipe(Effect.map((rows) => rows.map(toCandle)), dieOnStorageFailure)
+      daysIn(seriesId, span).pipe(
+        Effect.map((rows) => {
+          const out: Array<Candle> = []
+          for (const row of rows) unpack(row.data, span, out)
+          return out
+        }),
+        dieOnStorageFailure
+      )
 
-    /** Upserts bars, in statements of at most `batch` rows so one statement's parameters stay small. */
-    const write = (seriesId: number, bars: ReadonlyArray<Candle>) =>
-      Effect.forEach(chunks(bars, batch), (part) =>
-        sql`
-          INSERT INTO candles (series_id, time, open, high, low, close, volume)
-          SELECT ${seriesId}, * FROM unnest(
-            ${part.map((b) => b.time)}::bigint[], ${part.map((b) => b.open)}::float8[],
-            ${part.map((b) => b.high)}::float8[], ${part.map((b) => b.low)}::float8[],
-            ${part.map((b) => b.close)}::float8[], ${part.map((b) => b.volume)}::float8[])
-          ON CONFLICT (series_id, time) DO UPDATE SET
-            open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close,
-            volume = excluded.volume`, { discard: true }).pipe(dieOnStorageFailure)
+    /**
+     * Writes bars: each day they fall on is read (locked), merged with them (a bar of the same open
+     * time is replaced) and written back whole, in one transaction, so writing the same bars twice
+     * changes nothing and concurrent writers of one day wait for each other.
+     */
+    const write = (seriesId: number, bars: ReadonlyArray<Candle>) => {
+      if (bars.length === 0) return Effect.void
+      const byDay = new Map<number, Map<number, Candle>>()
+      for (const bar of bars) {
+        const d = Math.floor(bar.time / day) * day
+        let held = byDay.get(d)
+        if (held === undefined) byDay.set(d, held = new Map())
+        held.set(bar.time, bar)
+      }
+      const days = [...byDay.keys()]
+      return sql.withTransaction(Effect.gen(function*() {
+        const stored = yield* sql<{ day: number | string; data: Uint8Array }>`
+          SELECT day, data FROM candle_days WHERE series_id = ${seriesId} AND day IN ${sql.in(days)} FOR UPDATE`
+        const rows = days.map((d) => {
+          const merged = new Map<number, Candle>()
+          const old = stored.find((r) => Number(r.day) === d)
+          if (old !== undefined) {
+            for (const bar of unpack(old.data, { start: d, end: d + day }, [])) merged.set(bar.time, bar)
+          }
+          for (const [time, bar] of byDay.get(d)!) merged.set(time, bar)
+          const sorted = [...merged.values()].sort((a, b) => a.time - b.time)
+          return { series_id: seriesId, day: d, bars: sorted.length, data: pack(sorted) }
+        })
+        for (const part of chunks(rows, batch)) {
+          yield* sql`
+            INSERT INTO candle_days ${sql.insert(part)}
+            ON CONFLICT (series_id, day) DO UPDATE SET bars = excluded.bars, data = excluded.data`
+        }
+      })).pipe(dieOnStorageFailure)
+    }
 
     /** Funding payments with time in `[start, end)`, oldest first. */
     const readFunding = (seriesId: number, span: Span) =>
@@ -118,10 +174,7 @@ export class CandleStore extends Effect.Service<CandleStore>()("@trading-platfor
         )
 
     /** How many bars of the series have an open time in `[start, end)`. */
-    const count = (seriesId: number, span: Span) =>
-      sql<{ bars: number | string }>`
-        SELECT count(*) AS bars FROM candles WHERE series_id = ${seriesId} AND time >= ${span.start} AND time < ${span.end}`
-        .pipe(Effect.map(([r]) => Number(r?.bars ?? 0)), dieOnStorageFailure)
+    const count = (seriesId: number, span: Span) => Effect.map(read(seriesId, span), (bars) => bars.length)
 
     /** The covered spans that meet `[start, end)`, oldest first. */
     const coverage = (seriesId: number, span: Span) =>
@@ -149,23 +202,25 @@ export class CandleStore extends Effect.Service<CandleStore>()("@trading-platfor
 
     /** The first and last open time and the count of a series' bars. */
     const extent = (seriesId: number) =>
-      sql<{ first: number | string | null; last: number | string | null; bars: number | string }>`
-        SELECT min(time) AS first, max(time) AS last, count(*) AS bars FROM candles WHERE series_id = ${seriesId}`
-        .pipe(
-          Effect.map(([r]) => ({
-            first: r?.first == null ? null : Number(r.first),
-            last: r?.last == null ? null : Number(r.last),
-            bars: Number(r?.bars ?? 0)
-          })),
-          dieOnStorageFailure
-        )
+      Effect.gen(function*() {
+        const [totals] = yield* sql<{ bars: number | string | null }>`
+          SELECT sum(bars) AS bars FROM candle_days WHERE series_id = ${seriesId}`
+        const ends = yield* sql<{ data: Uint8Array }>`
+          (SELECT data FROM candle_days WHERE series_id = ${seriesId} ORDER BY day LIMIT 1)
+          UNION ALL
+          (SELECT data FROM candle_days WHERE series_id = ${seriesId} ORDER BY day DESC LIMIT 1)`
+        const all = { start: -Infinity, end: Infinity }
+        const first = ends[0] === undefined ? undefined : unpack(ends[0].data, all, [])[0]
+        const last = ends[1] === undefined ? undefined : unpack(ends[1].data, all, []).at(-1)
+        return { first: first?.time ?? null, last: last?.time ?? null, bars: Number(totals?.bars ?? 0) }
+      }).pipe(dieOnStorageFailure)
 
     return { series, existing, read, count, write, readFunding, writeFunding, coverage, cover, extent } as const
   })
 }) {}
 
-/** Rows per insert statement: six arrays of this length are its parameters. */
-const batch = 50_000
+/** Rows per insert statement (days of bars, or funding payments as arrays). */
+const batch = 1_000
 
 const chunks = <A>(all: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> =>
   Array.from({ length: Math.ceil(all.length / size) }, (_, i) => all.slice(i * size, (i + 1) * size))
