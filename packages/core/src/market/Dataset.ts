@@ -1,5 +1,6 @@
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
+import { defaultedParam } from "../http/Defaults.js"
 import { idParam } from "../http/IdParam.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 
@@ -52,7 +53,8 @@ export const DatasetIdParam = Schema.Struct({ id: idParam(DatasetId) })
 /** `POST /api/market/candles/import`: the dataset the file goes into, created on first import. */
 export const CandleImportParams = Schema.Struct({
   name: DatasetName,
-  venue: Exchange,
+  /** The venue whose rules a backtest on the dataset follows; venue1 when absent. */
+  venue: defaultedParam(Exchange, "venue1"),
   symbol: Schema.Uppercase.pipe(
     Schema.pattern(/^[A-Z0-9]{1,20}$/, { message: () => "must be 1 to 20 letters or digits, such as BTC" })
   ),

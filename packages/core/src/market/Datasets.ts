@@ -81,8 +81,9 @@ export class Datasets extends Effect.Service<Datasets>()("@trading-platform/core
      * batch as they stream in, each batch written in its own statement: rows checked by
      * `parseCandles`, bad ones reported by line and not kept, stored ones written again unchanged.
      */
-    const importFiles = <E>(caller: Owner, params: CandleImportParams, files: Stream.Stream<ImportFile<E>, E>) =>
+    const importFiles = <E>(caller: Owner, request: CandleImportParams, files: Stream.Stream<ImportFile<E>, E>) =>
       Effect.gen(function*() {
+        const params = { ...request, venue: request.venue ?? "venue1" }
         const found = yield* repo.findByName(caller.id, params.name)
         if (Option.isSome(found)) {
           const held = found.value
@@ -143,7 +144,7 @@ export class Datasets extends Effect.Service<Datasets>()("@trading-platform/core
           (e): e is CandleFileUnreadable => e instanceof CandleFileUnreadable,
           (e) => Effect.fail(new InvalidInput({ error: `The candle file cannot be read: ${e.message}`, issues: [] }))
         ),
-        Effect.withSpan("Datasets.import", { attributes: { userId: caller.id, name: params.name } })
+        Effect.withSpan("Datasets.import", { attributes: { userId: caller.id, name: request.name } })
       )
 
     const list = (caller: Owner) =>

@@ -216,6 +216,13 @@ describe("candle imports and datasets", () => {
       Effect.gen(function*() {
         const { token } = yield* user("failures")
         yield* call("POST", importUrl({ ...btc, name: "taken" }), { token, raw: plainCsv(start, 4) })
+        // Without a venue, the dataset trades by venue1's rules.
+        const plain = yield* call("POST", "/api/market/candles/import?name=plain&symbol=BTC&timeframe=1h", {
+          token,
+          raw: plainCsv(start, 4)
+        })
+        expect(plain.status).toBe(200)
+        expect(plain.body.dataset.venue).toBe("venue1")
         expectError(
           yield* call("POST", importUrl({ ...btc, name: "taken", symbol: "ETH" }), { token, raw: plainCsv(start, 4) }),
           409,
@@ -226,7 +233,7 @@ describe("candle imports and datasets", () => {
         expect(garbage.body.issues.length).toBeGreaterThan(0)
         // A dataset that imported nothing is not kept.
         const list = yield* call("GET", "/api/market/datasets", { token })
-        expect(list.body.datasets.map((d: { name: string }) => d.name)).toEqual(["taken"])
+        expect(list.body.datasets.map((d: { name: string }) => d.name)).toEqual(["plain", "taken"])
         const zipLike = new Uint8Array([0x50, 0x4b, 0x03, 0x04, 1, 2, 3])
         expectError(
           yield* call("POST", importUrl({ ...btc, name: "broken" }), { token, raw: zipLike }),

@@ -47,6 +47,23 @@ const check = `(async () => {
     await new Promise((resolve) => setTimeout(resolve, 50))
     backtest = await send("GET", "/api/programs/backtest/" + backtest.id, token)
   }
+  // A candle file streams into a dataset (a CSV, then a zip read with the installed fflate), and a
+  // backtest runs on it.
+  const hourly = (from, count) => Array.from({ length: count }, (_, i) =>
+    (Date.parse(from) + i * 3600000) + ",100,101,99,100.5," + (i + 1)).join("\\n")
+  const importTo = (body, type) => fetch(base + "/api/market/candles/import?name=pack&symbol=BTC&timeframe=1h", {
+    method: "POST",
+    headers: { "content-type": type, authorization: "Bearer " + token },
+    body
+  }).then((reply) => reply.json())
+  const csv = await importTo(hourly("2025-01-01T00:00:00Z", 24), "text/csv")
+  const { zipSync } = await load("fflate")
+  const zipped = await importTo(zipSync({ "day2.csv": new TextEncoder().encode(hourly("2025-01-02T00:00:00Z", 24)) }), "application/zip")
+  let onDataset = await send("POST", "/api/programs/" + program.id + "/backtest", token, { symbol: "BTC", exchange: "dataset:pack", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-01-03T00:00:00Z" })
+  for (let deadline = Date.now() + 60000; ["queued", "running"].includes(onDataset.status) && Date.now() < deadline;) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    onDataset = await send("GET", "/api/programs/backtest/" + onDataset.id, token)
+  }
   host.close()
   await platform.dispose()
   console.log(JSON.stringify({
@@ -58,7 +75,9 @@ const check = `(async () => {
     health: { status: health.status, version: health.version },
     console: { status: consoleScript.status, bytes: (await consoleScript.text()).length > 1000 },
     refused: { name: refused.name, status: refused.status, code: refused.code },
-    backtest: { status: backtest.status, error: backtest.error, points: backtest.equity_curve.length }
+    backtest: { status: backtest.status, error: backtest.error, points: backtest.equity_curve.length },
+    imports: [csv.imported, zipped.imported, zipped.dataset.bars],
+    onDataset: { status: onDataset.status, error: onDataset.error, points: onDataset.equity_curve.length }
   }))
 })()`
 
@@ -144,7 +163,9 @@ describe("the published packages", () => {
       health: { status: "ok", version: "0.1.0" },
       console: { status: 200, bytes: true },
       refused: { name: "TradingApiError", status: 401, code: "unauthorized" },
-      backtest: { status: "completed", error: null, points: 336 }
+      backtest: { status: "completed", error: null, points: 336 },
+      imports: [24, 24, 48],
+      onDataset: { status: "completed", error: null, points: 48 }
     }
     expect(JSON.parse(await run("node", ["check.mjs"], project))).toEqual(expected)
     expect(JSON.parse(await run("node", ["check.cjs"], project))).toEqual(expected)
