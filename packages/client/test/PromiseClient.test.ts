@@ -31,6 +31,41 @@ describe("createClient against the reference server", () => {
         expect(second.map((a) => a.name)).toEqual(["two"])
       }))
 
+    it.effect("imports a candle file as bytes into a dataset and reads it back as klines of dataset:NAME", () =>
+      Effect.gen(function*() {
+        const url = yield* baseUrl
+        const user = uniqueUser("promise")
+        const anonymous = createClient({ baseUrl: url })
+        yield* Effect.promise(() => anonymous.users.register({ payload: user }))
+        const login = yield* Effect.promise(() =>
+          anonymous.users.login({ payload: { email: user.email, password: user.password } })
+        )
+        const client = createClient({ baseUrl: url, token: login.session_token })
+        const start = Date.parse("2025-01-01T00:00:00Z")
+        const csv = Array.from({ length: 6 }, (_, i) => `${start + i * 3_600_000},100,101,99,100.5,${i + 1}`).join("\n")
+        const imported = yield* Effect.promise(() =>
+          client.market.importCandles({
+            urlParams: { name: "from-client", symbol: "BTC", timeframe: "1h" },
+            payload: new TextEncoder().encode(csv)
+          })
+        )
+        expect(imported).toMatchObject({ imported: 6, rejected: 0, dataset: { name: "from-client", bars: 6 } })
+        const datasets = yield* Effect.promise(() => client.market.datasets())
+        expect(datasets.datasets.map((d) => d.name)).toEqual(["from-client"])
+        const klines = yield* Effect.promise(() =>
+          client.market.klines({
+            urlParams: {
+              symbol: "BTC",
+              timeframe: "1h",
+              exchange: "dataset:from-client",
+              start: "2025-01-01T00:00:00Z"
+            }
+          })
+        )
+        expect(klines.klines.map((k) => k.volume)).toEqual([1, 2, 3, 4, 5, 6])
+        expect(klines.next_start).toBeNull()
+      }))
+
     it.effect("rejects with TradingApiError carrying status, code and request_id of the envelope", () =>
       Effect.gen(function*() {
         const url = yield* baseUrl

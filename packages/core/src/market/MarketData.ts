@@ -223,10 +223,28 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         return out
       })
 
+    /**
+     * Where the source's bars end: a venue's at the last closed bar (now), a dataset's after its
+     * last imported bar (its bars are history, whatever the clock says).
+     */
+    const horizon = (from: CandleSource) =>
+      Effect.gen(function*() {
+        if (from._tag === "Venue") return yield* Clock.currentTimeMillis
+        const { dataset } = from
+        const id = yield* store.existing({
+          venue: dataset.venue,
+          symbol: dataset.symbol,
+          timeframe: dataset.timeframe,
+          datasetId: dataset.id
+        })
+        const last = id === undefined ? null : (yield* store.extent(id)).last
+        return last === null ? -Infinity : last + timeframeMillis[dataset.timeframe]
+      })
+
     /** Closed bars of the source with open time in `[start, end)`, oldest first. */
     const candles = (from: CandleSource, q: CandlesQuery) =>
       Effect.gen(function*() {
-        const wanted = openTimes(q, q.timeframe, yield* Clock.currentTimeMillis)
+        const wanted = openTimes(q, q.timeframe, yield* horizon(from))
         if (wanted.start >= wanted.end) return [] as ReadonlyArray<Candle>
         return yield* (from._tag === "Venue"
           ? fromVenue(from.exchange, q, wanted)
@@ -340,23 +358,25 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         const { symbol, timeframe } = params
         const from = yield* source(caller, params.exchange)
         const step = timeframeMillis[timeframe]
-        const now = yield* Clock.currentTimeMillis
-        const end = params.end === undefined ? now : Date.parse(params.end)
+        const until = yield* horizon(from)
+        const end = params.end === undefined ? until : Date.parse(params.end)
         const respond = (klines: ReadonlyArray<Candle>, next_start?: string | null) =>
           new KlinesResponse({ exchange: params.exchange, symbol, timeframe, klines, next_start })
         if (params.start === undefined) {
           if (params.end === undefined && from._tag === "Venue") {
             return respond(yield* latestCandles(from.exchange, symbol, timeframe, params.limit))
           }
-          const last = Math.min(Math.ceil(end / step) * step, Math.floor(now / step) * step)
+          const last = Math.min(Math.ceil(end / step) * step, Math.floor(until / step) * step)
           return respond(yield* candles(from, { symbol, timeframe, start: last - params.limit * step, end: last }))
         }
         const start = Date.parse(params.start)
+        // Without an `end`, a start past the data's end is an empty last page, not a mistake.
+        if (params.end === undefined && start >= end) return respond([], null)
         if (!(start < end)) return yield* invalidRange
         // A page is `limit` bar slots: a gap in the data makes it shorter, never skips bars.
         const pageEnd = Math.min(end, Math.ceil(start / step) * step + params.limit * step)
         const bars = yield* candles(from, { symbol, timeframe, start, end: pageEnd })
-        const more = pageEnd < Math.min(end, Math.floor(now / step) * step)
+        const more = pageEnd < Math.min(end, Math.floor(until / step) * step)
         return respond(bars, more ? new Date(pageEnd).toISOString() : null)
       }).pipe(
         Effect.catchTag(

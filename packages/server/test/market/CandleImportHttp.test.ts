@@ -152,6 +152,11 @@ describe("candle imports and datasets", () => {
         // Without start: the latest bars the dataset has before `end`.
         const latest = yield* page("timeframe=1h&end=2025-01-02T00:00:00Z&limit=3")
         expect(latest.body.klines.map((b: { close: number }) => b.close)).toEqual([121, 122, 123])
+        // With neither, the latest bars the dataset has, whatever the clock; past its end, an empty last page.
+        const newest = yield* page("timeframe=1h&limit=2")
+        expect(newest.body.klines.map((b: { close: number }) => b.close)).toEqual([146, 147])
+        const past = yield* page("timeframe=1h&start=2025-02-01T00:00:00Z")
+        expect(past.body).toMatchObject({ klines: [], next_start: null })
         const finer = yield* page("timeframe=15m&limit=3")
         expectError(finer, 400, "invalid_input")
         expect(finer.body.issues[0].path).toBe("timeframe")
