@@ -157,13 +157,21 @@ const edgeOf = (poolId: number) =>
       rows[0]?.met
   )
 
+/** Runs `body` on a fresh in-memory engine over a scripted venue, with the clock at `start`. */
+const onScriptedEngine = <A, E, R>(
+  body: (venue: Effect.Effect.Success<typeof scriptedVenue>) => Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(start)
+    const venue = yield* scriptedVenue
+    const context = yield* Layer.build(instance(memory, venue))
+    return yield* body(venue).pipe(Effect.provide(context))
+  })
+
 describe("signal engine", () => {
   it.scoped("fires on the edge from not met to met per pool and symbol: met, met, unmet, met fires twice", () =>
-    Effect.gen(function*() {
-      yield* TestClock.setTime(start)
-      const venue = yield* scriptedVenue
-      const context = yield* Layer.build(instance(memory, venue))
-      yield* Effect.gen(function*() {
+    onScriptedEngine((venue) =>
+      Effect.gen(function*() {
         const caller = yield* newUser
         const pool = yield* depthPool(caller)
         const fired: Array<number> = []
@@ -189,15 +197,12 @@ describe("signal engine", () => {
         ])
         expect(log.triggers[0]!.values[0]!.value).toBeCloseTo(2)
         expect(log.triggers[1]!.values[0]!.value).toBeCloseTo(2)
-      }).pipe(Effect.provide(context))
-    }))
+      })
+    ))
 
   it.scoped("OR fires when one signal holds, AND only when all do; a disabled signal does not count", () =>
-    Effect.gen(function*() {
-      yield* TestClock.setTime(start)
-      const venue = yield* scriptedVenue
-      const context = yield* Layer.build(instance(memory, venue))
-      yield* Effect.gen(function*() {
+    onScriptedEngine((venue) =>
+      Effect.gen(function*() {
         const caller = yield* newUser
         const signals = yield* Signals
         const make = (threshold: number, enabled = true) =>
@@ -231,15 +236,12 @@ describe("signal engine", () => {
         // The AND pool's disabled signal is left out: both enabled ones hold.
         expect(second.map((t) => t.pool_id)).toEqual([and.id])
         expect(second[0]!.values.map((v) => v.signal_id)).toEqual([low, high])
-      }).pipe(Effect.provide(context))
-    }))
+      })
+    ))
 
   it.scoped("a venue failing for one symbol never stops the others; failures are counted in the pool status", () =>
-    Effect.gen(function*() {
-      yield* TestClock.setTime(start)
-      const venue = yield* scriptedVenue
-      const context = yield* Layer.build(instance(memory, venue))
-      yield* Effect.gen(function*() {
+    onScriptedEngine((venue) =>
+      Effect.gen(function*() {
         const caller = yield* newUser
         const pool = yield* depthPool(caller, ["BTC", "ETH"])
         venue.script.failing.add("ETH")
@@ -275,8 +277,8 @@ describe("signal engine", () => {
         // Once ETH answers again, its edge fires on its own.
         venue.script.failing.clear()
         expect((yield* roundWith(venue.script, 2)).map((t) => t.symbol)).toEqual(["ETH"])
-      }).pipe(Effect.provide(context))
-    }))
+      })
+    ))
 
   it.scoped(
     "a restart keeps edges and windows: met before the restart does not fire again after it",
@@ -476,11 +478,8 @@ describe("signal engine", () => {
   )
 
   it.scoped("with candles, a new pool on 1h price_change and volume windows fires at its first round, from the candles and the sample", () =>
-    Effect.gen(function*() {
-      yield* TestClock.setTime(start)
-      const venue = yield* scriptedVenue
-      const context = yield* Layer.build(instance(memory, venue))
-      yield* Effect.gen(function*() {
+    onScriptedEngine((venue) =>
+      Effect.gen(function*() {
         const caller = yield* newUser
         const change = yield* poolOn(caller, {
           metric: "price_change",
@@ -511,15 +510,12 @@ describe("signal engine", () => {
         const quote = bars.reduce((total, b) => total + b.volume * b.close, 0)
         const sampled = sample!.taker_buy_volume + sample!.taker_sell_volume
         expect(value(volume.id)! / (quote + sampled)).toBeCloseTo(1, 12)
-      }).pipe(Effect.provide(context))
-    }))
+      })
+    ))
 
   it.scoped("a trigger logged before values had ready and reason reads as ready, with no reason", () =>
-    Effect.gen(function*() {
-      yield* TestClock.setTime(start)
-      const venue = yield* scriptedVenue
-      const context = yield* Layer.build(instance(memory, venue))
-      yield* Effect.gen(function*() {
+    onScriptedEngine(() =>
+      Effect.gen(function*() {
         const caller = yield* newUser
         const pool = yield* depthPool(caller)
         const sql = yield* SqlClient.SqlClient
@@ -540,8 +536,8 @@ describe("signal engine", () => {
         })`
         const log = yield* Effect.flatMap(Signals, (s) => s.triggers(caller, { limit: 50, offset: 0 }))
         expect(log.triggers[0]!.values).toEqual([{ ...old, ready: true, reason: null }])
-      }).pipe(Effect.provide(context))
-    }))
+      })
+    ))
 
   it.scoped(
     "a sampling gap makes a 5m window not ready until the samples cover it again; it neither fires nor resets the edge",
