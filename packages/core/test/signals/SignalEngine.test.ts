@@ -18,7 +18,6 @@ import {
   simulatedWalletActivity,
   type StorageConfig,
   type Trigger,
-  type TriggerCondition,
   Unavailable,
   type UserId,
   type Venue,
@@ -32,7 +31,7 @@ import { Chunk, Duration, Effect, Exit, Layer, Queue, Scope, TestClock } from "e
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { depthPool } from "../support/SignalPools.js"
+import { depthPool, poolOn } from "../support/SignalPools.js"
 
 const start = Date.parse("2025-03-01T00:00:00Z")
 
@@ -124,28 +123,6 @@ const rounds = (count: number) =>
       fired.push((yield* engine.evaluateNow).length)
     }
     return fired
-  })
-
-/** A pool of one new signal on `condition` over `symbols`. */
-const poolOn = (caller: CurrentUserShape, condition: TriggerCondition, symbols: ReadonlyArray<string> = ["BTC"]) =>
-  Effect.gen(function*() {
-    const signals = yield* Signals
-    const signal = yield* signals.create(caller, {
-      signal_name: `${condition.metric} ${condition.operator} ${condition.threshold} over ${condition.time_window}`,
-      exchange: "venue1",
-      trigger_condition: condition,
-      enabled: true
-    })
-    return yield* signals.createPool(caller, {
-      pool_name: condition.metric,
-      exchange: "venue1",
-      source_type: "market_signals",
-      source_config: {},
-      signal_ids: [signal.id],
-      symbols,
-      logic: "AND",
-      enabled: true
-    })
   })
 
 /** The stored edge of the pool on BTC: whether it was met at its last decided evaluation; undefined if never. */
