@@ -1,7 +1,14 @@
 import { HttpClientRequest } from "@effect/platform"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { PlatformConfig, type VenueConnection } from "../config/PlatformConfig.js"
-import { mix, simulatedSymbol, stringHash, uniform, universe } from "../venues/SimulatedMarket.js"
+import {
+  defaultSimulationCorrelation,
+  mix,
+  simulatedSymbol,
+  stringHash,
+  uniform,
+  universe
+} from "../venues/SimulatedMarket.js"
 import type { VenueFailure } from "../venues/Venue.js"
 import { makeVenueClient, Num } from "../venues/VenueHttp.js"
 
@@ -36,18 +43,19 @@ const bucket = 5 * 60_000
 const liquidationHorizon = 12
 
 /**
- * Simulated wallets: each address follows three symbols of the simulated universe; every five
- * minutes each position is redrawn (flat, long or short, of some size) as a pure function of seed,
- * address, symbol and time, and a position that goes flat is sometimes a liquidation.
+ * Simulated wallets, on the simulated venue1's market (the same seed and correlation): each address
+ * follows three symbols of the simulated universe; every five minutes each position is redrawn
+ * (flat, long or short, of some size) as a pure function of seed, address, symbol and time, and a
+ * position that goes flat is sometimes a liquidation.
  */
-export const simulatedWalletActivity = (seed: number) => {
+export const simulatedWalletActivity = (seed: number, correlation = defaultSimulationCorrelation) => {
   const symbols = Object.keys(universe)
   const wallet = (address: string) => {
     const key = mix(seed ^ stringHash(address.toLowerCase()))
     const followed = [0, 1, 2].map((i) => symbols[Math.floor(uniform(key, i, 20) * symbols.length)]!)
     return [...new Set(followed)].map((symbol) => {
       const k = mix(key ^ stringHash(symbol))
-      const market = simulatedSymbol(seed, symbol, "venue1")!
+      const market = simulatedSymbol(seed, symbol, "venue1", correlation)!
       const size = (b: number) => {
         if (uniform(k, b, 11) < 0.35) return 0
         const coins = Number(((10_000 + 90_000 * uniform(k, b, 12)) / market.reference).toPrecision(4))
@@ -136,5 +144,5 @@ export const WalletActivityLive = Layer.effect(
   Effect.flatMap(PlatformConfig, ({ venues }) =>
     venues.venue1.mode === "http"
       ? httpWalletActivity(venues.venue1)
-      : Effect.succeed(simulatedWalletActivity(venues.simulationSeed)))
+      : Effect.succeed(simulatedWalletActivity(venues.simulationSeed, venues.simulationCorrelation)))
 )
