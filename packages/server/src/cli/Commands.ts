@@ -104,6 +104,25 @@ const backtestOptions = {
   json: { type: "boolean", default: false }
 } as const
 
+/**
+ * A decoding failure as one sentence per flag: `--timeframe must be one of 1m, 5m, …; got '2h'`
+ * rather than one "Expected" line per member of a union. `renamed` maps a field to its flag's name.
+ */
+const flagIssues = (e: ParseResult.ParseError, renamed: Record<string, string> = {}) => {
+  const byFlag = new Map<string, Array<string>>()
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(e)) {
+    const field = issue.path.join(".")
+    const flag = `--${(renamed[field] ?? field).replaceAll("_", "-")}`
+    byFlag.set(flag, [...(byFlag.get(flag) ?? []), issue.message])
+  }
+  return Array.from(byFlag, ([flag, messages]) => {
+    const literals = messages.map((m) => /^Expected "(.*)", actual "(.*)"$/.exec(m))
+    return literals.every((m) => m !== null)
+      ? `${flag} must be one of ${literals.map((m) => m![1]).join(", ")}; got '${literals[0]![2]}'`
+      : `${flag} ${messages.join("; ")}`
+  }).join("; ")
+}
+
 const numberOf = (value: string | undefined) => value === undefined ? undefined : Number(value)
 
 const backtest = (argv: ReadonlyArray<string>) => {
@@ -134,12 +153,7 @@ const backtest = (argv: ReadonlyArray<string>) => {
   const program = Effect.gen(function*() {
     const input = yield* Effect.mapError(
       request,
-      (e) =>
-        new Error(
-          `Invalid backtest: ${
-            ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.join(".")} ${i.message}`).join("; ")
-          }`
-        )
+      (e) => new Error(`Invalid backtest: ${flagIssues(e, { start: "from", end: "to" })}`)
     )
     const users = yield* Users
     // The run needs an owner: a user of its own, so nothing is shared with the data dir's other users.
@@ -254,10 +268,7 @@ const importCandles = (argv: ReadonlyArray<string>) => {
   )
   return run(
     Effect.gen(function*() {
-      const input = yield* Effect.mapError(params, (e) =>
-        new Error(
-          ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `--${i.path.join(".")} ${i.message}`).join("; ")
-        ))
+      const input = yield* Effect.mapError(params, (e) => new Error(flagIssues(e)))
       const owner = yield* (yield* Users).ownerByEmail(values.user!)
       const files = Stream.fromIterable(parsed.positionals.map((path) => ({
         name: basename(path),
