@@ -2,6 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { testStorages } from "@trading-platform/core/testing"
 import { Effect } from "effect"
 import { zipSync } from "fflate"
+import { readFileSync } from "node:fs"
 import { BacktestServer, isFinished, waitForBacktest } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
@@ -61,6 +62,23 @@ describe("candle imports and datasets", () => {
         expect(list.body.datasets.map((d: { name: string }) => d.name)).toEqual(["btc-2025"])
         const one = yield* call("GET", `/api/market/datasets/${first.body.dataset.id}`, { token })
         expect(one.body).toEqual(again.body.dataset)
+      }))
+
+    it.effect("the shipped sample of real BTC candles imports whole, as docs/accounts-and-venues.md shows", () =>
+      Effect.gen(function*() {
+        const { token } = yield* user("sample")
+        const sample = readFileSync(new URL("../../../core/test/data/BTCUSD-1h-sample.csv", import.meta.url))
+        const reply = yield* call("POST", "/api/market/candles/import?name=btc-sample&symbol=BTC&timeframe=1h", {
+          token,
+          raw: sample,
+          headers: { "content-type": "text/csv" }
+        })
+        expect(reply.status).toBe(200)
+        expect(reply.body).toMatchObject({
+          imported: 504,
+          rejected: 0,
+          dataset: { bars: 504, first: "2019-09-26T00:00:00.000Z", last: "2019-10-16T23:00:00.000Z" }
+        })
       }))
 
     it.effect("bad rows are reported by line and not kept; the good ones are", () =>
