@@ -1,7 +1,8 @@
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
-import { Conflict, InvalidInput, LeverageTooHigh, NoMarketData } from "../http/Errors.js"
+import { InvalidInput, LeverageTooHigh, NoMarketData } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
 import type { ProgramId } from "../programs/Program.js"
@@ -162,11 +163,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
     const cancel = (caller: CurrentUserShape, id: BacktestId) =>
       Effect.gen(function*() {
         yield* owned(caller, id)
-        const cancelled = yield* repo.jobs.cancel(id, yield* now)
-        if (Option.isNone(cancelled)) {
-          return yield* new Conflict({ error: `Backtest ${id} has already finished` })
-        }
-        return toBacktest(cancelled.value)
+        return toBacktest(yield* cancelUnfinished(repo.jobs, id, `Backtest ${id}`, yield* now))
       }).pipe(
         dieOnStorageFailure,
         Effect.withSpan("Backtests.cancel", { attributes: { userId: caller.id, backtestId: id } })

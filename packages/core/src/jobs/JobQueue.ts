@@ -1,7 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import { Effect, type Option, type ParseResult, Schema } from "effect"
+import { Effect, Option, type ParseResult, Schema } from "effect"
+import { Conflict } from "../http/Errors.js"
 
 /** Identifies one run of a job: a later claim of the same row has more attempts, so a stale worker's writes miss. */
 export interface JobRun {
@@ -135,3 +136,13 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
 
     return { claim, renew, complete, fail, release, handBack, cancel: (id, now) => cancel({ id, now }) }
   })
+
+/** Cancels a job that has not finished; one that has answers 409 `conflict` (`what` names it, e.g. `Backtest 7`). */
+export const cancelUnfinished = <Row, Result>(queue: JobQueue<Row, Result>, id: number, what: string, at: Date) =>
+  Effect.flatMap(
+    queue.cancel(id, at),
+    Option.match({
+      onNone: () => Effect.fail(new Conflict({ error: `${what} has already finished` })),
+      onSome: (row) => Effect.succeed(row)
+    })
+  )

@@ -135,11 +135,12 @@ export class CandleStore extends Effect.Service<CandleStore>()("@trading-platfor
       return sql.withTransaction(Effect.gen(function*() {
         const stored = yield* sql<{ day: number | string; data: Uint8Array }>`
           SELECT day, data FROM candle_days WHERE series_id = ${seriesId} AND day IN ${sql.in(days)} FOR UPDATE`
+        const held = new Map(stored.map((r) => [Number(r.day), r.data] as const))
         const rows = days.map((d) => {
           const merged = new Map<number, Candle>()
-          const old = stored.find((r) => Number(r.day) === d)
+          const old = held.get(d)
           if (old !== undefined) {
-            for (const bar of unpack(old.data, { start: d, end: d + day }, [])) merged.set(bar.time, bar)
+            for (const bar of unpack(old, { start: d, end: d + day }, [])) merged.set(bar.time, bar)
           }
           for (const [time, bar] of byDay.get(d)!) merged.set(time, bar)
           const sorted = [...merged.values()].sort((a, b) => a.time - b.time)

@@ -1,7 +1,8 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { Conflict, InvalidInput, Unavailable } from "../http/Errors.js"
+import { InvalidInput, Unavailable } from "../http/Errors.js"
+import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { JobFailed, type JobLease, type JobStopped, runJobWorkers } from "../jobs/JobWorkers.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -91,9 +92,7 @@ export class CandleSyncs extends Effect.Service<CandleSyncs>()("@trading-platfor
     const cancel = (caller: Owner, id: CandleSyncId) =>
       Effect.gen(function*() {
         yield* owned(caller, id)
-        const cancelled = yield* repo.jobs.cancel(id, yield* now)
-        if (Option.isNone(cancelled)) return yield* new Conflict({ error: `Candle sync ${id} has already finished` })
-        return toCandleSync(cancelled.value)
+        return toCandleSync(yield* cancelUnfinished(repo.jobs, id, `Candle sync ${id}`, yield* now))
       }).pipe(
         dieOnStorageFailure,
         Effect.withSpan("CandleSyncs.cancel", { attributes: { userId: caller.id, syncId: id } })
