@@ -24,6 +24,7 @@ const layers = {
     "market",
     "trader",
     "sandbox",
+    "trading",
     "programs",
     "backtests",
     "analytics",

@@ -126,8 +126,8 @@ export class RunList extends Schema.Class<RunList>("RunList")({ runs: Schema.Arr
 /** `paper` fills against the venue's price in the platform's own ledger; `venue` is sent to the venue's API. */
 export const OrderRoute = Schema.Literal("paper", "venue")
 
-/** What placed an order: a run's decision, or its position's mark reaching the take profit or stop loss. */
-export const OrderTrigger = Schema.Literal("run", "take_profit", "stop_loss")
+/** What placed an order: a run's decision, or its position's mark reaching the take profit, the stop loss or (on paper) the liquidation price. */
+export const OrderTrigger = Schema.Literal("run", "take_profit", "stop_loss", "liquidation")
 
 /**
  * `pending` once decided, `submitted` while the venue has it, then `filled` or `rejected` (a rule

@@ -7,16 +7,15 @@ import { MarketData } from "../market/MarketData.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { candleWindow } from "../sandbox/SandboxLimits.js"
-import { paperFeeRate, paperSlippage } from "../venues/SimulatedVenue.js"
+import { takerPrice } from "../trading/Fills.js"
+import { type Held, sizeOrder } from "../trading/Ledger.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
 import { accountExchange, maxLeverageOf } from "./Bindings.js"
 import { type BindingRow, BindingsRepo } from "./BindingsRepo.js"
-import type { Held } from "./Ledger.js"
-import { sizeOrder } from "./Ledger.js"
 import { LedgerRepo } from "./LedgerRepo.js"
 import { makeDecisionThreads } from "./LiveDecision.js"
-import { FinalFailure, OrderPlacement } from "./OrderPlacement.js"
+import { FinalFailure, OrderPlacement, paperTermsOf } from "./OrderPlacement.js"
 import { automationJobKind, type RunRow, RunsRepo } from "./RunsRepo.js"
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -119,11 +118,13 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         if (ticker === undefined) {
           return yield* new FinalFailure({ message: `Unknown symbol on ${exchange}: ${run.symbol}` })
         }
+        // Sized at the price it is expected to fill at, as a backtest sizes it.
+        const terms = paperTermsOf(exchange)
         const sizing = sizeOrder(decision, held, {
           freeCash: account.current_cash,
-          feeRate: paperFeeRate,
+          feeRate: terms.takerFeeRate,
           leverage,
-          price: ticker.price * (1 + paperSlippage)
+          price: takerPrice(ticker.price, decision.operation === "sell" ? -1 : 1, terms.slippage)
         })
         if (sizing._tag === "Nothing") return null
         const max = maxLeverageOf(account)

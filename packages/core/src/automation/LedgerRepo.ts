@@ -4,10 +4,12 @@ import { Effect, Option, Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { ProgramId } from "../programs/Program.js"
 import { IsoTimestamp } from "../sql/Columns.js"
+import type { ExitTrigger } from "../trading/Fills.js"
+import { applyFill, exitTriggered, fundingPayment, type Held, liquidationPrice } from "../trading/Ledger.js"
 import { UserId } from "../users/User.js"
+import type { MarginTable } from "../venues/MarginTiers.js"
 import { Exchange } from "../venues/Venue.js"
 import { BindingId, OrderRoute, OrderStatus, OrderTrigger, RunId } from "./Automation.js"
-import { applyFill, type ExitTrigger, exitTriggered } from "./Ledger.js"
 
 const Numeric = Schema.NumberFromString
 
@@ -53,7 +55,9 @@ export const PositionRow = Schema.Struct({
   take_profit_price: Schema.NullOr(Numeric),
   stop_loss_price: Schema.NullOr(Numeric),
   opened_at: IsoTimestamp,
-  updated_at: IsoTimestamp
+  updated_at: IsoTimestamp,
+  /** Funding is charged for the payments after this time (the opening, at first). */
+  funded_until: Schema.NullOr(IsoTimestamp)
 })
 export type PositionRow = typeof PositionRow.Type
 
@@ -78,10 +82,10 @@ const NewOrder = Schema.Struct({
 })
 export type NewOrder = typeof NewOrder.Type
 
-/** A fill as the venue (or the paper ledger) reports it. */
+/** A fill as the venue (or the paper ledger) reports it; the fee of the quantity filled against the position as it is then. */
 export interface Fill {
   readonly price: number
-  readonly fee: number
+  readonly fee: (quantity: number, held: Held | null) => number
   readonly venue_order_id: string | null
   readonly at: Date
 }
@@ -169,9 +173,10 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
           }
           quantity = order.route === "paper" ? current.size : Math.min(order.quantity, current.size)
         }
-        const effect = applyFill(current, { ...order, ...f, quantity })
+        const fee = f.fee(quantity, current)
+        const effect = applyFill(current, { ...order, price: f.price, fee, quantity })
         const filled = yield* sql`
-          UPDATE automation_orders SET status = 'filled', quantity = ${quantity}, price = ${f.price}, fee = ${f.fee},
+          UPDATE automation_orders SET status = 'filled', quantity = ${quantity}, price = ${f.price}, fee = ${fee},
             realized_pnl = ${effect.realized}, closed_quantity = ${effect.closed},
             venue_order_id = ${f.venue_order_id}, filled_at = ${f.at}, error = NULL
           WHERE id = ${order.id} AND status IN ('pending', 'submitted') RETURNING id`
@@ -193,13 +198,15 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         } else {
           yield* sql`
             INSERT INTO account_positions (account_id, symbol, exchange, side, size, entry_price, leverage, margin,
-              take_profit_price, stop_loss_price, opened_at, updated_at)
+              take_profit_price, stop_loss_price, opened_at, updated_at, funded_until)
             VALUES (${order.account_id}, ${order.symbol}, ${order.exchange}, ${p.side}, ${p.size}, ${p.entry_price}, ${p.leverage},
-              ${p.margin}, ${takeProfit}, ${stopLoss}, ${f.at}, ${f.at})
+              ${p.margin}, ${takeProfit}, ${stopLoss}, ${f.at}, ${f.at}, ${f.at})
             ON CONFLICT (account_id, symbol) DO UPDATE SET side = EXCLUDED.side, size = EXCLUDED.size,
               entry_price = EXCLUDED.entry_price, leverage = EXCLUDED.leverage, margin = EXCLUDED.margin,
               take_profit_price = EXCLUDED.take_profit_price, stop_loss_price = EXCLUDED.stop_loss_price,
               opened_at = CASE WHEN account_positions.side = EXCLUDED.side THEN account_positions.opened_at ELSE EXCLUDED.opened_at END,
+              funded_until = CASE WHEN account_positions.side = EXCLUDED.side THEN account_positions.funded_until
+                ELSE EXCLUDED.funded_until END,
               updated_at = EXCLUDED.updated_at`
         }
         // Keyed by its order, so fills of one account, symbol and side in the same millisecond are separate trades.
@@ -208,6 +215,44 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
           VALUES (${order.account_id}, ${order.id}, ${f.at}, ${order.symbol}, ${order.side}, ${quantity}, ${f.price}, ${f.fee},
             ${effect.closed > 0 ? effect.realized : null})`
         return true
+      }))
+
+    /**
+     * Charges a position the funding `payments` (oldest first) due after its `funded_until` and up
+     * to `until`, under the account's lock: each payment is a row of `account_funding` and moves
+     * `current_cash`, once, whichever replica or pass charged it. Answers the amount charged.
+     */
+    const chargeFunding = (
+      at: { readonly account_id: AccountId; readonly symbol: string },
+      payments: ReadonlyArray<{ readonly time: number; readonly rate: number; readonly mark: number }>,
+      until: Date
+    ) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT id FROM accounts WHERE id = ${at.account_id} FOR UPDATE`
+        const current = yield* position(at)
+        if (Option.isNone(current)) return 0
+        const held = current.value
+        const from = Date.parse(held.funded_until ?? held.opened_at)
+        let total = 0
+        for (const payment of payments) {
+          if (payment.time <= from || payment.time > until.getTime()) continue
+          const amount = fundingPayment(held, payment.rate, payment.mark)
+          const inserted = yield* sql`
+            INSERT INTO account_funding (account_id, symbol, funding_time, side, size, mark_price, rate, amount)
+            VALUES (${at.account_id}, ${at.symbol}, ${new Date(
+            payment.time
+          )}, ${held.side}, ${held.size}, ${payment.mark},
+              ${payment.rate}, ${amount})
+            ON CONFLICT DO NOTHING RETURNING account_id`
+          if (inserted.length > 0) total += amount
+        }
+        if (total !== 0) {
+          yield* sql`UPDATE accounts SET current_cash = current_cash + ${total}, updated_at = ${until} WHERE id = ${at.account_id}`
+        }
+        yield* sql`
+          UPDATE account_positions SET funded_until = ${until}
+          WHERE account_id = ${at.account_id} AND symbol = ${at.symbol}`
+        return total
       }))
 
     /** The run's decision in the account's decision log (the trader export's `decision_logs`). */
@@ -221,14 +266,11 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       readonly reason: string | null
     }) => sql`INSERT INTO account_decision_logs ${sql.insert(row)} ON CONFLICT DO NOTHING`.pipe(Effect.asVoid)
 
-    /** Positions with a take profit or a stop loss, to be watched against the mark. */
+    /** Every open position, to be watched against the mark (its exits, its liquidation) and charged funding. */
     const watched = SqlSchema.findAll({
       Request: Schema.Void,
       Result: PositionRow,
-      execute: () =>
-        sql`
-        SELECT * FROM account_positions WHERE take_profit_price IS NOT NULL OR stop_loss_price IS NOT NULL
-        ORDER BY account_id, symbol`
+      execute: () => sql`SELECT * FROM account_positions ORDER BY account_id, symbol`
     })
 
     /** Exits recorded but not settled (their process stopped in between). */
@@ -255,29 +297,50 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         WHERE account_id = ${q.account_id} AND symbol = ${q.symbol} AND status = 'filled' ORDER BY id DESC LIMIT 1`
     })
 
+    /** The route of the position's last fill: `venue` positions are the venue's to liquidate and charge funding. */
+    const routeOf = (at: { readonly account_id: AccountId; readonly symbol: string }) =>
+      Effect.map(lastFillOf(at), Option.match({ onNone: () => null, onSome: (fill) => fill.route }))
+
     /**
-     * Records the order that closes a position whose mark reached its take profit or stop loss, if
-     * it still does under the account's lock. It goes the route of the position's last fill, for its
-     * binding and program; its key (the trigger, the position and when it opened) makes it one order
-     * whichever replica, or pass, saw the crossing. None when there is nothing (left) to close.
+     * Records the order that closes a position whose mark reached its liquidation price (on paper:
+     * a venue liquidates its own), stop loss or take profit, if it still does under the account's
+     * lock, with that price as its `trigger_price`. It goes the route of the position's last fill,
+     * for its binding and program; its key (the trigger, the position and when it opened) makes it
+     * one order whichever replica, or pass, saw the crossing. None when there is nothing (left) to
+     * close.
      */
-    const recordExit = (at: { readonly account_id: AccountId; readonly symbol: string }, mark: number, now: Date) =>
+    const recordExit = (
+      at: { readonly account_id: AccountId; readonly symbol: string },
+      mark: number,
+      margin: MarginTable,
+      now: Date
+    ) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT id FROM accounts WHERE id = ${at.account_id} FOR UPDATE`
         const current = yield* position(at)
         if (Option.isNone(current)) return Option.none()
         const held = current.value
-        const trigger: ExitTrigger | null = exitTriggered(held, mark)
-        if (trigger === null) return Option.none()
         const lastFill = yield* lastFillOf(at)
         if (Option.isNone(lastFill)) return Option.none()
         const last = lastFill.value
+        const liquidation = last.route === "paper"
+          ? liquidationPrice(held, margin)
+          : held.side === "long"
+          ? 0
+          : Infinity
+        const trigger: ExitTrigger | null = exitTriggered(held, mark, liquidation)
+        if (trigger === null) return Option.none()
+        const level = trigger === "liquidation"
+          ? liquidation
+          : trigger === "stop_loss"
+          ? held.stop_loss_price!
+          : held.take_profit_price!
         const key = `${trigger}:${at.account_id}:${at.symbol}:${Date.parse(held.opened_at)}`
         yield* sql`
           INSERT INTO automation_orders (binding_id, program_id, user_id, account_id, symbol, exchange, route, trigger,
             trigger_price, idempotency_key, side, quantity, leverage, status, created_at)
           VALUES (${last.binding_id}, ${last.program_id}, ${last.user_id}, ${at.account_id}, ${at.symbol}, ${held.exchange},
-            ${last.route}, ${trigger}, ${mark}, ${key}, ${
+            ${last.route}, ${trigger}, ${level}, ${key}, ${
           held.side === "long" ? "sell" : "buy"
         }, ${held.size}, ${held.leverage},
             'pending', ${now})
@@ -295,6 +358,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       positions,
       orders,
       fill,
+      chargeFunding,
+      routeOf,
       logDecision,
       watched,
       openExits,

@@ -1,13 +1,21 @@
 import { Clock, Data, Effect, Option } from "effect"
-import { paperFeeRate, paperSlippage } from "../venues/SimulatedVenue.js"
+import { MarketData } from "../market/MarketData.js"
+import { exitPrice, feeOf, paperTerms, takerPrice, type TradingTerms } from "../trading/Fills.js"
+import { liquidationFee } from "../trading/Ledger.js"
+import { defaultMarginTables } from "../venues/MarginTiers.js"
 import { type Exchange, type Ticker, type VenueFailure, Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
-import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
+import { LedgerRepo, type OrderRow, type PositionRow } from "./LedgerRepo.js"
 
 /** A run or an order ends for a reason that trying again would not change (the program, a rule, a venue that may have it). */
 export class FinalFailure extends Data.TaggedError("FinalFailure")<{ readonly message: string }> {}
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+const hour = 3_600_000
+
+/** The rulebook's terms of paper trading on `exchange`. */
+export const paperTermsOf = (exchange: Exchange): TradingTerms => paperTerms(defaultMarginTables[exchange])
 
 /**
  * Fills recorded orders, those of runs and the exits of positions: on paper against the venue's
@@ -20,6 +28,72 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     const ledger = yield* LedgerRepo
     const venues = yield* Venues
     const venueAccounts = yield* VenueAccounts
+    const market = yield* MarketData
+
+    /**
+     * Charges a paper position the funding payments of its venue due since it was last charged,
+     * each on the notional at the price then (the open of that hour: both venues pay on the hour).
+     * Checked once an hour has turned since then, as no payment can be due before.
+     */
+    const chargeFunding = (position: PositionRow, until: Date) =>
+      Effect.gen(function*() {
+        const from = Date.parse(position.funded_until ?? position.opened_at)
+        if (Math.floor(until.getTime() / hour) === Math.floor(from / hour)) return
+        const source = { _tag: "Venue", exchange: position.exchange } as const
+        const rates = (yield* market.fundingRates(source, {
+          symbol: position.symbol,
+          start: from + 1,
+          end: until.getTime() + 1
+        })).filter((r) => r.time > from && r.time <= until.getTime())
+        if (rates.length === 0) return
+        const first = Math.floor(rates[0]!.time / hour) * hour
+        const bars = yield* market.candles(source, {
+          symbol: position.symbol,
+          timeframe: "1h",
+          start: first,
+          end: Math.floor(rates[rates.length - 1]!.time / hour) * hour + hour
+        })
+        const opens = new Map(bars.map((bar) => [bar.time, bar.open]))
+        const payments = rates.flatMap((r) => {
+          const mark = opens.get(Math.floor(r.time / hour) * hour)
+          return mark === undefined ? [] : [{ time: r.time, rate: r.rate, mark }]
+        })
+        yield* ledger.chargeFunding(position, payments, until)
+      }).pipe(Effect.withSpan("OrderPlacement.chargeFunding"))
+
+    /**
+     * Fills a paper order by the rulebook: a run's at the venue's price with slippage and the taker
+     * fee; an exit at its trigger price (a stop with slippage, a take profit with the maker fee, a
+     * liquidation with the venue's liquidation fee). Funding due before the fill is charged first.
+     */
+    const fillOnPaper = (order: OrderRow, ticker: Ticker) =>
+      Effect.gen(function*() {
+        const terms = paperTermsOf(order.exchange)
+        const at = yield* now
+        const position = yield* ledger.position(order)
+        if (Option.isSome(position)) yield* chargeFunding(position.value, at)
+        const side = order.side === "buy" ? 1 : -1
+        if (order.trigger === "run") {
+          const price = takerPrice(ticker.price, side, terms.slippage)
+          return yield* ledger.fill(order, {
+            price,
+            fee: (quantity) => feeOf(quantity * price, "market", terms),
+            venue_order_id: null,
+            at
+          })
+        }
+        const trigger = order.trigger
+        const price = exitPrice(trigger, side === 1 ? -1 : 1, order.trigger_price ?? ticker.price, terms)
+        return yield* ledger.fill(order, {
+          price,
+          fee: (quantity, held) =>
+            trigger === "liquidation" && held !== null
+              ? liquidationFee(held, price, terms.margin)
+              : feeOf(quantity * price, trigger, terms),
+          venue_order_id: null,
+          at
+        })
+      })
 
     /** Fills a recorded order once; answers the refusal (the venue's or a rule's), null when it filled. */
     const settle = Effect.fn("OrderPlacement.settle")(function*(order: OrderRow) {
@@ -31,14 +105,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         if (ticker === undefined) {
           return yield* new FinalFailure({ message: `Unknown symbol on ${order.exchange}: ${order.symbol}` })
         }
-        const price = ticker.price * (1 + (order.side === "buy" ? paperSlippage : -paperSlippage))
-        const filled = yield* ledger.fill(order, {
-          price,
-          fee: order.quantity * price * paperFeeRate,
-          venue_order_id: null,
-          at: yield* now
-        })
-        return filled ? null : yield* refusalOf(order)
+        return (yield* fillOnPaper(order, ticker)) ? null : yield* refusalOf(order)
       }
       const unconfirmed = (why: string) =>
         Effect.zipRight(
@@ -75,11 +142,12 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         return `Order ${order.id} rejected: ${error}`
       }
       const price = result.average_price
+      const fee = result.fee ?? feeOf(result.filled_quantity * price, "market", paperTermsOf(order.exchange))
       const filled = yield* ledger.fill(
         { ...order, quantity: result.filled_quantity },
         {
           price,
-          fee: result.fee ?? result.filled_quantity * price * paperFeeRate,
+          fee: () => fee,
           venue_order_id: result.order_id,
           at: yield* now
         }
@@ -100,7 +168,8 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     /**
      * One pass of the exit watcher: settles exits an earlier pass recorded but did not finish, then
      * closes every position whose mark (the venue's price, one fetch per venue) has reached its
-     * take profit or stop loss. A position that fails (its venue down) is logged and tried next pass.
+     * take profit, stop loss or, on paper, liquidation price, and charges paper positions their
+     * funding. A position that fails (its venue down) is logged and tried next pass.
      */
     const watchExits = Effect.gen(function*() {
       const settleLogged = (order: OrderRow) =>
@@ -119,8 +188,10 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         yield* Effect.gen(function*() {
           const mark = yield* markOf(position.exchange, position.symbol)
           if (mark === undefined) return
-          const order = yield* ledger.recordExit(position, mark.price, yield* now)
-          if (Option.isSome(order)) yield* settleLogged(order.value)
+          const at = yield* now
+          const order = yield* ledger.recordExit(position, mark.price, paperTermsOf(position.exchange).margin, at)
+          if (Option.isSome(order)) return yield* settleLogged(order.value)
+          if ((yield* ledger.routeOf(position)) === "paper") yield* chargeFunding(position, at)
         }).pipe(
           Effect.catchAllCause((cause) =>
             Effect.logWarning(

@@ -8,7 +8,9 @@ import { Pagination } from "../http/Pagination.js"
 import { JobStatus } from "../jobs/JobStatus.js"
 import { CandleExchange } from "../market/Dataset.js"
 import { ProgramId } from "../programs/Program.js"
-import { Timeframe, timeframeMillis } from "../venues/Venue.js"
+import { paperTerms, type TradingTerms } from "../trading/Fills.js"
+import { defaultMarginTables } from "../venues/MarginTiers.js"
+import { type Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
 
 /** A backtest's id. */
 export const BacktestId = Schema.Int.pipe(Schema.positive(), Schema.brand("BacktestId"))
@@ -20,12 +22,22 @@ export type BacktestStatus = JobStatus
 
 const Fraction = Schema.Number.pipe(Schema.finite(), Schema.between(0, 0.1))
 
+/** When a decision fills: at the next bar's open (what a live run can do), or at the close it was decided on (optimistic). */
+export const FillTiming = Schema.Literal("next_open", "close")
+export type FillTiming = typeof FillTiming.Type
+
+/** `fixed`: the slippage fraction on every market fill; `volume`: plus an impact growing with the order's share of the bar's volume. */
+export const SlippageModel = Schema.Literal("fixed", "volume")
+
 /** What a backtest request leaves out: DESIGN's fees and slippage (fractions of notional), 10000 to start with. */
 export const backtestDefaults = {
   exchange: "venue1",
   initial_balance: tradingDefaults.initialBalance,
   fee_rate: tradingDefaults.feeRate,
+  maker_fee_rate: tradingDefaults.makerFeeRate,
   slippage: tradingDefaults.slippage,
+  slippage_model: "fixed",
+  fill_timing: "next_open",
   leverage: tradingDefaults.leverage
 } as const
 
@@ -41,7 +53,10 @@ export const BacktestRequest = Schema.Struct({
     backtestDefaults.initial_balance
   ),
   fee_rate: defaulted(Fraction, backtestDefaults.fee_rate),
+  maker_fee_rate: defaulted(Fraction, backtestDefaults.maker_fee_rate),
   slippage: defaulted(Fraction, backtestDefaults.slippage),
+  slippage_model: defaulted(SlippageModel, backtestDefaults.slippage_model),
+  fill_timing: defaulted(FillTiming, backtestDefaults.fill_timing),
   leverage: defaulted(Schema.Number.pipe(Schema.between(1, 125)), backtestDefaults.leverage),
   account_id: Schema.optionalWith(AccountId, { nullable: true })
 }).annotations({
@@ -49,6 +64,9 @@ export const BacktestRequest = Schema.Struct({
   examples: [{ symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-02-01T00:00:00Z" }]
 })
 export type BacktestRequest = typeof BacktestRequest.Type
+
+// Measured since the rulebook: null in the results of backtests that ran before.
+const later = Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null })
 
 /** A backtest's metrics; `win_rate` is a fraction 0..1, `profit_factor` null without a losing trade. */
 export const BacktestMetricsSchema = Schema.Struct({
@@ -58,7 +76,23 @@ export const BacktestMetricsSchema = Schema.Struct({
   win_rate: Schema.Number,
   max_drawdown_percent: Schema.Number,
   sharpe: Schema.Number,
-  profit_factor: Schema.NullOr(Schema.Number)
+  profit_factor: Schema.NullOr(Schema.Number),
+  /** Like `sharpe`, with only the returns below zero as the risk. */
+  sortino: later,
+  /** The annualised return over the largest drawdown (both as fractions); null without a drawdown. */
+  calmar: later,
+  /** The share of bars with a position open, in percent. */
+  exposure_percent: later,
+  /** The mean `pnl` of a trade; null without trades. */
+  average_trade_pnl: later,
+  /** The most bars the equity spent below an earlier peak. */
+  longest_drawdown_bars: later,
+  /** Holding the symbol from the first open to the last close, in percent: the benchmark. */
+  buy_and_hold_percent: later,
+  /** Every fee paid, liquidation fees included. */
+  total_fees: later,
+  /** Funding received less funding paid. */
+  total_funding: later
 })
 
 export type BacktestMetrics = typeof BacktestMetricsSchema.Type
@@ -71,7 +105,7 @@ export type EquityPoint = typeof EquityPointSchema.Type
 export const ExitReason = Schema.Literal("signal", "reversal", "take_profit", "stop_loss", "liquidation", "end_of_data")
 export type ExitReason = typeof ExitReason.Type
 
-/** A closed position; `pnl` is net of the entry and exit fees. */
+/** A closed position; `pnl` is net of the entry and exit fees and of its funding. */
 export const BacktestTradeSchema = Schema.Struct({
   side: Schema.Literal("long", "short"),
   size: Schema.Number,
@@ -80,6 +114,8 @@ export const BacktestTradeSchema = Schema.Struct({
   exit_time: Schema.Number,
   exit_price: Schema.Number,
   fee: Schema.Number,
+  /** Funding received less paid while it was open. */
+  funding: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   pnl: Schema.Number,
   exit_reason: ExitReason
 })
@@ -97,23 +133,26 @@ export type BacktestOutcome = typeof BacktestOutcome.Type
 /** What the engine answers for a finished run: the outcome before its curve is downsampled. */
 export type BacktestResult = BacktestOutcome
 
-/** How a backtest fills and measures; `defaultSettings` gives `tradingDefaults`. */
-export interface BacktestSettings {
+/** How a backtest fills and measures: the rulebook's terms and the run's own; `defaultSettings` gives `tradingDefaults`. */
+export interface BacktestSettings extends TradingTerms {
   readonly initialBalance: number
-  /** Fee per fill, a fraction of the fill's notional. */
-  readonly feeRate: number
-  /** Adverse price move on market and stop fills, a fraction of the price. */
-  readonly slippage: number
   /** Leverage of an entry whose decision names none. */
   readonly leverage: number
+  readonly fillTiming: FillTiming
+  /** The length of a bar, for the funding payments due inside one. */
+  readonly barMillis: number
   /** Bars per year of the timeframe, to annualise the Sharpe ratio. */
   readonly barsPerYear: number
 }
 
 const millisPerYear = 365 * 24 * 3600 * 1000
 
-export const defaultSettings = (timeframe: Timeframe): BacktestSettings => ({
-  ...tradingDefaults,
+export const defaultSettings = (timeframe: Timeframe, exchange: Exchange = "venue1"): BacktestSettings => ({
+  ...paperTerms(defaultMarginTables[exchange]),
+  initialBalance: tradingDefaults.initialBalance,
+  leverage: tradingDefaults.leverage,
+  fillTiming: "next_open",
+  barMillis: timeframeMillis[timeframe],
   barsPerYear: millisPerYear / timeframeMillis[timeframe]
 })
 
@@ -143,7 +182,10 @@ export class Backtest extends Schema.Class<Backtest>("Backtest")({
   end: Schema.String,
   initial_balance: Schema.Number,
   fee_rate: Schema.Number,
+  maker_fee_rate: Schema.Number,
   slippage: Schema.Number,
+  slippage_model: SlippageModel,
+  fill_timing: FillTiming,
   leverage: Schema.Number,
   progress: Schema.Number,
   attempts: Schema.Int,

@@ -1,100 +1,163 @@
 import { Chunk, Effect, Stream } from "effect"
 import type { Decider, ExitBand } from "../sandbox/Decider.js"
 import { type Decision, type PositionView, ProgramRunError } from "../sandbox/Decision.js"
-import type { Candle } from "../venues/Venue.js"
+import { exitPrice, type ExitTrigger, feeOf, slippageOf, takerPrice } from "../trading/Fills.js"
+import {
+  applyFill,
+  dir,
+  fundingPayment,
+  type Held,
+  liquidationFee,
+  liquidationPrice,
+  sizeOrder
+} from "../trading/Ledger.js"
+import type { Candle, FundingRate } from "../venues/Venue.js"
 import type { BacktestResult, BacktestSettings, BacktestTrade, ExitReason } from "./Backtest.js"
 import { computeMetrics } from "./BacktestMetrics.js"
 
-interface Position {
-  /** +1 long, -1 short: signs every price comparison so one code path serves both sides. */
-  readonly dir: 1 | -1
-  size: number
-  entry: number
-  margin: number
-  /** Entry fees paid so far, charged to the trade's pnl when it closes. */
+/** The open position: the rulebook's `Held`, and what its trade record needs. */
+interface Open {
+  held: Held
+  /** Fees paid so far (entries, and the exit of any part closed), charged to the trade when it closes. */
   fees: number
+  funding: number
   entryTime: number
   takeProfit: number | undefined
   stopLoss: number | undefined
 }
 
 /**
- * The backtest as a state machine over chunks of bars, so any candle source can drive it: each bar
- * settles take-profit, stop-loss and liquidation inside its range, then the program decides at the
- * bar's close and the decision fills at that close. Deterministic: no clock, no randomness.
+ * The backtest as a state machine over chunks of bars, so any candle source can drive it. It keeps
+ * no rules of its own: sizes, fills, margin, liquidation and funding are the rulebook's
+ * (`trading/`), as paper trading's ledger applies them. Each bar first pays the funding due inside
+ * it and fills the decision of the bar before at its open (with `fillTiming: "next_open"`), then
+ * settles take profit, stop loss and liquidation inside its range; the program decides at its
+ * close. Deterministic: no clock, no randomness.
  */
 export class BacktestEngine {
-  private balance: number
-  private position: Position | undefined
+  /** Free cash: the balance less the open position's margin (the paper ledger's `current_cash`). */
+  private cash: number
+  private open: Open | undefined
+  /** Decided at a close, filled at the next bar's open. */
+  private pending: Decision | undefined
+  /** The open time of the last bar whose open was settled. */
+  private opened = -Infinity
   private lastBar: Candle | undefined
+  private fundingIndex = 0
+  private totalFees = 0
+  private totalFunding = 0
+  private exposedBars = 0
+  private firstOpen: number | undefined
   private readonly trades: Array<BacktestTrade> = []
   private readonly times: Array<number> = []
   private readonly equities: Array<number> = []
 
-  constructor(readonly settings: BacktestSettings) {
-    this.balance = settings.initialBalance
+  /** `funding`: the symbol's funding payments over the run, oldest first. */
+  constructor(readonly settings: BacktestSettings, private readonly funding: ReadonlyArray<FundingRate> = []) {
+    this.cash = settings.initialBalance
   }
 
   /** Steps through one chunk of bars, oldest first. */
   run(bars: ReadonlyArray<Candle>, decider: Decider): void {
     decider.chunk(bars)
     for (let i = 0; i < bars.length;) {
+      if (bars[i]!.time > this.opened) this.openBar(bars[i]!)
       const band = this.band()
-      const stop = decider.decide(i, { position: this.positionView(), balance: this.balance }, band)
+      const stop = decider.decide(i, this.view(), band, this.nextFundingBar(bars, i))
       // The bars before the stop were quiet: nothing filled, the program held.
       for (; i < stop.index; i++) this.record(bars[i]!)
       if (i === bars.length) break
       const bar = bars[i]!
       if (stop.decision === undefined) {
+        // Stopped before a bar with funding due (its open is settled first), or one touching the band.
+        if (bar.time > this.opened) continue
         // Settling closes a position the bar touches, so the next band lets the bar through.
         this.settleInsideBar(bar, band)
         continue
       }
-      this.apply(stop.decision, bar)
+      if (this.settings.fillTiming === "close") this.apply(stop.decision, bar.close, bar.volume, bar.time)
+      else this.pending = stop.decision
       this.record(bar)
       i++
     }
   }
 
-  /** Closes what is still open at the last close and answers the metrics, curve and trades. */
+  /** Closes what is still open at the last close and answers the metrics, curve and trades; a decision at the last bar has no open to fill at. */
   finish(): BacktestResult {
     const bar = this.lastBar
-    if (bar !== undefined && this.position !== undefined) {
-      this.close(this.marketPrice(bar.close, -this.position.dir), bar.time, "end_of_data")
-      this.equities[this.equities.length - 1] = this.balance
+    if (bar !== undefined && this.open !== undefined) {
+      this.closeAtMarket(bar.close, bar.volume, bar.time, "end_of_data")
+      this.equities[this.equities.length - 1] = this.cash
     }
     return {
-      metrics: computeMetrics(this.settings, this.equities, this.trades),
-      final_balance: this.balance,
+      metrics: computeMetrics(this.settings, this.equities, this.trades, {
+        fees: this.totalFees,
+        funding: this.totalFunding,
+        exposedBars: this.exposedBars,
+        firstOpen: this.firstOpen,
+        lastClose: bar?.close
+      }),
+      final_balance: this.cash,
       equity_curve: this.times.map((time, i) => ({ time, equity: this.equities[i]! })),
       trades: this.trades
     }
   }
 
   private record(bar: Candle): void {
+    this.firstOpen ??= bar.open
+    if (this.open !== undefined) this.exposedBars++
     this.lastBar = bar
     this.times.push(bar.time)
     this.equities.push(this.equity(bar.close))
   }
 
-  private positionView(): PositionView | null {
-    const p = this.position
-    return p === undefined ? null : {
-      side: p.dir === 1 ? "long" : "short",
-      size: p.size,
-      entry_price: p.entry,
-      leverage: (p.size * p.entry) / p.margin
+  private view(): { readonly position: PositionView | null; readonly balance: number } {
+    const held = this.open?.held
+    return {
+      position: held === undefined
+        ? null
+        : { side: held.side, size: held.size, entry_price: held.entry_price, leverage: held.leverage },
+      balance: this.balance()
     }
   }
 
-  private equity(price: number): number {
-    const p = this.position
-    return p === undefined ? this.balance : this.balance + p.dir * p.size * (price - p.entry)
+  private balance(): number {
+    return this.cash + (this.open?.held.margin ?? 0)
   }
 
-  /** A market fill moves the price against the taker by the slippage. */
-  private marketPrice(price: number, dir: number): number {
-    return price * (1 + dir * this.settings.slippage)
+  private equity(price: number): number {
+    const held = this.open?.held
+    return held === undefined ? this.cash : this.balance() + dir(held.side) * held.size * (price - held.entry_price)
+  }
+
+  /** A bar's open: the funding due inside it is paid on the position held then, then the last decision fills. */
+  private openBar(bar: Candle): void {
+    this.opened = bar.time
+    const end = bar.time + this.settings.barMillis
+    for (; this.fundingIndex < this.funding.length; this.fundingIndex++) {
+      const due = this.funding[this.fundingIndex]!
+      if (due.time >= end) break
+      if (this.open === undefined || due.time < bar.time) continue
+      const paid = fundingPayment(this.open.held, due.rate, bar.open)
+      this.cash += paid
+      this.open.funding += paid
+      this.totalFunding += paid
+    }
+    const decision = this.pending
+    if (decision === undefined) return
+    this.pending = undefined
+    // The order's size is judged against the bar it was decided on, the last one the program saw.
+    this.apply(decision, bar.open, this.lastBar?.volume ?? bar.volume, bar.time)
+  }
+
+  /** The first bar after `from` with funding due while a position is open; the decider stops before it. */
+  private nextFundingBar(bars: ReadonlyArray<Candle>, from: number): number {
+    const due = this.funding[this.fundingIndex]
+    if (this.open === undefined || due === undefined) return bars.length
+    for (let k = from + 1; k < bars.length; k++) {
+      if (bars[k]!.time + this.settings.barMillis > due.time) return k
+    }
+    return bars.length
   }
 
   /**
@@ -102,12 +165,12 @@ export class BacktestEngine {
    * exist, the one nearer the entry is the adverse exit.
    */
   private band(): ExitBand {
-    const p = this.position
+    const p = this.open
     if (p === undefined) return { floor: -Infinity, ceiling: Infinity }
-    // Isolated margin: the position is liquidated when its loss reaches its margin.
-    const liquidation = p.entry - (p.dir * p.margin) / p.size
-    const adverse = p.stopLoss !== undefined && p.dir * (p.stopLoss - liquidation) >= 0 ? p.stopLoss : liquidation
-    return p.dir === 1
+    const d = dir(p.held.side)
+    const liquidation = liquidationPrice(p.held, this.settings.margin)
+    const adverse = p.stopLoss !== undefined && d * (p.stopLoss - liquidation) >= 0 ? p.stopLoss : liquidation
+    return d === 1
       ? { floor: adverse, ceiling: p.takeProfit ?? Infinity }
       : { floor: p.takeProfit ?? -Infinity, ceiling: adverse }
   }
@@ -115,102 +178,151 @@ export class BacktestEngine {
   /**
    * The protective exits of `band`, checked against the bar's range. When the adverse and the
    * favourable exit both lie inside one bar, the adverse one is assumed first (the pessimistic
-   * reading).
+   * reading). A bar that opens past an exit's level fills it at the open.
    */
   private settleInsideBar(bar: Candle, band: ExitBand): void {
-    const p = this.position
+    const p = this.open
     if (p === undefined) return
-    const { dir } = p
-    const adverse = dir === 1 ? band.floor : band.ceiling
-    if (dir === 1 ? bar.low <= adverse : bar.high >= adverse) {
-      if (adverse !== p.stopLoss) return this.close(adverse, bar.time, "liquidation")
-      // A stop is a market order once touched; a gap through it fills at the open.
-      const touched = dir * (bar.open - adverse) <= 0 ? bar.open : adverse
-      return this.close(this.marketPrice(touched, -dir), bar.time, "stop_loss")
+    const d = dir(p.held.side)
+    const seen = (
+      level: number,
+      favourable: boolean
+    ) => (d * (bar.open - level) * (favourable ? 1 : -1) >= 0 ? bar.open : level)
+    const adverse = d === 1 ? band.floor : band.ceiling
+    if (d === 1 ? bar.low <= adverse : bar.high >= adverse) {
+      // A gap through the liquidation price still liquidates at it: the loss stops at the margin.
+      return adverse === p.stopLoss
+        ? this.exit("stop_loss", seen(adverse, false), bar.time)
+        : this.exit("liquidation", adverse, bar.time)
     }
-    const favourable = dir === 1 ? band.ceiling : band.floor
-    if (dir === 1 ? bar.high >= favourable : bar.low <= favourable) {
-      // A take-profit is a resting limit order: it fills at its price, or better on a gap.
-      this.close(dir * (bar.open - favourable) >= 0 ? bar.open : favourable, bar.time, "take_profit")
+    const favourable = d === 1 ? band.ceiling : band.floor
+    if (d === 1 ? bar.high >= favourable : bar.low <= favourable) {
+      this.exit("take_profit", seen(favourable, true), bar.time)
     }
   }
 
-  private apply(decision: Decision, bar: Candle): void {
+  private exit(trigger: ExitTrigger, seen: number, time: number): void {
+    const held = this.open!.held
+    const price = exitPrice(trigger, dir(held.side), seen, this.settings)
+    const fee = trigger === "liquidation"
+      ? liquidationFee(held, price, this.settings.margin)
+      : feeOf(held.size * price, trigger, this.settings)
+    this.fill(held.side === "long" ? "sell" : "buy", held.size, price, fee, held.leverage, time, trigger)
+  }
+
+  private closeAtMarket(price: number, volume: number, time: number, reason: ExitReason): void {
+    const held = this.open!.held
+    const side = held.side === "long" ? "sell" : "buy"
+    const filled = takerPrice(price, held.side === "long" ? -1 : 1, slippageOf(this.settings, held.size, volume))
+    this.fill(side, held.size, filled, feeOf(held.size * filled, "market", this.settings), held.leverage, time, reason)
+  }
+
+  /** A decision, filled as paper trading fills it: one order sized by the rulebook, which may close the position and open the other way. */
+  private apply(decision: Decision, price: number, volume: number, time: number): void {
     if (decision.operation === "hold") return
-    const p = this.position
+    const held = this.open?.held ?? null
     if (decision.operation === "close") {
-      if (p !== undefined) this.close(this.marketPrice(bar.close, -p.dir), bar.time, "signal")
+      if (held !== null) this.closeAtMarket(price, volume, time, "signal")
       return
     }
-    const dir = decision.operation === "buy" ? 1 : -1
-    if (p !== undefined && p.dir !== dir) this.close(this.marketPrice(bar.close, dir), bar.time, "reversal")
-    this.open(dir, decision, bar)
-  }
-
-  /** Opens, or averages into, a position with the decision's share of the free balance as margin and fee. */
-  private open(dir: 1 | -1, decision: Decision, bar: Candle): void {
-    const { feeRate } = this.settings
+    const side = decision.operation
     const leverage = decision.leverage ?? this.settings.leverage
-    const free = this.balance - (this.position?.margin ?? 0)
-    const spend = (decision.target_portion_of_balance ?? 1) * free
-    if (spend <= 0) return
-    const price = this.marketPrice(bar.close, dir)
-    // margin + fee = spend, with fee = margin * leverage * feeRate.
-    const margin = spend / (1 + leverage * feeRate)
-    const size = (margin * leverage) / price
-    const fee = margin * leverage * feeRate
-    this.balance -= fee
-    const p = this.position ?? (this.position = {
-      dir,
-      size: 0,
-      entry: price,
-      margin: 0,
-      fees: 0,
-      entryTime: bar.time,
-      takeProfit: undefined,
-      stopLoss: undefined
-    })
-    p.entry = (p.size * p.entry + size * price) / (p.size + size)
-    p.size += size
-    p.margin += margin
-    p.fees += fee
-    p.takeProfit = decision.take_profit_price ?? p.takeProfit
-    p.stopLoss = decision.stop_loss_price ?? p.stopLoss
+    const sizeAt = (fillPrice: number) =>
+      sizeOrder(decision, held, {
+        freeCash: this.cash,
+        feeRate: this.settings.takerFeeRate,
+        leverage,
+        price: fillPrice
+      })
+    const sign = side === "buy" ? 1 : -1
+    const first = sizeAt(takerPrice(price, sign, this.settings.slippage))
+    if (first._tag === "Nothing") return
+    // The market impact of the volume model depends on the size; the size is then taken again at that price.
+    const filled = takerPrice(price, sign, slippageOf(this.settings, first.quantity, volume))
+    const sizing = this.settings.slippageModel === "fixed" ? first : sizeAt(filled)
+    if (sizing._tag === "Nothing") return
+    const fee = feeOf(sizing.quantity * filled, "market", this.settings)
+    const reversing = held !== null && held.side !== (side === "buy" ? "long" : "short")
+    this.fill(side, sizing.quantity, filled, fee, leverage, time, reversing ? "reversal" : "signal")
+    if (this.open !== undefined && this.open.entryTime === time) {
+      this.open.takeProfit = decision.take_profit_price
+      this.open.stopLoss = decision.stop_loss_price
+    } else if (this.open !== undefined) {
+      this.open.takeProfit = decision.take_profit_price ?? this.open.takeProfit
+      this.open.stopLoss = decision.stop_loss_price ?? this.open.stopLoss
+    }
   }
 
-  private close(price: number, time: number, reason: ExitReason): void {
-    const p = this.position!
-    const gross = p.dir * p.size * (price - p.entry)
-    // A liquidation takes the margin and nothing more.
-    const exitFee = reason === "liquidation" ? 0 : p.size * price * this.settings.feeRate
-    this.balance += gross - exitFee
-    this.trades.push({
-      side: p.dir === 1 ? "long" : "short",
-      size: p.size,
-      entry_time: p.entryTime,
-      entry_price: p.entry,
-      exit_time: time,
-      exit_price: price,
-      fee: p.fees + exitFee,
-      pnl: gross - p.fees - exitFee,
-      exit_reason: reason
-    })
-    this.position = undefined
+  /** One fill through the rulebook's ledger; the part that closes the position is a trade. */
+  private fill(
+    side: "buy" | "sell",
+    quantity: number,
+    price: number,
+    fee: number,
+    leverage: number,
+    time: number,
+    reason: ExitReason
+  ): void {
+    const before = this.open
+    const effect = applyFill(before?.held ?? null, { side, quantity, price, fee, leverage })
+    this.cash += effect.cash
+    this.totalFees += fee
+    // The fee splits between the part that closes and the part that opens, by quantity.
+    const closingFee = fee * (effect.closed / quantity)
+    if (before !== undefined && effect.closed > 0) {
+      const whole = effect.closed === before.held.size
+      const share = effect.closed / before.held.size
+      const entryFees = before.fees * share
+      const funding = before.funding * share
+      this.trades.push({
+        side: before.held.side,
+        size: effect.closed,
+        entry_time: before.entryTime,
+        entry_price: before.held.entry_price,
+        exit_time: time,
+        exit_price: price,
+        fee: entryFees + closingFee,
+        funding,
+        pnl: effect.realized - entryFees - closingFee + funding,
+        exit_reason: reason
+      })
+      if (!whole) {
+        before.fees -= entryFees
+        before.funding -= funding
+      }
+    }
+    const position = effect.position
+    if (position === null) {
+      this.open = undefined
+    } else if (before === undefined || before.held.side !== position.side) {
+      this.open = {
+        held: position,
+        fees: fee - closingFee,
+        funding: 0,
+        entryTime: time,
+        takeProfit: undefined,
+        stopLoss: undefined
+      }
+    } else {
+      before.held = position
+      before.fees += fee - closingFee
+    }
   }
 }
 
 /**
- * Runs a backtest over candles from any source (oldest first). The engine steps through each chunk
- * synchronously; between chunks the fiber yields, so a long run neither blocks the server nor
- * ignores interruption.
+ * Runs a backtest over candles from any source (oldest first), with the symbol's funding payments
+ * over the range. The engine steps through each chunk synchronously; between chunks the fiber
+ * yields, so a long run neither blocks the server nor ignores interruption.
  */
 export const runBacktest = <E, R>(
   settings: BacktestSettings,
   candles: Stream.Stream<Candle, E, R>,
-  decider: Decider
+  decider: Decider,
+  funding: ReadonlyArray<FundingRate> = []
 ): Effect.Effect<BacktestResult, E | ProgramRunError, R> =>
   Effect.suspend(() => {
-    const engine = new BacktestEngine(settings)
+    const engine = new BacktestEngine(settings, funding)
     return candles.pipe(
       Stream.runForEachChunk((chunk) =>
         Effect.suspend(() => {

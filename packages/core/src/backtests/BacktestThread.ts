@@ -3,10 +3,7 @@ import type { ProgramInvalid } from "../http/Errors.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import { loadFailure } from "../sandbox/LoadFailure.js"
-import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
-import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
-import type { BacktestSettings } from "./Backtest.js"
-import { FromThread, type ToThread } from "./BacktestThreadProtocol.js"
+import { type BacktestThreadInput, FromThread, type ToThread } from "./BacktestThreadProtocol.js"
 
 /** The thread crashed or exited on its own: not the program's verdict, so the job may be tried again. */
 export class BacktestThreadDied extends Data.TaggedError("BacktestThreadDied")<{ readonly message: string }> {}
@@ -42,7 +39,7 @@ export interface BacktestThread {
  * `wallMillisPerCall`.
  */
 export const startBacktestThread = (
-  input: { readonly run: ProgramRun; readonly settings: BacktestSettings; readonly limits: SandboxLimits }
+  input: Omit<BacktestThreadInput, "heartbeat">
 ): Effect.Effect<BacktestThread, never, Scope.Scope> =>
   Effect.gen(function*() {
     const stallMillis = 2 * input.limits.wallMillisPerCall

@@ -12,7 +12,7 @@ import { runBacktest } from "./BacktestEngine.js"
 import { type BacktestThreadInput, FromThread, outcomeOf, type ToThread } from "./BacktestThreadProtocol.js"
 
 const port = parentPort!
-const { heartbeat, limits, run, settings } = workerData as BacktestThreadInput
+const { funding, heartbeat, limits, run, settings } = workerData as BacktestThreadInput
 const { call, setBusy } = threadHeartbeat(heartbeat)
 const post = (message: FromThread) => port.postMessage(Schema.encodeSync(FromThread)(message))
 
@@ -40,7 +40,7 @@ const backtest = Effect.gen(function*() {
   const runtime = yield* ProgramRuntime
   setBusy(true)
   const loaded = yield* runtime.load(run)
-  return outcomeOf(yield* runBacktest(settings, candles, loaded))
+  return outcomeOf(yield* runBacktest(settings, candles, loaded, funding))
 }).pipe(
   Effect.scoped,
   Effect.provide(QuickJsProgramRuntime(limits, call))

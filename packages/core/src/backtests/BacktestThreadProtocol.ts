@@ -3,7 +3,7 @@ import { ProgramInvalid } from "../http/Errors.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
 import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
-import type { Candle } from "../venues/Venue.js"
+import type { Candle, FundingRate } from "../venues/Venue.js"
 import { BacktestOutcome, type BacktestResult, type BacktestSettings, type EquityPoint } from "./Backtest.js"
 
 /** Most points of an equity curve a backtest keeps. */
@@ -27,6 +27,8 @@ export const outcomeOf = (result: BacktestResult): BacktestOutcome => ({
 export interface BacktestThreadInput {
   readonly run: ProgramRun
   readonly settings: BacktestSettings
+  /** The symbol's funding payments over the run, oldest first. */
+  readonly funding: ReadonlyArray<FundingRate>
   readonly limits: SandboxLimits
   /** Added by `startWorkerThread`, see `jobs/Heartbeat.ts`. */
   readonly heartbeat: SharedArrayBuffer

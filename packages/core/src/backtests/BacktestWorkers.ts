@@ -1,9 +1,9 @@
 import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
-import { MarketData } from "../market/MarketData.js"
+import { type CandleSource, MarketData, venueOf } from "../market/MarketData.js"
 import { type Candle, timeframeMillis } from "../venues/Venue.js"
-import { defaultSettings } from "./Backtest.js"
+import { type BacktestSettings, defaultSettings } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
 import { type BacktestThread, startBacktestThread } from "./BacktestThread.js"
 
@@ -33,9 +33,8 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
      * stops the run when the row is no longer its own; while the thread steps a window (or loads
      * the program), the lease is kept alive, so a slow program keeps its job.
      */
-    const feed = (row: BacktestRow, thread: BacktestThread, lease: JobLease) =>
+    const feed = (row: BacktestRow, source: CandleSource, thread: BacktestThread, lease: JobLease) =>
       Effect.gen(function*() {
-        const source = yield* market.source({ id: row.user_id }, row.exchange)
         const step = timeframeMillis[row.timeframe]
         const start = Math.ceil(Date.parse(row.start_at) / step) * step
         const end = Date.parse(row.end_at)
@@ -61,16 +60,28 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
       })
 
     const run = (row: BacktestRow, lease: JobLease) => {
-      const settings = {
-        ...defaultSettings(row.timeframe),
-        initialBalance: row.initial_balance,
-        feeRate: row.fee_rate,
-        slippage: row.slippage,
-        leverage: row.leverage
-      }
       const program = { code: row.code, symbol: row.symbol, timeframe: row.timeframe, params: {}, seed }
-      return startBacktestThread({ run: program, settings, limits: sandbox }).pipe(
-        Effect.flatMap((thread) => feed(row, thread, lease)),
+      return Effect.gen(function*() {
+        const source = yield* market.source({ id: row.user_id }, row.exchange)
+        const settings: BacktestSettings = {
+          ...defaultSettings(row.timeframe, venueOf(source)),
+          initialBalance: row.initial_balance,
+          takerFeeRate: row.fee_rate,
+          makerFeeRate: row.maker_fee_rate,
+          slippage: row.slippage,
+          slippageModel: row.slippage_model,
+          fillTiming: row.fill_timing,
+          leverage: row.leverage
+        }
+        // A dataset has no funding of its own: its backtests pay none.
+        const funding = yield* lease.keepAlive(market.fundingRates(source, {
+          symbol: row.symbol,
+          start: Date.parse(row.start_at),
+          end: Date.parse(row.end_at)
+        }))
+        const thread = yield* startBacktestThread({ run: program, settings, funding, limits: sandbox })
+        return yield* feed(row, source, thread, lease)
+      }).pipe(
         // The program's own failure: running it again would fail the same way.
         Effect.catchTags({
           ProgramRunError: (e) =>

@@ -8,7 +8,7 @@ import { ProgramId } from "../programs/Program.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { Timeframe } from "../venues/Venue.js"
-import { BacktestId, BacktestOutcome, BacktestStatus } from "./Backtest.js"
+import { BacktestId, BacktestOutcome, BacktestStatus, FillTiming, SlippageModel } from "./Backtest.js"
 
 const Numeric = Schema.NumberFromString
 
@@ -24,7 +24,10 @@ export const BacktestRow = Schema.Struct({
   end_at: IsoTimestamp,
   initial_balance: Numeric,
   fee_rate: Schema.Number,
+  maker_fee_rate: Schema.Number,
   slippage: Schema.Number,
+  slippage_model: SlippageModel,
+  fill_timing: FillTiming,
   leverage: Schema.Number,
   code: Schema.String,
   status: BacktestStatus,
@@ -54,7 +57,10 @@ const NewBacktest = Schema.Struct({
   end_at: Schema.DateFromSelf,
   initial_balance: Schema.Number,
   fee_rate: Schema.Number,
+  maker_fee_rate: Schema.Number,
   slippage: Schema.Number,
+  slippage_model: SlippageModel,
+  fill_timing: FillTiming,
   leverage: Schema.Number,
   code: Schema.String,
   now: Schema.DateFromSelf
@@ -92,10 +98,11 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
       execute: (b) =>
         sql`
         INSERT INTO backtests (user_id, program_id, account_id, symbol, exchange, timeframe, start_at, end_at,
-          initial_balance, fee_rate, slippage, leverage, code, status, created_at)
+          initial_balance, fee_rate, maker_fee_rate, slippage, slippage_model, fill_timing, leverage, code, status,
+          created_at)
         VALUES (${b.user_id}, ${b.program_id}, ${b.account_id}, ${b.symbol}, ${b.exchange}, ${b.timeframe},
-          ${b.start_at}, ${b.end_at}, ${b.initial_balance}, ${b.fee_rate}, ${b.slippage}, ${b.leverage}, ${b.code},
-          'queued', ${b.now})
+          ${b.start_at}, ${b.end_at}, ${b.initial_balance}, ${b.fee_rate}, ${b.maker_fee_rate}, ${b.slippage},
+          ${b.slippage_model}, ${b.fill_timing}, ${b.leverage}, ${b.code}, 'queued', ${b.now})
         RETURNING *`
     })
 

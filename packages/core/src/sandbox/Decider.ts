@@ -24,12 +24,18 @@ export interface DecisionStop {
  * change, so a runtime can decide a run of quiet bars in one call. `decide` feeds the chunk's bars
  * from `from` on to the program, each with `account` and its equity marked to the bar's close, and
  * stops at the first bar whose decision is not hold; before feeding a bar that touches `band`
- * (which the engine settles first); or wherever it likes (the engine asks again from there). It
- * may throw `ProgramRunError`.
+ * (which the engine settles first); before bar `until` when given (where the account changes, by a
+ * funding payment); or wherever it likes (the engine asks again from there). It may throw
+ * `ProgramRunError`.
  */
 export interface Decider {
   readonly chunk: (bars: ReadonlyArray<Candle>) => void
-  readonly decide: (from: number, account: Omit<AccountView, "equity">, band: ExitBand) => DecisionStop
+  readonly decide: (
+    from: number,
+    account: Omit<AccountView, "equity">,
+    band: ExitBand,
+    until?: number
+  ) => DecisionStop
 }
 
 const touches = (bar: Candle, band: ExitBand) => bar.low <= band.floor || bar.high >= band.ceiling
@@ -41,8 +47,8 @@ export const decideEachBar = (decide: Decide): Decider => {
     chunk: (chunk) => {
       bars = chunk
     },
-    decide: (from, { balance, position: p }, band) => {
-      for (let i = from; i < bars.length; i++) {
+    decide: (from, { balance, position: p }, band, until = bars.length) => {
+      for (let i = from; i < until; i++) {
         const bar = bars[i]!
         if (touches(bar, band)) return { index: i }
         const equity = p === null
@@ -51,7 +57,7 @@ export const decideEachBar = (decide: Decide): Decider => {
         const decision = decide(bar, { position: p, balance, equity })
         if (decision.operation !== "hold") return { index: i, decision }
       }
-      return { index: bars.length }
+      return { index: until }
     }
   }
 }

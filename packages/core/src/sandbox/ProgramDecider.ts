@@ -125,7 +125,7 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
       bars = next
       pieceStart = pieceEnd = 0
     },
-    decide: (from, { balance, position: p }, band) => {
+    decide: (from, { balance, position: p }, band, until = Infinity) => {
       if (from >= pieceEnd) loadPiece(from)
       const next = Float64Array.of(
         p === null ? 0 : p.side === "long" ? 1 : -1,
@@ -140,7 +140,7 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
         callDriver(account, from, vm.newArrayBuffer(next.buffer)).dispose()
         sent = next
       }
-      const to = Math.min(pieceEnd, from + barsPerCall)
+      const to = Math.min(pieceEnd, from + barsPerCall, until)
       const args = [from - pieceStart, to - pieceStart].map((n) => vm.newNumber(n))
       budget.start(to - from)
       const result = vm.callFunction(decide, vm.undefined, ...args)

@@ -21,6 +21,7 @@ import m0017 from "./migrations/0017_signal_windows.js"
 import m0018 from "./migrations/0018_exit_trigger_price.js"
 import m0019 from "./migrations/0019_candle_syncs.js"
 import m0020 from "./migrations/0020_funding_rates.js"
+import m0021 from "./migrations/0021_trading_rules.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -47,7 +48,8 @@ const byName = {
   "0017_signal_windows": m0017,
   "0018_exit_trigger_price": m0018,
   "0019_candle_syncs": m0019,
-  "0020_funding_rates": m0020
+  "0020_funding_rates": m0020,
+  "0021_trading_rules": m0021
 }
 export const migrations = Migrator.fromRecord(byName)
 

@@ -183,9 +183,10 @@ describe("automation runs after a crash", () => {
             expect(position.size).toBe(0.01)
             // Filling the same order again changes nothing.
             const account = yield* Effect.flatMap(Accounts, (a) => a.get(caller, accountId))
-            expect(yield* ledger.fill(btcOrders[0]!, { price: 1, fee: 0, venue_order_id: null, at: new Date() })).toBe(
-              false
-            )
+            expect(yield* ledger.fill(btcOrders[0]!, { price: 1, fee: () => 0, venue_order_id: null, at: new Date() }))
+              .toBe(
+                false
+              )
             const again = yield* Effect.flatMap(Accounts, (a) => a.get(caller, accountId))
             expect({ cash: again.current_cash, frozen: again.frozen_cash }).toEqual({
               cash: account.current_cash,

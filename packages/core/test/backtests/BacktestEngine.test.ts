@@ -7,14 +7,26 @@ import { type Decide, decideEachBar } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { type Candle } from "../../src/venues/Venue.js"
 
-const settings = (overrides: Partial<BacktestSettings> = {}): BacktestSettings => ({
-  initialBalance: 10_000,
-  feeRate: 0,
-  slippage: 0,
-  leverage: 1,
-  barsPerYear: 1,
-  ...overrides
-})
+/** No maintenance margin and no liquidation fee: a position is liquidated when its loss reaches its margin. */
+const bare = { tiers: [{ notional_floor: 0, max_leverage: 125, maintenance_rate: 0 }], liquidation_fee_rate: 0 }
+
+/** Fills at the close decided on, one fee for every fill: the simplest terms, which the older cases measure against. */
+const settings = (overrides: Partial<BacktestSettings> & { feeRate?: number } = {}): BacktestSettings => {
+  const { feeRate = 0, ...rest } = overrides
+  return {
+    initialBalance: 10_000,
+    takerFeeRate: feeRate,
+    makerFeeRate: feeRate,
+    slippage: 0,
+    slippageModel: "fixed",
+    margin: bare,
+    leverage: 1,
+    fillTiming: "close",
+    barMillis: 60_000,
+    barsPerYear: 1,
+    ...rest
+  }
+}
 
 let clock = 0
 /** A bar at `close`, its range widened by `low`/`high`/`open` when given. */
@@ -174,6 +186,110 @@ describe("BacktestEngine", () => {
     expect(engine.finish().trades[0]).toMatchObject({ exit_price: 85, pnl: -7500, exit_reason: "stop_loss" })
   })
 
+  it("next_open: a decision at a close fills at the next bar's open; one at the last bar never fills", () => {
+    const { engine } = run(settings({ fillTiming: "next_open" }), [
+      [bar(100), { operation: "buy" }],
+      [bar(120, { open: 110 }), { operation: "close" }],
+      [bar(130, { open: 125 }), { operation: "buy" }]
+    ])
+    const result = engine.finish()
+    // Bought at 110 with 10000 (size 90.909…), sold at 125; the last buy had no next open.
+    expect(result.trades).toHaveLength(1)
+    expect(result.trades[0]).toMatchObject({ entry_price: 110, exit_price: 125, exit_reason: "signal" })
+    expect(result.final_balance).toBeCloseTo(10_000 * 125 / 110, 9)
+  })
+
+  it("a liquidation comes at the venue's maintenance margin and pays its fee out of what is left", () => {
+    // 10x long of 10000 at 100: size 1000, margin 10000. Maintenance 0.5% of notional, fee 1%.
+    const margin = {
+      tiers: [{ notional_floor: 0, max_leverage: 20, maintenance_rate: 0.005 }],
+      liquidation_fee_rate: 0.01
+    }
+    const { engine } = run(settings({ margin, initialBalance: 10_000 }), [
+      [bar(100), { operation: "buy", leverage: 10 }],
+      [bar(95, { low: 90.4 })],
+      [bar(89, { low: 80 })]
+    ])
+    const result = engine.finish()
+    // 10000 + 1000 (P - 100) = 0.005 * 1000 P  =>  P = 90000 / 995 = 90.452…: the first bar's low stays above.
+    const price = 90_000 / 995
+    expect(result.trades).toHaveLength(1)
+    expect(result.trades[0]!.exit_reason).toBe("liquidation")
+    expect(result.trades[0]!.exit_price).toBeCloseTo(price, 9)
+    // What was left (the maintenance margin, 0.5% of notional) is less than 1% of it: the fee takes all of it.
+    expect(result.trades[0]!.fee).toBeCloseTo(0.005 * 1000 * price, 6)
+    expect(result.final_balance).toBeCloseTo(0, 6)
+  })
+
+  it("the bracket of a larger position asks more maintenance: it is liquidated sooner", () => {
+    const tiers = [
+      { notional_floor: 0, max_leverage: 125, maintenance_rate: 0.004 },
+      { notional_floor: 50_000, max_leverage: 100, maintenance_rate: 0.005 },
+      { notional_floor: 600_000, max_leverage: 75, maintenance_rate: 0.0065 }
+    ]
+    const liquidationAt = (initialBalance: number) => {
+      const { engine } = run(settings({ margin: { tiers, liquidation_fee_rate: 0 }, initialBalance }), [
+        [bar(100), { operation: "buy", leverage: 50 }],
+        [bar(99, { low: 1 })]
+      ])
+      return engine.finish().trades[0]!.exit_price
+    }
+    // 50x: 2% below entry loses the margin; maintenance puts the liquidation above 98, more so for the bigger position.
+    const small = liquidationAt(500)
+    const large = liquidationAt(100_000)
+    expect(small).toBeGreaterThan(98)
+    expect(large).toBeGreaterThan(small)
+    // 25000 of notional, all in the first bracket: 500 + 250 (P - 100) = 0.004 · 250 P.
+    expect(small).toBeCloseTo(24_500 / 249, 9)
+  })
+
+  it("funding: a long pays the rate on its notional at each payment's bar open, shown in its trade and the metrics", () => {
+    clock = 0
+    const bars = [bar(100), bar(100), bar(110), bar(110), bar(110)]
+    const funding = [
+      { time: bars[0]!.time, rate: 0.01 },
+      { time: bars[2]!.time, rate: 0.01 },
+      { time: bars[3]!.time, rate: -0.02 }
+    ]
+    const engine = new BacktestEngine(settings({ fillTiming: "close" }), funding)
+    engine.run(
+      bars,
+      decideEachBar((candle) =>
+        candle === bars[0] ? { operation: "buy" } : candle === bars[3] ? { operation: "close" } : { operation: "hold" }
+      )
+    )
+    const result = engine.finish()
+    // Bought at bar 0's close (after its payment): size 100. Pays 100·110·1% at bar 2, gets 100·110·2% at bar 3.
+    expect(result.trades[0]!.funding).toBeCloseTo(-110 + 220, 9)
+    expect(result.trades[0]!.pnl).toBeCloseTo(1000 + 110, 9)
+    expect(result.metrics.total_funding).toBeCloseTo(110, 9)
+    expect(result.final_balance).toBeCloseTo(11_110, 9)
+  })
+
+  it("the volume model slips more for an order that is a larger share of the bar's volume", () => {
+    const entry = (volume: number) => {
+      const { engine } = run(settings({ slippage: 0.001, slippageModel: "volume" }), [
+        [bar(100, { volume }), { operation: "buy" }],
+        [bar(100)]
+      ])
+      return engine.finish().trades[0]!.entry_price
+    }
+    expect(entry(1e12)).toBeCloseTo(100.1, 3)
+    expect(entry(1000)).toBeGreaterThan(entry(100_000))
+    // An order near 100 coins against a 1000-coin bar: 0.1% + 0.1 · √(0.1) ≈ 3.26%.
+    expect(entry(1000)).toBeGreaterThan(103)
+  })
+
+  it("a take profit pays the maker fee, a stop the taker fee", () => {
+    const s = settings({ feeRate: 0.001, makerFeeRate: 0.0001 })
+    const tp = run(s, [[bar(100), { operation: "buy", take_profit_price: 110 }], [bar(105, { high: 111 })]]).engine
+      .finish()
+    const entryFee = tp.trades[0]!.size * 100 * 0.001
+    expect(tp.trades[0]!.fee).toBeCloseTo(entryFee + tp.trades[0]!.size * 110 * 0.0001, 9)
+    const sl = run(s, [[bar(100), { operation: "buy", stop_loss_price: 90 }], [bar(95, { low: 89 })]]).engine.finish()
+    expect(sl.trades[0]!.fee).toBeCloseTo(entryFee + sl.trades[0]!.size * 90 * 0.001, 9)
+  })
+
   it("runBacktest drives the engine from a stream and fails with the program's typed error", () =>
     Effect.gen(function*() {
       const first = bar(100)
@@ -191,9 +307,10 @@ describe("BacktestEngine", () => {
 
 describe("computeMetrics", () => {
   const trade = (pnl: number) => ({ pnl }) as never
+  const totals = { fees: 0, funding: 0, exposedBars: 0, firstOpen: undefined, lastClose: undefined }
 
   it("derives pnl, win rate, profit factor, drawdown and Sharpe from the curve and the trades", () => {
-    const metrics = computeMetrics(settings(), [11_000, 9_900, 12_000], [trade(1000), trade(-500), trade(1500)])
+    const metrics = computeMetrics(settings(), [11_000, 9_900, 12_000], [trade(1000), trade(-500), trade(1500)], totals)
     expect(metrics.total_pnl).toBe(2000)
     expect(metrics.total_pnl_percent).toBe(20)
     expect(metrics.total_trades).toBe(3)
@@ -202,17 +319,31 @@ describe("computeMetrics", () => {
     expect(metrics.max_drawdown_percent).toBeCloseTo(10, 9)
     // Returns 0.1, -0.1, 0.2121…: mean 0.070707 over sample deviation 0.158114.
     expect(metrics.sharpe).toBeCloseTo(0.44721, 4)
+    // Downside deviation: sqrt(0.01 / 3) = 0.057735; 0.070707 / 0.057735.
+    expect(metrics.sortino).toBeCloseTo(1.22468, 4)
+    // Three bars a year: (1.2)^(1/3) - 1 = 0.062659 over the 10% drawdown.
+    expect(metrics.calmar).toBeCloseTo(0.62659, 4)
+    expect(metrics.longest_drawdown_bars).toBe(1)
+    expect(metrics.average_trade_pnl).toBeCloseTo(2000 / 3, 9)
   })
 
   it("answers zeros and a null profit factor without trades or variation", () => {
-    expect(computeMetrics(settings(), [10_000, 10_000], [])).toEqual({
+    expect(computeMetrics(settings(), [10_000, 10_000], [], { ...totals, firstOpen: 100, lastClose: 110 })).toEqual({
       total_pnl: 0,
       total_pnl_percent: 0,
       total_trades: 0,
       win_rate: 0,
       max_drawdown_percent: 0,
       sharpe: 0,
-      profit_factor: null
+      profit_factor: null,
+      sortino: 0,
+      calmar: null,
+      exposure_percent: 0,
+      average_trade_pnl: null,
+      longest_drawdown_bars: 0,
+      buy_and_hold_percent: 10.000000000000009,
+      total_fees: 0,
+      total_funding: 0
     })
   })
 })

@@ -1,4 +1,6 @@
 import type { Decision } from "../sandbox/Decision.js"
+import type { MarginTable } from "../venues/MarginTiers.js"
+import type { ExitTrigger } from "./Fills.js"
 
 /** An open position in the ledger: isolated margin, frozen out of the account's cash. */
 export interface Held {
@@ -20,7 +22,8 @@ export interface FillEffect {
   readonly closed: number
 }
 
-const dir = (side: "long" | "short") => (side === "long" ? 1 : -1)
+/** +1 for a long, -1 for a short: signs every price comparison so one code path serves both sides. */
+export const dir = (side: "long" | "short"): 1 | -1 => (side === "long" ? 1 : -1)
 
 /**
  * Applies a fill as the backtest engine does: the part against the position closes it (its margin
@@ -106,23 +109,55 @@ export const sizeOrder = (
     : { _tag: "Nothing", reason: "no free cash to trade" }
 }
 
-/** What closes a position besides a run: the mark reaching its take profit or its stop loss. */
-export type ExitTrigger = "take_profit" | "stop_loss"
+/**
+ * The price at which a position is liquidated: where the `backing` it has (its margin when
+ * isolated) plus its loss leaves just the venue's maintenance margin at that price. The requirement
+ * is piecewise linear in the price, so the root is solved bracket by bracket; it is unique, since
+ * the position's surplus moves one way with the price. 0 for a long that cannot be liquidated.
+ */
+export const liquidationPrice = (held: Held, table: MarginTable, backing: number = held.margin): number => {
+  const d = dir(held.side)
+  const { entry_price: entry, size } = held
+  const tiers = table.tiers
+  // Inside bracket k, maintenanceMargin(n) = n · rate_k − deduction_k.
+  let deduction = 0
+  for (let k = 0; k < tiers.length; k++) {
+    const rate = tiers[k]!.maintenance_rate
+    if (k > 0) deduction += tiers[k]!.notional_floor * (rate - tiers[k - 1]!.maintenance_rate)
+    const price = (size * entry - d * (backing + deduction)) / (size * (1 - d * rate))
+    const notional = size * price
+    if (notional >= tiers[k]!.notional_floor && notional < (tiers[k + 1]?.notional_floor ?? Infinity)) {
+      return Math.max(price, 0)
+    }
+  }
+  return 0
+}
+
+/** A liquidation's fee: the venue's rate on the notional, out of what the position has left, never more. */
+export const liquidationFee = (held: Held, price: number, table: MarginTable, backing: number = held.margin): number =>
+  Math.max(
+    0,
+    Math.min(
+      held.size * price * table.liquidation_fee_rate,
+      backing + dir(held.side) * held.size * (price - held.entry_price)
+    )
+  )
+
+/** A funding payment to the holder of `held` (negative when it pays): longs pay shorts `rate` of the notional at `mark`. */
+export const fundingPayment = (held: Pick<Held, "side" | "size">, rate: number, mark: number): number =>
+  -dir(held.side) * held.size * mark * rate
 
 /**
- * Whether the mark has reached the position's stop loss (checked first: when both are crossed in
- * one step, the loss is the safer assumption) or take profit: for a long, a mark at or below the
- * stop or at or above the target; for a short, the other way round.
+ * Which protective exit the mark has reached, if any: the liquidation first, then the stop loss
+ * (when both are crossed in one step the loss is the safer assumption), then the take profit.
  */
 export const exitTriggered = (
-  position: {
-    readonly side: "long" | "short"
-    readonly take_profit_price: number | null
-    readonly stop_loss_price: number | null
-  },
-  mark: number
+  position: Held & { readonly take_profit_price: number | null; readonly stop_loss_price: number | null },
+  mark: number,
+  liquidation: number
 ): ExitTrigger | null => {
   const d = dir(position.side)
+  if (d * (mark - liquidation) <= 0) return "liquidation"
   if (position.stop_loss_price !== null && d * (mark - position.stop_loss_price) <= 0) return "stop_loss"
   if (position.take_profit_price !== null && d * (mark - position.take_profit_price) >= 0) return "take_profit"
   return null

@@ -1,0 +1,26 @@
+import { script } from "../SqlScript.js"
+
+/**
+ * The rulebook's terms. A backtest keeps its maker fee, slippage model and fill timing; those that
+ * ran before filled at the close they decided on and charged the taker fee on every fill. A paper
+ * position is charged funding through `funded_until`, each payment one row of `account_funding`.
+ */
+export default script(`
+  ALTER TABLE backtests ADD COLUMN maker_fee_rate double precision;
+  UPDATE backtests SET maker_fee_rate = fee_rate;
+  ALTER TABLE backtests ALTER COLUMN maker_fee_rate SET NOT NULL;
+  ALTER TABLE backtests ADD COLUMN slippage_model text NOT NULL DEFAULT 'fixed';
+  ALTER TABLE backtests ADD COLUMN fill_timing text NOT NULL DEFAULT 'close';
+  ALTER TABLE account_positions ADD COLUMN funded_until timestamptz;
+  CREATE TABLE account_funding (
+    account_id integer NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    symbol text NOT NULL,
+    funding_time timestamptz NOT NULL,
+    side text NOT NULL,
+    size numeric NOT NULL,
+    mark_price numeric NOT NULL,
+    rate double precision NOT NULL,
+    amount numeric NOT NULL,
+    PRIMARY KEY (account_id, symbol, funding_time)
+  );
+`)

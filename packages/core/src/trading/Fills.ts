@@ -1,0 +1,59 @@
+import { tradingDefaults } from "../accounts/TradingDefaults.js"
+import type { MarginTable } from "../venues/MarginTiers.js"
+
+/** How orders fill and what they cost: the same terms for a backtest, a paper account and a live one's ledger. */
+export interface TradingTerms {
+  /** Fee of an order that takes liquidity (market, stop), a fraction of its notional. */
+  readonly takerFeeRate: number
+  /** Fee of a resting order that is filled (a take profit), a fraction of its notional. */
+  readonly makerFeeRate: number
+  /** Adverse move of a market or stop fill, a fraction of the price. */
+  readonly slippage: number
+  /** `fixed`: `slippage` on every market fill; `volume`: plus an impact growing with the order's share of the bar's volume. */
+  readonly slippageModel: SlippageModel
+  /** The venue's margin brackets and liquidation fee. */
+  readonly margin: MarginTable
+}
+
+export type SlippageModel = "fixed" | "volume"
+
+/**
+ * The square-root law of market impact (Almgren et al. 2005; Tóth et al. 2011): an order of `q`
+ * against a bar that traded `v` moves the price by about `k·√(q/v)`. k = 0.1 is the conservative
+ * end of the published range for liquid crypto perpetuals.
+ */
+export const impactCoefficient = 0.1
+
+/** The adverse move of a market fill of `quantity` when the last closed bar traded `volume`. */
+export const slippageOf = (terms: TradingTerms, quantity: number, volume: number): number =>
+  terms.slippageModel === "fixed" || quantity <= 0
+    ? terms.slippage
+    : terms.slippage + impactCoefficient * Math.sqrt(volume > 0 ? quantity / volume : 1)
+
+/** A market fill's price: `price` moved against the taker (`side` +1 buys, -1 sells) by `slippage`. */
+export const takerPrice = (price: number, side: 1 | -1, slippage: number): number => price * (1 + side * slippage)
+
+/** What closes a position besides a decision. */
+export type ExitTrigger = "take_profit" | "stop_loss" | "liquidation"
+
+/**
+ * Where a protective exit of a position (`dir` +1 long, -1 short) fills once the price has reached
+ * `level`, first seen at `seen` (a bar's open when it gapped past the level, else the level): a
+ * stop is a market order, at `seen` with slippage; a take profit a resting limit, at `seen`, never
+ * worse than its level; a liquidation at its price, fee apart.
+ */
+export const exitPrice = (trigger: ExitTrigger, dir: 1 | -1, seen: number, terms: TradingTerms): number =>
+  trigger === "stop_loss" ? takerPrice(seen, dir === 1 ? -1 : 1, terms.slippage) : seen
+
+/** The fee of a fill of `notional`: the maker rate for a take profit, the taker rate otherwise (a liquidation's is `liquidationFee`). */
+export const feeOf = (notional: number, trigger: ExitTrigger | "market", terms: TradingTerms): number =>
+  notional * (trigger === "take_profit" ? terms.makerFeeRate : terms.takerFeeRate)
+
+/** The terms of paper trading (and of a backtest's defaults): `tradingDefaults` with the venue's margin table. */
+export const paperTerms = (margin: MarginTable): TradingTerms => ({
+  takerFeeRate: tradingDefaults.feeRate,
+  makerFeeRate: tradingDefaults.makerFeeRate,
+  slippage: tradingDefaults.slippage,
+  slippageModel: "fixed",
+  margin
+})
