@@ -212,7 +212,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         // Keyed by its order, so fills of one account, symbol and side in the same millisecond are separate trades.
         yield* sql`
           INSERT INTO account_trades (account_id, order_id, trade_time, symbol, side, quantity, price, fee, realized_pnl)
-          VALUES (${order.account_id}, ${order.id}, ${f.at}, ${order.symbol}, ${order.side}, ${quantity}, ${f.price}, ${f.fee},
+          VALUES (${order.account_id}, ${order.id}, ${f.at}, ${order.symbol}, ${order.side}, ${quantity}, ${f.price}, ${fee},
             ${effect.closed > 0 ? effect.realized : null})`
         return true
       }))
