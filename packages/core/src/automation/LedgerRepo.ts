@@ -6,6 +6,7 @@ import { ProgramId } from "../programs/Program.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import type { ExitTrigger } from "../trading/Fills.js"
 import { applyFill, exitTriggered, fundingPayment, type Held, liquidationPrice } from "../trading/Ledger.js"
+import { fromMoney, moneyText, toMoney } from "../trading/Money.js"
 import { UserId } from "../users/User.js"
 import type { MarginTable } from "../venues/MarginTiers.js"
 import { Exchange } from "../venues/Venue.js"
@@ -182,7 +183,8 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
           WHERE id = ${order.id} AND status IN ('pending', 'submitted') RETURNING id`
         if (filled.length === 0) return false
         yield* sql`
-          UPDATE accounts SET current_cash = current_cash + ${effect.cash}, frozen_cash = frozen_cash + ${effect.frozen},
+          UPDATE accounts SET current_cash = current_cash + ${moneyText(effect.cash)}::numeric,
+            frozen_cash = frozen_cash + ${moneyText(effect.frozen)}::numeric,
             updated_at = ${f.at}
           WHERE id = ${order.account_id}`
         const p = effect.position
@@ -233,7 +235,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         if (Option.isNone(current)) return 0
         const held = current.value
         const from = Date.parse(held.funded_until ?? held.opened_at)
-        let total = 0
+        let total = 0n
         for (const payment of payments) {
           if (payment.time <= from || payment.time > until.getTime()) continue
           const amount = fundingPayment(held, payment.rate, payment.mark)
@@ -244,15 +246,17 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
           )}, ${held.side}, ${held.size}, ${payment.mark},
               ${payment.rate}, ${amount})
             ON CONFLICT DO NOTHING RETURNING account_id`
-          if (inserted.length > 0) total += amount
+          if (inserted.length > 0) total += toMoney(amount)
         }
-        if (total !== 0) {
-          yield* sql`UPDATE accounts SET current_cash = current_cash + ${total}, updated_at = ${until} WHERE id = ${at.account_id}`
+        if (total !== 0n) {
+          yield* sql`
+            UPDATE accounts SET current_cash = current_cash + ${moneyText(total)}::numeric, updated_at = ${until}
+            WHERE id = ${at.account_id}`
         }
         yield* sql`
           UPDATE account_positions SET funded_until = ${until}
           WHERE account_id = ${at.account_id} AND symbol = ${at.symbol}`
-        return total
+        return fromMoney(total)
       }))
 
     /** The run's decision in the account's decision log (the trader export's `decision_logs`). */

@@ -11,6 +11,7 @@ import {
   liquidationPrice,
   sizeOrder
 } from "../trading/Ledger.js"
+import { fromMoney, type Money, toMoney } from "../trading/Money.js"
 import type { Candle, FundingRate } from "../venues/Venue.js"
 import type { BacktestResult, BacktestSettings, BacktestTrade, ExitReason } from "./Backtest.js"
 import { computeMetrics } from "./BacktestMetrics.js"
@@ -35,8 +36,10 @@ interface Open {
  * close. Deterministic: no clock, no randomness.
  */
 export class BacktestEngine {
-  /** Free cash: the balance less the open position's margin (the paper ledger's `current_cash`). */
-  private cash: number
+  /** Free cash, exact: the balance less the open position's margin (the paper ledger's `current_cash`). */
+  private cash: Money
+  /** `cash` as the paper ledger reads its column back. */
+  private free: number
   private open: Open | undefined
   /** Decided at a close, filled at the next bar's open. */
   private pending: Decision | undefined
@@ -54,7 +57,8 @@ export class BacktestEngine {
 
   /** `funding`: the symbol's funding payments over the run, oldest first. */
   constructor(readonly settings: BacktestSettings, private readonly funding: ReadonlyArray<FundingRate> = []) {
-    this.cash = settings.initialBalance
+    this.cash = toMoney(settings.initialBalance)
+    this.free = fromMoney(this.cash)
   }
 
   /** Steps through one chunk of bars, oldest first. */
@@ -87,7 +91,7 @@ export class BacktestEngine {
     const bar = this.lastBar
     if (bar !== undefined && this.open !== undefined) {
       this.closeAtMarket(bar.close, bar.volume, bar.time, "end_of_data")
-      this.equities[this.equities.length - 1] = this.cash
+      this.equities[this.equities.length - 1] = this.free
     }
     return {
       metrics: computeMetrics(this.settings, this.equities, this.trades, {
@@ -97,7 +101,7 @@ export class BacktestEngine {
         firstOpen: this.firstOpen,
         lastClose: bar?.close
       }),
-      final_balance: this.cash,
+      final_balance: this.free,
       equity_curve: this.times.map((time, i) => ({ time, equity: this.equities[i]! })),
       trades: this.trades
     }
@@ -121,13 +125,14 @@ export class BacktestEngine {
     }
   }
 
+  /** Free cash plus margin, added as a paper run adds its account's two columns. */
   private balance(): number {
-    return this.cash + (this.open?.held.margin ?? 0)
+    return this.free + (this.open?.held.margin ?? 0)
   }
 
   private equity(price: number): number {
     const held = this.open?.held
-    return held === undefined ? this.cash : this.balance() + dir(held.side) * held.size * (price - held.entry_price)
+    return held === undefined ? this.free : this.balance() + dir(held.side) * held.size * (price - held.entry_price)
   }
 
   /** A bar's open: the funding due inside it is paid on the position held then, then the last decision fills. */
@@ -139,7 +144,7 @@ export class BacktestEngine {
       if (due.time >= end) break
       if (this.open === undefined || due.time < bar.time) continue
       const paid = fundingPayment(this.open.held, due.rate, bar.open)
-      this.cash += paid
+      this.credit(toMoney(paid))
       this.open.funding += paid
       this.totalFunding += paid
     }
@@ -229,7 +234,7 @@ export class BacktestEngine {
     const leverage = decision.leverage ?? this.settings.leverage
     const sizeAt = (fillPrice: number) =>
       sizeOrder(decision, held, {
-        freeCash: this.cash,
+        freeCash: this.free,
         feeRate: this.settings.takerFeeRate,
         leverage,
         price: fillPrice
@@ -253,6 +258,11 @@ export class BacktestEngine {
     }
   }
 
+  private credit(amount: Money): void {
+    this.cash += amount
+    this.free = fromMoney(this.cash)
+  }
+
   /** One fill through the rulebook's ledger; the part that closes the position is a trade. */
   private fill(
     side: "buy" | "sell",
@@ -265,7 +275,7 @@ export class BacktestEngine {
   ): void {
     const before = this.open
     const effect = applyFill(before?.held ?? null, { side, quantity, price, fee, leverage })
-    this.cash += effect.cash
+    this.credit(effect.cash)
     this.totalFees += fee
     // The fee splits between the part that closes and the part that opens, by quantity.
     const closingFee = fee * (effect.closed / quantity)

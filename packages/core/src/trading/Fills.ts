@@ -1,5 +1,6 @@
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import type { MarginTable } from "../venues/MarginTiers.js"
+import { roundMoney } from "./Money.js"
 
 /** How orders fill and what they cost: the same terms for a backtest, a paper account and a live one's ledger. */
 export interface TradingTerms {
@@ -47,7 +48,7 @@ export const exitPrice = (trigger: ExitTrigger, dir: 1 | -1, seen: number, terms
 
 /** The fee of a fill of `notional`: the maker rate for a take profit, the taker rate otherwise (a liquidation's is `liquidationFee`). */
 export const feeOf = (notional: number, trigger: ExitTrigger | "market", terms: TradingTerms): number =>
-  notional * (trigger === "take_profit" ? terms.makerFeeRate : terms.takerFeeRate)
+  roundMoney(notional * (trigger === "take_profit" ? terms.makerFeeRate : terms.takerFeeRate))
 
 /** The terms of paper trading (and of a backtest's defaults): `tradingDefaults` with the venue's margin table. */
 export const paperTerms = (margin: MarginTable): TradingTerms => ({

@@ -1,8 +1,9 @@
 import type { Decision } from "../sandbox/Decision.js"
 import type { MarginTable } from "../venues/MarginTiers.js"
 import type { ExitTrigger } from "./Fills.js"
+import { fromMoney, type Money, roundMoney, toMoney } from "./Money.js"
 
-/** An open position in the ledger: isolated margin, frozen out of the account's cash. */
+/** An open position in the ledger: isolated margin (a `Money` amount), frozen out of the account's cash. */
 export interface Held {
   readonly side: "long" | "short"
   readonly size: number
@@ -11,12 +12,12 @@ export interface Held {
   readonly margin: number
 }
 
-/** What one fill does to an account: deltas of `current_cash` and `frozen_cash`, and the position left. */
+/** What one fill does to an account: exact deltas of `current_cash` and `frozen_cash`, and the position left. */
 export interface FillEffect {
   readonly position: Held | null
-  readonly cash: number
-  readonly frozen: number
-  /** Profit of the part that reduced the position, before fees. */
+  readonly cash: Money
+  readonly frozen: Money
+  /** Profit of the part that reduced the position, before fees, rounded as money. */
   readonly realized: number
   /** How much of the fill reduced the position (0 for a pure entry). */
   readonly closed: number
@@ -26,9 +27,10 @@ export interface FillEffect {
 export const dir = (side: "long" | "short"): 1 | -1 => (side === "long" ? 1 : -1)
 
 /**
- * Applies a fill as the backtest engine does: the part against the position closes it (its margin
- * and profit return to cash), the rest opens or adds with `quantity × price / leverage` of margin
- * frozen, and the fee leaves cash.
+ * Applies a fill, for a backtest and a paper or live ledger alike: the part against the position
+ * closes it (its margin, all of it when it closes whole, and its profit return to cash), the rest
+ * opens or adds with `quantity × price / leverage` of margin frozen, and the fee (already rounded
+ * as money) leaves cash. Each amount is rounded to money once, so the deltas are exact.
  */
 export const applyFill = (
   held: Held | null,
@@ -41,32 +43,34 @@ export const applyFill = (
   }
 ): FillEffect => {
   const fillSide = fill.side === "buy" ? "long" : "short"
-  let cash = -fill.fee
-  let frozen = 0
+  let cash = -toMoney(fill.fee)
+  let frozen = 0n
   let realized = 0
   let closed = 0
   let position = held
   let rest = fill.quantity
   if (held !== null && held.side !== fillSide) {
     closed = Math.min(rest, held.size)
-    const released = held.margin * (closed / held.size)
-    realized = closed * (fill.price - held.entry_price) * dir(held.side)
-    cash += released + realized
+    const whole = closed === held.size
+    const margin = toMoney(held.margin)
+    const released = whole ? margin : toMoney(held.margin * (closed / held.size))
+    realized = roundMoney(closed * (fill.price - held.entry_price) * dir(held.side))
+    cash += released + toMoney(realized)
     frozen -= released
     rest -= closed
-    position = closed === held.size ? null : { ...held, size: held.size - closed, margin: held.margin - released }
+    position = whole ? null : { ...held, size: held.size - closed, margin: fromMoney(margin - released) }
   }
   if (rest > 0) {
-    const margin = (rest * fill.price) / fill.leverage
+    const margin = toMoney((rest * fill.price) / fill.leverage)
     cash -= margin
     frozen += margin
     position = position === null
-      ? { side: fillSide, size: rest, entry_price: fill.price, leverage: fill.leverage, margin }
+      ? { side: fillSide, size: rest, entry_price: fill.price, leverage: fill.leverage, margin: fromMoney(margin) }
       : {
         ...position,
         size: position.size + rest,
         entry_price: (position.entry_price * position.size + fill.price * rest) / (position.size + rest),
-        margin: position.margin + margin
+        margin: fromMoney(toMoney(position.margin) + margin)
       }
   }
   return { position, cash, frozen, realized, closed }
@@ -135,17 +139,17 @@ export const liquidationPrice = (held: Held, table: MarginTable, backing: number
 
 /** A liquidation's fee: the venue's rate on the notional, out of what the position has left, never more. */
 export const liquidationFee = (held: Held, price: number, table: MarginTable, backing: number = held.margin): number =>
-  Math.max(
+  roundMoney(Math.max(
     0,
     Math.min(
       held.size * price * table.liquidation_fee_rate,
       backing + dir(held.side) * held.size * (price - held.entry_price)
     )
-  )
+  ))
 
 /** A funding payment to the holder of `held` (negative when it pays): longs pay shorts `rate` of the notional at `mark`. */
 export const fundingPayment = (held: Pick<Held, "side" | "size">, rate: number, mark: number): number =>
-  -dir(held.side) * held.size * mark * rate
+  roundMoney(-dir(held.side) * held.size * mark * rate)
 
 /**
  * Which protective exit the mark has reached, if any: the liquidation first, then the stop loss
