@@ -66,14 +66,26 @@ for (const storage of testStorages) {
           expect(done.attempts).toBe(1)
           expect(done.error).toBeNull()
           expect(Object.keys(done.metrics).sort()).toEqual([
+            "average_trade_pnl",
+            "buy_and_hold_percent",
+            "calmar",
+            "exposure_percent",
+            "longest_drawdown_bars",
             "max_drawdown_percent",
             "profit_factor",
             "sharpe",
+            "sortino",
+            "total_fees",
+            "total_funding",
             "total_pnl",
             "total_pnl_percent",
             "total_trades",
             "win_rate"
           ])
+          expect(done).toMatchObject({ fill_timing: "next_open", slippage_model: "fixed", maker_fee_rate: 0.0001 })
+          // venue1 pays funding every hour: a strategy holding positions pays or receives some.
+          expect(done.metrics.total_funding).not.toBe(0)
+          expect(done.trades.reduce((sum: number, t: any) => sum + t.funding, 0)).toBeCloseTo(done.metrics.total_funding, 6)
           expect(done.metrics.total_trades).toBe(done.trades.length)
           expect(done.trades.length).toBeGreaterThan(5)
           expect(done.metrics.win_rate).toBeGreaterThanOrEqual(0)
