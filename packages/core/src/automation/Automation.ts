@@ -146,7 +146,7 @@ export class Order extends Schema.Class<Order>("Order")({
   exchange: Exchange,
   route: OrderRoute,
   trigger: OrderTrigger,
-  /** The mark that triggered a take-profit or stop-loss exit (its fill is at the price after); null for a run's order. */
+  /** The level an exit was triggered at (its take profit, stop loss or, on paper, liquidation price), which paper fills it at by the rulebook; null for a run's order. */
   trigger_price: Schema.NullOr(Schema.Number),
   side: Schema.Literal("buy", "sell"),
   quantity: Schema.Number,
@@ -181,6 +181,19 @@ export class AccountPosition extends Schema.Class<AccountPosition>("AccountPosit
   opened_at: Schema.String,
   updated_at: Schema.String
 }) {}
+
+/** A funding payment of a paper position: `amount` is what the account received (negative when it paid). */
+export class FundingPayment extends Schema.Class<FundingPayment>("FundingPayment")({
+  symbol: Schema.String,
+  time: Schema.String,
+  side: Schema.Literal("long", "short"),
+  size: Schema.Number,
+  mark_price: Schema.Number,
+  rate: Schema.Number,
+  amount: Schema.Number
+}) {}
+
+export class FundingList extends Schema.Class<FundingList>("FundingList")({ funding: Schema.Array(FundingPayment) }) {}
 
 export class PositionList
   extends Schema.Class<PositionList>("PositionList")({ positions: Schema.Array(AccountPosition) })

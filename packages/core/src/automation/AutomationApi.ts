@@ -13,6 +13,7 @@ import {
   BindingPath,
   BindingRequest,
   BindingUpdate,
+  FundingList,
   OrderList,
   PositionList,
   RunList
@@ -89,6 +90,13 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .setUrlParams(Pagination)
       .addSuccess(PositionList)
       .annotate(OpenApi.Summary, "The account's open positions, by symbol")
+  )
+  .add(
+    HttpApiEndpoint.get("funding", "/account/:account_id/funding")
+      .setPath(AccountPath)
+      .setUrlParams(Pagination)
+      .addSuccess(FundingList)
+      .annotate(OpenApi.Summary, "The funding its paper positions paid and received, newest first")
   )
   .addError(ApiError.Forbidden)
   .addError(ApiError.NotFound)

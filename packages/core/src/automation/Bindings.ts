@@ -21,6 +21,8 @@ import {
   BindingList,
   type BindingRequest,
   type BindingUpdate,
+  FundingList,
+  FundingPayment,
   Order,
   OrderList,
   PositionList,
@@ -240,12 +242,32 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           Effect.withSpan("Bindings.listPositions", { attributes: { userId: caller.id, accountId } })
         )
 
+    const listFunding = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
+      Effect.zipRight(accounts.owned(caller, accountId), ledger.funding({ account_id: accountId, ...pageOf(page) }))
+        .pipe(
+          Effect.map((rows) => new FundingList({ funding: rows.map((f) => new FundingPayment(f)) })),
+          dieOnStorageFailure,
+          Effect.withSpan("Bindings.listFunding", { attributes: { userId: caller.id, accountId } })
+        )
+
     /** Every open position of an account, with no owner check: for the arena's marks, not for callers. */
     const openPositions = (accountId: AccountId) =>
       ledger.positions({ account_id: accountId, limit: 10_000, offset: 0 }).pipe(
         Effect.withSpan("Bindings.openPositions", { attributes: { accountId } })
       )
 
-    return { create, list, get, update, remove, runNow, listRuns, listOrders, listPositions, openPositions } as const
+    return {
+      create,
+      list,
+      get,
+      update,
+      remove,
+      runNow,
+      listRuns,
+      listOrders,
+      listPositions,
+      listFunding,
+      openPositions
+    } as const
   })
 }) {}

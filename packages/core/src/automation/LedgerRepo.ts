@@ -259,6 +259,23 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         return fromMoney(total)
       }))
 
+    const funding = SqlSchema.findAll({
+      Request: Schema.Struct({ account_id: AccountId, limit: Schema.Int, offset: Schema.Int }),
+      Result: Schema.Struct({
+        symbol: Schema.String,
+        time: IsoTimestamp,
+        side: Schema.Literal("long", "short"),
+        size: Numeric,
+        mark_price: Numeric,
+        rate: Schema.Number,
+        amount: Numeric
+      }),
+      execute: (q) =>
+        sql`
+        SELECT symbol, funding_time AS time, side, size, mark_price, rate, amount FROM account_funding
+        WHERE account_id = ${q.account_id} ORDER BY funding_time DESC, symbol LIMIT ${q.limit} OFFSET ${q.offset}`
+    })
+
     /** The run's decision in the account's decision log (the trader export's `decision_logs`). */
     const logDecision = (row: {
       readonly account_id: AccountId
@@ -363,6 +380,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       orders,
       fill,
       chargeFunding,
+      funding,
       routeOf,
       logDecision,
       watched,

@@ -32,8 +32,9 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
 
     /**
      * Charges a paper position the funding payments of its venue due since it was last charged,
-     * each on the notional at the price then (the open of that hour: both venues pay on the hour).
-     * Checked once an hour has turned since then, as no payment can be due before.
+     * each on the notional at the price then: the close of the hour before it (both venues pay on
+     * the hour), the open a backtest pays at. Checked once an hour has turned since then, as no
+     * payment can be due before; a payment whose price is not known yet waits for the next pass.
      */
     const chargeFunding = (position: PositionRow, until: Date) =>
       Effect.gen(function*() {
@@ -45,20 +46,19 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           start: from + 1,
           end: until.getTime() + 1
         })).filter((r) => r.time > from && r.time <= until.getTime())
-        if (rates.length === 0) return
-        const first = Math.floor(rates[0]!.time / hour) * hour
+        if (rates.length === 0) return yield* ledger.chargeFunding(position, [], until)
+        const hourBefore = (time: number) => Math.ceil(time / hour) * hour - hour
         const bars = yield* market.candles(source, {
           symbol: position.symbol,
           timeframe: "1h",
-          start: first,
-          end: Math.floor(rates[rates.length - 1]!.time / hour) * hour + hour
+          start: hourBefore(rates[0]!.time),
+          end: hourBefore(rates[rates.length - 1]!.time) + hour
         })
-        const opens = new Map(bars.map((bar) => [bar.time, bar.open]))
-        const payments = rates.flatMap((r) => {
-          const mark = opens.get(Math.floor(r.time / hour) * hour)
-          return mark === undefined ? [] : [{ time: r.time, rate: r.rate, mark }]
-        })
-        yield* ledger.chargeFunding(position, payments, until)
+        const closes = new Map(bars.map((bar) => [bar.time, bar.close]))
+        const known = rates.findIndex((r) => !closes.has(hourBefore(r.time)))
+        const due = known === -1 ? rates : rates.slice(0, known)
+        const payments = due.map((r) => ({ time: r.time, rate: r.rate, mark: closes.get(hourBefore(r.time))! }))
+        yield* ledger.chargeFunding(position, payments, known === -1 ? until : new Date(rates[known]!.time - 1))
       }).pipe(Effect.withSpan("OrderPlacement.chargeFunding"))
 
     /**

@@ -121,12 +121,26 @@ export const BacktestTradeSchema = Schema.Struct({
 })
 export type BacktestTrade = typeof BacktestTradeSchema.Type
 
+/** One fill: an order the program's decision or a protective exit placed, as a paper account's order list shows it. */
+export const BacktestFillSchema = Schema.Struct({
+  time: Schema.Number,
+  side: Schema.Literal("buy", "sell"),
+  quantity: Schema.Number,
+  price: Schema.Number,
+  fee: Schema.Number,
+  /** What placed it: `signal` (a decision), `reversal` (a decision that closed the other side first) or the exit's reason. */
+  reason: ExitReason
+})
+export type BacktestFill = typeof BacktestFillSchema.Type
+
 /** What a completed run stores: the engine's result with the curve downsampled. */
 export const BacktestOutcome = Schema.Struct({
   metrics: BacktestMetricsSchema,
   final_balance: Schema.Number,
   equity_curve: Schema.Array(EquityPointSchema),
-  trades: Schema.Array(BacktestTradeSchema)
+  trades: Schema.Array(BacktestTradeSchema),
+  // Kept since the rulebook; earlier results have none.
+  fills: Schema.optionalWith(Schema.Array(BacktestFillSchema), { default: () => [] })
 })
 export type BacktestOutcome = typeof BacktestOutcome.Type
 
@@ -193,7 +207,8 @@ export class Backtest extends Schema.Class<Backtest>("Backtest")({
   metrics: Schema.NullOr(BacktestMetricsSchema),
   final_balance: Schema.NullOr(Schema.Number),
   equity_curve: Schema.Array(EquityPointSchema),
-  trades: Schema.Array(BacktestTradeSchema)
+  trades: Schema.Array(BacktestTradeSchema),
+  fills: Schema.Array(BacktestFillSchema)
 }) {}
 
 /** `GET /api/programs/backtest/history` filters, with pagination. */

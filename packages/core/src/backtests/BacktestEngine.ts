@@ -13,7 +13,7 @@ import {
 } from "../trading/Ledger.js"
 import { fromMoney, type Money, toMoney } from "../trading/Money.js"
 import type { Candle, FundingRate } from "../venues/Venue.js"
-import type { BacktestResult, BacktestSettings, BacktestTrade, ExitReason } from "./Backtest.js"
+import type { BacktestFill, BacktestResult, BacktestSettings, BacktestTrade, ExitReason } from "./Backtest.js"
 import { computeMetrics } from "./BacktestMetrics.js"
 
 /** The open position: the rulebook's `Held`, and what its trade record needs. */
@@ -52,6 +52,7 @@ export class BacktestEngine {
   private exposedBars = 0
   private firstOpen: number | undefined
   private readonly trades: Array<BacktestTrade> = []
+  private readonly fills: Array<BacktestFill> = []
   private readonly times: Array<number> = []
   private readonly equities: Array<number> = []
 
@@ -103,7 +104,8 @@ export class BacktestEngine {
       }),
       final_balance: this.free,
       equity_curve: this.times.map((time, i) => ({ time, equity: this.equities[i]! })),
-      trades: this.trades
+      trades: this.trades,
+      fills: this.fills
     }
   }
 
@@ -277,6 +279,7 @@ export class BacktestEngine {
     const effect = applyFill(before?.held ?? null, { side, quantity, price, fee, leverage })
     this.credit(effect.cash)
     this.totalFees += fee
+    this.fills.push({ time, side, quantity, price, fee, reason })
     // The fee splits between the part that closes and the part that opens, by quantity.
     const closingFee = fee * (effect.closed / quantity)
     if (before !== undefined && effect.closed > 0) {

@@ -20,7 +20,8 @@ export const outcomeOf = (result: BacktestResult): BacktestOutcome => ({
   metrics: result.metrics,
   final_balance: result.final_balance,
   equity_curve: downsample(result.equity_curve),
-  trades: result.trades
+  trades: result.trades,
+  fills: result.fills
 })
 
 /** What a backtest thread starts with (its `workerData`). */

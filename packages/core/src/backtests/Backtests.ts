@@ -63,7 +63,8 @@ const toBacktest = (row: BacktestRow) =>
     metrics: row.result?.metrics ?? null,
     final_balance: row.result?.final_balance ?? null,
     equity_curve: row.result?.equity_curve ?? [],
-    trades: row.result?.trades ?? []
+    trades: row.result?.trades ?? [],
+    fills: row.result?.fills ?? []
   })
 
 const invalid = (path: string, message: string) =>

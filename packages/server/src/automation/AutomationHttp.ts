@@ -32,4 +32,7 @@ export const AutomationHttpLive = HttpApiBuilder.group(TradingApi, "automation",
       .handle("positions", ({ path, urlParams }) =>
         Effect.flatMap(CurrentUser, (caller) =>
           bindings.listPositions(caller, path.account_id, urlParams)))
+      .handle("funding", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          bindings.listFunding(caller, path.account_id, urlParams)))
   }))

@@ -1,0 +1,116 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { testStorages } from "@trading-platform/core/testing"
+import { Duration, Effect, TestClock } from "effect"
+import { createAccount } from "../support/Accounts.js"
+import { allFinished, AutomationServer, createProgram, waitForRuns } from "../support/Automation.js"
+import { isFinished, marketNow, waitForBacktest } from "../support/Backtests.js"
+import { call, signUp } from "../support/TestServer.js"
+
+const hour = 3_600_000
+
+/**
+ * Trades on the hour of the bar alone, so a backtest and a paper run (which sees only the latest
+ * 500 bars) decide alike: buys, adds, holds, reverses to a short at a different leverage, holds,
+ * closes; every six hours.
+ */
+const hourlyProgram = `export function decide(data) {
+  switch (Math.floor(data.bar.time / 3600000) % 6) {
+    case 0: return { operation: "buy", target_portion_of_balance: 0.5, leverage: 3 }
+    case 1: return { operation: "buy", target_portion_of_balance: 0.5, leverage: 3 }
+    case 3: return { operation: "sell", target_portion_of_balance: 0.8, leverage: 2 }
+    case 5: return { operation: "close" }
+    default: return { operation: "hold" }
+  }
+}`
+
+// The slots 1..18 fill the decisions of bars 0..17; bar 17 closes, so the account is flat after slot 18.
+const slots = 18
+
+for (const storage of testStorages) {
+  describe.skipIf(!storage.available)(`one rulebook over ${storage.name}`, () => {
+    // The scheduler passes once an hour, on the hour, so each slot's run fills at that hour's open.
+    layer(
+      AutomationServer(storage, { pollInterval: Duration.hours(1) }, {
+        backtests: {
+          concurrency: 1,
+          pollInterval: Duration.hours(1),
+          lease: Duration.minutes(5),
+          maxAttempts: 1
+        }
+      }),
+      { timeout: "300 seconds" }
+    )((it) => {
+      it.effect("a paper run and a backtest of the same program over the same bars fill, pay and end alike", () =>
+        Effect.gen(function*() {
+          expect(marketNow % (8 * hour)).toBe(0)
+          const { token } = yield* signUp()
+          const program = yield* createProgram(token, hourlyProgram)
+          const account = yield* createAccount(token, { initial_capital: 10_000, max_leverage: 10 })
+          const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
+            token,
+            body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 60 }
+          })
+          expect(binding.status).toBe(201)
+          expect(binding.body.next_run_at).toBe(new Date(marketNow + hour).toISOString())
+          for (let slot = 1; slot <= slots; slot++) {
+            yield* TestClock.setTime(marketNow + slot * hour)
+            yield* waitForRuns(token, program, binding.body.id, allFinished(slot))
+          }
+          const runs = yield* waitForRuns(token, program, binding.body.id, allFinished(slots))
+          expect(runs.every((r: any) => r.status === "completed")).toBe(true)
+          // Bar 18 closes an hour later: the backtest needs it, the paper account must not trade it.
+          const paused = yield* call("PUT", `/api/programs/${program}/bindings/${binding.body.id}`, {
+            token,
+            body: { enabled: false }
+          })
+          expect(paused.status).toBe(200)
+          yield* TestClock.setTime(marketNow + (slots + 1) * hour)
+
+          const backtest = yield* call("POST", `/api/programs/${program}/backtest`, {
+            token,
+            body: {
+              symbol: "BTC",
+              // The venue the account trades on (venue2 unless venue1 is enabled for it).
+              exchange: account.venue1_enabled ? "venue1" : "venue2",
+              timeframe: "1h",
+              start: new Date(marketNow).toISOString(),
+              // Bar 18 opens where slot 18 filled; the last decision (bar 18's, a hold) never fills.
+              end: new Date(marketNow + (slots + 1) * hour).toISOString()
+            }
+          })
+          expect(backtest.status).toBe(202)
+          const result = yield* waitForBacktest(token, backtest.body.id, isFinished)
+          expect(result.status).toBe("completed")
+
+          const orders = (yield* call("GET", `/api/account/${account.id}/orders?limit=100`, { token })).body.orders
+          const paperFills = orders.toReversed().map((o: any) => ({
+            time: Date.parse(o.filled_at),
+            side: o.side,
+            quantity: o.quantity,
+            price: o.price,
+            fee: o.fee
+          }))
+          const backtestFills = result.fills.map(({ reason: _, ...fill }: any) => fill)
+          // 3 sets of: open, add, reverse, close.
+          expect(backtestFills).toHaveLength(12)
+          expect(paperFills).toEqual(backtestFills)
+
+          const funding = (yield* call("GET", `/api/account/${account.id}/funding`, { token })).body.funding
+          // Held through 08:00 (a long, before the add) and 16:00 (a long, before the reversal).
+          expect(funding.map((f: any) => f.time)).toEqual([
+            new Date(marketNow + 16 * hour).toISOString(),
+            new Date(marketNow + 8 * hour).toISOString()
+          ])
+          const paid = funding.reduce((sum: number, f: any) => sum + f.amount, 0)
+          expect(paid).not.toBe(0)
+          expect(paid).toBeCloseTo(result.metrics.total_funding, 8)
+          expect(result.trades.reduce((sum: number, t: any) => sum + t.funding, 0)).toBeCloseTo(paid, 8)
+
+          const after = (yield* call("GET", `/api/account/${account.id}`, { token })).body
+          expect(after.frozen_cash).toBe(0)
+          expect(after.current_cash).toBe(result.final_balance)
+          expect(result.equity_curve.at(-1)).toEqual({ time: marketNow + slots * hour, equity: result.final_balance })
+        }))
+    })
+  })
+}
