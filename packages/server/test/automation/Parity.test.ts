@@ -40,77 +40,137 @@ for (const storage of testStorages) {
       }),
       { timeout: "300 seconds" }
     )((it) => {
-      it.effect("a paper run and a backtest of the same program over the same bars fill, pay and end alike", () =>
-        Effect.gen(function*() {
-          expect(marketNow % (8 * hour)).toBe(0)
-          const { token } = yield* signUp()
-          const program = yield* createProgram(token, hourlyProgram)
-          const account = yield* createAccount(token, { initial_capital: 10_000, max_leverage: 10 })
-          const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
-            token,
-            body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 60 }
-          })
-          expect(binding.status).toBe(201)
-          expect(binding.body.next_run_at).toBe(new Date(marketNow + hour).toISOString())
-          for (let slot = 1; slot <= slots; slot++) {
-            yield* TestClock.setTime(marketNow + slot * hour)
-            yield* waitForRuns(token, program, binding.body.id, allFinished(slot))
-          }
-          const runs = yield* waitForRuns(token, program, binding.body.id, allFinished(slots))
-          expect(runs.every((r: any) => r.status === "completed")).toBe(true)
-          // Bar 18 closes an hour later: the backtest needs it, the paper account must not trade it.
-          const paused = yield* call("PUT", `/api/programs/${program}/bindings/${binding.body.id}`, {
-            token,
-            body: { enabled: false }
-          })
-          expect(paused.status).toBe(200)
-          yield* TestClock.setTime(marketNow + (slots + 1) * hour)
-
-          const backtest = yield* call("POST", `/api/programs/${program}/backtest`, {
-            token,
-            body: {
-              symbol: "BTC",
-              // The venue the account trades on (venue2 unless venue1 is enabled for it).
-              exchange: account.venue1_enabled ? "venue1" : "venue2",
-              timeframe: "1h",
-              start: new Date(marketNow).toISOString(),
-              // Bar 18 opens where slot 18 filled; the last decision (bar 18's, a hold) never fills.
-              end: new Date(marketNow + (slots + 1) * hour).toISOString()
+      it.effect(
+        "a paper run and a backtest of the same program over the same bars fill, pay and end alike",
+        () =>
+          Effect.gen(function*() {
+            expect(marketNow % (8 * hour)).toBe(0)
+            const { token } = yield* signUp()
+            const program = yield* createProgram(token, hourlyProgram)
+            const account = yield* createAccount(token, { initial_capital: 10_000, max_leverage: 10 })
+            const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
+              token,
+              body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 60 }
+            })
+            expect(binding.status).toBe(201)
+            expect(binding.body.next_run_at).toBe(new Date(marketNow + hour).toISOString())
+            for (let slot = 1; slot <= slots; slot++) {
+              yield* TestClock.setTime(marketNow + slot * hour)
+              yield* waitForRuns(token, program, binding.body.id, allFinished(slot))
             }
-          })
-          expect(backtest.status).toBe(202)
-          const result = yield* waitForBacktest(token, backtest.body.id, isFinished)
-          expect(result.status).toBe("completed")
+            const runs = yield* waitForRuns(token, program, binding.body.id, allFinished(slots))
+            expect(runs.every((r: any) => r.status === "completed")).toBe(true)
+            // Bar 18 closes an hour later: the backtest needs it, the paper account must not trade it.
+            const paused = yield* call("PUT", `/api/programs/${program}/bindings/${binding.body.id}`, {
+              token,
+              body: { enabled: false }
+            })
+            expect(paused.status).toBe(200)
+            yield* TestClock.setTime(marketNow + (slots + 1) * hour)
 
-          const orders = (yield* call("GET", `/api/account/${account.id}/orders?limit=100`, { token })).body.orders
-          const paperFills = orders.toReversed().map((o: any) => ({
-            time: Date.parse(o.filled_at),
-            side: o.side,
-            quantity: o.quantity,
-            price: o.price,
-            fee: o.fee
-          }))
-          const backtestFills = result.fills.map(({ reason: _, ...fill }: any) => fill)
-          // 3 sets of: open, add, reverse, close.
-          expect(backtestFills).toHaveLength(12)
-          expect(paperFills).toEqual(backtestFills)
+            const backtest = yield* call("POST", `/api/programs/${program}/backtest`, {
+              token,
+              body: {
+                symbol: "BTC",
+                // The venue the account trades on (venue2 unless venue1 is enabled for it).
+                exchange: account.venue1_enabled ? "venue1" : "venue2",
+                timeframe: "1h",
+                start: new Date(marketNow).toISOString(),
+                // Bar 18 opens where slot 18 filled; the last decision (bar 18's, a hold) never fills.
+                end: new Date(marketNow + (slots + 1) * hour).toISOString()
+              }
+            })
+            expect(backtest.status).toBe(202)
+            const result = yield* waitForBacktest(token, backtest.body.id, isFinished)
+            expect(result.status).toBe("completed")
 
-          const funding = (yield* call("GET", `/api/account/${account.id}/funding`, { token })).body.funding
-          // Held through 08:00 (a long, before the add) and 16:00 (a long, before the reversal).
-          expect(funding.map((f: any) => f.time)).toEqual([
-            new Date(marketNow + 16 * hour).toISOString(),
-            new Date(marketNow + 8 * hour).toISOString()
-          ])
-          const paid = funding.reduce((sum: number, f: any) => sum + f.amount, 0)
-          expect(paid).not.toBe(0)
-          expect(paid).toBeCloseTo(result.metrics.total_funding, 8)
-          expect(result.trades.reduce((sum: number, t: any) => sum + t.funding, 0)).toBeCloseTo(paid, 8)
+            const orders = (yield* call("GET", `/api/account/${account.id}/orders?limit=100`, { token })).body.orders
+            const paperFills = orders.toReversed().map((o: any) => ({
+              time: Date.parse(o.filled_at),
+              side: o.side,
+              quantity: o.quantity,
+              price: o.price,
+              fee: o.fee
+            }))
+            const backtestFills = result.fills.map(({ reason: _, ...fill }: any) => fill)
+            // 3 sets of: open, add, reverse, close.
+            expect(backtestFills).toHaveLength(12)
+            expect(paperFills).toEqual(backtestFills)
 
-          const after = (yield* call("GET", `/api/account/${account.id}`, { token })).body
-          expect(after.frozen_cash).toBe(0)
-          expect(after.current_cash).toBe(result.final_balance)
-          expect(result.equity_curve.at(-1)).toEqual({ time: marketNow + slots * hour, equity: result.final_balance })
-        }))
+            const funding = (yield* call("GET", `/api/account/${account.id}/funding`, { token })).body.funding
+            // Held through 08:00 (a long, before the add) and 16:00 (a long, before the reversal).
+            expect(funding.map((f: any) => f.time)).toEqual([
+              new Date(marketNow + 16 * hour).toISOString(),
+              new Date(marketNow + 8 * hour).toISOString()
+            ])
+            const paid = funding.reduce((sum: number, f: any) => sum + f.amount, 0)
+            expect(paid).not.toBe(0)
+            expect(paid).toBeCloseTo(result.metrics.total_funding, 8)
+            expect(result.trades.reduce((sum: number, t: any) => sum + t.funding, 0)).toBeCloseTo(paid, 8)
+
+            const after = (yield* call("GET", `/api/account/${account.id}`, { token })).body
+            expect(after.frozen_cash).toBe(0)
+            expect(after.current_cash).toBe(result.final_balance)
+            expect(result.equity_curve.at(-1)).toEqual({ time: marketNow + slots * hour, equity: result.final_balance })
+          }),
+        180_000
+      )
+
+      it.effect(
+        "a paper position is liquidated at the venue's maintenance margin, and the liquidation fee takes what is left",
+        () =>
+          Effect.gen(function*() {
+            const { token } = yield* signUp()
+            const program = yield* createProgram(
+              token,
+              `export function decide(data) {
+            return data.position ? { operation: "hold" } : { operation: "sell", target_portion_of_balance: 0.5, leverage: 50 }
+          }`
+            )
+            const account = yield* createAccount(token, { initial_capital: 10_000, max_leverage: 100 })
+            expect(account.venue1_enabled).toBe(false)
+            const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
+              token,
+              body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 1440 }
+            })
+            yield* call("POST", `/api/programs/${program}/bindings/${binding.body.id}/run`, { token })
+            yield* waitForRuns(token, program, binding.body.id, allFinished(1))
+            // One entry: the position is left to the watcher.
+            yield* call("PUT", `/api/programs/${program}/bindings/${binding.body.id}`, {
+              token,
+              body: { enabled: false }
+            })
+            const [position] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+            // The simulated BTC rises over the days after: a short at 50x is liquidated within hours.
+            expect(position).toMatchObject({ side: "short", leverage: 50 })
+            // About 125 000 of notional: venue2's second bracket, which keeps 0.4 % of the first 50 000 and
+            // 0.5 % of the rest. margin + size · (entry − P) = 0.005 · size · P − 50.
+            expect(position.size * position.entry_price).toBeGreaterThan(50_000)
+            const liquidation = (position.size * position.entry_price + position.margin + 50) / (position.size * 1.005)
+            const start = yield* TestClock.currentTimeMillis
+            let orders: Array<any> = []
+            for (let h = 1; h <= 120 && orders.length < 2; h++) {
+              yield* TestClock.setTime(Math.floor(start / hour) * hour + h * hour)
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+              orders = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
+            }
+            const [exit] = orders
+            expect(exit).toMatchObject({ trigger: "liquidation", route: "paper", side: "buy", status: "filled" })
+            expect(exit.trigger_price).toBeCloseTo(liquidation, 6)
+            expect(exit.price).toBe(exit.trigger_price)
+            expect(exit.quantity).toBe(position.size)
+            const after = (yield* call("GET", `/api/account/${account.id}`, { token })).body
+            // The margin is gone (the fee, 1.25 % of the notional, is more than the 0.5 % left), funding apart.
+            const funding = (yield* call("GET", `/api/account/${account.id}/funding`, { token })).body.funding
+            const paid = funding.reduce((sum: number, f: any) => sum + f.amount, 0)
+            expect(after.frozen_cash).toBe(0)
+            expect(after.current_cash).toBeCloseTo(10_000 - position.margin - orders[1].fee + paid, 6)
+            expect(yield* call("GET", `/api/account/${account.id}/positions`, { token })).toMatchObject({
+              body: { positions: [] }
+            })
+          }),
+        180_000
+      )
     })
   })
 }
