@@ -12,6 +12,7 @@ const layers = {
     "time",
     "retry",
     "http",
+    "indicators",
     "sandbox/SandboxLimits",
     "jobs",
     "config",

@@ -12,7 +12,7 @@ import {
   runBacktest
 } from "@trading-platform/core"
 import { Effect, Random, Schema, type Scope, Stream } from "effect"
-import { hostTa } from "../packages/core/src/sandbox/TaSource.js"
+import { hostTa } from "../packages/core/src/indicators/TaSource.js"
 
 const bars = 500_000
 const settings = defaultSettings("1m")

@@ -1,11 +1,12 @@
 import { factorHelperNames, taFactorSource } from "./TaFactorSource.js"
 
 /**
- * The `ta` helpers as JavaScript source: the sandbox runs it, and the host runs the very same
- * text (`hostTa`), so both compute bit for bit the same values. Every helper takes an array of
- * numbers or of candles (their `close` is used; `atr` needs candles) and answers the value at the
- * last element, or null while there is not enough data. `sma` and `bollinger` read only the last
- * `period` elements; the smoothed ones (`ema`, `rsi`, `macd`, `atr`) walk the whole array.
+ * The platform's one indicator library: the `ta` helpers as JavaScript source. The sandbox runs
+ * it, and the host runs the very same text (`hostTa`) for market data, the assistant, insights and
+ * the ranking, so RSI(14) is one number everywhere. Every helper takes an array of numbers or of
+ * candles (their `close` is used; `atr` needs candles) and answers the value at the last element,
+ * or null while there is not enough data. `sma` and `bollinger` read only the last `period`
+ * elements; the smoothed ones (`ema`, `rsi`, `macd`, `atr`) walk the whole array.
  */
 export const taSource = `
 const ta = (() => {

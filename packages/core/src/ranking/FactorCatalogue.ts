@@ -1,4 +1,4 @@
-import type { IndicatorName } from "../sandbox/TaSource.js"
+import type { IndicatorName } from "../indicators/TaSource.js"
 
 export type FactorCategory = "momentum" | "trend" | "volatility" | "volume" | "microstructure"
 

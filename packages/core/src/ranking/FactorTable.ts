@@ -1,4 +1,4 @@
-import { hostTa } from "../sandbox/TaSource.js"
+import { hostTa } from "../indicators/TaSource.js"
 import type { Candle } from "../venues/Venue.js"
 import type { FactorDefinition, MarketInput } from "./FactorCatalogue.js"
 import type { RankingRow } from "./Ranking.js"

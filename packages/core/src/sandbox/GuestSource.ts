@@ -1,7 +1,7 @@
+import { taSource } from "../indicators/TaSource.js"
 import { bootstrap } from "./guest/Bootstrap.js"
 import { installMetering } from "./guest/Metering.js"
 import { candleWindow } from "./SandboxLimits.js"
-import { taSource } from "./TaSource.js"
 import { windowIndicatorsSource } from "./WindowIndicatorsSource.js"
 
 /**

@@ -1,6 +1,6 @@
 import { Option, Schema } from "effect"
+import { hostTa, indicatorNames, type IndicatorValue } from "../indicators/TaSource.js"
 import type { Candle } from "../venues/Venue.js"
-import { hostTa, indicatorNames, type IndicatorValue } from "./TaSource.js"
 import { maxCalls, objectFields, slotWidth } from "./WindowIndicatorsSource.js"
 
 /**

@@ -1,4 +1,4 @@
-import { type IndicatorName, indicatorNames } from "./TaSource.js"
+import { type IndicatorName, indicatorNames } from "../indicators/TaSource.js"
 
 // The sandbox's half of the indicators over the window (see `WindowIndicators.ts`), and the layout both halves share.
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import { hostTa } from "../../src/indicators/TaSource.js"
 import { builtinFactors, findFactor } from "../../src/ranking/FactorCatalogue.js"
 import { factorValue, type SymbolInputs } from "../../src/ranking/FactorTable.js"
-import { hostTa } from "../../src/sandbox/TaSource.js"
 import type { Candle } from "../../src/venues/Venue.js"
 import { randomWalk, referenceFactors } from "./ReferenceFactors.js"
 
