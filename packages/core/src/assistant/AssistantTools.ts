@@ -73,7 +73,7 @@ export const GetKlines = tool(
 )
 export const GetIndicators = tool(
   "get_indicators",
-  "SMA(20), EMA(20) and RSI(14) on the closes of symbols, with price and 24h change.",
+  "SMA(20), EMA(20) and Wilder's RSI(14) of symbols, as programs' ta helpers compute them, with price and 24h change.",
   {
     symbols: MarketDataQuery.fields.symbols,
     exchange: MarketDataQuery.fields.exchange,
@@ -179,7 +179,8 @@ export const AssistantToolsLive = AssistantToolkit.toLayer(
       get_prices: (params) => market.prices(params).pipe(asToolFailure),
       get_klines: (params) => Effect.flatMap(caller, (user) => market.klines(user, params)).pipe(asToolFailure),
       get_indicators: (params) =>
-        market.query({ ...params, limit: 100, indicators: ["sma", "ema", "rsi"] }).pipe(
+        // The candles are not answered; the indicators are read over a program's window whatever the limit.
+        market.query({ ...params, limit: 1, indicators: ["sma", "ema", "rsi"] }).pipe(
           Effect.map((data) => ({
             timeframe: data.timeframe,
             errors: data.errors,

@@ -73,8 +73,11 @@ export class PricesResponse extends Schema.Class<PricesResponse>("PricesResponse
 export const SymbolMarketData = Schema.Struct({
   ...PriceSnapshot.fields,
   klines: Schema.Array(Candle),
-  /** The latest value of each requested indicator on the closes (null with too few candles). */
-  indicators: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.Number) })
+  indicators: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.Number) }).annotations({
+    description: "The latest value of each requested indicator (sma: SMA(20), ema: EMA(20), rsi: Wilder's RSI(14)), " +
+      "computed by the `ta` helpers over the last 500 closed bars, the window a program sees, whatever `limit` is; " +
+      "null with too few candles"
+  })
 })
 export type SymbolMarketData = typeof SymbolMarketData.Type
 

@@ -1,6 +1,8 @@
 import { Cache, Clock, Data, Effect, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { InvalidInput, NotFound } from "../http/Errors.js"
+import { hostTa } from "../indicators/TaSource.js"
+import { candleWindow } from "../sandbox/SandboxLimits.js"
 import type { Owner } from "../users/Ownership.js"
 import {
   type Candle,
@@ -33,23 +35,13 @@ import {
 
 const period = { sma: 20, ema: 20, rsi: 14 } as const
 
-/** The latest value of an indicator on the closes, or null when there are too few. */
-const indicator = (name: Indicator, closes: ReadonlyArray<number>): number | null => {
-  const n = period[name]
-  if (closes.length < n + (name === "rsi" ? 1 : 0)) return null
-  if (name === "sma") return closes.slice(-n).reduce((a, b) => a + b, 0) / n
-  if (name === "ema") {
-    const k = 2 / (n + 1)
-    return closes.slice(n).reduce((ema, c) => c * k + ema * (1 - k), closes.slice(0, n).reduce((a, b) => a + b, 0) / n)
-  }
-  let gain = 0
-  let loss = 0
-  for (let i = closes.length - n; i < closes.length; i++) {
-    const change = closes[i]! - closes[i - 1]!
-    if (change > 0) gain += change
-    else loss -= change
-  }
-  return loss === 0 ? 100 : 100 - 100 / (1 + gain / loss)
+/**
+ * The latest value of an indicator on the candles, by the `ta` helper programs call (null when
+ * there are too few): given a program's window, the very number the program sees.
+ */
+const indicator = (name: Indicator, candles: ReadonlyArray<Candle>): number | null => {
+  const value = hostTa[name](candles, period[name])
+  return typeof value === "number" && Number.isFinite(value) ? value : null
 }
 
 interface SymbolKey {
@@ -405,15 +397,19 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
       return perSymbol(input.exchange, input.symbols, (ticker) =>
         Effect.zipWith(
           snapshot(input.exchange, ticker),
-          latestCandles(input.exchange, ticker.symbol, input.timeframe, input.limit).pipe(
-            Effect.catchTag("UnknownSymbol", Effect.die)
-          ),
+          // Indicators are read over a program's whole window, so they match what programs and the ranking see.
+          latestCandles(
+            input.exchange,
+            ticker.symbol,
+            input.timeframe,
+            input.indicators.length > 0 ? Math.max(input.limit, candleWindow) : input.limit
+          ).pipe(Effect.catchTag("UnknownSymbol", Effect.die)),
           (snap, bars: ReadonlyArray<Candle>): SymbolMarketData => {
-            const closes = bars.map((b) => b.close)
+            const window = bars.slice(-candleWindow)
             return {
               ...snap,
-              klines: bars,
-              indicators: Object.fromEntries(input.indicators.map((name) => [name, indicator(name, closes)]))
+              klines: bars.slice(-input.limit),
+              indicators: Object.fromEntries(input.indicators.map((name) => [name, indicator(name, window)]))
             }
           }
         )).pipe(
