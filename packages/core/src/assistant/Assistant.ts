@@ -121,8 +121,6 @@ export const InsightResult = Schema.Struct({
   symbol: Schema.String,
   timeframe: Timeframe,
   sentiment: Schema.Literal("bullish", "bearish", "neutral"),
-  /** The analyst's estimate that the next bars close higher, 0..1. */
-  probability_up: Schema.Number,
   summary: Schema.String,
   key_levels: Schema.Struct({ support: Schema.Array(Schema.Number), resistance: Schema.Array(Schema.Number) }),
   drivers: Schema.Array(Schema.String),

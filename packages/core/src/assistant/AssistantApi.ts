@@ -76,7 +76,7 @@ export class AssistantApi extends HttpApiGroup.make("assistant")
       .addError(ApiError.UpstreamTimeout)
       .annotate(
         OpenApi.Summary,
-        "Queue an insight on a symbol: sentiment, probability of a rise, key levels, drivers, risks"
+        "Queue an insight on a symbol: sentiment, key levels, drivers, risks"
       )
   )
   .add(

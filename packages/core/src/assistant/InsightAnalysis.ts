@@ -1,3 +1,4 @@
+import { hostTa } from "../indicators/TaSource.js"
 import type { RankingRow } from "../ranking/Ranking.js"
 import type { Candle, Timeframe } from "../venues/Venue.js"
 import type { InsightResult } from "./Assistant.js"
@@ -32,8 +33,9 @@ const round = (n: number) => Number(n.toPrecision(6))
 
 /**
  * The built-in analyst's reading of the facts, with fixed rules: each signal adds to or takes from
- * a score, the score gives the sentiment and (through a logistic curve) the probability of a rise.
- * Deterministic: the same facts give the same insight.
+ * a score, and the score gives the sentiment. It gives no probability of a rise: the score is not
+ * calibrated on history (the ranking and the news it reads have none to replay), so a number
+ * would claim a precision it does not have. Deterministic: the same facts give the same insight.
  */
 export const analyse = (facts: InsightFacts): InsightResult => {
   const drivers: Array<string> = []
@@ -96,22 +98,19 @@ export const analyse = (facts: InsightFacts): InsightResult => {
   const highs = [Math.max(...recent.map((b) => b.high)), Math.max(...bars.map((b) => b.high))]
   const support = [...new Set(lows.filter((l) => Number.isFinite(l) && l < price).map(round))].sort((a, b) => b - a)
   const resistance = [...new Set(highs.filter((h) => Number.isFinite(h) && h > price).map(round))].sort((a, b) => a - b)
-  if (bars.length >= 2) {
-    const returns = bars.slice(1).map((b, i) => Math.log(b.close / bars[i]!.close))
-    const mean = returns.reduce((a, b) => a + b, 0) / returns.length
-    const sd = Math.sqrt(returns.reduce((a, r) => a + (r - mean) ** 2, 0) / returns.length)
-    risks.push(`Typical move per ${facts.timeframe} bar is ${(sd * 100).toFixed(2)}%; size positions for it.`)
+  // The standard deviation of the bar-to-bar returns over all the candles, as `ta.volatility` computes it.
+  const move = bars.length >= 2 ? hostTa.volatility(bars, bars.length - 1) : null
+  if (typeof move === "number") {
+    risks.push(`Typical move per ${facts.timeframe} bar is ${move.toFixed(2)}%; size positions for it.`)
   }
 
   const sentiment = score >= 0.75 ? "bullish" : score <= -0.75 ? "bearish" : "neutral"
-  const probability_up = Number((1 / (1 + Math.exp(-score))).toFixed(3))
   const summary = `Built-in analyst: ${facts.symbol} on ${facts.timeframe} looks ${sentiment} ` +
-    `(probability of a rise ${(probability_up * 100).toFixed(0)}%) at ${round(price)}. ${drivers[0] ?? ""}`.trim()
+    `at ${round(price)}. ${drivers[0] ?? ""}`.trim()
   return {
     symbol: facts.symbol,
     timeframe: facts.timeframe,
     sentiment,
-    probability_up,
     summary,
     key_levels: { support, resistance },
     drivers,
@@ -119,7 +118,7 @@ export const analyse = (facts: InsightFacts): InsightResult => {
     sources: [
       { name: "market_data", detail: `price, 24h change and funding of ${facts.symbol}` },
       { name: "klines", detail: `${bars.length} ${facts.timeframe} candles` },
-      { name: "indicators", detail: "SMA(20), EMA(20), RSI(14)" },
+      { name: "indicators", detail: "SMA(20), EMA(20), Wilder's RSI(14): the ta helpers over the last 500 bars" },
       ...(facts.ranking ? [{ name: "ranking", detail: `rank ${facts.ranking.row.rank} of ${facts.ranking.of}` }] : []),
       ...facts.news.map((n) => ({ name: "news", detail: `${n.title} (${n.link})` }))
     ],

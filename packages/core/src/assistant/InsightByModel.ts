@@ -9,7 +9,6 @@ const Levels = Schema.Array(Schema.Finite).pipe(Schema.maxItems(10))
 /** What the model must answer; its text is decoded through this, never used as it comes. */
 export const ModelInsight = Schema.Struct({
   sentiment: Schema.Literal("bullish", "bearish", "neutral"),
-  probability_up: Schema.Number.pipe(Schema.between(0, 1)),
   summary: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4000)),
   key_levels: Schema.Struct({ support: Levels, resistance: Levels }),
   drivers: Schema.Array(Line).pipe(Schema.maxItems(20)),
@@ -21,9 +20,9 @@ const instructions = [
   "You are the market analyst of a crypto trading platform. Read the facts (JSON) the user gives and answer",
   "with one JSON object and nothing else, matching this JSON Schema:",
   JSON.stringify(JSONSchema.make(ModelInsight)),
-  "probability_up is your estimate (0 to 1) that the next bars close higher than the price; key_levels are support",
-  "prices below the price and resistance prices above it; drivers and risks are short sentences; sources name the",
-  "facts you used (market_data, klines, indicators, ranking, news) with what you took from each."
+  "key_levels are support prices below the price and resistance prices above it; drivers and risks are short",
+  "sentences; sources name the facts you used (market_data, klines, indicators, ranking, news) with what you took",
+  "from each."
 ].join("\n")
 
 /** The facts as the model reads them. */

@@ -26,11 +26,9 @@ for (const storage of testStorages) {
           const result = done.body.result
           expect(result).toMatchObject({ symbol: "ETH", timeframe: "4h" })
           expect(["bullish", "bearish", "neutral"]).toContain(result.sentiment)
-          expect(result.probability_up).toBeGreaterThanOrEqual(0)
-          expect(result.probability_up).toBeLessThanOrEqual(1)
-          // Bullish exactly when a rise is the likelier outcome by a margin.
-          if (result.sentiment === "bullish") expect(result.probability_up).toBeGreaterThan(0.6)
-          if (result.sentiment === "bearish") expect(result.probability_up).toBeLessThan(0.4)
+          // No uncalibrated probability of a rise (issue 28): the sentiment is the reading.
+          expect(result).not.toHaveProperty("probability_up")
+          expect(result.summary).not.toContain("probability")
           expect(result.summary).toContain("Built-in analyst: ETH on 4h")
           expect(result.analyst).toBe("built-in analyst")
           expect(result.drivers.length).toBeGreaterThan(0)

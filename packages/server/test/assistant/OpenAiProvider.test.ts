@@ -333,12 +333,11 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         const stored = yield* storedTurn(alice.token)
         expect(stored[1]).toMatchObject({ role: "assistant", content: "Said before leaving" })
       }))
-    it.effect("an insight asks the model with the facts and news; its structured answer, decoded, is the result", () =>
+    it.effect("an insight asks the model with the facts and news; its structured answer, decoded, is the result (without fields not asked for)", () =>
       Effect.gen(function*() {
         const alice = yield* signUp("alice")
         const answer = {
           sentiment: "bearish",
-          probability_up: 0.31,
           summary: "ETH is heavy under its averages.",
           key_levels: { support: [3000], resistance: [3600, 3800] },
           drivers: ["Below SMA(20)."],
@@ -346,7 +345,8 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
           sources: [{ name: "indicators", detail: "SMA(20) above price" }]
         }
         // In pieces and in a code fence, as models answer.
-        const json = JSON.stringify(answer)
+        // An uncalibrated probability the model volunteers is dropped, not passed on.
+        const json = JSON.stringify({ ...answer, probability_up: 0.31 })
         // The same local server serves the owner's news feed first.
         const feed = `<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title><item>
           <title>ETH upgrade lands</title><link>http://news.test/provider-eth</link><description>Fees fell.</description>
@@ -376,7 +376,8 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         const sent = fake.requests[1]!.body
         expect(sent.tools).toBeUndefined()
         expect(sent.messages[0]).toMatchObject({ role: "system" })
-        expect(sent.messages[0].content).toContain("probability_up")
+        expect(sent.messages[0].content).toContain("key_levels")
+        expect(sent.messages[0].content).not.toContain("probability_up")
         const facts = JSON.parse(sent.messages[1].content)
         expect(facts).toMatchObject({ symbol: "ETH", timeframe: "4h", question: "Should I worry?" })
         expect(facts.news).toEqual([
@@ -402,7 +403,7 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
         const fallbackOf = (result: any) => result.sources.find((s: any) => s.name === "fallback")?.detail
 
         // Prose, and an object out of range: neither is trusted.
-        for (const said of ["BTC looks great, buy!", JSON.stringify({ sentiment: "bullish", probability_up: 7 })]) {
+        for (const said of ["BTC looks great, buy!", JSON.stringify({ sentiment: "very bullish", summary: "Up." })]) {
           yield* reset(text(said))
           const done = yield* submit
           expect(done.body.status).toBe("completed")
