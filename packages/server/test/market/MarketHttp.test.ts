@@ -133,11 +133,29 @@ describe("market data over the simulated venues", () => {
         expect(eth.indicators.rsi).toBeLessThanOrEqual(100)
         expect(eth.price).toBeGreaterThan(0)
         expect(eth.open_interest).toBeGreaterThan(0)
-        const few = yield* call("POST", "/api/programs/query-market-data", {
-          token,
-          body: { symbols: ["ETH"], limit: 5, indicators: ["sma"] }
+        // Indicators are read over a program's window (the last 500 bars) whatever the limit, so
+        // 5 candles answer the same values as 500; RSI is Wilder's, as programs' ta.rsi.
+        const ask = (limit: number) =>
+          Effect.map(
+            call("POST", "/api/programs/query-market-data", {
+              token,
+              body: { symbols: ["ETH"], limit, indicators: ["sma", "rsi"] }
+            }),
+            (r) => r.body.symbols.ETH
+          )
+        const few = yield* ask(5)
+        const all = yield* ask(500)
+        expect(few.klines).toEqual(all.klines.slice(-5))
+        expect(few.indicators).toEqual(all.indicators)
+        const allCloses: Array<number> = all.klines.map((k: { close: number }) => k.close)
+        let gain = 0, loss = 0
+        allCloses.slice(1).forEach((c, i) => {
+          const d = c - allCloses[i]!
+          const [g, l] = [Math.max(d, 0), Math.max(-d, 0)]
+          if (i < 14) [gain, loss] = [gain + g / 14, loss + l / 14]
+          else [gain, loss] = [(gain * 13 + g) / 14, (loss * 13 + l) / 14]
         })
-        expect(few.body.symbols.ETH.indicators).toEqual({ sma: null })
+        expect(all.indicators.rsi).toBeCloseTo(100 - 100 / (1 + gain / loss), 8)
         expectError(
           yield* call("POST", "/api/programs/query-market-data", {
             token,
