@@ -11,6 +11,10 @@ export const AccountPath = Schema.Struct({ account_id: idParam(AccountId) })
 export const AccountType = Schema.Literal("AI", "MANUAL")
 export const Venue1Environment = Schema.Literal("paper", "testnet", "mainnet")
 
+/** `isolated`: each position is backed by its own margin; `cross`: also by the account's free cash. */
+export const MarginMode = Schema.Literal("isolated", "cross")
+export type MarginMode = typeof MarginMode.Type
+
 // Leverage is only checked for being a whole number here; its bounds are a rule (422), not a shape (400).
 const Leverage = Schema.Int
 const Name = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(100))
@@ -35,7 +39,8 @@ export const AccountSettings = {
   model: Schema.NullOr(Schema.String),
   default_leverage: Schema.NullOr(Schema.Int),
   max_leverage: Schema.NullOr(Schema.Int),
-  venue1_environment: Schema.NullOr(Venue1Environment)
+  venue1_environment: Schema.NullOr(Venue1Environment),
+  margin_mode: MarginMode
 }
 
 export class Account extends Schema.Class<Account>("Account")({
@@ -68,7 +73,8 @@ export const AccountCreate = Schema.Struct({
   default_leverage: Schema.optional(Schema.NullOr(Leverage)),
   max_leverage: Schema.optional(Schema.NullOr(Leverage)),
   venue1_enabled: Schema.optional(Schema.Boolean),
-  venue1_environment: Schema.optional(Schema.NullOr(Venue1Environment))
+  venue1_environment: Schema.optional(Schema.NullOr(Venue1Environment)),
+  margin_mode: Schema.optional(MarginMode)
 }).annotations({
   ...allErrors,
   examples: [{ name: "paper", initial_capital: 10000, default_leverage: 2, max_leverage: 10 }]
@@ -90,7 +96,8 @@ export const AccountUpdate = Schema.Struct({
   show_on_dashboard: Schema.optional(Schema.NullOr(Schema.Boolean)),
   venue1_enabled: Schema.optional(Schema.NullOr(Schema.Boolean)),
   venue1_environment: Schema.optional(Schema.NullOr(Venue1Environment)),
-  avatar_preset_id: Schema.optional(Schema.NullOr(Schema.Int))
+  avatar_preset_id: Schema.optional(Schema.NullOr(Schema.Int)),
+  margin_mode: Schema.optional(Schema.NullOr(MarginMode))
 }).annotations({ ...allErrors, examples: [{ name: "paper, renamed", default_leverage: 3 }] })
 export type AccountUpdate = typeof AccountUpdate.Type
 

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
-import { LeverageTooHigh } from "../http/Errors.js"
+import { Conflict, LeverageTooHigh } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { Secrets } from "../secrets/Secrets.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -73,6 +73,7 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
           default_leverage: input.default_leverage ?? null,
           max_leverage: input.max_leverage ?? null,
           venue1_environment: input.venue1_environment ?? null,
+          margin_mode: input.margin_mode ?? "isolated",
           api_key_sealed: seal(input.api_key ?? null)
         }
         yield* checkLeverage(edit)
@@ -112,9 +113,14 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
           default_leverage: pickNullable(input.default_leverage, current.default_leverage),
           max_leverage: pickNullable(input.max_leverage, current.max_leverage),
           venue1_environment: pickNullable(input.venue1_environment, current.venue1_environment),
+          margin_mode: pick(input.margin_mode, current.margin_mode),
           api_key_sealed: input.api_key === undefined ? current.api_key_sealed : seal(input.api_key)
         }
         yield* checkLeverage(edit)
+        // Venues refuse it too: the liquidation prices of open positions would move under them.
+        if (edit.margin_mode !== current.margin_mode && current.frozen_cash > 0) {
+          return yield* new Conflict({ error: "The margin mode cannot change while the account has open positions" })
+        }
         return toAccount(yield* repo.update({ id, edit, now: yield* now }))
       }).pipe(sql.withTransaction, dieOnStorageFailure, Effect.withSpan("Accounts.update", { attributes: { id } }))
 

@@ -38,6 +38,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .setPayload(AccountUpdate)
       .addSuccess(Account)
       .addError(ApiError.LeverageTooHigh)
+      .addError(ApiError.Conflict)
       .annotate(OpenApi.Summary, "Change an account; absent fields are kept, null clears")
   )
   .add(

@@ -83,10 +83,13 @@ const NewOrder = Schema.Struct({
 })
 export type NewOrder = typeof NewOrder.Type
 
-/** A fill as the venue (or the paper ledger) reports it; the fee of the quantity filled against the position as it is then. */
+/**
+ * A fill as the venue (or the paper ledger) reports it; its fee, of the quantity filled against the
+ * position as it is then and what backs that position (see `lockAccount`).
+ */
 export interface Fill {
   readonly price: number
-  readonly fee: (quantity: number, held: Held | null) => number
+  readonly fee: (quantity: number, held: Held | null, backing: number) => number
   readonly venue_order_id: string | null
   readonly at: Date
 }
@@ -161,10 +164,21 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
      * what the venue filled); one that finds it closed already (by a run) is rejected instead of
      * opening the other way.
      */
+    /**
+     * Locks the account's row, which orders its fills, and answers what backs a position of it
+     * against its losses: the position's margin, and with cross margin the free cash too.
+     */
+    const lockAccount = (id: AccountId) =>
+      Effect.map(
+        sql<{ margin_mode: string; current_cash: string }>`
+          SELECT margin_mode, current_cash FROM accounts WHERE id = ${id} FOR UPDATE`,
+        ([account]) => (held: Held) =>
+          held.margin + (account?.margin_mode === "cross" ? Math.max(Number(account.current_cash), 0) : 0)
+      )
+
     const fill = (order: OrderRow, f: Fill) =>
       sql.withTransaction(Effect.gen(function*() {
-        // The account row's lock orders fills of one account.
-        yield* sql`SELECT id FROM accounts WHERE id = ${order.account_id} FOR UPDATE`
+        const backingOf = yield* lockAccount(order.account_id)
         const current = Option.getOrNull(yield* position({ account_id: order.account_id, symbol: order.symbol }))
         let quantity = order.quantity
         if (order.trigger !== "run") {
@@ -174,7 +188,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
           }
           quantity = order.route === "paper" ? current.size : Math.min(order.quantity, current.size)
         }
-        const fee = f.fee(quantity, current)
+        const fee = f.fee(quantity, current, current === null ? 0 : backingOf(current))
         const effect = applyFill(current, { ...order, price: f.price, fee, quantity })
         const filled = yield* sql`
           UPDATE automation_orders SET status = 'filled', quantity = ${quantity}, price = ${f.price}, fee = ${fee},
@@ -230,7 +244,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       until: Date
     ) =>
       sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT id FROM accounts WHERE id = ${at.account_id} FOR UPDATE`
+        yield* lockAccount(at.account_id)
         const current = yield* position(at)
         if (Option.isNone(current)) return 0
         const held = current.value
@@ -337,7 +351,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       now: Date
     ) =>
       sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT id FROM accounts WHERE id = ${at.account_id} FOR UPDATE`
+        const backingOf = yield* lockAccount(at.account_id)
         const current = yield* position(at)
         if (Option.isNone(current)) return Option.none()
         const held = current.value
@@ -345,7 +359,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         if (Option.isNone(lastFill)) return Option.none()
         const last = lastFill.value
         const liquidation = last.route === "paper"
-          ? liquidationPrice(held, margin)
+          ? liquidationPrice(held, margin, backingOf(held))
           : held.side === "long"
           ? 0
           : Infinity

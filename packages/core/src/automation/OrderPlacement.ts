@@ -86,9 +86,9 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         const price = exitPrice(trigger, side === 1 ? -1 : 1, order.trigger_price ?? ticker.price, terms)
         return yield* ledger.fill(order, {
           price,
-          fee: (quantity, held) =>
+          fee: (quantity, held, backing) =>
             trigger === "liquidation" && held !== null
-              ? liquidationFee(held, price, terms.margin)
+              ? liquidationFee(held, price, terms.margin, backing)
               : feeOf(quantity * price, trigger, terms),
           venue_order_id: null,
           at

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { AccountId } from "../accounts/Account.js"
+import { AccountId, MarginMode } from "../accounts/Account.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import { defaulted } from "../http/Defaults.js"
 import { idParam } from "../http/IdParam.js"
@@ -38,6 +38,7 @@ export const backtestDefaults = {
   slippage: tradingDefaults.slippage,
   slippage_model: "fixed",
   fill_timing: "next_open",
+  margin_mode: "isolated",
   leverage: tradingDefaults.leverage
 } as const
 
@@ -57,6 +58,7 @@ export const BacktestRequest = Schema.Struct({
   slippage: defaulted(Fraction, backtestDefaults.slippage),
   slippage_model: defaulted(SlippageModel, backtestDefaults.slippage_model),
   fill_timing: defaulted(FillTiming, backtestDefaults.fill_timing),
+  margin_mode: defaulted(MarginMode, backtestDefaults.margin_mode),
   leverage: defaulted(Schema.Number.pipe(Schema.between(1, 125)), backtestDefaults.leverage),
   account_id: Schema.optionalWith(AccountId, { nullable: true })
 }).annotations({
@@ -153,6 +155,7 @@ export interface BacktestSettings extends TradingTerms {
   /** Leverage of an entry whose decision names none. */
   readonly leverage: number
   readonly fillTiming: FillTiming
+  readonly marginMode: MarginMode
   /** The length of a bar, for the funding payments due inside one. */
   readonly barMillis: number
   /** Bars per year of the timeframe, to annualise the Sharpe ratio. */
@@ -166,6 +169,7 @@ export const defaultSettings = (timeframe: Timeframe, exchange: Exchange = "venu
   initialBalance: tradingDefaults.initialBalance,
   leverage: tradingDefaults.leverage,
   fillTiming: "next_open",
+  marginMode: "isolated",
   barMillis: timeframeMillis[timeframe],
   barsPerYear: millisPerYear / timeframeMillis[timeframe]
 })
@@ -200,6 +204,7 @@ export class Backtest extends Schema.Class<Backtest>("Backtest")({
   slippage: Schema.Number,
   slippage_model: SlippageModel,
   fill_timing: FillTiming,
+  margin_mode: MarginMode,
   leverage: Schema.Number,
   progress: Schema.Number,
   attempts: Schema.Int,

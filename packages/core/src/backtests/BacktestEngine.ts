@@ -167,6 +167,11 @@ export class BacktestEngine {
     return bars.length
   }
 
+  /** What backs the open position against its losses: its margin, and with cross margin the free cash too. */
+  private backing(): number {
+    return this.open!.held.margin + (this.settings.marginMode === "cross" ? Math.max(this.free, 0) : 0)
+  }
+
   /**
    * Where the open position's protective exits lie. When the stop and the liquidation price both
    * exist, the one nearer the entry is the adverse exit.
@@ -175,7 +180,7 @@ export class BacktestEngine {
     const p = this.open
     if (p === undefined) return { floor: -Infinity, ceiling: Infinity }
     const d = dir(p.held.side)
-    const liquidation = liquidationPrice(p.held, this.settings.margin)
+    const liquidation = liquidationPrice(p.held, this.settings.margin, this.backing())
     const adverse = p.stopLoss !== undefined && d * (p.stopLoss - liquidation) >= 0 ? p.stopLoss : liquidation
     return d === 1
       ? { floor: adverse, ceiling: p.takeProfit ?? Infinity }
@@ -212,7 +217,7 @@ export class BacktestEngine {
     const held = this.open!.held
     const price = exitPrice(trigger, dir(held.side), seen, this.settings)
     const fee = trigger === "liquidation"
-      ? liquidationFee(held, price, this.settings.margin)
+      ? liquidationFee(held, price, this.settings.margin, this.backing())
       : feeOf(held.size * price, trigger, this.settings)
     this.fill(held.side === "long" ? "sell" : "buy", held.size, price, fee, held.leverage, time, trigger)
   }

@@ -71,6 +71,7 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
           slippage: row.slippage,
           slippageModel: row.slippage_model,
           fillTiming: row.fill_timing,
+          marginMode: row.margin_mode,
           leverage: row.leverage
         }
         // A dataset has no funding of its own: its backtests pay none.

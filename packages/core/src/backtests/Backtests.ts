@@ -56,6 +56,7 @@ const toBacktest = (row: BacktestRow) =>
     slippage: row.slippage,
     slippage_model: row.slippage_model,
     fill_timing: row.fill_timing,
+    margin_mode: row.margin_mode,
     leverage: row.leverage,
     progress: row.progress,
     attempts: row.attempts,
@@ -137,6 +138,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
           slippage: input.slippage,
           slippage_model: input.slippage_model,
           fill_timing: input.fill_timing,
+          margin_mode: input.margin_mode,
           leverage: input.leverage,
           code,
           now: yield* now

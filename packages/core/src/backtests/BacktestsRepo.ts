@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Schema } from "effect"
-import { AccountId } from "../accounts/Account.js"
+import { AccountId, MarginMode } from "../accounts/Account.js"
 import { makeJobQueue } from "../jobs/JobQueue.js"
 import { CandleExchange } from "../market/Dataset.js"
 import { ProgramId } from "../programs/Program.js"
@@ -28,6 +28,7 @@ export const BacktestRow = Schema.Struct({
   slippage: Schema.Number,
   slippage_model: SlippageModel,
   fill_timing: FillTiming,
+  margin_mode: MarginMode,
   leverage: Schema.Number,
   code: Schema.String,
   status: BacktestStatus,
@@ -61,6 +62,7 @@ const NewBacktest = Schema.Struct({
   slippage: Schema.Number,
   slippage_model: SlippageModel,
   fill_timing: FillTiming,
+  margin_mode: MarginMode,
   leverage: Schema.Number,
   code: Schema.String,
   now: Schema.DateFromSelf
@@ -98,11 +100,11 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
       execute: (b) =>
         sql`
         INSERT INTO backtests (user_id, program_id, account_id, symbol, exchange, timeframe, start_at, end_at,
-          initial_balance, fee_rate, maker_fee_rate, slippage, slippage_model, fill_timing, leverage, code, status,
-          created_at)
+          initial_balance, fee_rate, maker_fee_rate, slippage, slippage_model, fill_timing, margin_mode, leverage, code,
+          status, created_at)
         VALUES (${b.user_id}, ${b.program_id}, ${b.account_id}, ${b.symbol}, ${b.exchange}, ${b.timeframe},
           ${b.start_at}, ${b.end_at}, ${b.initial_balance}, ${b.fee_rate}, ${b.maker_fee_rate}, ${b.slippage},
-          ${b.slippage_model}, ${b.fill_timing}, ${b.leverage}, ${b.code}, 'queued', ${b.now})
+          ${b.slippage_model}, ${b.fill_timing}, ${b.margin_mode}, ${b.leverage}, ${b.code}, 'queued', ${b.now})
         RETURNING *`
     })
 

@@ -22,6 +22,7 @@ const settings = (overrides: Partial<BacktestSettings> & { feeRate?: number } = 
     margin: bare,
     leverage: 1,
     fillTiming: "close",
+    marginMode: "isolated",
     barMillis: 60_000,
     barsPerYear: 1,
     ...rest
@@ -219,6 +220,23 @@ describe("BacktestEngine", () => {
     // What was left (the maintenance margin, 0.5% of notional) is less than 1% of it: the fee takes all of it.
     expect(result.trades[0]!.fee).toBeCloseTo(0.005 * 1000 * price, 6)
     expect(result.final_balance).toBeCloseTo(0, 6)
+  })
+
+  it("cross margin backs a position with the free cash too: it survives a move that liquidates it isolated", () => {
+    // 10x long with half the balance: margin 5000, size 500 at 100; 5000 free. No maintenance.
+    const script = (): ReadonlyArray<readonly [Candle, Decision?]> => [
+      [bar(100), { operation: "buy", target_portion_of_balance: 0.5, leverage: 10 }],
+      [bar(95, { low: 89 })],
+      [bar(85, { low: 79 })]
+    ]
+    const isolated = run(settings({ marginMode: "isolated" }), script()).engine.finish()
+    // Isolated: liquidated at 100 - 5000 / 500 = 90, losing the margin only.
+    expect(isolated.trades[0]).toMatchObject({ exit_reason: "liquidation", exit_price: 90 })
+    expect(isolated.final_balance).toBeCloseTo(5000, 6)
+    const cross = run(settings({ marginMode: "cross" }), script()).engine.finish()
+    // Cross: backed by all 10000, liquidated at 100 - 10000 / 500 = 80, in the third bar, losing everything.
+    expect(cross.trades[0]).toMatchObject({ exit_reason: "liquidation", exit_price: 80 })
+    expect(cross.final_balance).toBeCloseTo(0, 6)
   })
 
   it("the bracket of a larger position asks more maintenance: it is liquidated sooner", () => {

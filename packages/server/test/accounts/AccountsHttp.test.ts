@@ -33,6 +33,7 @@ for (const storage of testStorages) {
             default_leverage: null,
             max_leverage: null,
             venue1_environment: null,
+            margin_mode: "isolated",
             has_api_key: true,
             has_venue1_wallet: false,
             has_venue2_keys: false,
@@ -93,7 +94,8 @@ for (const storage of testStorages) {
               is_active: false,
               venue1_enabled: true,
               venue1_environment: "testnet",
-              avatar_preset_id: 3
+              avatar_preset_id: 3,
+              margin_mode: "cross"
             }
           })
           expect(reply.status).toBe(200)
@@ -108,6 +110,7 @@ for (const storage of testStorages) {
             venue1_enabled: true,
             venue1_environment: "testnet",
             avatar_preset_id: 3,
+            margin_mode: "cross",
             updated_at: new Date(Date.parse(account.updated_at) + 60_000).toISOString()
           })
           const nameNull = yield* call("PUT", `/api/account/${account.id}`, {
@@ -170,11 +173,11 @@ for (const storage of testStorages) {
           expectError(yield* call("POST", "/api/account", { token: alice.token, body: {} }), 400, "invalid_input")
           const wrong = yield* call("POST", "/api/account", {
             token: alice.token,
-            body: { name: "x", account_type: "ROBOT", initial_capital: -1 }
+            body: { name: "x", account_type: "ROBOT", initial_capital: -1, margin_mode: "portfolio" }
           })
           expectError(wrong, 400, "invalid_input")
           expect(new Set(wrong.body.issues.map((i: { path: string }) => i.path))).toEqual(
-            new Set(["account_type", "initial_capital"])
+            new Set(["account_type", "initial_capital", "margin_mode"])
           )
           // An over-long api key is refused without being echoed.
           const longKey = `sk-${"s".repeat(3000)}`

@@ -4,7 +4,7 @@ import { Duration, Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { allFinished, AutomationServer, createProgram, waitForRuns } from "../support/Automation.js"
 import { isFinished, marketNow, waitForBacktest } from "../support/Backtests.js"
-import { call, signUp } from "../support/TestServer.js"
+import { call, expectError, signUp } from "../support/TestServer.js"
 
 const hour = 3_600_000
 
@@ -116,61 +116,80 @@ for (const storage of testStorages) {
         180_000
       )
 
-      it.effect(
-        "a paper position is liquidated at the venue's maintenance margin, and the liquidation fee takes what is left",
-        () =>
-          Effect.gen(function*() {
-            const { token } = yield* signUp()
-            const program = yield* createProgram(
-              token,
-              `export function decide(data) {
-            return data.position ? { operation: "hold" } : { operation: "sell", target_portion_of_balance: 0.5, leverage: 50 }
-          }`
-            )
-            const account = yield* createAccount(token, { initial_capital: 10_000, max_leverage: 100 })
-            expect(account.venue1_enabled).toBe(false)
-            const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
-              token,
-              body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 1440 }
-            })
-            yield* call("POST", `/api/programs/${program}/bindings/${binding.body.id}/run`, { token })
-            yield* waitForRuns(token, program, binding.body.id, allFinished(1))
-            // One entry: the position is left to the watcher.
-            yield* call("PUT", `/api/programs/${program}/bindings/${binding.body.id}`, {
-              token,
-              body: { enabled: false }
-            })
-            const [position] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
-            // The simulated BTC rises over the days after: a short at 50x is liquidated within hours.
-            expect(position).toMatchObject({ side: "short", leverage: 50 })
-            // About 125 000 of notional: venue2's second bracket, which keeps 0.4 % of the first 50 000 and
-            // 0.5 % of the rest. margin + size · (entry − P) = 0.005 · size · P − 50.
-            expect(position.size * position.entry_price).toBeGreaterThan(50_000)
-            const liquidation = (position.size * position.entry_price + position.margin + 50) / (position.size * 1.005)
-            const start = yield* TestClock.currentTimeMillis
-            let orders: Array<any> = []
-            for (let h = 1; h <= 120 && orders.length < 2; h++) {
-              yield* TestClock.setTime(Math.floor(start / hour) * hour + h * hour)
-              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-              orders = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
-            }
-            const [exit] = orders
-            expect(exit).toMatchObject({ trigger: "liquidation", route: "paper", side: "buy", status: "filled" })
-            expect(exit.trigger_price).toBeCloseTo(liquidation, 6)
-            expect(exit.price).toBe(exit.trigger_price)
-            expect(exit.quantity).toBe(position.size)
-            const after = (yield* call("GET", `/api/account/${account.id}`, { token })).body
-            // The margin is gone (the fee, 1.25 % of the notional, is more than the 0.5 % left), funding apart.
-            const funding = (yield* call("GET", `/api/account/${account.id}/funding`, { token })).body.funding
-            const paid = funding.reduce((sum: number, f: any) => sum + f.amount, 0)
-            expect(after.frozen_cash).toBe(0)
-            expect(after.current_cash).toBeCloseTo(10_000 - position.margin - orders[1].fee + paid, 6)
-            expect(yield* call("GET", `/api/account/${account.id}/positions`, { token })).toMatchObject({
-              body: { positions: [] }
-            })
-          }),
-        180_000
-      )
+      for (const [mode, portion] of [["isolated", 0.5], ["cross", 0.9]] as const) {
+        it.effect(
+          `a ${mode} paper position is liquidated at the venue's maintenance margin; the liquidation fee takes what is left`,
+          () =>
+            Effect.gen(function*() {
+              const { token } = yield* signUp()
+              const program = yield* createProgram(
+                token,
+                `export function decide(data) {
+                  return data.position ? { operation: "hold" } : { operation: "sell", target_portion_of_balance: ${portion}, leverage: 50 }
+                }`
+              )
+              const account = yield* createAccount(token, {
+                initial_capital: 10_000,
+                max_leverage: 100,
+                margin_mode: mode
+              })
+              expect(account.venue1_enabled).toBe(false)
+              const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
+                token,
+                body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 1440 }
+              })
+              yield* call("POST", `/api/programs/${program}/bindings/${binding.body.id}/run`, { token })
+              yield* waitForRuns(token, program, binding.body.id, allFinished(1))
+              // One entry: the position is left to the watcher.
+              yield* call("PUT", `/api/programs/${program}/bindings/${binding.body.id}`, {
+                token,
+                body: { enabled: false }
+              })
+              // Its liquidation price hangs on the margin mode: that cannot change under an open position.
+              expectError(
+                yield* call("PUT", `/api/account/${account.id}`, {
+                  token,
+                  body: { margin_mode: mode === "cross" ? "isolated" : "cross" }
+                }),
+                409,
+                "conflict"
+              )
+              const [position] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+              // The simulated BTC rises over the days after: a short at 50x is liquidated within hours.
+              expect(position).toMatchObject({ side: "short", leverage: 50 })
+              expect(position.size * position.entry_price).toBeGreaterThan(50_000)
+              const start = yield* TestClock.currentTimeMillis
+              let orders: Array<any> = []
+              for (let h = 1; h <= 120 && orders.length < 2; h++) {
+                yield* TestClock.setTime(Math.floor(start / hour) * hour + h * hour)
+                yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+                orders = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
+              }
+              const [exit, entry] = orders
+              expect(exit).toMatchObject({ trigger: "liquidation", route: "paper", side: "buy", status: "filled" })
+              const funding = (yield* call("GET", `/api/account/${account.id}/funding`, { token })).body.funding
+              const paid = funding.reduce((sum: number, f: any) => sum + f.amount, 0)
+              const free = 10_000 - position.margin - entry.fee + paid
+              // About 125 000 of notional or more: venue2's second bracket or above, which keeps 0.4 % of the
+              // first 50 000 and 0.5 % of the rest. backing + size · (entry − P) = 0.005 · size · P − 50,
+              // where the backing is the margin, and with cross margin the free cash too.
+              const backing = position.margin + (mode === "cross" ? free : 0)
+              expect(position.size * exit.trigger_price).toBeLessThan(600_000)
+              const liquidation = (position.size * position.entry_price + backing + 50) / (position.size * 1.005)
+              expect(exit.trigger_price).toBeCloseTo(liquidation, 6)
+              expect(exit.price).toBe(exit.trigger_price)
+              expect(exit.quantity).toBe(position.size)
+              const after = (yield* call("GET", `/api/account/${account.id}`, { token })).body
+              // What backed it is gone: the fee (1.25 % of the notional) is more than the 0.5 % left.
+              expect(after.frozen_cash).toBe(0)
+              expect(after.current_cash).toBeCloseTo(mode === "cross" ? 0 : free, 6)
+              expect(yield* call("GET", `/api/account/${account.id}/positions`, { token })).toMatchObject({
+                body: { positions: [] }
+              })
+            }),
+          180_000
+        )
+      }
     })
   })
 }

@@ -1,8 +1,9 @@
 import { script } from "../SqlScript.js"
 
 /**
- * The rulebook's terms. A backtest keeps its maker fee, slippage model and fill timing; those that
- * ran before filled at the close they decided on and charged the taker fee on every fill. A paper
+ * The rulebook's terms. A backtest keeps its maker fee, slippage model, fill timing and margin
+ * mode; those that ran before filled at the close they decided on, charged the taker fee on every
+ * fill and isolated their margin. An account has a margin mode, isolated as all were. A paper
  * position is charged funding through `funded_until`, each payment one row of `account_funding`.
  */
 export default script(`
@@ -11,6 +12,8 @@ export default script(`
   ALTER TABLE backtests ALTER COLUMN maker_fee_rate SET NOT NULL;
   ALTER TABLE backtests ADD COLUMN slippage_model text NOT NULL DEFAULT 'fixed';
   ALTER TABLE backtests ADD COLUMN fill_timing text NOT NULL DEFAULT 'close';
+  ALTER TABLE backtests ADD COLUMN margin_mode text NOT NULL DEFAULT 'isolated';
+  ALTER TABLE accounts ADD COLUMN margin_mode text NOT NULL DEFAULT 'isolated';
   ALTER TABLE account_positions ADD COLUMN funded_until timestamptz;
   CREATE TABLE account_funding (
     account_id integer NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
