@@ -233,11 +233,7 @@ export class BacktestEngine {
   private apply(decision: Decision, price: number, volume: number, time: number): void {
     if (decision.operation === "hold") return
     const held = this.open?.held ?? null
-    if (decision.operation === "close") {
-      if (held !== null) this.closeAtMarket(price, volume, time, "signal")
-      return
-    }
-    const side = decision.operation
+    const side = decision.operation === "close" ? (held?.side === "long" ? "sell" : "buy") : decision.operation
     const leverage = decision.leverage ?? this.settings.leverage
     const sizeAt = (fillPrice: number) =>
       sizeOrder(decision, held, {
@@ -254,15 +250,15 @@ export class BacktestEngine {
     const sizing = this.settings.slippageModel === "fixed" ? first : sizeAt(filled)
     if (sizing._tag === "Nothing") return
     const fee = feeOf(sizing.quantity * filled, "market", this.settings)
-    const reversing = held !== null && held.side !== (side === "buy" ? "long" : "short")
+    const opposite = held !== null && held.side !== (side === "buy" ? "long" : "short")
+    const reversing = opposite && sizing.quantity > held.size
     this.fill(side, sizing.quantity, filled, fee, leverage, time, reversing ? "reversal" : "signal")
-    if (this.open !== undefined && this.open.entryTime === time) {
-      this.open.takeProfit = decision.take_profit_price
-      this.open.stopLoss = decision.stop_loss_price
-    } else if (this.open !== undefined) {
-      this.open.takeProfit = decision.take_profit_price ?? this.open.takeProfit
-      this.open.stopLoss = decision.stop_loss_price ?? this.open.stopLoss
-    }
+    // A new position takes the decision's exits, an addition those it gives; a reduction keeps them.
+    const open = this.open
+    if (open === undefined || (opposite && !reversing)) return
+    const opened = open.entryTime === time
+    open.takeProfit = opened ? decision.take_profit_price : decision.take_profit_price ?? open.takeProfit
+    open.stopLoss = opened ? decision.stop_loss_price : decision.stop_loss_price ?? open.stopLoss
   }
 
   private credit(amount: Money): void {

@@ -26,6 +26,10 @@ export const Decision = Schema.Struct({
   operation: Schema.Literal("buy", "sell", "hold", "close"),
   symbol: optional(Schema.String),
   target_portion_of_balance: optional(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))),
+  /** The share of the position a `close`, or a `reduce_only` order, closes (default all of it). */
+  target_portion_of_position: optional(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))),
+  /** The order may only reduce an opposite position, never open or add. */
+  reduce_only: optional(Schema.Boolean),
   leverage: optional(Schema.Number.pipe(Schema.between(1, 125))),
   take_profit_price: optional(Price),
   stop_loss_price: optional(Price),

@@ -82,7 +82,9 @@ export type Sizing =
   | { readonly _tag: "Nothing"; readonly reason: string }
 
 /**
- * Sizes a decision like the backtest engine: `close` closes the position; `buy`/`sell` spend
+ * Sizes a decision, for a backtest and a paper or live run alike: `close` closes
+ * `target_portion_of_position` (default 1) of the position; a `reduce_only` `buy`/`sell` closes
+ * that portion of an opposite position and never opens one; otherwise `buy`/`sell` spend
  * `target_portion_of_balance` (default 1) of the free cash on margin plus fee, after closing an
  * opposite position (one order that reverses it). `price` is the expected fill price.
  */
@@ -92,12 +94,17 @@ export const sizeOrder = (
   account: { readonly freeCash: number; readonly feeRate: number; readonly leverage: number; readonly price: number }
 ): Sizing => {
   if (decision.operation === "hold") return { _tag: "Nothing", reason: "hold" }
-  if (decision.operation === "close") {
-    return held === null
+  const reducing = (side: "buy" | "sell"): Sizing =>
+    held === null
       ? { _tag: "Nothing", reason: "no position to close" }
-      : { _tag: "Order", side: held.side === "long" ? "sell" : "buy", quantity: held.size }
-  }
+      : { _tag: "Order", side, quantity: held.size * (decision.target_portion_of_position ?? 1) }
+  if (decision.operation === "close") return reducing(held?.side === "long" ? "sell" : "buy")
   const side = decision.operation
+  if (decision.reduce_only === true) {
+    return held !== null && held.side === (side === "buy" ? "long" : "short")
+      ? { _tag: "Nothing", reason: "reduce_only: the order would add to the position" }
+      : reducing(side)
+  }
   const closing = held !== null && held.side !== (side === "buy" ? "long" : "short") ? held : null
   // Cash free once the opposite position is closed at the expected price.
   const freed = closing === null

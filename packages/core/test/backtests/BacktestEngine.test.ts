@@ -222,6 +222,26 @@ describe("BacktestEngine", () => {
     expect(result.final_balance).toBeCloseTo(0, 6)
   })
 
+  it("target_portion_of_position closes part of the position; reduce_only never opens or adds", () => {
+    const { engine } = run(settings(), [
+      [bar(100), { operation: "buy" }],
+      [bar(110), { operation: "close", target_portion_of_position: 0.25 }],
+      [bar(120), { operation: "buy", reduce_only: true }],
+      [bar(130), { operation: "sell", reduce_only: true, target_portion_of_position: 0.5 }],
+      [bar(140), { operation: "sell", reduce_only: true }],
+      [bar(150), { operation: "sell", reduce_only: true }]
+    ])
+    const result = engine.finish()
+    // 100 coins: 25 closed at 110, nothing at 120 (it would add), half of 75 at 130, the rest at 140, nothing at 150.
+    expect(result.trades.map((t) => [t.size, t.exit_price, t.exit_reason])).toEqual([
+      [25, 110, "signal"],
+      [37.5, 130, "signal"],
+      [37.5, 140, "signal"]
+    ])
+    expect(result.fills.map((f) => f.side)).toEqual(["buy", "sell", "sell", "sell"])
+    expect(result.final_balance).toBeCloseTo(10_000 + 25 * 10 + 37.5 * 30 + 37.5 * 40, 6)
+  })
+
   it("cross margin backs a position with the free cash too: it survives a move that liquidates it isolated", () => {
     // 10x long with half the balance: margin 5000, size 500 at 100; 5000 free. No maintenance.
     const script = (): ReadonlyArray<readonly [Candle, Decision?]> => [

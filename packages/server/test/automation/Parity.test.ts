@@ -10,14 +10,15 @@ const hour = 3_600_000
 
 /**
  * Trades on the hour of the bar alone, so a backtest and a paper run (which sees only the latest
- * 500 bars) decide alike: buys, adds, holds, reverses to a short at a different leverage, holds,
- * closes; every six hours.
+ * 500 bars) decide alike: buys, adds, holds, reverses to a short at a different leverage, buys
+ * back 40 % of it (reduce only), closes; every six hours.
  */
 const hourlyProgram = `export function decide(data) {
   switch (Math.floor(data.bar.time / 3600000) % 6) {
     case 0: return { operation: "buy", target_portion_of_balance: 0.5, leverage: 3 }
     case 1: return { operation: "buy", target_portion_of_balance: 0.5, leverage: 3 }
     case 3: return { operation: "sell", target_portion_of_balance: 0.8, leverage: 2 }
+    case 4: return { operation: "buy", reduce_only: true, target_portion_of_position: 0.4 }
     case 5: return { operation: "close" }
     default: return { operation: "hold" }
   }
@@ -93,8 +94,8 @@ for (const storage of testStorages) {
               fee: o.fee
             }))
             const backtestFills = result.fills.map(({ reason: _, ...fill }: any) => fill)
-            // 3 sets of: open, add, reverse, close.
-            expect(backtestFills).toHaveLength(12)
+            // 3 sets of: open, add, reverse, reduce, close.
+            expect(backtestFills).toHaveLength(15)
             expect(paperFills).toEqual(backtestFills)
 
             const funding = (yield* call("GET", `/api/account/${account.id}/funding`, { token })).body.funding
