@@ -178,6 +178,10 @@ export class AccountPosition extends Schema.Class<AccountPosition>("AccountPosit
   /** Closes the position when the mark reaches it (from the decision that opened it); null for none. */
   take_profit_price: Schema.NullOr(Schema.Number),
   stop_loss_price: Schema.NullOr(Schema.Number),
+  /** A stop that follows the best mark since the position opened at this distance (a fraction); null for none. */
+  trailing_stop: Schema.NullOr(Schema.Number),
+  /** The best mark the trailing stop has seen (the highest for a long, the lowest for a short). */
+  trail_best: Schema.NullOr(Schema.Number),
   opened_at: Schema.String,
   updated_at: Schema.String
 }) {}

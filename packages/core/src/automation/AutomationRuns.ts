@@ -154,6 +154,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           status: refusal === null ? "pending" : "rejected",
           take_profit_price: decision.take_profit_price ?? null,
           stop_loss_price: decision.stop_loss_price ?? null,
+          trailing_stop: decision.trailing_stop ?? null,
           error: refusal,
           created_at: yield* now
         })

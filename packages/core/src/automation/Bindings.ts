@@ -63,7 +63,8 @@ export const toRun = (row: RunRow) =>
   })
 
 const toOrder = (
-  { user_id: _, idempotency_key: _key, take_profit_price: _tp, stop_loss_price: _sl, ...row }: OrderRow
+  { user_id: _, idempotency_key: _key, take_profit_price: _tp, stop_loss_price: _sl, trailing_stop: _ts, ...row }:
+    OrderRow
 ) => new Order(row)
 
 /** The next slot of a schedule that starts now; none without a schedule or while disabled. */

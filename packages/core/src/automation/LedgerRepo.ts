@@ -5,7 +5,15 @@ import { AccountId } from "../accounts/Account.js"
 import { ProgramId } from "../programs/Program.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import type { ExitTrigger } from "../trading/Fills.js"
-import { applyFill, exitTriggered, fundingPayment, type Held, liquidationPrice } from "../trading/Ledger.js"
+import {
+  applyFill,
+  bestOf,
+  exitTriggered,
+  fundingPayment,
+  type Held,
+  liquidationPrice,
+  stopOf
+} from "../trading/Ledger.js"
 import { fromMoney, moneyText, toMoney } from "../trading/Money.js"
 import { UserId } from "../users/User.js"
 import type { MarginTable } from "../venues/MarginTiers.js"
@@ -33,6 +41,7 @@ export const OrderRow = Schema.Struct({
   status: OrderStatus,
   take_profit_price: Schema.NullOr(Numeric),
   stop_loss_price: Schema.NullOr(Numeric),
+  trailing_stop: Schema.NullOr(Schema.Number),
   trigger_price: Schema.NullOr(Numeric),
   venue_order_id: Schema.NullOr(Schema.String),
   price: Schema.NullOr(Numeric),
@@ -55,6 +64,9 @@ export const PositionRow = Schema.Struct({
   margin: Numeric,
   take_profit_price: Schema.NullOr(Numeric),
   stop_loss_price: Schema.NullOr(Numeric),
+  trailing_stop: Schema.NullOr(Schema.Number),
+  /** The best mark a trailing stop has seen: the highest for a long, the lowest for a short. */
+  trail_best: Schema.NullOr(Numeric),
   opened_at: IsoTimestamp,
   updated_at: IsoTimestamp,
   /** Funding is charged for the payments after this time (the opening, at first). */
@@ -78,6 +90,7 @@ const NewOrder = Schema.Struct({
   status: OrderStatus,
   take_profit_price: Schema.NullOr(Schema.Number),
   stop_loss_price: Schema.NullOr(Schema.Number),
+  trailing_stop: Schema.NullOr(Schema.Number),
   error: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf
 })
@@ -209,17 +222,20 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
           opened ? mine : added ? (mine ?? kept ?? null) : (kept ?? null)
         const takeProfit = exit(order.take_profit_price, current?.take_profit_price)
         const stopLoss = exit(order.stop_loss_price, current?.stop_loss_price)
+        const trailingStop = exit(order.trailing_stop, current?.trailing_stop)
+        const trailBest = opened ? f.price : current?.trail_best ?? f.price
         if (p === null) {
           yield* sql`DELETE FROM account_positions WHERE account_id = ${order.account_id} AND symbol = ${order.symbol}`
         } else {
           yield* sql`
             INSERT INTO account_positions (account_id, symbol, exchange, side, size, entry_price, leverage, margin,
-              take_profit_price, stop_loss_price, opened_at, updated_at, funded_until)
+              take_profit_price, stop_loss_price, trailing_stop, trail_best, opened_at, updated_at, funded_until)
             VALUES (${order.account_id}, ${order.symbol}, ${order.exchange}, ${p.side}, ${p.size}, ${p.entry_price}, ${p.leverage},
-              ${p.margin}, ${takeProfit}, ${stopLoss}, ${f.at}, ${f.at}, ${f.at})
+              ${p.margin}, ${takeProfit}, ${stopLoss}, ${trailingStop}, ${trailBest}, ${f.at}, ${f.at}, ${f.at})
             ON CONFLICT (account_id, symbol) DO UPDATE SET side = EXCLUDED.side, size = EXCLUDED.size,
               entry_price = EXCLUDED.entry_price, leverage = EXCLUDED.leverage, margin = EXCLUDED.margin,
               take_profit_price = EXCLUDED.take_profit_price, stop_loss_price = EXCLUDED.stop_loss_price,
+              trailing_stop = EXCLUDED.trailing_stop, trail_best = EXCLUDED.trail_best,
               opened_at = CASE WHEN account_positions.side = EXCLUDED.side THEN account_positions.opened_at ELSE EXCLUDED.opened_at END,
               funded_until = CASE WHEN account_positions.side = EXCLUDED.side THEN account_positions.funded_until
                 ELSE EXCLUDED.funded_until END,
@@ -363,12 +379,20 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
           : held.side === "long"
           ? 0
           : Infinity
-        const trigger: ExitTrigger | null = exitTriggered(held, mark, liquidation)
-        if (trigger === null) return Option.none()
+        // The trail follows the marks the watcher sees, up to this one.
+        const best = held.trail_best === null ? null : bestOf(held.side, held.trail_best, mark)
+        const stop = stopOf(held.side, held.stop_loss_price, held.trailing_stop, held.trail_best ?? held.entry_price)
+        const trigger: ExitTrigger | null = exitTriggered({ ...held, stop_loss_price: stop }, mark, liquidation)
+        if (trigger === null) {
+          if (best !== null && best !== held.trail_best) {
+            yield* sql`UPDATE account_positions SET trail_best = ${best} WHERE account_id = ${at.account_id} AND symbol = ${at.symbol}`
+          }
+          return Option.none()
+        }
         const level = trigger === "liquidation"
           ? liquidation
           : trigger === "stop_loss"
-          ? held.stop_loss_price!
+          ? stop!
           : held.take_profit_price!
         const key = `${trigger}:${at.account_id}:${at.symbol}:${Date.parse(held.opened_at)}`
         yield* sql`

@@ -4,12 +4,14 @@ import { type Decision, type PositionView, ProgramRunError } from "../sandbox/De
 import { exitPrice, type ExitTrigger, feeOf, slippageOf, takerPrice } from "../trading/Fills.js"
 import {
   applyFill,
+  bestOf,
   dir,
   fundingPayment,
   type Held,
   liquidationFee,
   liquidationPrice,
-  sizeOrder
+  sizeOrder,
+  stopOf
 } from "../trading/Ledger.js"
 import { fromMoney, type Money, toMoney } from "../trading/Money.js"
 import type { Candle, FundingRate } from "../venues/Venue.js"
@@ -25,6 +27,9 @@ interface Open {
   entryTime: number
   takeProfit: number | undefined
   stopLoss: number | undefined
+  /** The trailing stop's distance, and the best price seen since the position opened. */
+  trail: number | undefined
+  best: number
 }
 
 /**
@@ -68,7 +73,7 @@ export class BacktestEngine {
     for (let i = 0; i < bars.length;) {
       if (bars[i]!.time > this.opened) this.openBar(bars[i]!)
       const band = this.band()
-      const stop = decider.decide(i, this.view(), band, this.nextFundingBar(bars, i))
+      const stop = decider.decide(i, this.view(), band, this.nextChange(bars, i))
       // The bars before the stop were quiet: nothing filled, the program held.
       for (; i < stop.index; i++) this.record(bars[i]!)
       if (i === bars.length) break
@@ -111,7 +116,12 @@ export class BacktestEngine {
 
   private record(bar: Candle): void {
     this.firstOpen ??= bar.open
-    if (this.open !== undefined) this.exposedBars++
+    const open = this.open
+    if (open !== undefined) {
+      this.exposedBars++
+      // The trail follows the bar's extreme from the next bar on: inside a bar the order of its high and low is unknown.
+      open.best = bestOf(open.held.side, open.best, open.held.side === "long" ? bar.high : bar.low)
+    }
     this.lastBar = bar
     this.times.push(bar.time)
     this.equities.push(this.equity(bar.close))
@@ -157,14 +167,24 @@ export class BacktestEngine {
     this.apply(decision, bar.open, this.lastBar?.volume ?? bar.volume, bar.time)
   }
 
-  /** The first bar after `from` with funding due while a position is open; the decider stops before it. */
-  private nextFundingBar(bars: ReadonlyArray<Candle>, from: number): number {
+  /**
+   * The first bar after `from` where the account or the exits change without a fill: the next bar
+   * while a trailing stop follows the price, else the next with funding due while a position is
+   * open. The decider stops before it.
+   */
+  private nextChange(bars: ReadonlyArray<Candle>, from: number): number {
+    if (this.open?.trail !== undefined) return from + 1
     const due = this.funding[this.fundingIndex]
     if (this.open === undefined || due === undefined) return bars.length
     for (let k = from + 1; k < bars.length; k++) {
       if (bars[k]!.time + this.settings.barMillis > due.time) return k
     }
     return bars.length
+  }
+
+  private stop(): number | null {
+    const p = this.open!
+    return stopOf(p.held.side, p.stopLoss ?? null, p.trail ?? null, p.best)
   }
 
   /** What backs the open position against its losses: its margin, and with cross margin the free cash too. */
@@ -181,7 +201,8 @@ export class BacktestEngine {
     if (p === undefined) return { floor: -Infinity, ceiling: Infinity }
     const d = dir(p.held.side)
     const liquidation = liquidationPrice(p.held, this.settings.margin, this.backing())
-    const adverse = p.stopLoss !== undefined && d * (p.stopLoss - liquidation) >= 0 ? p.stopLoss : liquidation
+    const stop = this.stop()
+    const adverse = stop !== null && d * (stop - liquidation) >= 0 ? stop : liquidation
     return d === 1
       ? { floor: adverse, ceiling: p.takeProfit ?? Infinity }
       : { floor: p.takeProfit ?? -Infinity, ceiling: adverse }
@@ -203,7 +224,7 @@ export class BacktestEngine {
     const adverse = d === 1 ? band.floor : band.ceiling
     if (d === 1 ? bar.low <= adverse : bar.high >= adverse) {
       // A gap through the liquidation price still liquidates at it: the loss stops at the margin.
-      return adverse === p.stopLoss
+      return adverse === this.stop()
         ? this.exit("stop_loss", seen(adverse, false), bar.time)
         : this.exit("liquidation", adverse, bar.time)
     }
@@ -259,6 +280,7 @@ export class BacktestEngine {
     const opened = open.entryTime === time
     open.takeProfit = opened ? decision.take_profit_price : decision.take_profit_price ?? open.takeProfit
     open.stopLoss = opened ? decision.stop_loss_price : decision.stop_loss_price ?? open.stopLoss
+    open.trail = opened ? decision.trailing_stop : decision.trailing_stop ?? open.trail
   }
 
   private credit(amount: Money): void {
@@ -315,7 +337,9 @@ export class BacktestEngine {
         funding: 0,
         entryTime: time,
         takeProfit: undefined,
-        stopLoss: undefined
+        stopLoss: undefined,
+        trail: undefined,
+        best: price
       }
     } else {
       before.held = position

@@ -33,6 +33,8 @@ export const Decision = Schema.Struct({
   leverage: optional(Schema.Number.pipe(Schema.between(1, 125))),
   take_profit_price: optional(Price),
   stop_loss_price: optional(Price),
+  /** A stop that follows the best price since entry at this distance (a fraction: 0.02 trails 2 % behind). */
+  trailing_stop: optional(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThan(1))),
   reason: optional(Schema.String.pipe(Schema.maxLength(1000)))
 })
 export type Decision = typeof Decision.Type

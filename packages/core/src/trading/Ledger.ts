@@ -159,6 +159,26 @@ export const fundingPayment = (held: Pick<Held, "side" | "size">, rate: number, 
   roundMoney(-dir(held.side) * held.size * mark * rate)
 
 /**
+ * The stop a position has now: its stop loss, or its trailing stop (`trail` below the best price
+ * since it opened for a long, above it for a short) when that is nearer; null for neither.
+ */
+export const stopOf = (
+  side: "long" | "short",
+  stopLoss: number | null,
+  trail: number | null,
+  best: number
+): number | null => {
+  if (trail === null) return stopLoss
+  const d = dir(side)
+  const trailing = best * (1 - d * trail)
+  return stopLoss === null || d * (trailing - stopLoss) > 0 ? trailing : stopLoss
+}
+
+/** The best price a position has seen, once `price` is seen too: the highest for a long, the lowest for a short. */
+export const bestOf = (side: "long" | "short", best: number, price: number): number =>
+  side === "long" ? Math.max(best, price) : Math.min(best, price)
+
+/**
  * Which protective exit the mark has reached, if any: the liquidation first, then the stop loss
  * (when both are crossed in one step the loss is the safer assumption), then the take profit.
  */

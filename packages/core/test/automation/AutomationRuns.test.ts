@@ -149,6 +149,7 @@ describe("automation runs after a crash", () => {
               status: "pending",
               take_profit_price: null,
               stop_loss_price: null,
+              trailing_stop: null,
               error: null,
               created_at: now
             })
@@ -235,6 +236,7 @@ describe("automation runs after a crash", () => {
               status: "submitted",
               take_profit_price: null,
               stop_loss_price: null,
+              trailing_stop: null,
               error: null,
               created_at: now
             })

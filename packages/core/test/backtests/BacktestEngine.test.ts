@@ -242,6 +242,19 @@ describe("BacktestEngine", () => {
     expect(result.final_balance).toBeCloseTo(10_000 + 25 * 10 + 37.5 * 30 + 37.5 * 40, 6)
   })
 
+  it("a trailing stop follows the best price from the bar after it and exits as a stop loss", () => {
+    const { engine } = run(settings(), [
+      [bar(100), { operation: "buy", trailing_stop: 0.1, stop_loss_price: 80 }],
+      // The high of 120 lifts the stop to 108 from the next bar on; this bar's low of 105 touched nothing.
+      [bar(110, { high: 120, low: 105 })],
+      [bar(112, { low: 109 })],
+      [bar(109, { low: 107 })]
+    ])
+    const result = engine.finish()
+    expect(result.trades).toHaveLength(1)
+    expect(result.trades[0]).toMatchObject({ exit_price: 108, exit_reason: "stop_loss", exit_time: clock * 60_000 })
+  })
+
   it("cross margin backs a position with the free cash too: it survives a move that liquidates it isolated", () => {
     // 10x long with half the balance: margin 5000, size 500 at 100; 5000 free. No maintenance.
     const script = (): ReadonlyArray<readonly [Candle, Decision?]> => [

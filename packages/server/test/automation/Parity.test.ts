@@ -117,6 +117,52 @@ for (const storage of testStorages) {
         180_000
       )
 
+      it.effect(
+        "a paper trailing stop follows the best mark the watcher sees and closes the position as a stop",
+        () =>
+          Effect.gen(function*() {
+            const { token } = yield* signUp()
+            const program = yield* createProgram(
+              token,
+              `export function decide(data) {
+              return data.position ? { operation: "hold" } : { operation: "sell", target_portion_of_balance: 0.5, trailing_stop: 0.005 }
+            }`
+            )
+            const account = yield* createAccount(token, { initial_capital: 10_000 })
+            const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
+              token,
+              body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 1440 }
+            })
+            yield* call("POST", `/api/programs/${program}/bindings/${binding.body.id}/run`, { token })
+            yield* waitForRuns(token, program, binding.body.id, allFinished(1))
+            yield* call("PUT", `/api/programs/${program}/bindings/${binding.body.id}`, {
+              token,
+              body: { enabled: false }
+            })
+            const [position] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+            expect(position).toMatchObject({ side: "short", trailing_stop: 0.005, trail_best: position.entry_price })
+            const bests: Array<number> = [position.trail_best]
+            const start = yield* TestClock.currentTimeMillis
+            let orders: Array<any> = []
+            for (let h = 1; h <= 120 && orders.length < 2; h++) {
+              yield* TestClock.setTime(Math.floor(start / hour) * hour + h * hour)
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+              orders = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
+              const [now] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+              if (now !== undefined) bests.push(now.trail_best)
+            }
+            const [exit] = orders
+            expect(exit).toMatchObject({ trigger: "stop_loss", side: "buy", status: "filled" })
+            // The stop was 0.5 % above the lowest mark seen before the one that crossed it, and a short's best only falls.
+            const best = exit.trigger_price / 1.005
+            expect(bests.some((b) => Math.abs(b - best) < 1e-6)).toBe(true)
+            expect(bests).toEqual([...bests].sort((a, b) => b - a))
+            // A stop fills at its level with the slippage against it.
+            expect(exit.price).toBeCloseTo(exit.trigger_price * 1.0005, 6)
+          }),
+        180_000
+      )
+
       for (const [mode, portion] of [["isolated", 0.5], ["cross", 0.9]] as const) {
         it.effect(
           `a ${mode} paper position is liquidated at the venue's maintenance margin; the liquidation fee takes what is left`,

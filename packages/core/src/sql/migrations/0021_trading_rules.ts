@@ -4,7 +4,8 @@ import { script } from "../SqlScript.js"
  * The rulebook's terms. A backtest keeps its maker fee, slippage model, fill timing and margin
  * mode; those that ran before filled at the close they decided on, charged the taker fee on every
  * fill and isolated their margin. An account has a margin mode, isolated as all were. A paper
- * position is charged funding through `funded_until`, each payment one row of `account_funding`.
+ * position is charged funding through `funded_until`, each payment one row of `account_funding`, and
+ * a trailing stop keeps its distance and the best price seen (`trail_best`).
  */
 export default script(`
   ALTER TABLE backtests ADD COLUMN maker_fee_rate double precision;
@@ -15,6 +16,9 @@ export default script(`
   ALTER TABLE backtests ADD COLUMN margin_mode text NOT NULL DEFAULT 'isolated';
   ALTER TABLE accounts ADD COLUMN margin_mode text NOT NULL DEFAULT 'isolated';
   ALTER TABLE account_positions ADD COLUMN funded_until timestamptz;
+  ALTER TABLE account_positions ADD COLUMN trailing_stop double precision;
+  ALTER TABLE account_positions ADD COLUMN trail_best numeric;
+  ALTER TABLE automation_orders ADD COLUMN trailing_stop double precision;
   CREATE TABLE account_funding (
     account_id integer NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
     symbol text NOT NULL,
