@@ -1,7 +1,17 @@
 import { Chunk, Effect, Stream } from "effect"
 import type { Decider, ExitBand } from "../sandbox/Decider.js"
 import { type Decision, type PositionView, ProgramRunError } from "../sandbox/Decision.js"
-import { exitPrice, type ExitTrigger, feeOf, slippageOf, takerPrice } from "../trading/Fills.js"
+import {
+  entryPrice,
+  entryReached,
+  exitPrice,
+  type ExitTrigger,
+  feeOf,
+  reachedFromAbove,
+  reachingPrice,
+  slippageOf,
+  takerPrice
+} from "../trading/Fills.js"
 import {
   applyFill,
   bestOf,
@@ -32,6 +42,14 @@ interface Open {
   best: number
 }
 
+/** A limit or stop entry waiting for the price to reach its level. */
+interface Resting {
+  readonly decision: Decision
+  readonly type: "limit" | "stop"
+  readonly side: 1 | -1
+  readonly level: number
+}
+
 /**
  * The backtest as a state machine over chunks of bars, so any candle source can drive it. It keeps
  * no rules of its own: sizes, fills, margin, liquidation and funding are the rulebook's
@@ -48,6 +66,8 @@ export class BacktestEngine {
   private open: Open | undefined
   /** Decided at a close, filled at the next bar's open. */
   private pending: Decision | undefined
+  /** A limit or stop entry placed and not yet reached. */
+  private resting: Resting | undefined
   /** The open time of the last bar whose open was settled. */
   private opened = -Infinity
   private lastBar: Candle | undefined
@@ -81,8 +101,8 @@ export class BacktestEngine {
       if (stop.decision === undefined) {
         // Stopped before a bar with funding due (its open is settled first), or one touching the band.
         if (bar.time > this.opened) continue
-        // Settling closes a position the bar touches, so the next band lets the bar through.
-        this.settleInsideBar(bar, band)
+        // Settling closes a position or fills an entry the bar reaches, so the next band lets the bar through.
+        this.settleInsideBar(bar)
         continue
       }
       if (this.settings.fillTiming === "close") this.apply(stop.decision, bar.close, bar.volume, bar.time)
@@ -196,7 +216,7 @@ export class BacktestEngine {
    * Where the open position's protective exits lie. When the stop and the liquidation price both
    * exist, the one nearer the entry is the adverse exit.
    */
-  private band(): ExitBand {
+  private exitBand(): ExitBand {
     const p = this.open
     if (p === undefined) return { floor: -Infinity, ceiling: Infinity }
     const d = dir(p.held.side)
@@ -208,30 +228,52 @@ export class BacktestEngine {
       : { floor: p.takeProfit ?? -Infinity, ceiling: adverse }
   }
 
+  /** The exits' band, narrowed to where a resting entry is reached: the prices a bar must not touch to be quiet. */
+  private band(): ExitBand {
+    const band = this.exitBand()
+    const r = this.resting
+    if (r === undefined) return band
+    return reachedFromAbove(r.type, r.side)
+      ? { floor: Math.max(band.floor, r.level), ceiling: band.ceiling }
+      : { floor: band.floor, ceiling: Math.min(band.ceiling, r.level) }
+  }
+
+  /** What the bar reaches first: the position's protective exits, then a resting entry. */
+  private settleInsideBar(bar: Candle): void {
+    if (this.settleExits(bar)) return
+    const r = this.resting
+    if (r === undefined || !entryReached(r.type, r.side, r.level, reachingPrice(r.type, r.side, bar))) return
+    this.resting = undefined
+    // A bar that opens past the level fills it at the open.
+    const seen = entryReached(r.type, r.side, r.level, bar.open) ? bar.open : r.level
+    this.apply(r.decision, entryPrice(r.type, r.side, seen, this.settings), bar.volume, bar.time, r.type)
+  }
+
   /**
-   * The protective exits of `band`, checked against the bar's range. When the adverse and the
-   * favourable exit both lie inside one bar, the adverse one is assumed first (the pessimistic
-   * reading). A bar that opens past an exit's level fills it at the open.
+   * The open position's protective exits against the bar's range; whether one filled. When the
+   * adverse and the favourable exit both lie inside one bar, the adverse one is assumed first (the
+   * pessimistic reading). A bar that opens past an exit's level fills it at the open.
    */
-  private settleInsideBar(bar: Candle, band: ExitBand): void {
+  private settleExits(bar: Candle): boolean {
     const p = this.open
-    if (p === undefined) return
+    if (p === undefined) return false
+    const band = this.exitBand()
     const d = dir(p.held.side)
-    const seen = (
-      level: number,
-      favourable: boolean
-    ) => (d * (bar.open - level) * (favourable ? 1 : -1) >= 0 ? bar.open : level)
+    const seen = (level: number, favourable: boolean) =>
+      d * (bar.open - level) * (favourable ? 1 : -1) >= 0 ? bar.open : level
     const adverse = d === 1 ? band.floor : band.ceiling
     if (d === 1 ? bar.low <= adverse : bar.high >= adverse) {
       // A gap through the liquidation price still liquidates at it: the loss stops at the margin.
-      return adverse === this.stop()
-        ? this.exit("stop_loss", seen(adverse, false), bar.time)
-        : this.exit("liquidation", adverse, bar.time)
+      if (adverse === this.stop()) this.exit("stop_loss", seen(adverse, false), bar.time)
+      else this.exit("liquidation", adverse, bar.time)
+      return true
     }
     const favourable = d === 1 ? band.ceiling : band.floor
     if (d === 1 ? bar.high >= favourable : bar.low <= favourable) {
       this.exit("take_profit", seen(favourable, true), bar.time)
+      return true
     }
+    return false
   }
 
   private exit(trigger: ExitTrigger, seen: number, time: number): void {
@@ -250,11 +292,23 @@ export class BacktestEngine {
     this.fill(side, held.size, filled, feeOf(held.size * filled, "market", this.settings), held.leverage, time, reason)
   }
 
-  /** A decision, filled as paper trading fills it: one order sized by the rulebook, which may close the position and open the other way. */
-  private apply(decision: Decision, price: number, volume: number, time: number): void {
+  /**
+   * A decision, filled as paper trading fills it: one order sized by the rulebook, which may close
+   * the position and open the other way. Any decision but hold replaces a resting entry; a limit or
+   * stop entry not reached at `price` rests (unless `ioc`), one reached fills at once at market.
+   * `resting` names the entry being filled at `price`, its own fill price, instead.
+   */
+  private apply(decision: Decision, price: number, volume: number, time: number, resting?: "limit" | "stop"): void {
     if (decision.operation === "hold") return
+    this.resting = undefined
     const held = this.open?.held ?? null
     const side = decision.operation === "close" ? (held?.side === "long" ? "sell" : "buy") : decision.operation
+    const sign = side === "buy" ? 1 : -1
+    const type = decision.order_type ?? "market"
+    if (resting === undefined && type !== "market" && !entryReached(type, sign, decision.entry_price!, price)) {
+      if (decision.time_in_force !== "ioc") this.resting = { decision, type, side: sign, level: decision.entry_price! }
+      return
+    }
     const leverage = decision.leverage ?? this.settings.leverage
     const sizeAt = (fillPrice: number) =>
       sizeOrder(decision, held, {
@@ -263,14 +317,15 @@ export class BacktestEngine {
         leverage,
         price: fillPrice
       })
-    const sign = side === "buy" ? 1 : -1
-    const first = sizeAt(takerPrice(price, sign, this.settings.slippage))
+    const first = sizeAt(resting === undefined ? takerPrice(price, sign, this.settings.slippage) : price)
     if (first._tag === "Nothing") return
     // The market impact of the volume model depends on the size; the size is then taken again at that price.
-    const filled = takerPrice(price, sign, slippageOf(this.settings, first.quantity, volume))
-    const sizing = this.settings.slippageModel === "fixed" ? first : sizeAt(filled)
+    const filled = resting === undefined
+      ? takerPrice(price, sign, slippageOf(this.settings, first.quantity, volume))
+      : price
+    const sizing = this.settings.slippageModel === "fixed" || resting !== undefined ? first : sizeAt(filled)
     if (sizing._tag === "Nothing") return
-    const fee = feeOf(sizing.quantity * filled, "market", this.settings)
+    const fee = feeOf(sizing.quantity * filled, resting ?? "market", this.settings)
     const opposite = held !== null && held.side !== (side === "buy" ? "long" : "short")
     const reversing = opposite && sizing.quantity > held.size
     this.fill(side, sizing.quantity, filled, fee, leverage, time, reversing ? "reversal" : "signal")

@@ -23,6 +23,11 @@ const optional = <S extends Schema.Schema.Any>(schema: S) =>
 
 /** What `decide(data)` must return; anything else fails the run with `invalid_decision`. */
 export const Decision = Schema.Struct({
+  /** `market` (default) fills at once; `limit` and `stop` rest until the price reaches `entry_price`. */
+  order_type: optional(Schema.Literal("market", "limit", "stop")),
+  entry_price: optional(Price),
+  /** `gtc` (default): a resting entry waits until it fills or the next decision; `ioc`: it fills when placed or never. */
+  time_in_force: optional(Schema.Literal("gtc", "ioc")),
   operation: Schema.Literal("buy", "sell", "hold", "close"),
   symbol: optional(Schema.String),
   target_portion_of_balance: optional(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))),
@@ -36,7 +41,17 @@ export const Decision = Schema.Struct({
   /** A stop that follows the best price since entry at this distance (a fraction: 0.02 trails 2 % behind). */
   trailing_stop: optional(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThan(1))),
   reason: optional(Schema.String.pipe(Schema.maxLength(1000)))
-})
+}).pipe(
+  Schema.filter((d) =>
+    d.order_type === "limit" || d.order_type === "stop"
+      ? d.operation !== "buy" && d.operation !== "sell"
+        ? `a ${d.order_type} order must be a buy or a sell`
+        : d.entry_price === undefined
+        ? `a ${d.order_type} order needs an entry_price`
+        : undefined
+      : undefined
+  )
+)
 export type Decision = typeof Decision.Type
 
 /** The decision that does nothing. */

@@ -46,9 +46,41 @@ export type ExitTrigger = "take_profit" | "stop_loss" | "liquidation"
 export const exitPrice = (trigger: ExitTrigger, dir: 1 | -1, seen: number, terms: TradingTerms): number =>
   trigger === "stop_loss" ? takerPrice(seen, dir === 1 ? -1 : 1, terms.slippage) : seen
 
-/** The fee of a fill of `notional`: the maker rate for a take profit, the taker rate otherwise (a liquidation's is `liquidationFee`). */
-export const feeOf = (notional: number, trigger: ExitTrigger | "market", terms: TradingTerms): number =>
-  roundMoney(notional * (trigger === "take_profit" ? terms.makerFeeRate : terms.takerFeeRate))
+/** How an entry order fills: at once at market, or resting until the price reaches its level. */
+export type EntryType = "market" | "limit" | "stop"
+
+/**
+ * The fee of a fill of `notional`: the maker rate for a resting order that was filled (a take
+ * profit, a limit entry), the taker rate otherwise (a liquidation's is `liquidationFee`).
+ */
+export const feeOf = (notional: number, kind: ExitTrigger | EntryType, terms: TradingTerms): number =>
+  roundMoney(notional * (kind === "take_profit" || kind === "limit" ? terms.makerFeeRate : terms.takerFeeRate))
+
+/**
+ * Whether a limit or stop entry (`side` +1 buys, -1 sells) at `level` is reached at `price` (a
+ * mark, a bar's open, or the bar's extreme that matters): a buy limit at or below its level, a buy
+ * stop at or above it; a sell the other way round.
+ */
+export const entryReached = (type: "limit" | "stop", side: 1 | -1, level: number, price: number): boolean =>
+  (type === "limit" ? -1 : 1) * side * (price - level) >= 0
+
+/** Whether an entry is reached by a falling price (a buy limit, a sell stop) rather than a rising one. */
+export const reachedFromAbove = (type: "limit" | "stop", side: 1 | -1): boolean => (type === "limit") === (side === 1)
+
+/** The price of a bar that reaches an entry, if any does: its low for one reached from above, else its high. */
+export const reachingPrice = (
+  type: "limit" | "stop",
+  side: 1 | -1,
+  bar: { readonly high: number; readonly low: number }
+) => reachedFromAbove(type, side) ? bar.low : bar.high
+
+/**
+ * Where a resting entry fills once reached, first seen at `seen` (a bar's open when it gapped past
+ * the level, else the level): a limit at `seen`, its level or better; a stop, which becomes a
+ * market order, at `seen` with slippage.
+ */
+export const entryPrice = (type: "limit" | "stop", side: 1 | -1, seen: number, terms: TradingTerms): number =>
+  type === "limit" ? seen : takerPrice(seen, side, terms.slippage)
 
 /** The terms of paper trading (and of a backtest's defaults): `tradingDefaults` with the venue's margin table. */
 export const paperTerms = (margin: MarginTable): TradingTerms => ({

@@ -255,6 +255,39 @@ describe("BacktestEngine", () => {
     expect(result.trades[0]).toMatchObject({ exit_price: 108, exit_reason: "stop_loss", exit_time: clock * 60_000 })
   })
 
+  it("a limit entry rests until a bar reaches it and fills at its price with the maker fee, or at the open past it", () => {
+    const s = settings({ feeRate: 0.001, makerFeeRate: 0.0001, slippage: 0.01 })
+    const { engine } = run(s, [
+      [bar(100), { operation: "buy", order_type: "limit", entry_price: 95 }],
+      [bar(97, { low: 96 })],
+      [bar(96, { low: 94 })],
+      [bar(99), { operation: "sell", order_type: "limit", entry_price: 105, reduce_only: true }],
+      [bar(108, { open: 106 })]
+    ])
+    const result = engine.finish()
+    // Bought at 95 (no slippage) paying 0.01 %: 10000 / (1 + 0.0001) / 95 coins; sold at the open 106 above 105.
+    expect(result.fills.map((f) => [f.side, f.price])).toEqual([["buy", 95], ["sell", 106]])
+    expect(result.fills[0]!.fee).toBeCloseTo(result.fills[0]!.quantity * 95 * 0.0001, 7)
+    expect(result.fills[1]!.fee).toBeCloseTo(result.fills[1]!.quantity * 106 * 0.0001, 7)
+  })
+
+  it("a stop entry fills at its level with slippage and the taker fee; ioc never rests; a later decision replaces an entry", () => {
+    const s = settings({ feeRate: 0.001, makerFeeRate: 0.0001, slippage: 0.01 })
+    const { engine } = run(s, [
+      [bar(100), { operation: "buy", order_type: "stop", entry_price: 110, time_in_force: "ioc" }],
+      [bar(112, { high: 115 })],
+      [bar(100), { operation: "buy", order_type: "stop", entry_price: 120 }],
+      [bar(101), { operation: "sell", order_type: "stop", entry_price: 90 }],
+      [bar(119, { high: 125, low: 100 })],
+      [bar(95, { low: 85 })]
+    ])
+    const result = engine.finish()
+    // The ioc stop was not reached when placed; the buy stop at 120 was replaced by the sell stop at 90.
+    expect(result.fills[0]).toMatchObject({ side: "sell", price: 90 * 0.99 })
+    expect(result.fills[0]!.fee).toBeCloseTo(result.fills[0]!.quantity * 90 * 0.99 * 0.001, 7)
+    expect(result.fills).toHaveLength(2)
+  })
+
   it("cross margin backs a position with the free cash too: it survives a move that liquidates it isolated", () => {
     // 10x long with half the balance: margin 5000, size 500 at 100; 5000 free. No maintenance.
     const script = (): ReadonlyArray<readonly [Candle, Decision?]> => [
