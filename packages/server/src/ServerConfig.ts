@@ -44,6 +44,16 @@ export const settings = [
   ["VENUE2_BASE_URL", "venue2 API base URL (https://fapi.binance.com)"],
   ["VENUE2_TIMEOUT_MS", "venue2 request timeout in milliseconds (10000)"],
   ["VENUE2_RETRIES", "venue2 extra attempts after a transport error or 5xx (2)"],
+  [
+    "VENUE1_MARGIN_TIERS",
+    "venue1 margin tiers, a JSON array of {notional_floor, max_leverage, maintenance_rate} (docs)"
+  ],
+  ["VENUE1_LIQUIDATION_FEE_RATE", "venue1 liquidation fee, a fraction of notional (0)"],
+  [
+    "VENUE2_MARGIN_TIERS",
+    "venue2 margin tiers, a JSON array of {notional_floor, max_leverage, maintenance_rate} (docs)"
+  ],
+  ["VENUE2_LIQUIDATION_FEE_RATE", "venue2 liquidation fee, a fraction of notional (0.0125)"],
   ["SIMULATION_SEED", "seed of the simulated market (42)"],
   ["SIMULATION_CORRELATION", "correlation of two simulated symbols' returns through the market factor, 0 to 1 (0.8)"],
   ["MARKET_DATA_TTL_MS", "how long venue market data is served from the cache, in milliseconds (2000)"],

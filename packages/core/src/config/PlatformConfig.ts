@@ -1,7 +1,22 @@
-import { Config, ConfigError, ConfigProvider, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import {
+  Config,
+  ConfigError,
+  ConfigProvider,
+  Context,
+  Duration,
+  Effect,
+  Either,
+  Layer,
+  Option,
+  ParseResult,
+  Redacted,
+  Schema
+} from "effect"
 import { type RateLimitPolicy, rateLimitPolicyPerMinute } from "../http/RateLimitPolicy.js"
 import type { JobOptions } from "../jobs/JobOptions.js"
 import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/SandboxLimits.js"
+import { defaultMarginTables, type MarginTable, MarginTiers } from "../venues/MarginTiers.js"
+import type { Exchange } from "../venues/Venue.js"
 import { integerSetting, jobOptionsConfig, positiveInt } from "./Settings.js"
 
 /** Where the platform keeps its data. */
@@ -112,6 +127,8 @@ export interface VenuesOptions {
   readonly marketDataTtl: Duration.Duration
   /** The candle sync jobs (`POST /api/market/candles/sync`) of this instance. */
   readonly candleSyncs: JobOptions
+  /** Each venue's margin brackets and liquidation fee (docs/trading-rules.md), capped per symbol by its leverage. */
+  readonly marginTables: Readonly<Record<Exchange, MarginTable>>
 }
 
 export { integerSetting } from "./Settings.js"
@@ -125,6 +142,34 @@ const venueConnection = (prefix: "VENUE1" | "VENUE2", defaultUrl: string) =>
     ),
     timeout: positiveInt(`${prefix}_TIMEOUT_MS`, 10_000).pipe(Config.map(Duration.millis)),
     retries: integerSetting(`${prefix}_RETRIES`, 2, "must be a whole number from 0 to 10", (n) => n >= 0 && n <= 10)
+  })
+
+const decodeTiers = Schema.decodeUnknownEither(Schema.parseJson(MarginTiers))
+
+/** `<PREFIX>_MARGIN_TIERS` (a JSON array of tiers) and `<PREFIX>_LIQUIDATION_FEE_RATE`, by default the venue's documented table. */
+const marginTable = (prefix: "VENUE1" | "VENUE2", fallback: MarginTable): Config.Config<MarginTable> =>
+  Config.all({
+    tiers: Config.string().pipe(
+      Config.mapOrFail((text) =>
+        Either.mapLeft(decodeTiers(text), (error) => {
+          const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+          const path = (issue?.path ?? []).map((p) => typeof p === "number" ? `[${p}]` : `.${String(p)}`).join("")
+          const where = path === "" ? "" : ` at ${path.replace(/^\./, "")}`
+          return ConfigError.InvalidData(
+            [],
+            `must be a JSON array of tiers {notional_floor, max_leverage, maintenance_rate}, the first at ` +
+              `notional_floor 0 and floors rising (${issue?.message ?? "unreadable"}${where})`
+          )
+        })
+      ),
+      Config.nested(`${prefix}_MARGIN_TIERS`),
+      Config.withDefault(fallback.tiers)
+    ),
+    liquidation_fee_rate: Config.number().pipe(
+      Config.validate({ message: "must be a number from 0 to 1", validation: (n) => n >= 0 && n <= 1 }),
+      Config.nested(`${prefix}_LIQUIDATION_FEE_RATE`),
+      Config.withDefault(fallback.liquidation_fee_rate)
+    )
   })
 
 // AES keys are derived from SECRET_KEY; a short one would be guessable.
@@ -158,6 +203,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     Config.withDefault(0.8)
   ),
   marketDataTtlMs: positiveInt("MARKET_DATA_TTL_MS", 2_000),
+  venue1Margin: marginTable("VENUE1", defaultMarginTables.venue1),
+  venue2Margin: marginTable("VENUE2", defaultMarginTables.venue2),
   candleSyncs: jobOptionsConfig("CANDLE_SYNC"),
   backtests: jobOptionsConfig("BACKTEST"),
   automation: jobOptionsConfig("AUTOMATION"),
@@ -229,7 +276,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       simulationSeed: c.simulationSeed,
       simulationCorrelation: c.simulationCorrelation,
       marketDataTtl: Duration.millis(c.marketDataTtlMs),
-      candleSyncs: c.candleSyncs
+      candleSyncs: c.candleSyncs,
+      marginTables: { venue1: c.venue1Margin, venue2: c.venue2Margin }
     },
     backtests: c.backtests,
     sandbox: defaultSandboxLimits,

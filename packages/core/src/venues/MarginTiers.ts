@@ -13,12 +13,29 @@ export const MarginTier = Schema.Struct({
 })
 export type MarginTier = typeof MarginTier.Type
 
+/**
+ * A venue's brackets as configured: at least one, the first at notional 0, floors rising. The
+ * message is the one sentence a bad `VENUE1_MARGIN_TIERS` / `VENUE2_MARGIN_TIERS` answers.
+ */
+export const MarginTiers = Schema.Array(MarginTier).pipe(
+  Schema.filter((tiers) =>
+    tiers.length === 0
+      ? "must list at least one tier"
+      : tiers[0]!.notional_floor !== 0
+      ? "must start with a tier whose notional_floor is 0"
+      : tiers.every((t, i) => i === 0 || t.notional_floor > tiers[i - 1]!.notional_floor)
+      ? undefined
+      : "must list tiers by rising notional_floor"
+  )
+)
+
 /** A venue's margin rules: its brackets, lowest first (the first at 0), and the fee a liquidation pays. */
-export interface MarginTable {
-  readonly tiers: ReadonlyArray<MarginTier>
+export const MarginTable = Schema.Struct({
+  tiers: MarginTiers,
   /** Charged on a liquidation's notional, never more than the margin the position has left. */
-  readonly liquidation_fee_rate: number
-}
+  liquidation_fee_rate: Schema.Number.pipe(Schema.between(0, 1))
+})
+export type MarginTable = typeof MarginTable.Type
 
 const tier = (notional_floor: number, max_leverage: number, maintenance_rate: number): MarginTier => ({
   notional_floor,
@@ -81,3 +98,20 @@ export const maintenanceMargin = (tiers: ReadonlyArray<MarginTier>, notional: nu
 /** The highest leverage a position of `notional` may use. */
 export const maxLeverageAt = (tiers: ReadonlyArray<MarginTier>, notional: number): number =>
   tierAt(tiers, notional).max_leverage
+
+/**
+ * The table of a symbol whose leverage the venue caps at `maxLeverage`: no bracket allows more,
+ * and a bracket the cap lowers keeps at least half the initial margin at the capped leverage as
+ * maintenance (the rule both venues' own tables follow), so a position opened at the cap is not
+ * liquidated at once.
+ */
+export const capMarginTable = (table: MarginTable, maxLeverage: number): MarginTable => ({
+  ...table,
+  tiers: table.tiers.map((t) =>
+    t.max_leverage <= maxLeverage ? t : {
+      ...t,
+      max_leverage: maxLeverage,
+      maintenance_rate: Math.max(t.maintenance_rate, 1 / (2 * maxLeverage))
+    }
+  )
+})

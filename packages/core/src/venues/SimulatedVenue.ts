@@ -1,7 +1,8 @@
 import { Clock, Effect, Ref, Schema } from "effect"
-import { leverageCap } from "../accounts/Account.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import { VenueRejected } from "../http/Errors.js"
+import { decimalString, formatQuantity } from "../trading/SymbolRules.js"
+import { capMarginTable, defaultMarginTables, type MarginTable } from "./MarginTiers.js"
 import { defaultSimulationCorrelation, type SimulatedSymbol, simulatedSymbol, universe } from "./SimulatedMarket.js"
 import {
   type Exchange,
@@ -72,13 +73,43 @@ const applyFill = (
   return { ...account, cash: account.cash + realized - fee, positions }
 }
 
+/** The simulation's minimum notional of an order: venue1's (Hyperliquid's) 10 USD, venue2's (Binance's) 5. */
+export const simulatedMinNotional: Record<Exchange, number> = { venue1: 10, venue2: 5 }
+
+/**
+ * A simulated symbol's rules from its reference price: a tick of about a hundred-thousandth of the
+ * price and a lot worth 1 to 10 USD, each a power of ten; the venue's minimum notional; the
+ * configured brackets, whose first sets the leverage cap.
+ */
+export const simulatedRules = (exchange: Exchange, symbol: string, price: number, margin: MarginTable): SymbolSpec => {
+  const lot = Number(`1e${Math.ceil(-Math.log10(price))}`)
+  const maxLeverage = margin.tiers[0]!.max_leverage
+  return {
+    symbol,
+    tick_size: Number(`1e${Math.floor(Math.log10(price / 100_000))}`),
+    lot_size: lot,
+    min_quantity: lot,
+    min_notional: simulatedMinNotional[exchange],
+    max_leverage: maxLeverage,
+    margin: capMarginTable(margin, maxLeverage)
+  }
+}
+
 /**
  * The deterministic venue: the market is a pure function of seed, correlation, symbol and time (see
  * `SimulatedMarket`), and orders fill on paper against it with fees and slippage. Paper accounts
  * live in memory and start with 10 000 USD.
  */
-export const makeSimulatedVenue = (exchange: Exchange, seed: number, correlation = defaultSimulationCorrelation) =>
+export const makeSimulatedVenue = (
+  exchange: Exchange,
+  seed: number,
+  correlation = defaultSimulationCorrelation,
+  margin: MarginTable = defaultMarginTables[exchange]
+) =>
   Effect.gen(function*() {
+    const rules = new Map(
+      Object.entries(universe).map(([symbol, price]) => [symbol, simulatedRules(exchange, symbol, price, margin)])
+    )
     const markets = new Map(
       Object.keys(universe).map((s) => [s, simulatedSymbol(seed, s, exchange, correlation)!] as const)
     )
@@ -114,6 +145,16 @@ export const makeSimulatedVenue = (exchange: Exchange, seed: number, correlation
       Effect.gen(function*() {
         yield* authorized(credentials)
         const m = yield* market(order.symbol)
+        // As a real venue: a quantity off the lot, or under the minimum, is refused.
+        const spec = rules.get(order.symbol)!
+        if (
+          formatQuantity(spec, order.quantity) !== decimalString(order.quantity) || order.quantity < spec.min_quantity
+        ) {
+          return yield* new VenueRejected({
+            error: `${exchange} refuses a quantity of ${decimalString(order.quantity)} ${order.symbol}: it must be a ` +
+              `multiple of ${decimalString(spec.lot_size)} and at least ${decimalString(spec.min_quantity)}`
+          })
+        }
         const mark = m.price(yield* Clock.currentTimeMillis)
         const direction = order.side === "buy" ? 1 : -1
         const fillPrice = mark * (1 + direction * paperSlippage)
@@ -175,14 +216,7 @@ export const makeSimulatedVenue = (exchange: Exchange, seed: number, correlation
         return [{ asset: "USD", total: a.cash + unrealized, available: a.cash }]
       })
 
-    // A price step of about a hundred-thousandth of the reference price, as a power of ten.
-    const symbols = Effect.succeed(
-      Object.entries(universe).map(([symbol, price]): SymbolSpec => ({
-        symbol,
-        tick_size: Number((10 ** Math.floor(Math.log10(price / 100_000))).toPrecision(1)),
-        max_leverage: leverageCap[exchange]
-      }))
-    )
+    const symbols = Effect.succeed(Array.from(rules.values()))
 
     return {
       exchange,

@@ -1,5 +1,6 @@
 import { Context, type Effect, Schema } from "effect"
 import type { Unavailable, UpstreamError, UpstreamTimeout, VenueRejected } from "../http/Errors.js"
+import { MarginTable } from "./MarginTiers.js"
 
 export const Exchange = Schema.Literal("venue1", "venue2")
 export type Exchange = typeof Exchange.Type
@@ -48,11 +49,24 @@ export interface FundingRate {
   readonly rate: number
 }
 
-/** A listed symbol: the smallest price step and the highest leverage the venue allows on it. */
+/**
+ * A listed symbol's rules, as the venue states them (docs/trading-rules.md): every order is
+ * rounded to its steps and checked against its minimums and leverage caps before it is sent.
+ */
 export const SymbolSpec = Schema.Struct({
   symbol: Schema.String,
+  /** The smallest price step. */
   tick_size: Schema.Number,
-  max_leverage: Schema.Number
+  /** The quantity step (in coins): an order's quantity is a whole number of lots. */
+  lot_size: Schema.Number,
+  /** The smallest quantity an order may have. */
+  min_quantity: Schema.Number,
+  /** The smallest notional (quantity × price, in quote currency) an order may have. */
+  min_notional: Schema.Number,
+  /** The highest leverage the venue allows on the symbol, at the smallest notional. */
+  max_leverage: Schema.Number,
+  /** The symbol's margin brackets (none above `max_leverage`) and liquidation fee. */
+  margin: MarginTable
 })
 export type SymbolSpec = typeof SymbolSpec.Type
 
@@ -124,7 +138,7 @@ export interface Venue {
   readonly exchange: Exchange
   /** Its market is a pure function of time (the simulation): the candle store keeps none of its bars. */
   readonly simulated: boolean
-  /** The listed symbols with their tick size and max leverage. */
+  /** The listed symbols with their rules: steps, minimums, leverage cap and margin brackets. */
   readonly symbols: Effect.Effect<ReadonlyArray<SymbolSpec>, VenueFailure>
   /** Every listed symbol's ticker, in one answer. */
   readonly tickers: Effect.Effect<ReadonlyMap<string, Ticker>, VenueFailure>

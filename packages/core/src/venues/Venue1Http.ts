@@ -2,6 +2,8 @@ import { HttpClientRequest } from "@effect/platform"
 import { Clock, Effect, Schema } from "effect"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { UpstreamError, VenueRejected } from "../http/Errors.js"
+import { formatQuantity } from "../trading/SymbolRules.js"
+import { capMarginTable, defaultMarginTables, type MarginTable } from "./MarginTiers.js"
 import { type Candle, type SymbolSpec, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
 import { clientOrderId, makeVenueClient, Num, type VenueReply, wallClock } from "./VenueHttp.js"
 
@@ -45,6 +47,8 @@ const ClearinghouseState = Schema.Struct({
 const fundingInterval = 3_600_000
 // A market order is an immediate-or-cancel limit this far through the mid, as venue1's SDK does.
 const marketSlippage = 0.05
+// venue1 refuses an order worth less than 10 USD.
+const minNotional = 10
 
 const OrderStatus = Schema.Union(
   Schema.Struct({ filled: Schema.Struct({ totalSz: Num, avgPx: Num, oid: Schema.Number }) }),
@@ -70,10 +74,32 @@ const venuePrice = (px: number, szDecimals: number) =>
   Number(Number(px.toPrecision(5)).toFixed(Math.max(0, 6 - szDecimals)))
 
 /**
+ * A coin's rules from its `meta` entry: sizes in lots of 10^-szDecimals, prices at most
+ * `6 - szDecimals` decimals (the finest step; see `venuePrice`), the coin's max leverage, and the
+ * configured brackets capped by it.
+ */
+const rulesOf = (
+  symbol: string,
+  coin: { readonly szDecimals: number; readonly maxLeverage: number },
+  margin: MarginTable
+): SymbolSpec => {
+  const lot = Number(`1e-${coin.szDecimals}`)
+  return {
+    symbol,
+    tick_size: Number(`1e-${Math.max(0, 6 - coin.szDecimals)}`),
+    lot_size: lot,
+    min_quantity: lot,
+    min_notional: minNotional,
+    max_leverage: coin.maxLeverage,
+    margin: capMarginTable(margin, coin.maxLeverage)
+  }
+}
+
+/**
  * venue1's Hyperliquid-style API: market data and account state through `POST /info`, orders
  * through `/exchange` actions signed (EIP-712, secp256k1) with the wallet's private key.
  */
-export const makeVenue1Http = (connection: VenueConnection) =>
+export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable = defaultMarginTables.venue1) =>
   Effect.gen(function*() {
     const http = yield* makeVenueClient("venue1", connection)
     const ask = (body: Record<string, unknown>) =>
@@ -82,11 +108,14 @@ export const makeVenue1Http = (connection: VenueConnection) =>
       Effect.flatMap(ask(body), (reply) => http.decode(reply, schema))
 
     // The asset index (an order's `a`) is the position in the universe.
-    const contexts = Effect.map(info({ type: "metaAndAssetCtxs" }, MetaAndAssetCtxs), ([meta, ctxs]) =>
-      new Map(meta.universe.flatMap(({ maxLeverage, name, szDecimals }, asset) => {
-        const ctx = ctxs[asset]
-        return ctx ? [[name, { ...ctx, asset, szDecimals, maxLeverage }] as const] : []
-      })))
+    const contexts = Effect.map(
+      info({ type: "metaAndAssetCtxs" }, MetaAndAssetCtxs),
+      ([meta, ctxs]) =>
+        new Map(meta.universe.flatMap(({ maxLeverage, name, szDecimals }, asset) => {
+          const ctx = ctxs[asset]
+          return ctx ? [[name, { ...ctx, asset, szDecimals, maxLeverage }] as const] : []
+        }))
+    )
 
     const context = (symbol: string) =>
       Effect.flatMap(contexts, (all) => {
@@ -96,8 +125,10 @@ export const makeVenue1Http = (connection: VenueConnection) =>
 
     /** An empty answer means an unlisted coin only when `allMids` does not know it either. */
     const listedOr = <A>(symbol: string, empty: A) =>
-      Effect.flatMap(info({ type: "allMids" }, AllMids), (mids) =>
-        symbol in mids ? Effect.succeed(empty) : Effect.fail(new UnknownSymbol({ symbol })))
+      Effect.flatMap(
+        info({ type: "allMids" }, AllMids),
+        (mids) => symbol in mids ? Effect.succeed(empty) : Effect.fail(new UnknownSymbol({ symbol }))
+      )
 
     const rejected = (reply: VenueReply): Effect.Effect<never, VenueRejected> =>
       Effect.fail(new VenueRejected({ error: `venue1 refused the wallet (HTTP ${reply.status})` }))
@@ -111,9 +142,12 @@ export const makeVenue1Http = (connection: VenueConnection) =>
         )
 
     const state = (credentials: VenueCredentials) =>
-      Effect.flatMap(wallet(credentials), (w) =>
-        Effect.flatMap(ask({ type: "clearinghouseState", user: w.address }), (reply) =>
-          http.decode(reply, ClearinghouseState, rejected)))
+      Effect.flatMap(
+        wallet(credentials),
+        (w) =>
+          Effect.flatMap(ask({ type: "clearinghouseState", user: w.address }), (reply) =>
+            http.decode(reply, ClearinghouseState, rejected))
+      )
 
     /** Signs and sends an action; answers the status of its one order or cancel. */
     const act = (credentials: VenueCredentials, action: Record<string, unknown>) =>
@@ -145,13 +179,7 @@ export const makeVenue1Http = (connection: VenueConnection) =>
     const venue: Venue = {
       exchange: "venue1",
       simulated: false,
-      // Prices carry at most `6 - szDecimals` decimals (see `venuePrice`): that is the finest step.
-      symbols: Effect.map(contexts, (all) =>
-        Array.from(all, ([symbol, c]): SymbolSpec => ({
-          symbol,
-          tick_size: Number((10 ** -Math.max(0, 6 - c.szDecimals)).toFixed(Math.max(0, 6 - c.szDecimals))),
-          max_leverage: c.maxLeverage
-        }))),
+      symbols: Effect.map(contexts, (all) => Array.from(all, ([symbol, c]) => rulesOf(symbol, c, margin))),
       tickers: Effect.map(contexts, (all) =>
         new Map(Array.from(all, ([symbol, c]): [string, Ticker] => {
           const price = c.midPx ?? c.markPx
@@ -172,9 +200,7 @@ export const makeVenue1Http = (connection: VenueConnection) =>
           CandleSnapshot
         ).pipe(
           Effect.map((rows) =>
-            rows.filter((r) =>
-              r.t >= q.start && r.t < q.end
-            ).map((r): Candle => ({
+            rows.filter((r) => r.t >= q.start && r.t < q.end).map((r): Candle => ({
               time: r.t,
               open: r.o,
               high: r.h,
@@ -183,21 +209,15 @@ export const makeVenue1Http = (connection: VenueConnection) =>
               volume: r.v
             }))
           ),
-          Effect.flatMap((bars) =>
-            bars.length > 0 ? Effect.succeed(bars) : listedOr(q.symbol, bars)
-          )
+          Effect.flatMap((bars) => bars.length > 0 ? Effect.succeed(bars) : listedOr(q.symbol, bars))
         ),
       // Hourly payments; an unlisted coin answers an empty list, told apart as candles are.
       fundingHistory: (q) =>
         info({ type: "fundingHistory", coin: q.symbol, startTime: q.start, endTime: q.end - 1 }, FundingHistory).pipe(
           Effect.map((rows) =>
-            rows.filter((r) =>
-              r.time >= q.start && r.time < q.end
-            ).map((r) => ({ time: r.time, rate: r.fundingRate }))
+            rows.filter((r) => r.time >= q.start && r.time < q.end).map((r) => ({ time: r.time, rate: r.fundingRate }))
           ),
-          Effect.flatMap((rates) =>
-            rates.length > 0 ? Effect.succeed(rates) : listedOr(q.symbol, rates)
-          )
+          Effect.flatMap((rates) => rates.length > 0 ? Effect.succeed(rates) : listedOr(q.symbol, rates))
         ),
       funding: (symbol) =>
         Effect.zipWith(context(symbol), Clock.currentTimeMillis, (c, now) => ({
@@ -232,16 +252,17 @@ export const makeVenue1Http = (connection: VenueConnection) =>
           (s) => [{ asset: "USDC", total: s.marginSummary.accountValue, available: s.withdrawable }]
         ),
       positions: (credentials) =>
-        Effect.map(state(credentials), (s) =>
-          s.assetPositions.filter(({ position }) =>
-            position.szi !== 0
-          ).map(({ position }) => ({
-            symbol: position.coin,
-            side: position.szi > 0 ? "long" as const : "short" as const,
-            size: Math.abs(position.szi),
-            entry_price: position.entryPx ?? 0,
-            leverage: position.leverage.value
-          }))),
+        Effect.map(
+          state(credentials),
+          (s) =>
+            s.assetPositions.filter(({ position }) => position.szi !== 0).map(({ position }) => ({
+              symbol: position.coin,
+              side: position.szi > 0 ? "long" as const : "short" as const,
+              size: Math.abs(position.szi),
+              entry_price: position.entryPx ?? 0,
+              leverage: position.leverage.value
+            }))
+        ),
       placeOrder: (credentials, order) =>
         Effect.gen(function*() {
           const market = yield* context(order.symbol)
@@ -254,7 +275,8 @@ export const makeVenue1Http = (connection: VenueConnection) =>
               a: market.asset,
               b: buy,
               p: toWire(venuePrice(price, market.szDecimals)),
-              s: toWire(Number(order.quantity.toFixed(market.szDecimals))),
+              // Down to the coin's lot, never more than asked.
+              s: formatQuantity(rulesOf(order.symbol, market, margin), order.quantity),
               r: false,
               t: { limit: { tif: order.price === undefined ? "Ioc" : "Gtc" } },
               ...(order.client_order_id === undefined ? {} : { c: `0x${clientOrderId(order.client_order_id)}` })
@@ -282,12 +304,16 @@ export const makeVenue1Http = (connection: VenueConnection) =>
           return yield* new UpstreamError({ error: "venue1 answered an order without its status" })
         }),
       cancelOrder: (credentials, order) =>
-        Effect.flatMap(context(order.symbol), (market) =>
-          act(credentials, { type: "cancel", cancels: [{ a: market.asset, o: Number(order.order_id) }] })).pipe(
-            Effect.catchTag("UnknownSymbol", (e) =>
-              Effect.fail(new VenueRejected({ error: `venue1 does not list ${e.symbol}` }))),
-            Effect.asVoid
-          )
+        Effect.flatMap(
+          context(order.symbol),
+          (market) => act(credentials, { type: "cancel", cancels: [{ a: market.asset, o: Number(order.order_id) }] })
+        ).pipe(
+          Effect.catchTag(
+            "UnknownSymbol",
+            (e) => Effect.fail(new VenueRejected({ error: `venue1 does not list ${e.symbol}` }))
+          ),
+          Effect.asVoid
+        )
     }
     return venue
   })

@@ -1,9 +1,10 @@
 import { HttpClientRequest } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { createHmac } from "node:crypto"
-import { leverageCap } from "../accounts/Account.js"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { type UpstreamError, VenueRejected } from "../http/Errors.js"
+import { decimalString } from "../trading/SymbolRules.js"
+import { capMarginTable, defaultMarginTables, type MarginTable } from "./MarginTiers.js"
 import {
   type Candle,
   type FundingRate,
@@ -27,11 +28,17 @@ const Ticker24h = Schema.Array(Schema.Struct({
   quoteVolume: Num
 }))
 const PremiumIndex = Schema.Struct({ symbol: Schema.String, lastFundingRate: Num, nextFundingTime: Schema.Number })
+const Filter = Schema.Struct({
+  filterType: Schema.String,
+  tickSize: Schema.optional(Num),
+  stepSize: Schema.optional(Num),
+  minQty: Schema.optional(Num),
+  notional: Schema.optional(Num),
+  minNotional: Schema.optional(Num)
+})
+type Filter = typeof Filter.Type
 const ExchangeInfo = Schema.Struct({
-  symbols: Schema.Array(Schema.Struct({
-    symbol: Schema.String,
-    filters: Schema.Array(Schema.Struct({ filterType: Schema.String, tickSize: Schema.optional(Num) }))
-  }))
+  symbols: Schema.Array(Schema.Struct({ symbol: Schema.String, filters: Schema.Array(Filter) }))
 })
 const OpenInterest = Schema.Struct({ openInterest: Num })
 // [openTime, open, high, low, close, volume, closeTime, ...]
@@ -45,6 +52,8 @@ const BalanceRows = Schema.Array(Schema.Struct({ asset: Schema.String, balance: 
 const PositionRisk = Schema.Array(
   Schema.Struct({ symbol: Schema.String, positionAmt: Num, entryPrice: Num, leverage: Num })
 )
+// The full answer (`newOrderRespType=RESULT`): without it a market order answers as it was
+// acknowledged, NEW with nothing executed, however it filled.
 const OrderAnswer = Schema.Struct({ orderId: Schema.Number, status: Schema.String, executedQty: Num, avgPrice: Num })
 const ErrorBody = Schema.parseJson(Schema.Struct({ code: Schema.Number, msg: Schema.String }))
 
@@ -54,11 +63,39 @@ const refusedKey = new Set([-2014, -2015, -1022, -2008])
 const pageSize = 1500
 
 /**
+ * A pair's rules from its exchangeInfo filters: PRICE_FILTER's tick; the coarser step and the
+ * larger minimum of LOT_SIZE and MARKET_LOT_SIZE (an order may be either); MIN_NOTIONAL's notional
+ * (none when absent). The leverage cap is the configured brackets': per-pair brackets need a
+ * signed call (`leverageBracket`), so the table stands for every pair.
+ */
+const rulesOf = (symbol: string, filters: ReadonlyArray<Filter>, margin: MarginTable): SymbolSpec | undefined => {
+  const of = (type: string) => filters.find((f) => f.filterType === type)
+  const tick = of("PRICE_FILTER")?.tickSize
+  const lots = [of("LOT_SIZE"), of("MARKET_LOT_SIZE")]
+  const steps = lots.flatMap((f) => f?.stepSize !== undefined && f.stepSize > 0 ? [f.stepSize] : [])
+  if (tick === undefined || steps.length === 0) return undefined
+  const notional = of("MIN_NOTIONAL")
+  const maxLeverage = margin.tiers[0]!.max_leverage
+  return {
+    symbol,
+    tick_size: tick,
+    lot_size: Math.max(...steps),
+    min_quantity: Math.max(0, ...lots.flatMap((f) => f?.minQty === undefined ? [] : [f.minQty])),
+    min_notional: notional?.notional ?? notional?.minNotional ?? 0,
+    max_leverage: maxLeverage,
+    margin: capMarginTable(margin, maxLeverage)
+  }
+}
+
+/** An order still on the book, with a part or nothing executed. */
+const openStatus = new Set(["NEW", "PARTIALLY_FILLED"])
+
+/**
  * venue2's Binance-futures-style REST API. Account calls are signed with HMAC-SHA256 over the query
  * string and carry the key in `X-MBX-APIKEY`; their `timestamp` is wall-clock time, as the venue
  * compares it with its own clock.
  */
-export const makeVenue2Http = (connection: VenueConnection) =>
+export const makeVenue2Http = (connection: VenueConnection, margin: MarginTable = defaultMarginTables.venue2) =>
   Effect.gen(function*() {
     const http = yield* makeVenueClient("venue2", connection)
 
@@ -109,8 +146,21 @@ export const makeVenue2Http = (connection: VenueConnection) =>
       params: Record<string, string | number>,
       schema: Schema.Schema<A, I>
     ) =>
-      Effect.flatMap(get(path, { symbol: pair(symbol), ...params }), (reply) =>
-        http.decode(reply, schema, unlisted(symbol)))
+      Effect.flatMap(
+        get(path, { symbol: pair(symbol), ...params }),
+        (reply) => http.decode(reply, schema, unlisted(symbol))
+      )
+
+    /** The USDT pairs' rules, by coin. */
+    const rules = Effect.map(
+      Effect.flatMap(get("/fapi/v1/exchangeInfo", {}), (reply) => http.decode(reply, ExchangeInfo)),
+      (info) =>
+        new Map(info.symbols.flatMap((s) => {
+          const symbol = coin(s.symbol)
+          const found = symbol === undefined ? undefined : rulesOf(symbol, s.filters, margin)
+          return found === undefined ? [] : [[found.symbol, found] as const]
+        }))
+    )
 
     const candles: Venue["candles"] = (q) =>
       Effect.gen(function*() {
@@ -165,19 +215,7 @@ export const makeVenue2Http = (connection: VenueConnection) =>
     return {
       exchange: "venue2",
       simulated: false,
-      // Per-symbol leverage brackets need a signed call; without keys the venue-wide cap is the answer.
-      symbols: Effect.map(
-        Effect.flatMap(get("/fapi/v1/exchangeInfo", {}), (reply) =>
-          http.decode(reply, ExchangeInfo)),
-        (info) =>
-          info.symbols.flatMap((s): Array<SymbolSpec> => {
-            const symbol = coin(s.symbol)
-            const tick = s.filters.find((f) => f.filterType === "PRICE_FILTER")?.tickSize
-            return symbol === undefined || tick === undefined
-              ? []
-              : [{ symbol, tick_size: tick, max_leverage: leverageCap.venue2 }]
-          })
-      ),
+      symbols: Effect.map(rules, (all) => Array.from(all.values())),
       tickers: Effect.zipWith(
         Effect.flatMap(get("/fapi/v1/ticker/24hr", {}), (reply) => http.decode(reply, Ticker24h)),
         Effect.flatMap(get("/fapi/v1/premiumIndex", {}), (reply) => http.decode(reply, Schema.Array(PremiumIndex))),
@@ -211,36 +249,42 @@ export const makeVenue2Http = (connection: VenueConnection) =>
           asks: book.asks.slice(0, levels)
         })),
       trades: (symbol, limit) =>
-        Effect.map(bySymbol("/fapi/v1/trades", symbol, { limit }, Trades), (rows) =>
-          [...rows].sort((a, b) =>
-            b.time - a.time
-          ).slice(0, limit).map((t) => ({
-            time: t.time,
-            price: t.price,
-            size: t.qty,
-            // The taker sold into a resting buy when the buyer was the maker.
-            side: t.isBuyerMaker ? "sell" as const : "buy" as const
-          }))),
+        Effect.map(
+          bySymbol("/fapi/v1/trades", symbol, { limit }, Trades),
+          (rows) =>
+            [...rows].sort((a, b) => b.time - a.time).slice(0, limit).map((t) => ({
+              time: t.time,
+              price: t.price,
+              size: t.qty,
+              // The taker sold into a resting buy when the buyer was the maker.
+              side: t.isBuyerMaker ? "sell" as const : "buy" as const
+            }))
+        ),
       checkCredentials: (credentials) =>
         Effect.asVoid(signed("GET", "/fapi/v2/account", credentials, {}, Schema.Unknown)),
       balances: (credentials) =>
-        Effect.map(signed("GET", "/fapi/v2/balance", credentials, {}, BalanceRows), (rows) =>
-          rows.map((b) => ({ asset: b.asset, total: b.balance, available: b.availableBalance }))),
+        Effect.map(
+          signed("GET", "/fapi/v2/balance", credentials, {}, BalanceRows),
+          (rows) => rows.map((b) => ({ asset: b.asset, total: b.balance, available: b.availableBalance }))
+        ),
       positions: (credentials) =>
-        Effect.map(signed("GET", "/fapi/v2/positionRisk", credentials, {}, PositionRisk), (rows) =>
-          rows.filter((p) =>
-            p.positionAmt !== 0
-          ).flatMap((p) => {
-            const symbol = coin(p.symbol)
-            return symbol === undefined ? [] : [{
-              symbol,
-              side: p.positionAmt > 0 ? "long" as const : "short" as const,
-              size: Math.abs(p.positionAmt),
-              entry_price: p.entryPrice,
-              leverage: p.leverage
-            }]
-          })),
-      // Not repeated on a failure: venue2 would take the same signed order twice.
+        Effect.map(
+          signed("GET", "/fapi/v2/positionRisk", credentials, {}, PositionRisk),
+          (rows) =>
+            rows.filter((p) => p.positionAmt !== 0).flatMap((p) => {
+              const symbol = coin(p.symbol)
+              return symbol === undefined ? [] : [{
+                symbol,
+                side: p.positionAmt > 0 ? "long" as const : "short" as const,
+                size: Math.abs(p.positionAmt),
+                entry_price: p.entryPrice,
+                leverage: p.leverage
+              }]
+            })
+        ),
+      // Not repeated on a failure: venue2 would take the same signed order twice. Quantity and
+      // price go as plain decimals (the caller has put them on the pair's lot and tick): venue2
+      // refuses an exponent or a digit past its precision.
       placeOrder: (credentials, order) =>
         signed(
           "POST",
@@ -249,22 +293,30 @@ export const makeVenue2Http = (connection: VenueConnection) =>
           {
             symbol: pair(order.symbol),
             side: order.side.toUpperCase(),
-            quantity: order.quantity,
+            quantity: decimalString(order.quantity),
             ...(order.client_order_id === undefined ? {} : { newClientOrderId: clientOrderId(order.client_order_id) }),
             ...(order.price === undefined
               ? { type: "MARKET" }
-              : { type: "LIMIT", price: order.price, timeInForce: "GTC" })
+              : { type: "LIMIT", price: decimalString(order.price), timeInForce: "GTC" }),
+            newOrderRespType: "RESULT"
           },
           OrderAnswer,
           0
         ).pipe(
-          Effect.map((a) => ({
-            order_id: String(a.orderId),
-            status: a.status === "FILLED" ? "filled" as const : "open" as const,
-            filled_quantity: a.executedQty,
-            average_price: a.executedQty > 0 ? a.avgPrice : null,
-            fee: null
-          }))
+          // FILLED, or done (EXPIRED, CANCELED) with what executed: that part is all that fills.
+          Effect.flatMap((a) =>
+            openStatus.has(a.status) || a.status === "FILLED" || a.executedQty > 0
+              ? Effect.succeed({
+                order_id: String(a.orderId),
+                status: openStatus.has(a.status) ? "open" as const : "filled" as const,
+                filled_quantity: a.executedQty,
+                average_price: a.executedQty > 0 ? a.avgPrice : null,
+                fee: null
+              })
+              : Effect.fail(
+                new VenueRejected({ error: `venue2 executed none of order ${a.orderId}: its status is ${a.status}` })
+              )
+          )
         ),
       cancelOrder: (credentials, order) =>
         Effect.asVoid(

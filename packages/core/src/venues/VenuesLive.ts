@@ -12,11 +12,21 @@ export const VenuesLive = Layer.effect(
     const { venues } = yield* PlatformConfig
     return {
       venue1: venues.venue1.mode === "http"
-        ? yield* makeVenue1Http(venues.venue1)
-        : yield* makeSimulatedVenue("venue1", venues.simulationSeed, venues.simulationCorrelation),
+        ? yield* makeVenue1Http(venues.venue1, venues.marginTables.venue1)
+        : yield* makeSimulatedVenue(
+          "venue1",
+          venues.simulationSeed,
+          venues.simulationCorrelation,
+          venues.marginTables.venue1
+        ),
       venue2: venues.venue2.mode === "http"
-        ? yield* makeVenue2Http(venues.venue2)
-        : yield* makeSimulatedVenue("venue2", venues.simulationSeed, venues.simulationCorrelation)
+        ? yield* makeVenue2Http(venues.venue2, venues.marginTables.venue2)
+        : yield* makeSimulatedVenue(
+          "venue2",
+          venues.simulationSeed,
+          venues.simulationCorrelation,
+          venues.marginTables.venue2
+        )
     }
   })
 )

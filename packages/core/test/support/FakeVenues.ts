@@ -17,8 +17,8 @@ export interface FakeVenue {
   readonly clientOrderIds: Array<string>
   /** Requests seen, by route (`/info` requests by their `type`). */
   readonly calls: Map<string, number>
-  /** The body of the last request. */
-  readonly last: { body?: any }
+  /** The body and the raw query string (without `?`) of the last request. */
+  readonly last: { body?: any; query?: string }
   /** The most klines (candles) one answer holds, whatever the request asks: a venue's page cap. */
   klinesCap: number
   /** The next `times` requests (to `path` only, when given) answer 429 with `Retry-After: retryAfter` (seconds). */
@@ -98,7 +98,7 @@ export const fakeBars = (interval: string, start: number, end: number, limit = I
 const start = (handler: Handler): Promise<FakeVenue> =>
   new Promise((resolve) => {
     const calls = new Map<string, number>()
-    const last: { body?: any } = {}
+    const last: { body?: any; query?: string } = {}
     const clientOrderIds: Array<string> = []
     const venue = {
       behavior: "ok" as Behavior,
@@ -113,6 +113,7 @@ const start = (handler: Handler): Promise<FakeVenue> =>
         const url = new URL(req.url ?? "/", "http://fake")
         const body = raw === "" ? undefined : JSON.parse(raw)
         last.body = body
+        last.query = url.search.replace(/^\?/, "")
         const answer = handler({
           path: url.pathname,
           params: url.searchParams,
@@ -222,7 +223,13 @@ export const startFakeVenue1 = () =>
         return {
           key: type,
           json: [
-            { universe: coins.map((name) => ({ name, szDecimals: 4, maxLeverage: 50 })) },
+            {
+              universe: coins.map((name) => ({
+                name,
+                szDecimals: name === "BTC" ? 5 : 4,
+                maxLeverage: name === "BTC" ? 50 : 25
+              }))
+            },
             coins.map((c) => ({
               funding: "0.0000125",
               openInterest: "1234.5",
@@ -361,10 +368,13 @@ export const startFakeVenue2 = () =>
             symbols: [
               ...coins.map((c) => ({
                 symbol: `${c}USDT`,
-                filters: [{ filterType: "PRICE_FILTER", tickSize: "0.10" }, {
-                  filterType: "LOT_SIZE",
-                  stepSize: "0.001"
-                }]
+                filters: [
+                  { filterType: "PRICE_FILTER", tickSize: "0.10", minPrice: "0.10", maxPrice: "1000000" },
+                  { filterType: "LOT_SIZE", stepSize: "0.001", minQty: "0.001", maxQty: "1000" },
+                  // Market orders in coarser lots for ETH, as venue2 does for some pairs.
+                  { filterType: "MARKET_LOT_SIZE", stepSize: c === "ETH" ? "0.01" : "0.001", minQty: "0.001" },
+                  { filterType: "MIN_NOTIONAL", notional: "5" }
+                ]
               })),
               { symbol: "BTCUSDC", filters: [{ filterType: "PRICE_FILTER", tickSize: "0.1" }] }
             ]
@@ -450,13 +460,16 @@ export const startFakeVenue2 = () =>
           }
           clientOrderIds.push(clientId)
         }
+        // A market order fills whole; without `newOrderRespType=RESULT` the answer is the
+        // acknowledgement, taken before matching: NEW, nothing executed.
+        const filled = params.get("type") === "MARKET" && params.get("newOrderRespType") === "RESULT"
         return {
           order: true,
           json: {
             orderId: 42,
-            status: params.get("type") === "MARKET" ? "FILLED" : "NEW",
-            executedQty: params.get("type") === "MARKET" ? params.get("quantity") : "0",
-            avgPrice: "65010.5"
+            status: filled ? "FILLED" : "NEW",
+            executedQty: filled ? params.get("quantity") : "0",
+            avgPrice: filled ? "65010.5" : "0.00"
           }
         }
       }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { makeVenue1Http, makeVenue2Http, type VenueConnection } from "@trading-platform/core"
 import { Duration, Effect } from "effect"
 import { createServer } from "node:net"
+import { defaultMarginTables } from "../../src/venues/MarginTiers.js"
 import {
   type FakeVenue,
   refusedAddress,
@@ -85,6 +86,46 @@ describe("venue1 over its HTTP API", () => {
       }
     }))
 
+  it.effect("reads each coin's rules from /info meta: lots of 10^-szDecimals, 10 USD minimum, brackets capped by maxLeverage", () =>
+    Effect.gen(function*() {
+      fake1.behavior = "ok"
+      const symbols = yield* (yield* makeVenue1Http(connection(fake1.url))).symbols
+      expect(symbols).toEqual([
+        {
+          symbol: "BTC",
+          tick_size: 0.1,
+          lot_size: 0.00001,
+          min_quantity: 0.00001,
+          min_notional: 10,
+          max_leverage: 50,
+          margin: defaultMarginTables.venue1
+        },
+        {
+          symbol: "ETH",
+          tick_size: 0.01,
+          lot_size: 0.0001,
+          min_quantity: 0.0001,
+          min_notional: 10,
+          max_leverage: 25,
+          // ETH's 25x cap lowers both brackets; maintenance is at least half the initial margin at 25x.
+          margin: {
+            tiers: [
+              { notional_floor: 0, max_leverage: 25, maintenance_rate: 0.02 },
+              { notional_floor: 150_000_000, max_leverage: 20, maintenance_rate: 0.025 }
+            ],
+            liquidation_fee_rate: 0
+          }
+        }
+      ])
+      // A configured table replaces the default one.
+      const own = {
+        tiers: [{ notional_floor: 0, max_leverage: 10, maintenance_rate: 0.03 }],
+        liquidation_fee_rate: 0.01
+      }
+      const configured = yield* (yield* makeVenue1Http(connection(fake1.url), own)).symbols
+      expect(configured.map((s) => [s.max_leverage, s.margin])).toEqual([[50, own], [25, own]])
+    }))
+
   it.effect("reads the wallet's balances and positions; a refused wallet is VenueRejected", () =>
     Effect.gen(function*() {
       fake1.behavior = "ok"
@@ -112,14 +153,15 @@ describe("venue1 over its HTTP API", () => {
       expect(market).toEqual({
         order_id: "77",
         status: "filled",
-        filled_quantity: 1.2346,
+        filled_quantity: 1.2345,
         average_price: 3200.5,
         fee: null
       })
-      // ETH is asset 1; a market buy is an IOC limit 5 % above the mid (3200), to five significant figures.
+      // ETH is asset 1; a market buy is an IOC limit 5 % above the mid (3200), to five significant
+      // figures; its size goes down to ETH's lot (4 size decimals), never above what was asked.
       expect(fake1.last.body.action).toEqual({
         type: "order",
-        orders: [{ a: 1, b: true, p: "3360", s: "1.2346", r: false, t: { limit: { tif: "Ioc" } } }],
+        orders: [{ a: 1, b: true, p: "3360", s: "1.2345", r: false, t: { limit: { tif: "Ioc" } } }],
         grouping: "na"
       })
       const resting = yield* venue.placeOrder(wallet, { symbol: "BTC", side: "sell", quantity: 0.5, price: 70000.123 })
@@ -164,6 +206,69 @@ describe("venue2 over its HTTP API", () => {
       expect(yield* venue.depth("BTC", 5)).toEqual({ bids: [[99.5, 2]], asks: [[100.5, 3]] })
       expect((yield* venue.trades("BTC", 10)).map((t) => [t.time, t.side])).toEqual([[2_000, "buy"], [1_000, "sell"]])
       expect(yield* Effect.flip(venue.openInterest("NOPE"))).toMatchObject({ _tag: "UnknownSymbol", symbol: "NOPE" })
+    }))
+
+  it.effect("reads each USDT pair's rules from exchangeInfo filters", () =>
+    Effect.gen(function*() {
+      fake2.behavior = "ok"
+      const symbols = yield* (yield* makeVenue2Http(connection(fake2.url))).symbols
+      // The BTCUSDC pair is not a USDT pair; ETH's market orders go in lots of 0.01 (MARKET_LOT_SIZE).
+      expect(symbols).toEqual([
+        {
+          symbol: "BTC",
+          tick_size: 0.1,
+          lot_size: 0.001,
+          min_quantity: 0.001,
+          min_notional: 5,
+          max_leverage: 125,
+          margin: defaultMarginTables.venue2
+        },
+        {
+          symbol: "ETH",
+          tick_size: 0.1,
+          lot_size: 0.01,
+          min_quantity: 0.001,
+          min_notional: 5,
+          max_leverage: 125,
+          margin: defaultMarginTables.venue2
+        }
+      ])
+      // A configured table sets the cap, and the brackets.
+      const own = {
+        tiers: [{ notional_floor: 0, max_leverage: 20, maintenance_rate: 0.025 }, {
+          notional_floor: 1_000_000,
+          max_leverage: 10,
+          maintenance_rate: 0.05
+        }],
+        liquidation_fee_rate: 0.015
+      }
+      const configured = yield* (yield* makeVenue2Http(connection(fake2.url), own)).symbols
+      expect(configured[0]).toMatchObject({ symbol: "BTC", max_leverage: 20, margin: own })
+    }))
+
+  it.effect("sends an order's quantity and price as plain decimals and asks for the full result", () =>
+    Effect.gen(function*() {
+      fake2.behavior = "ok"
+      fake2.orders = "ok"
+      const venue = yield* makeVenue2Http(connection(fake2.url))
+      // 0.1 + 0.2 is 0.30000000000000004 in binary floating point: the venue receives 0.3.
+      const market = yield* venue.placeOrder(keys, { symbol: "ETH", side: "sell", quantity: 0.1 + 0.2 })
+      const query = new URLSearchParams(fake2.last.query)
+      expect(fake2.last.query).toMatch(/(^|&)quantity=0\.3&/)
+      expect(query.get("newOrderRespType")).toBe("RESULT")
+      expect(query.get("type")).toBe("MARKET")
+      // The full answer says FILLED: the order is filled, not open as its acknowledgement would say.
+      expect(market).toEqual({
+        order_id: "42",
+        status: "filled",
+        filled_quantity: 0.3,
+        average_price: 65010.5,
+        fee: null
+      })
+      const small = yield* venue.placeOrder(keys, { symbol: "BTC", side: "buy", quantity: 1e-7 * 10_000, price: 1e-7 })
+      expect(fake2.last.query).toMatch(/(^|&)quantity=0\.001&/)
+      expect(fake2.last.query).toMatch(/(^|&)price=0\.0000001&/)
+      expect(small).toMatchObject({ status: "open", filled_quantity: 0, average_price: null })
     }))
 
   it.effect("pages through more candles than one answer holds", () =>

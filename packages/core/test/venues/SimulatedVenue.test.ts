@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
+import { defaultMarginTables } from "../../src/venues/MarginTiers.js"
+import { universe } from "../../src/venues/SimulatedMarket.js"
 import { makeSimulatedVenue, paperFeeRate, paperSlippage, paperStartingCash } from "../../src/venues/SimulatedVenue.js"
 import { type Candle, type Timeframe, timeframeMillis } from "../../src/venues/Venue.js"
 
@@ -146,6 +148,56 @@ describe("SimulatedVenue", () => {
       const expected = paperStartingCash + 2 * (sell.average_price! - buy.average_price!) - buy.fee! - sell.fee!
       expect(usd!.total).toBeCloseTo(expected, 8)
       expect(usd!.total).toBeLessThan(paperStartingCash)
+    }))
+
+  it.effect("states each symbol's rules: a lot worth 1 to 10 USD, the venue's minimum notional, the configured brackets", () =>
+    Effect.gen(function*() {
+      const one = yield* (yield* makeSimulatedVenue("venue1", 42)).symbols
+      expect(one.find((s) => s.symbol === "BTC")).toEqual({
+        symbol: "BTC",
+        tick_size: 0.1,
+        lot_size: 0.0001,
+        min_quantity: 0.0001,
+        min_notional: 10,
+        max_leverage: 50,
+        margin: defaultMarginTables.venue1
+      })
+      for (const s of one) {
+        const reference = universe[s.symbol]!
+        expect(s.lot_size * reference).toBeGreaterThanOrEqual(1)
+        expect(s.lot_size * reference).toBeLessThan(10)
+      }
+      const own = {
+        tiers: [{ notional_floor: 0, max_leverage: 20, maintenance_rate: 0.025 }],
+        liquidation_fee_rate: 0.01
+      }
+      const two = yield* (yield* makeSimulatedVenue("venue2", 42, undefined, own)).symbols
+      expect(two.find((s) => s.symbol === "DOGE")).toMatchObject({
+        lot_size: 10,
+        min_notional: 5,
+        max_leverage: 20,
+        margin: own
+      })
+    }))
+
+  it.effect("refuses, as a real venue does, a quantity off the symbol's lot or below its minimum", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(now)
+      const venue = yield* makeSimulatedVenue("venue2", 42)
+      const off = yield* Effect.flip(
+        venue.placeOrder(wallet, { symbol: "ETH", side: "buy", quantity: 0.3917585066974925 })
+      )
+      expect(off).toMatchObject({
+        _tag: "VenueRejected",
+        error: "venue2 refuses a quantity of 0.391758506697493 ETH: it must be a multiple of 0.001 and at least 0.001"
+      })
+      expect(yield* Effect.flip(venue.placeOrder(wallet, { symbol: "ETH", side: "buy", quantity: 0 }))).toMatchObject({
+        _tag: "VenueRejected"
+      })
+      expect(yield* venue.placeOrder(wallet, { symbol: "ETH", side: "buy", quantity: 0.391 })).toMatchObject({
+        status: "filled",
+        filled_quantity: 0.391
+      })
     }))
 
   it.effect("a limit order away from the market rests until cancelled; bad credentials are rejected", () =>

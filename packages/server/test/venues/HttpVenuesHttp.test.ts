@@ -97,12 +97,36 @@ describe("the API over the HTTP venues (local fake servers)", () => {
         const one = yield* call("GET", "/api/market/symbols?exchange=venue1", { token })
         expect(one.status).toBe(200)
         expect(one.body.exchange).toBe("venue1")
-        // szDecimals 4 leaves prices two decimals; maxLeverage as the venue lists it.
-        expect(one.body.symbols).toContainEqual({ symbol: "BTC", tick_size: 0.01, max_leverage: 50 })
+        // szDecimals 5 gives lots of 0.00001 and leaves prices one decimal; maxLeverage as the venue
+        // lists it; the 10 USD minimum and the default brackets.
+        expect(one.body.symbols).toContainEqual({
+          symbol: "BTC",
+          tick_size: 0.1,
+          lot_size: 0.00001,
+          min_quantity: 0.00001,
+          min_notional: 10,
+          max_leverage: 50,
+          margin: {
+            tiers: [
+              { notional_floor: 0, max_leverage: 50, maintenance_rate: 0.01 },
+              { notional_floor: 150_000_000, max_leverage: 20, maintenance_rate: 0.025 }
+            ],
+            liquidation_fee_rate: 0
+          }
+        })
+        // ETH's 25x cap lowers its brackets.
+        expect(one.body.symbols).toContainEqual(expect.objectContaining({ symbol: "ETH", max_leverage: 25 }))
         const two = yield* call("GET", "/api/market/symbols?exchange=venue2", { token })
         expect(two.status).toBe(200)
-        // USDT pairs only; the venue-wide cap, since per-symbol brackets need keys.
-        expect(two.body.symbols).toContainEqual({ symbol: "BTC", tick_size: 0.1, max_leverage: 125 })
+        // USDT pairs only, with their filters; the cap is the configured brackets', since per-pair brackets need keys.
+        expect(two.body.symbols).toContainEqual(expect.objectContaining({
+          symbol: "BTC",
+          tick_size: 0.1,
+          lot_size: 0.001,
+          min_quantity: 0.001,
+          min_notional: 5,
+          max_leverage: 125
+        }))
         expect(two.body.symbols.filter((s: { symbol: string }) => s.symbol === "BTC")).toHaveLength(1)
         yield* expireCache
         fake2.behavior = "error500"
