@@ -133,7 +133,7 @@ export const OrderTrigger = Schema.Literal("run", "take_profit", "stop_loss", "l
  * `pending` once decided, `submitted` while the venue has it, then `filled` or `rejected` (a rule
  * of the account, or the venue, refused it; `error` says why).
  */
-export const OrderStatus = Schema.Literal("pending", "submitted", "filled", "rejected")
+export const OrderStatus = Schema.Literal("pending", "submitted", "open", "filled", "rejected", "cancelled")
 export type OrderStatus = typeof OrderStatus.Type
 
 export class Order extends Schema.Class<Order>("Order")({
@@ -146,6 +146,10 @@ export class Order extends Schema.Class<Order>("Order")({
   exchange: Exchange,
   route: OrderRoute,
   trigger: OrderTrigger,
+  /** `market`, or a `limit` or `stop` entry that is `open` until the mark reaches its `entry_price`. */
+  order_type: Schema.Literal("market", "limit", "stop"),
+  entry_price: Schema.NullOr(Schema.Number),
+  time_in_force: Schema.NullOr(Schema.Literal("gtc", "ioc")),
   /** The level an exit was triggered at (its take profit, stop loss or, on paper, liquidation price), which paper fills it at by the rulebook; null for a run's order. */
   trigger_price: Schema.NullOr(Schema.Number),
   side: Schema.Literal("buy", "sell"),

@@ -7,7 +7,7 @@ import { MarketData } from "../market/MarketData.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { candleWindow } from "../sandbox/SandboxLimits.js"
-import { takerPrice } from "../trading/Fills.js"
+import { entryReached, takerPrice } from "../trading/Fills.js"
 import { type Held, sizeOrder } from "../trading/Ledger.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
@@ -118,26 +118,43 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         if (ticker === undefined) {
           return yield* new FinalFailure({ message: `Unknown symbol on ${exchange}: ${run.symbol}` })
         }
+        // Any decision but hold replaces the entries the binding left open, as in a backtest.
+        if (decision.operation !== "hold") {
+          yield* ledger.cancelOpenEntries({ binding_id: binding.id, symbol: run.symbol })
+        }
+        const type = decision.order_type ?? "market"
+        const sign = decision.operation === "sell" ? -1 : 1
+        // A limit or stop entry the price has not reached rests (an ioc one is dropped); it is sized when it fills.
+        const resting = type !== "market" && !entryReached(type, sign, decision.entry_price!, ticker.price)
+        if (resting && decision.time_in_force === "ioc") return null
         // Sized at the price it is expected to fill at, as a backtest sizes it.
         const terms = paperTermsOf(exchange)
-        const sizing = sizeOrder(decision, held, {
-          freeCash: account.current_cash,
-          feeRate: terms.takerFeeRate,
-          leverage,
-          price: takerPrice(ticker.price, decision.operation === "sell" ? -1 : 1, terms.slippage)
-        })
+        const sizing = resting
+          ? {
+            _tag: "Order" as const,
+            side: decision.operation === "sell" ? "sell" as const : "buy" as const,
+            quantity: 0
+          }
+          : sizeOrder(decision, held, {
+            freeCash: account.current_cash,
+            feeRate: terms.takerFeeRate,
+            leverage,
+            price: takerPrice(ticker.price, sign, terms.slippage)
+          })
         if (sizing._tag === "Nothing") return null
         const max = maxLeverageOf(account)
-        const refusal = leverage > max
-          ? `leverage_too_high: leverage ${leverage} is above the account's limit ${max}`
-          : !Number.isInteger(leverage)
-          ? `leverage must be a whole number, not ${leverage}`
-          : null
         const credentials = yield* venueAccounts.credentials(account.id, exchange)
         const route =
           venueOptions[exchange].mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
             ? "venue" as const
             : "paper" as const
+        const refusal = leverage > max
+          ? `leverage_too_high: leverage ${leverage} is above the account's limit ${max}`
+          : !Number.isInteger(leverage)
+          ? `leverage must be a whole number, not ${leverage}`
+          : resting && route === "venue"
+          ? `limit and stop entries are filled on paper only for now; the venue's own orders are not placed`
+          : null
         const order = yield* ledger.insertOrder({
           run_id: run.id,
           binding_id: binding.id,
@@ -151,10 +168,13 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           side: sizing.side,
           quantity: sizing.quantity,
           leverage: Math.max(1, Math.round(leverage)),
-          status: refusal === null ? "pending" : "rejected",
+          status: refusal !== null ? "rejected" : resting ? "open" : "pending",
           take_profit_price: decision.take_profit_price ?? null,
           stop_loss_price: decision.stop_loss_price ?? null,
           trailing_stop: decision.trailing_stop ?? null,
+          order_type: type,
+          entry_price: decision.entry_price ?? null,
+          time_in_force: type === "market" ? null : decision.time_in_force ?? "gtc",
           error: refusal,
           created_at: yield* now
         })

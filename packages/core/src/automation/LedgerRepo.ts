@@ -42,6 +42,9 @@ export const OrderRow = Schema.Struct({
   take_profit_price: Schema.NullOr(Numeric),
   stop_loss_price: Schema.NullOr(Numeric),
   trailing_stop: Schema.NullOr(Schema.Number),
+  order_type: Schema.Literal("market", "limit", "stop"),
+  entry_price: Schema.NullOr(Numeric),
+  time_in_force: Schema.NullOr(Schema.Literal("gtc", "ioc")),
   trigger_price: Schema.NullOr(Numeric),
   venue_order_id: Schema.NullOr(Schema.String),
   price: Schema.NullOr(Numeric),
@@ -91,6 +94,9 @@ const NewOrder = Schema.Struct({
   take_profit_price: Schema.NullOr(Schema.Number),
   stop_loss_price: Schema.NullOr(Schema.Number),
   trailing_stop: Schema.NullOr(Schema.Number),
+  order_type: Schema.Literal("market", "limit", "stop"),
+  entry_price: Schema.NullOr(Schema.Number),
+  time_in_force: Schema.NullOr(Schema.Literal("gtc", "ioc")),
   error: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf
 })
@@ -142,7 +148,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       )
 
     const reject = (id: number, error: string) =>
-      sql`UPDATE automation_orders SET status = 'rejected', error = ${error} WHERE id = ${id} AND status IN ('pending', 'submitted')`
+      sql`
+        UPDATE automation_orders SET status = 'rejected', error = ${error}
+        WHERE id = ${id} AND status IN ('pending', 'submitted', 'open')`
         .pipe(Effect.asVoid)
 
     const position = SqlSchema.findOne({
@@ -207,7 +215,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
           UPDATE automation_orders SET status = 'filled', quantity = ${quantity}, price = ${f.price}, fee = ${fee},
             realized_pnl = ${effect.realized}, closed_quantity = ${effect.closed},
             venue_order_id = ${f.venue_order_id}, filled_at = ${f.at}, error = NULL
-          WHERE id = ${order.id} AND status IN ('pending', 'submitted') RETURNING id`
+          WHERE id = ${order.id} AND status IN ('pending', 'submitted', 'open') RETURNING id`
         if (filled.length === 0) return false
         yield* sql`
           UPDATE accounts SET current_cash = current_cash + ${moneyText(effect.cash)}::numeric,
@@ -332,6 +340,26 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         sql`SELECT * FROM automation_orders WHERE trigger <> 'run' AND status IN ('pending', 'submitted') ORDER BY id`
     })
 
+    /** Limit and stop entries waiting for the mark to reach them. */
+    const openEntries = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: OrderRow,
+      execute: () => sql`SELECT * FROM automation_orders WHERE status = 'open' ORDER BY id`
+    })
+
+    /** A binding's decision replaces the entries its earlier ones left open for the symbol. */
+    const cancelOpenEntries = (at: { readonly binding_id: BindingId; readonly symbol: string }) =>
+      sql`
+        UPDATE automation_orders SET status = 'cancelled', error = 'replaced by a later decision'
+        WHERE binding_id = ${at.binding_id} AND symbol = ${at.symbol} AND status = 'open'`.pipe(Effect.asVoid)
+
+    /** The account's free cash now, to size an entry that fills later. */
+    const freeCash = (id: AccountId) =>
+      Effect.map(
+        sql<{ current_cash: string }>`SELECT current_cash FROM accounts WHERE id = ${id}`,
+        ([row]) => Number(row?.current_cash ?? 0)
+      )
+
     const orderByKey = SqlSchema.findOne({
       Request: Schema.String,
       Result: OrderRow,
@@ -418,6 +446,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       orders,
       fill,
       chargeFunding,
+      openEntries,
+      cancelOpenEntries,
+      freeCash,
       funding,
       routeOf,
       logDecision,

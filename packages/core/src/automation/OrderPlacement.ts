@@ -1,11 +1,21 @@
 import { Clock, Data, Effect, Option } from "effect"
 import { MarketData } from "../market/MarketData.js"
-import { exitPrice, feeOf, paperTerms, takerPrice, type TradingTerms } from "../trading/Fills.js"
-import { liquidationFee } from "../trading/Ledger.js"
+import {
+  entryPrice,
+  entryReached,
+  exitPrice,
+  feeOf,
+  paperTerms,
+  takerPrice,
+  type TradingTerms
+} from "../trading/Fills.js"
+import { liquidationFee, sizeOrder } from "../trading/Ledger.js"
+import { checkOrder, roundQuantity } from "../trading/SymbolRules.js"
 import { defaultMarginTables } from "../venues/MarginTiers.js"
 import { type Exchange, type Ticker, type VenueFailure, Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
 import { LedgerRepo, type OrderRow, type PositionRow } from "./LedgerRepo.js"
+import { RunsRepo } from "./RunsRepo.js"
 
 /** A run or an order ends for a reason that trying again would not change (the program, a rule, a venue that may have it). */
 export class FinalFailure extends Data.TaggedError("FinalFailure")<{ readonly message: string }> {}
@@ -29,6 +39,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     const venues = yield* Venues
     const venueAccounts = yield* VenueAccounts
     const market = yield* MarketData
+    const runs = yield* RunsRepo
 
     /**
      * Charges a paper position the funding payments of its venue due since it was last charged,
@@ -95,9 +106,64 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         })
       })
 
-    /** Fills a recorded order once; answers the refusal (the venue's or a rule's), null when it filled. */
+    /**
+     * The quantity a venue order goes out with, rounded down to its symbol's lot, or why the
+     * symbol's rules (`Venue.symbols`, cached per venue by market data) refuse it: a run's order is
+     * checked against the minimums and the leverage cap at its notional at the venue's price; an
+     * exit, closing what the venue filled, only needs a quantity of at least one lot.
+     */
+    const venueQuantity = (order: OrderRow) =>
+      Effect.gen(function*() {
+        const unknown = { refusal: `Unknown symbol on ${order.exchange}: ${order.symbol}` } as const
+        const { symbols } = yield* market.symbols({ exchange: order.exchange })
+        const rules = symbols.find((s) => s.symbol === order.symbol)
+        if (rules === undefined) return unknown
+        const quantity = roundQuantity(rules, order.quantity)
+        if (order.trigger !== "run") {
+          const refusal = checkOrder({ ...rules, min_notional: 0 }, { quantity: order.quantity, price: 0, leverage: 1 })
+          return refusal === null ? { quantity } : { refusal }
+        }
+        const ticker = (yield* venues[order.exchange].tickers).get(order.symbol)
+        if (ticker === undefined) return unknown
+        const refusal = checkOrder(rules, { quantity: order.quantity, price: ticker.price, leverage: order.leverage })
+        return refusal === null ? { quantity } : { refusal }
+      })
+
+    /**
+     * Fills a limit or stop entry the mark has reached, by the rulebook: a limit at its level with
+     * the maker fee, a stop at its level with slippage and the taker fee, sized then by the run's
+     * decision against the account as it is (as a backtest sizes it when a bar reaches it).
+     */
+    const fillEntry = (order: OrderRow, type: "limit" | "stop") =>
+      Effect.gen(function*() {
+        const run = order.run_id === null ? Option.none() : yield* runs.findById(order.run_id)
+        const decision = Option.isSome(run) ? run.value.decision : null
+        if (decision === null) return yield* ledger.reject(order.id, "the run that placed it is gone")
+        const terms = paperTermsOf(order.exchange)
+        const at = yield* now
+        const before = yield* ledger.position(order)
+        if (Option.isSome(before)) yield* chargeFunding(before.value, at)
+        const side = order.side === "buy" ? 1 : -1
+        const price = entryPrice(type, side, order.entry_price!, terms)
+        const sizing = sizeOrder(decision, Option.getOrNull(yield* ledger.position(order)), {
+          freeCash: yield* ledger.freeCash(order.account_id),
+          feeRate: terms.takerFeeRate,
+          leverage: order.leverage,
+          price
+        })
+        if (sizing._tag === "Nothing") return yield* ledger.reject(order.id, sizing.reason)
+        yield* ledger.fill({ ...order, side: sizing.side, quantity: sizing.quantity }, {
+          price,
+          fee: (quantity) => feeOf(quantity * price, type, terms),
+          venue_order_id: null,
+          at
+        })
+      }).pipe(Effect.withSpan("OrderPlacement.fillEntry"))
+
+    /** Fills a recorded order once; answers the refusal (the venue's or a rule's), null when it filled or rests. */
     const settle = Effect.fn("OrderPlacement.settle")(function*(order: OrderRow) {
-      if (order.status === "filled") return null
+      if (order.status === "filled" || order.status === "open") return null
+      if (order.status === "cancelled") return `Order ${order.id} cancelled: ${order.error}`
       if (order.status === "rejected") return `Order ${order.id} rejected: ${order.error}`
       const venue = venues[order.exchange]
       if (order.route === "paper") {
@@ -112,6 +178,12 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           ledger.reject(order.id, `${why}; it was not sent again, so check the venue`),
           Effect.fail(new FinalFailure({ message: `The venue did not confirm order ${order.id}: ${why}` }))
         )
+      // Checked before the order is marked sent: a refusal here never reached the venue.
+      const checked = yield* venueQuantity(order)
+      if ("refusal" in checked) {
+        yield* ledger.reject(order.id, checked.refusal)
+        return `Order ${order.id} rejected: ${checked.refusal}`
+      }
       if (!(yield* ledger.markSubmitted(order.id))) {
         return yield* unconfirmed("the order was sent before the run was interrupted")
       }
@@ -123,7 +195,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
       const placed = yield* Effect.either(venue.placeOrder(credentials.value, {
         symbol: order.symbol,
         side: order.side,
-        quantity: order.quantity,
+        quantity: checked.quantity,
         ...(order.idempotency_key === null ? {} : { client_order_id: order.idempotency_key })
       }))
       if (placed._tag === "Left") {
@@ -168,8 +240,9 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     /**
      * One pass of the exit watcher: settles exits an earlier pass recorded but did not finish, then
      * closes every position whose mark (the venue's price, one fetch per venue) has reached its
-     * take profit, stop loss or, on paper, liquidation price, and charges paper positions their
-     * funding. A position that fails (its venue down) is logged and tried next pass.
+     * take profit, stop loss or, on paper, liquidation price, charges paper positions their
+     * funding, and fills the limit and stop entries the mark has reached. A position or an entry
+     * that fails (its venue down) is logged and tried next pass.
      */
     const watchExits = Effect.gen(function*() {
       const settleLogged = (order: OrderRow) =>
@@ -198,6 +271,20 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
               `The exits of ${position.symbol} on account ${position.account_id} were not checked`,
               cause
             )
+          )
+        )
+      }
+      for (const order of yield* ledger.openEntries()) {
+        yield* Effect.gen(function*() {
+          const mark = yield* markOf(order.exchange, order.symbol)
+          const type = order.order_type
+          if (mark === undefined || type === "market") return
+          if (entryReached(type, order.side === "buy" ? 1 : -1, order.entry_price!, mark.price)) {
+            yield* fillEntry(order, type)
+          }
+        }).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning(`Entry order ${order.id} of account ${order.account_id} was not checked`, cause)
           )
         )
       }

@@ -150,6 +150,9 @@ describe("automation runs after a crash", () => {
               take_profit_price: null,
               stop_loss_price: null,
               trailing_stop: null,
+              order_type: "market",
+              entry_price: null,
+              time_in_force: null,
               error: null,
               created_at: now
             })
@@ -237,6 +240,9 @@ describe("automation runs after a crash", () => {
               take_profit_price: null,
               stop_loss_price: null,
               trailing_stop: null,
+              order_type: "market",
+              entry_price: null,
+              time_in_force: null,
               error: null,
               created_at: now
             })

@@ -118,6 +118,69 @@ for (const storage of testStorages) {
       )
 
       it.effect(
+        "a paper limit entry rests until the mark reaches it, the next decision replaces it, and an ioc one never rests",
+        () =>
+          Effect.gen(function*() {
+            const { token } = yield* signUp()
+            const program = yield* createProgram(
+              token,
+              `export function decide(data) {
+                if (data.position) return { operation: "hold" }
+                return { operation: "sell", order_type: "limit", entry_price: data.bar.close * (1 + data.params.above),
+                  time_in_force: data.params.tif, target_portion_of_balance: 0.5 }
+              }`
+            )
+            const account = yield* createAccount(token, { initial_capital: 10_000 })
+            const bind = (params: Record<string, unknown>) =>
+              Effect.map(
+                call("POST", `/api/programs/${program}/bindings`, {
+                  token,
+                  body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 1440, params }
+                }),
+                (reply) => reply.body.id as number
+              )
+            const runOnce = (binding: number, count: number) =>
+              Effect.gen(function*() {
+                yield* call("POST", `/api/programs/${program}/bindings/${binding}/run`, { token })
+                yield* waitForRuns(token, program, binding, allFinished(count))
+              })
+            const ordersNow = Effect.map(
+              call("GET", `/api/account/${account.id}/orders`, { token }),
+              (r) => r.body.orders as Array<any>
+            )
+            // Far above the price and ioc: nothing rests, nothing fills.
+            const ioc = yield* bind({ above: 0.5, tif: "ioc" })
+            yield* runOnce(ioc, 1)
+            expect(yield* ordersNow).toEqual([])
+
+            const gtc = yield* bind({ above: 0.004, tif: "gtc" })
+            yield* runOnce(gtc, 1)
+            const [first] = yield* ordersNow
+            expect(first).toMatchObject({ status: "open", order_type: "limit", time_in_force: "gtc", side: "sell" })
+            yield* runOnce(gtc, 2)
+            const [second, replaced] = yield* ordersNow
+            expect(replaced).toMatchObject({ id: first.id, status: "cancelled", error: "replaced by a later decision" })
+            expect(second).toMatchObject({ status: "open", order_type: "limit" })
+            yield* call("PUT", `/api/programs/${program}/bindings/${gtc}`, { token, body: { enabled: false } })
+
+            const start = yield* TestClock.currentTimeMillis
+            let filled: any
+            for (let h = 1; h <= 120 && filled === undefined; h++) {
+              yield* TestClock.setTime(Math.floor(start / hour) * hour + h * hour)
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+              filled = (yield* ordersNow).find((o) => o.status === "filled")
+            }
+            // A resting limit fills at its level, with the maker fee, sized then: half the free cash.
+            expect(filled).toMatchObject({ id: second.id, price: second.entry_price, side: "sell" })
+            expect(filled.fee).toBeCloseTo(filled.quantity * filled.price * 0.0001, 7)
+            expect(filled.quantity * filled.price).toBeCloseTo(5_000 / (1 + 0.00035), 4)
+            const [position] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+            expect(position).toMatchObject({ side: "short", size: filled.quantity, entry_price: filled.price })
+          }),
+        180_000
+      )
+
+      it.effect(
         "a paper trailing stop follows the best mark the watcher sees and closes the position as a stop",
         () =>
           Effect.gen(function*() {
