@@ -17,6 +17,8 @@ export interface FakeVenue {
   readonly clientOrderIds: Array<string>
   /** Requests seen, by route (`/info` requests by their `type`). */
   readonly calls: Map<string, number>
+  /** The raw query string (without `?`) of each order request, in order: what the venue received. */
+  readonly orderQueries: Array<string>
   /** The body and the raw query string (without `?`) of the last request. */
   readonly last: { body?: any; query?: string }
   /** The most klines (candles) one answer holds, whatever the request asks: a venue's page cap. */
@@ -100,6 +102,7 @@ const start = (handler: Handler): Promise<FakeVenue> =>
     const calls = new Map<string, number>()
     const last: { body?: any; query?: string } = {}
     const clientOrderIds: Array<string> = []
+    const orderQueries: Array<string> = []
     const venue = {
       behavior: "ok" as Behavior,
       orders: "ok" as Behavior,
@@ -123,6 +126,7 @@ const start = (handler: Handler): Promise<FakeVenue> =>
           klinesCap: venue.klinesCap
         })
         const key = answer.key ?? url.pathname
+        if (answer.order === true) orderQueries.push(last.query)
         calls.set(key, (calls.get(key) ?? 0) + 1)
         const send = (status: number, text: string) => {
           if (!res.writableEnded) res.writeHead(status, { "content-type": "application/json" }).end(text)
@@ -156,6 +160,7 @@ const start = (handler: Handler): Promise<FakeVenue> =>
         url: `http://127.0.0.1:${port}`,
         calls,
         clientOrderIds,
+        orderQueries,
         last,
         close: () =>
           new Promise<void>((done) => {

@@ -56,12 +56,18 @@ const venueAccount = (token: string, venue: "venue1" | "venue2", privateKey: str
     return account
   })
 
-/** Binds the program to the account for BTC (daily, so only manual runs fire) and runs it once by hand. */
-const runOnce = (token: string, program: number, accountId: number, params: Record<string, unknown> = {}) =>
+/** Binds the program to the account for the symbol (daily, so only manual runs fire) and runs it once by hand. */
+const runOnce = (
+  token: string,
+  program: number,
+  accountId: number,
+  params: Record<string, unknown> = {},
+  symbol = "BTC"
+) =>
   Effect.gen(function*() {
     const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
       token,
-      body: { account_id: accountId, symbols: ["BTC"], interval_minutes: 1440, params }
+      body: { account_id: accountId, symbols: [symbol], interval_minutes: 1440, params }
     })
     expect(binding.status).toBe(201)
     yield* call("POST", `/api/programs/${program}/bindings/${binding.body.id}/run`, { token })
@@ -109,6 +115,16 @@ for (const [i, storage] of testStorages.entries()) {
             expect(fake.clientOrderIds.slice(keysBefore)).toEqual([
               expect.stringMatching(venue === "venue1" ? /^0x[0-9a-f]{32}$/ : /^[0-9a-f]{32}$/)
             ])
+            // The quantity went out rounded down to BTC's lot, as a plain decimal, and venue2 was asked
+            // for the full result (its acknowledgement alone would leave the order looking open).
+            const sent = venue === "venue2"
+              ? new URLSearchParams(fake2.orderQueries.at(-1)).get("quantity")!
+              : fake1.last.body.action.orders[0].s
+            expect(sent).toMatch(venue === "venue2" ? /^0\.\d{1,3}$/ : /^0\.\d{1,5}$/)
+            if (venue === "venue2") {
+              expect(new URLSearchParams(fake2.orderQueries.at(-1)).get("newOrderRespType")).toBe("RESULT")
+            }
+            expect(order.quantity).toBe(Number(sent))
             expect(yield* positionsOf(token, account.id)).toEqual([
               expect.objectContaining({ symbol: "BTC", exchange: venue, side: "long", entry_price: price })
             ])
@@ -134,6 +150,63 @@ for (const [i, storage] of testStorages.entries()) {
           expect(yield* positionsOf(token, account.id)).toEqual([])
           const unchanged = (yield* call("GET", `/api/account/${account.id}`, { token })).body
           expect({ cash: unchanged.current_cash, frozen: unchanged.frozen_cash }).toEqual({ cash: 10_000, frozen: 0 })
+        }))
+
+      it.effect("an order below the symbol's minimum notional or above its leverage cap is rejected before it is sent", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          fake1.orders = "ok"
+          fake2.orders = "ok"
+          // 0.01 % of the cash, about 1 USD: less than one of venue2's BTC lots (0.001), and one lot
+          // of venue1's (0.00001) is worth less than its 10 USD minimum.
+          const tiny = yield* createProgram(
+            token,
+            `export function decide(data) {
+  return data.position ? { operation: "hold" } : { operation: "buy", target_portion_of_balance: 0.0001 }
+}
+`
+          )
+          // ETH is capped at 25x on the fake venue1, below the account's 50x.
+          const leveraged = yield* createProgram(token)
+          for (
+            const [venue, program, params, symbol, why] of [
+              [
+                "venue2",
+                tiny,
+                {},
+                "BTC",
+                /Quantity 0 BTC \(0\.\d+ in lots of 0\.001\) is below the minimum of 0\.001 BTC$/
+              ],
+              [
+                "venue1",
+                tiny,
+                {},
+                "BTC",
+                /Notional 0\.65 USD \(0\.00001 BTC at 65000\) is below BTC's minimum of 10 USD$/
+              ],
+              [
+                "venue1",
+                leveraged,
+                { leverage: 30 },
+                "ETH",
+                /Leverage 30 is above ETH's cap of 25 at a notional of [\d.]+ USD$/
+              ]
+            ] as const
+          ) {
+            const fake = venue === "venue2" ? fake2 : fake1
+            const account = yield* venueAccount(token, venue)
+            const sentBefore = fake.clientOrderIds.length
+            const run = yield* runOnce(token, program, account.id, params, symbol)
+            expect(run).toMatchObject({ status: "completed", attempts: 1 })
+            expect(run.error).toMatch(/^Order \d+ rejected: /)
+            expect(run.error).toMatch(why)
+            const [order] = yield* ordersOf(token, account.id)
+            expect(order).toMatchObject({ route: "venue", status: "rejected", price: null, venue_order_id: null })
+            expect(order.error).toMatch(why)
+            // The venue never saw it.
+            expect(fake.clientOrderIds.length).toBe(sentBefore)
+            expect(yield* positionsOf(token, account.id)).toEqual([])
+          }
         }))
 
       it.effect("a venue failing while it has the order: the run fails, the order is rejected and never sent again", () =>
