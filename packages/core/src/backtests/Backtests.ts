@@ -4,7 +4,7 @@ import { InvalidInput, LeverageTooHigh, NoMarketData } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
-import { MarketData } from "../market/MarketData.js"
+import { MarketData, venueOf } from "../market/MarketData.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
@@ -120,7 +120,19 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
             })
           }
         }
-        yield* market.check(yield* market.source(caller, input.exchange), input.symbol, input.timeframe)
+        const source = yield* market.source(caller, input.exchange)
+        yield* market.check(source, input.symbol, input.timeframe)
+        // The venue's cap on the symbol (a dataset's venue, for a dataset; its highest when the
+        // venue does not list the dataset's symbol).
+        const venue = venueOf(source)
+        const { symbols } = yield* market.symbols({ exchange: venue })
+        const listed = symbols.find((s) => s.symbol === input.symbol)
+        const cap = listed?.max_leverage ?? Math.max(...symbols.map((s) => s.max_leverage))
+        if (symbols.length > 0 && input.leverage > cap) {
+          return yield* new LeverageTooHigh({
+            error: `Leverage ${input.leverage} is above ${venue}'s cap of ${cap} on ${input.symbol}`
+          })
+        }
         // The job keeps the code as it is now: editing or deleting the program later does not change the run.
         const code = yield* compileProgram(program.code, program.language)
         const row = yield* repo.insert({

@@ -85,7 +85,10 @@ for (const storage of testStorages) {
           expect(done).toMatchObject({ fill_timing: "next_open", slippage_model: "fixed", maker_fee_rate: 0.0001 })
           // venue1 pays funding every hour: a strategy holding positions pays or receives some.
           expect(done.metrics.total_funding).not.toBe(0)
-          expect(done.trades.reduce((sum: number, t: any) => sum + t.funding, 0)).toBeCloseTo(done.metrics.total_funding, 6)
+          expect(done.trades.reduce((sum: number, t: any) => sum + t.funding, 0)).toBeCloseTo(
+            done.metrics.total_funding,
+            6
+          )
           expect(done.metrics.total_trades).toBe(done.trades.length)
           expect(done.trades.length).toBeGreaterThan(5)
           expect(done.metrics.win_rate).toBeGreaterThanOrEqual(0)
@@ -254,6 +257,41 @@ for (const storage of testStorages) {
           const ok = yield* submit(token, programId, { account_id: mine.id, leverage: 5 })
           expect(ok.status).toBe(202)
           expect(ok.body.account_id).toBe(mine.id)
+        }))
+
+      it.effect("leverage above the symbol's cap on the backtest's venue answers 422 leverage_too_high, a dataset's by its venue", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          // The simulated venue1 caps BTC at 50x (its first margin tier); venue2 at 125x.
+          const refused = yield* submit(token, programId, { exchange: "venue1", leverage: 125 })
+          expectError(refused, 422, "leverage_too_high")
+          expect(refused.body.error).toBe("Leverage 125 is above venue1's cap of 50 on BTC")
+          expect((yield* submit(token, programId, { exchange: "venue1", leverage: 50 })).status).toBe(202)
+          expect((yield* submit(token, programId, { exchange: "venue2", leverage: 125 })).status).toBe(202)
+          // A dataset's trades follow its venue's rules.
+          const hour = 3_600_000
+          const from = Date.parse(shortRun.start)
+          const csv = Array.from({ length: 48 }, (_, i) => {
+            const t = from + i * hour
+            return [t, 100 + i, 101 + i, 99 + i, 100 + i, 10].join(",")
+          }).join("\n")
+          for (const venue of ["venue1", "venue2"]) {
+            const imported = yield* call(
+              "POST",
+              `/api/market/candles/import?name=cap-${venue}&symbol=BTC&timeframe=1h&venue=${venue}`,
+              { token, raw: `time,open,high,low,close,volume\n${csv}`, headers: { "content-type": "text/csv" } }
+            )
+            expect(imported.status).toBe(200)
+          }
+          const onDataset = (venue: string, leverage: number) =>
+            submit(token, programId, {
+              exchange: `dataset:cap-${venue}`,
+              end: new Date(from + 48 * hour).toISOString(),
+              leverage
+            })
+          expectError(yield* onDataset("venue1", 125), 422, "leverage_too_high")
+          expect((yield* onDataset("venue1", 50)).status).toBe(202)
+          expect((yield* onDataset("venue2", 125)).status).toBe(202)
         }))
 
       it.effect("every backtest endpoint without a token answers 401 unauthorized", () =>
