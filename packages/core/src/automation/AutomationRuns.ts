@@ -15,7 +15,7 @@ import { accountExchange, maxLeverageOf } from "./Bindings.js"
 import { type BindingRow, BindingsRepo } from "./BindingsRepo.js"
 import { LedgerRepo } from "./LedgerRepo.js"
 import { makeDecisionThreads } from "./LiveDecision.js"
-import { FinalFailure, OrderPlacement, paperTermsOf } from "./OrderPlacement.js"
+import { FinalFailure, OrderPlacement } from "./OrderPlacement.js"
 import { automationJobKind, type RunRow, RunsRepo } from "./RunsRepo.js"
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -128,7 +128,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         const resting = type !== "market" && !entryReached(type, sign, decision.entry_price!, ticker.price)
         if (resting && decision.time_in_force === "ioc") return null
         // Sized at the price it is expected to fill at, as a backtest sizes it.
-        const terms = paperTermsOf(exchange)
+        const terms = yield* placement.termsOf(exchange, run.symbol)
         const sizing = resting
           ? {
             _tag: "Order" as const,
@@ -139,7 +139,8 @@ export const AutomationRunsLive = Layer.scopedDiscard(
             freeCash: account.current_cash,
             feeRate: terms.takerFeeRate,
             leverage,
-            price: takerPrice(ticker.price, sign, terms.slippage)
+            price: takerPrice(ticker.price, sign, terms.slippage),
+            rules: terms.rules
           })
         if (sizing._tag === "Nothing") return null
         const max = maxLeverageOf(account)
@@ -154,6 +155,8 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           ? `leverage must be a whole number, not ${leverage}`
           : resting && route === "venue"
           ? `limit and stop entries are filled on paper only for now; the venue's own orders are not placed`
+          : sizing._tag === "Refused"
+          ? sizing.reason
           : null
         const order = yield* ledger.insertOrder({
           run_id: run.id,

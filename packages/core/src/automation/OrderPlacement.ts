@@ -11,7 +11,6 @@ import {
 } from "../trading/Fills.js"
 import { liquidationFee, sizeOrder } from "../trading/Ledger.js"
 import { checkOrder, roundQuantity } from "../trading/SymbolRules.js"
-import { defaultMarginTables } from "../venues/MarginTiers.js"
 import { type Exchange, type Ticker, type VenueFailure, Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
 import { LedgerRepo, type OrderRow, type PositionRow } from "./LedgerRepo.js"
@@ -23,9 +22,6 @@ export class FinalFailure extends Data.TaggedError("FinalFailure")<{ readonly me
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 const hour = 3_600_000
-
-/** The rulebook's terms of paper trading on `exchange`. */
-export const paperTermsOf = (exchange: Exchange): TradingTerms => paperTerms(defaultMarginTables[exchange])
 
 /**
  * Fills recorded orders, those of runs and the exits of positions: on paper against the venue's
@@ -40,6 +36,15 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     const venueAccounts = yield* VenueAccounts
     const market = yield* MarketData
     const runs = yield* RunsRepo
+
+    /** The rulebook's terms of paper trading in `symbol` on `exchange`: its rules as the venue states them. */
+    const termsOf = (exchange: Exchange, symbol: string): Effect.Effect<TradingTerms, VenueFailure | FinalFailure> =>
+      Effect.flatMap(market.symbols({ exchange }), ({ symbols }) => {
+        const rules = symbols.find((s) => s.symbol === symbol)
+        return rules === undefined
+          ? Effect.fail(new FinalFailure({ message: `Unknown symbol on ${exchange}: ${symbol}` }))
+          : Effect.succeed(paperTerms(rules))
+      })
 
     /**
      * Charges a paper position the funding payments of its venue due since it was last charged,
@@ -79,7 +84,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
      */
     const fillOnPaper = (order: OrderRow, ticker: Ticker) =>
       Effect.gen(function*() {
-        const terms = paperTermsOf(order.exchange)
+        const terms = yield* termsOf(order.exchange, order.symbol)
         const at = yield* now
         const position = yield* ledger.position(order)
         if (Option.isSome(position)) yield* chargeFunding(position.value, at)
@@ -99,7 +104,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           price,
           fee: (quantity, held, backing) =>
             trigger === "liquidation" && held !== null
-              ? liquidationFee(held, price, terms.margin, backing)
+              ? liquidationFee(held, price, terms.rules.margin, backing)
               : feeOf(quantity * price, trigger, terms),
           venue_order_id: null,
           at
@@ -139,7 +144,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         const run = order.run_id === null ? Option.none() : yield* runs.findById(order.run_id)
         const decision = Option.isSome(run) ? run.value.decision : null
         if (decision === null) return yield* ledger.reject(order.id, "the run that placed it is gone")
-        const terms = paperTermsOf(order.exchange)
+        const terms = yield* termsOf(order.exchange, order.symbol)
         const at = yield* now
         const before = yield* ledger.position(order)
         if (Option.isSome(before)) yield* chargeFunding(before.value, at)
@@ -149,9 +154,10 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           freeCash: yield* ledger.freeCash(order.account_id),
           feeRate: terms.takerFeeRate,
           leverage: order.leverage,
-          price
+          price,
+          rules: terms.rules
         })
-        if (sizing._tag === "Nothing") return yield* ledger.reject(order.id, sizing.reason)
+        if (sizing._tag !== "Order") return yield* ledger.reject(order.id, sizing.reason)
         yield* ledger.fill({ ...order, side: sizing.side, quantity: sizing.quantity }, {
           price,
           fee: (quantity) => feeOf(quantity * price, type, terms),
@@ -214,7 +220,8 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         return `Order ${order.id} rejected: ${error}`
       }
       const price = result.average_price
-      const fee = result.fee ?? feeOf(result.filled_quantity * price, "market", paperTermsOf(order.exchange))
+      const fee = result.fee ??
+        feeOf(result.filled_quantity * price, "market", yield* termsOf(order.exchange, order.symbol))
       const filled = yield* ledger.fill(
         { ...order, quantity: result.filled_quantity },
         {
@@ -262,7 +269,8 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           const mark = yield* markOf(position.exchange, position.symbol)
           if (mark === undefined) return
           const at = yield* now
-          const order = yield* ledger.recordExit(position, mark.price, paperTermsOf(position.exchange).margin, at)
+          const terms = yield* termsOf(position.exchange, position.symbol)
+          const order = yield* ledger.recordExit(position, mark.price, terms.rules.margin, at)
           if (Option.isSome(order)) return yield* settleLogged(order.value)
           if ((yield* ledger.routeOf(position)) === "paper") yield* chargeFunding(position, at)
         }).pipe(
@@ -290,6 +298,6 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
       }
     }).pipe(Effect.withSpan("OrderPlacement.watchExits"))
 
-    return { settle, watchExits } as const
+    return { settle, watchExits, termsOf } as const
   })
 }) {}

@@ -8,7 +8,7 @@ import { Pagination } from "../http/Pagination.js"
 import { JobStatus } from "../jobs/JobStatus.js"
 import { CandleExchange } from "../market/Dataset.js"
 import { ProgramId } from "../programs/Program.js"
-import { paperTerms, type TradingTerms } from "../trading/Fills.js"
+import { paperTerms, type TradingTerms, unlistedRules } from "../trading/Fills.js"
 import { defaultMarginTables } from "../venues/MarginTiers.js"
 import { type Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
 
@@ -165,7 +165,7 @@ export interface BacktestSettings extends TradingTerms {
 const millisPerYear = 365 * 24 * 3600 * 1000
 
 export const defaultSettings = (timeframe: Timeframe, exchange: Exchange = "venue1"): BacktestSettings => ({
-  ...paperTerms(defaultMarginTables[exchange]),
+  ...paperTerms(unlistedRules("*", defaultMarginTables[exchange])),
   initialBalance: tradingDefaults.initialBalance,
   leverage: tradingDefaults.leverage,
   fillTiming: "next_open",

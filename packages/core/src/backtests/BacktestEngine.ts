@@ -220,7 +220,7 @@ export class BacktestEngine {
     const p = this.open
     if (p === undefined) return { floor: -Infinity, ceiling: Infinity }
     const d = dir(p.held.side)
-    const liquidation = liquidationPrice(p.held, this.settings.margin, this.backing())
+    const liquidation = liquidationPrice(p.held, this.settings.rules.margin, this.backing())
     const stop = this.stop()
     const adverse = stop !== null && d * (stop - liquidation) >= 0 ? stop : liquidation
     return d === 1
@@ -280,7 +280,7 @@ export class BacktestEngine {
     const held = this.open!.held
     const price = exitPrice(trigger, dir(held.side), seen, this.settings)
     const fee = trigger === "liquidation"
-      ? liquidationFee(held, price, this.settings.margin, this.backing())
+      ? liquidationFee(held, price, this.settings.rules.margin, this.backing())
       : feeOf(held.size * price, trigger, this.settings)
     this.fill(held.side === "long" ? "sell" : "buy", held.size, price, fee, held.leverage, time, trigger)
   }
@@ -315,16 +315,18 @@ export class BacktestEngine {
         freeCash: this.free,
         feeRate: this.settings.takerFeeRate,
         leverage,
-        price: fillPrice
+        price: fillPrice,
+        rules: this.settings.rules
       })
     const first = sizeAt(resting === undefined ? takerPrice(price, sign, this.settings.slippage) : price)
-    if (first._tag === "Nothing") return
+    // An order the symbol's rules refuse (below its minimums, above its leverage cap) is not placed, as on paper.
+    if (first._tag !== "Order") return
     // The market impact of the volume model depends on the size; the size is then taken again at that price.
     const filled = resting === undefined
       ? takerPrice(price, sign, slippageOf(this.settings, first.quantity, volume))
       : price
     const sizing = this.settings.slippageModel === "fixed" || resting !== undefined ? first : sizeAt(filled)
-    if (sizing._tag === "Nothing") return
+    if (sizing._tag !== "Order") return
     const fee = feeOf(sizing.quantity * filled, resting ?? "market", this.settings)
     const opposite = held !== null && held.side !== (side === "buy" ? "long" : "short")
     const reversing = opposite && sizing.quantity > held.size

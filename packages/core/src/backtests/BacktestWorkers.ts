@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
 import { type CandleSource, MarketData, venueOf } from "../market/MarketData.js"
+import { unlistedRules } from "../trading/Fills.js"
 import { type Candle, timeframeMillis } from "../venues/Venue.js"
 import { type BacktestSettings, defaultSettings } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
@@ -23,7 +24,7 @@ const seed = 1
  */
 export const BacktestWorkersLive = Layer.scopedDiscard(
   Effect.gen(function*() {
-    const { backtests: options, sandbox } = yield* PlatformConfig
+    const { backtests: options, sandbox, venues } = yield* PlatformConfig
     const repo = yield* BacktestsRepo
     const market = yield* MarketData
 
@@ -63,8 +64,12 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
       const program = { code: row.code, symbol: row.symbol, timeframe: row.timeframe, params: {}, seed }
       return Effect.gen(function*() {
         const source = yield* market.source({ id: row.user_id }, row.exchange)
+        const venue = venueOf(source)
+        // The symbol's rules at its venue; a dataset's symbol the venue does not list trades by the venue's margin table alone.
+        const listed = (yield* market.symbols({ exchange: venue })).symbols.find((s) => s.symbol === row.symbol)
         const settings: BacktestSettings = {
-          ...defaultSettings(row.timeframe, venueOf(source)),
+          ...defaultSettings(row.timeframe, venue),
+          rules: listed ?? unlistedRules(row.symbol, venues.marginTables[venue]),
           initialBalance: row.initial_balance,
           takerFeeRate: row.fee_rate,
           makerFeeRate: row.maker_fee_rate,

@@ -1,5 +1,6 @@
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import type { MarginTable } from "../venues/MarginTiers.js"
+import type { SymbolSpec } from "../venues/Venue.js"
 import { roundMoney } from "./Money.js"
 
 /** How orders fill and what they cost: the same terms for a backtest, a paper account and a live one's ledger. */
@@ -12,8 +13,8 @@ export interface TradingTerms {
   readonly slippage: number
   /** `fixed`: `slippage` on every market fill; `volume`: plus an impact growing with the order's share of the bar's volume. */
   readonly slippageModel: SlippageModel
-  /** The venue's margin brackets and liquidation fee. */
-  readonly margin: MarginTable
+  /** The symbol's rules at its venue: the lot orders are rounded to, their minimums, its margin brackets and liquidation fee. */
+  readonly rules: SymbolSpec
 }
 
 export type SlippageModel = "fixed" | "volume"
@@ -82,11 +83,22 @@ export const reachingPrice = (
 export const entryPrice = (type: "limit" | "stop", side: 1 | -1, seen: number, terms: TradingTerms): number =>
   type === "limit" ? seen : takerPrice(seen, side, terms.slippage)
 
-/** The terms of paper trading (and of a backtest's defaults): `tradingDefaults` with the venue's margin table. */
-export const paperTerms = (margin: MarginTable): TradingTerms => ({
+/** The terms of paper trading (and of a backtest's defaults): `tradingDefaults` with the symbol's rules. */
+export const paperTerms = (rules: SymbolSpec): TradingTerms => ({
   takerFeeRate: tradingDefaults.feeRate,
   makerFeeRate: tradingDefaults.makerFeeRate,
   slippage: tradingDefaults.slippage,
   slippageModel: "fixed",
+  rules
+})
+
+/** The rules of a symbol its venue does not list (a dataset's own): no lot, no minimums, the venue's margin table. */
+export const unlistedRules = (symbol: string, margin: MarginTable): SymbolSpec => ({
+  symbol,
+  tick_size: 0,
+  lot_size: 0,
+  min_quantity: 0,
+  min_notional: 0,
+  max_leverage: margin.tiers[0]!.max_leverage,
   margin
 })

@@ -1,7 +1,9 @@
 import type { Decision } from "../sandbox/Decision.js"
 import type { MarginTable } from "../venues/MarginTiers.js"
+import type { SymbolSpec } from "../venues/Venue.js"
 import type { ExitTrigger } from "./Fills.js"
 import { fromMoney, type Money, roundMoney, toMoney } from "./Money.js"
+import { checkOrder, roundQuantity } from "./SymbolRules.js"
 
 /** An open position in the ledger: isolated margin (a `Money` amount), frozen out of the account's cash. */
 export interface Held {
@@ -76,28 +78,40 @@ export const applyFill = (
   return { position, cash, frozen, realized, closed }
 }
 
-/** The order a decision asks for, or why there is none. */
+/** The order a decision asks for; why there is none; or the order the symbol's rules refuse, and why. */
 export type Sizing =
   | { readonly _tag: "Order"; readonly side: "buy" | "sell"; readonly quantity: number }
   | { readonly _tag: "Nothing"; readonly reason: string }
+  | { readonly _tag: "Refused"; readonly side: "buy" | "sell"; readonly quantity: number; readonly reason: string }
 
 /**
  * Sizes a decision, for a backtest and a paper or live run alike: `close` closes
  * `target_portion_of_position` (default 1) of the position; a `reduce_only` `buy`/`sell` closes
  * that portion of an opposite position and never opens one; otherwise `buy`/`sell` spend
  * `target_portion_of_balance` (default 1) of the free cash on margin plus fee, after closing an
- * opposite position (one order that reverses it). `price` is the expected fill price.
+ * opposite position (one order that reverses it). `price` is the expected fill price. What it
+ * opens (or a part it closes) is rounded down to the symbol's lot and must meet the symbol's
+ * minimums and leverage cap; a whole position closes as it is.
  */
 export const sizeOrder = (
   decision: Decision,
   held: Held | null,
-  account: { readonly freeCash: number; readonly feeRate: number; readonly leverage: number; readonly price: number }
+  account: {
+    readonly freeCash: number
+    readonly feeRate: number
+    readonly leverage: number
+    readonly price: number
+    readonly rules: SymbolSpec
+  }
 ): Sizing => {
   if (decision.operation === "hold") return { _tag: "Nothing", reason: "hold" }
-  const reducing = (side: "buy" | "sell"): Sizing =>
-    held === null
-      ? { _tag: "Nothing", reason: "no position to close" }
-      : { _tag: "Order", side, quantity: held.size * (decision.target_portion_of_position ?? 1) }
+  const { rules } = account
+  const reducing = (side: "buy" | "sell"): Sizing => {
+    if (held === null) return { _tag: "Nothing", reason: "no position to close" }
+    const portion = decision.target_portion_of_position ?? 1
+    const quantity = portion === 1 ? held.size : roundQuantity(rules, held.size * portion)
+    return quantity > 0 ? { _tag: "Order", side, quantity } : { _tag: "Nothing", reason: "less than a lot to close" }
+  }
   if (decision.operation === "close") return reducing(held?.side === "long" ? "sell" : "buy")
   const side = decision.operation
   if (decision.reduce_only === true) {
@@ -113,11 +127,14 @@ export const sizeOrder = (
       closing.size * account.price * account.feeRate
   const spend = (decision.target_portion_of_balance ?? 1) * (account.freeCash + freed)
   const margin = spend / (1 + account.leverage * account.feeRate)
-  const opened = margin > 0 ? (margin * account.leverage) / account.price : 0
-  const quantity = (closing?.size ?? 0) + opened
-  return quantity > 0
-    ? { _tag: "Order", side, quantity }
-    : { _tag: "Nothing", reason: "no free cash to trade" }
+  const wanted = margin > 0 ? (margin * account.leverage) / account.price : 0
+  const refusal = wanted > 0
+    ? checkOrder(rules, { quantity: wanted, price: account.price, leverage: account.leverage })
+    : null
+  // A reversal whose new side the rules refuse still closes the old one.
+  if (refusal !== null && closing === null) return { _tag: "Refused", side, quantity: wanted, reason: refusal }
+  const quantity = (closing?.size ?? 0) + (refusal === null ? roundQuantity(rules, wanted) : 0)
+  return quantity > 0 ? { _tag: "Order", side, quantity } : { _tag: "Nothing", reason: "no free cash to trade" }
 }
 
 /**

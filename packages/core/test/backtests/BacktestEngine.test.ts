@@ -5,6 +5,7 @@ import { BacktestEngine, runBacktest } from "../../src/backtests/BacktestEngine.
 import { computeMetrics } from "../../src/backtests/BacktestMetrics.js"
 import { type Decide, decideEachBar } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
+import { unlistedRules } from "../../src/trading/Fills.js"
 import { type Candle } from "../../src/venues/Venue.js"
 
 /** No maintenance margin and no liquidation fee: a position is liquidated when its loss reaches its margin. */
@@ -19,7 +20,7 @@ const settings = (overrides: Partial<BacktestSettings> & { feeRate?: number } = 
     makerFeeRate: feeRate,
     slippage: 0,
     slippageModel: "fixed",
-    margin: bare,
+    rules: unlistedRules("BTC", bare),
     leverage: 1,
     fillTiming: "close",
     marginMode: "isolated",
@@ -206,7 +207,7 @@ describe("BacktestEngine", () => {
       tiers: [{ notional_floor: 0, max_leverage: 20, maintenance_rate: 0.005 }],
       liquidation_fee_rate: 0.01
     }
-    const { engine } = run(settings({ margin, initialBalance: 10_000 }), [
+    const { engine } = run(settings({ rules: unlistedRules("BTC", margin), initialBalance: 10_000 }), [
       [bar(100), { operation: "buy", leverage: 10 }],
       [bar(95, { low: 90.4 })],
       [bar(89, { low: 80 })]
@@ -312,10 +313,13 @@ describe("BacktestEngine", () => {
       { notional_floor: 600_000, max_leverage: 75, maintenance_rate: 0.0065 }
     ]
     const liquidationAt = (initialBalance: number) => {
-      const { engine } = run(settings({ margin: { tiers, liquidation_fee_rate: 0 }, initialBalance }), [
-        [bar(100), { operation: "buy", leverage: 50 }],
-        [bar(99, { low: 1 })]
-      ])
+      const { engine } = run(
+        settings({ rules: unlistedRules("BTC", { tiers, liquidation_fee_rate: 0 }), initialBalance }),
+        [
+          [bar(100), { operation: "buy", leverage: 50 }],
+          [bar(99, { low: 1 })]
+        ]
+      )
       return engine.finish().trades[0]!.exit_price
     }
     // 50x: 2% below entry loses the margin; maintenance puts the liquidation above 98, more so for the bigger position.

@@ -182,7 +182,8 @@ for (const [i, storage] of testStorages.entries()) {
                 tiny,
                 {},
                 "BTC",
-                /Notional 0\.65 USD \(0\.00001 BTC at 65000\) is below BTC's minimum of 10 USD$/
+                // At the price the order would fill at: 65000 with the 0.05 % slippage.
+                /Notional 0\.65 USD \(0\.00001 BTC at 65032\.5\) is below BTC's minimum of 10 USD$/
               ],
               [
                 "venue1",
