@@ -14,6 +14,7 @@ const layers = {
     "http",
     "indicators",
     "sandbox/SandboxLimits",
+    "venues/MarginTiers",
     "jobs",
     "config",
     "sql",

@@ -10,7 +10,7 @@ import {
   type TradingTerms
 } from "../trading/Fills.js"
 import { liquidationFee, sizeOrder } from "../trading/Ledger.js"
-import { checkOrder, roundQuantity } from "../trading/SymbolRules.js"
+import { checkOrder, roundQuantity } from "../venues/SymbolRules.js"
 import { type Exchange, type Ticker, type VenueFailure, Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
 import { LedgerRepo, type OrderRow, type PositionRow } from "./LedgerRepo.js"

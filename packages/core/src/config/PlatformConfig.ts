@@ -16,7 +16,6 @@ import { type RateLimitPolicy, rateLimitPolicyPerMinute } from "../http/RateLimi
 import type { JobOptions } from "../jobs/JobOptions.js"
 import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/SandboxLimits.js"
 import { defaultMarginTables, type MarginTable, MarginTiers } from "../venues/MarginTiers.js"
-import type { Exchange } from "../venues/Venue.js"
 import { integerSetting, jobOptionsConfig, positiveInt } from "./Settings.js"
 
 /** Where the platform keeps its data. */
@@ -128,7 +127,7 @@ export interface VenuesOptions {
   /** The candle sync jobs (`POST /api/market/candles/sync`) of this instance. */
   readonly candleSyncs: JobOptions
   /** Each venue's margin brackets and liquidation fee (docs/trading-rules.md), capped per symbol by its leverage. */
-  readonly marginTables: Readonly<Record<Exchange, MarginTable>>
+  readonly marginTables: typeof defaultMarginTables
 }
 
 export { integerSetting } from "./Settings.js"

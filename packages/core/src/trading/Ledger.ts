@@ -1,9 +1,9 @@
 import type { Decision } from "../sandbox/Decision.js"
 import type { MarginTable } from "../venues/MarginTiers.js"
+import { checkOrder, roundQuantity } from "../venues/SymbolRules.js"
 import type { SymbolSpec } from "../venues/Venue.js"
 import type { ExitTrigger } from "./Fills.js"
 import { fromMoney, type Money, roundMoney, toMoney } from "./Money.js"
-import { checkOrder, roundQuantity } from "./SymbolRules.js"
 
 /** An open position in the ledger: isolated margin (a `Money` amount), frozen out of the account's cash. */
 export interface Held {

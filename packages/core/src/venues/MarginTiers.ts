@@ -1,5 +1,4 @@
 import { Schema } from "effect"
-import type { Exchange } from "./Venue.js"
 
 /**
  * One bracket of a venue's margin table: from `notional_floor` (a position's notional, in quote
@@ -48,7 +47,8 @@ const tier = (notional_floor: number, max_leverage: number, maintenance_rate: nu
  * brackets; venue1 follows Hyperliquid, whose maintenance margin is half the initial margin at the
  * bracket's leverage, and which charges no fee of its own on a liquidation.
  */
-export const defaultMarginTables: Record<Exchange, MarginTable> = {
+// Keyed by the venues' names, not by `Exchange`: configuration reads these below the venues' layer.
+export const defaultMarginTables: Readonly<Record<"venue1" | "venue2", MarginTable>> = {
   venue1: {
     tiers: [tier(0, 50, 0.01), tier(150_000_000, 20, 0.025)],
     liquidation_fee_rate: 0

@@ -1,9 +1,9 @@
 import { Clock, Effect, Ref, Schema } from "effect"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import { VenueRejected } from "../http/Errors.js"
-import { decimalString, formatQuantity } from "../trading/SymbolRules.js"
 import { capMarginTable, defaultMarginTables, type MarginTable } from "./MarginTiers.js"
 import { defaultSimulationCorrelation, type SimulatedSymbol, simulatedSymbol, universe } from "./SimulatedMarket.js"
+import { decimalString, formatQuantity } from "./SymbolRules.js"
 import {
   type Exchange,
   type OrderResult,

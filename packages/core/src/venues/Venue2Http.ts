@@ -3,8 +3,8 @@ import { Effect, Option, Schema } from "effect"
 import { createHmac } from "node:crypto"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { type UpstreamError, VenueRejected } from "../http/Errors.js"
-import { decimalString } from "../trading/SymbolRules.js"
 import { capMarginTable, defaultMarginTables, type MarginTable } from "./MarginTiers.js"
+import { decimalString } from "./SymbolRules.js"
 import {
   type Candle,
   type FundingRate,

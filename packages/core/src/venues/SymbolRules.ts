@@ -1,5 +1,5 @@
-import { maxLeverageAt } from "../venues/MarginTiers.js"
-import type { SymbolSpec } from "../venues/Venue.js"
+import { maxLeverageAt } from "./MarginTiers.js"
+import type { SymbolSpec } from "./Venue.js"
 
 /** A decimal number exactly: `units × 10^-scale`. */
 interface Decimal {

@@ -8,7 +8,7 @@ import {
   leverageCapAt,
   roundPrice,
   roundQuantity
-} from "../../src/trading/SymbolRules.js"
+} from "../../src/venues/SymbolRules.js"
 import { capMarginTable, defaultMarginTables } from "../../src/venues/MarginTiers.js"
 import type { SymbolSpec } from "../../src/venues/Venue.js"
 
