@@ -27,6 +27,54 @@ const hourlyProgram = `export function decide(data) {
 // The slots 1..18 fill the decisions of bars 0..17; bar 17 closes, so the account is flat after slot 18.
 const slots = 18
 
+/** A user with `code` as a program and a paper account (`account` over 10 000 of capital) trading BTC hourly. */
+const paperTrader = (code: string, account: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const { token } = yield* signUp()
+    const program = yield* createProgram(token, code)
+    const created = yield* createAccount(token, { initial_capital: 10_000, ...account })
+    const bind = (params: Record<string, unknown> = {}) =>
+      Effect.map(
+        call("POST", `/api/programs/${program}/bindings`, {
+          token,
+          body: { account_id: created.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 1440, params }
+        }),
+        (reply) => reply.body.id as number
+      )
+    /** Runs the binding by hand, its `count`th run. */
+    const runOnce = (binding: number, count = 1) =>
+      Effect.zipRight(
+        call("POST", `/api/programs/${program}/bindings/${binding}/run`, { token }),
+        waitForRuns(token, program, binding, allFinished(count))
+      )
+    /** Leaves what the binding placed to the exit watcher. */
+    const disable = (binding: number) =>
+      call("PUT", `/api/programs/${program}/bindings/${binding}`, { token, body: { enabled: false } })
+    const read = <K extends string>(path: string, key: K) =>
+      Effect.map(call("GET", `/api/account/${created.id}${path}`, { token }), (r) => r.body[key] as Array<any>)
+    return {
+      token,
+      account: created,
+      bind,
+      runOnce,
+      disable,
+      orders: read("/orders", "orders"),
+      positions: read("/positions", "positions"),
+      funding: read("/funding", "funding")
+    }
+  })
+
+/** Moves the clock on an hour at a time (the scheduler's pass runs on each), at most 120 hours, until `done` holds. */
+const hourByHour = <R>(done: Effect.Effect<boolean, never, R>) =>
+  Effect.gen(function*() {
+    const start = Math.floor((yield* TestClock.currentTimeMillis) / hour) * hour
+    for (let h = 1; h <= 120; h++) {
+      yield* TestClock.setTime(start + h * hour)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+      if (yield* done) return
+    }
+  })
+
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`one rulebook over ${storage.name}`, () => {
     // The scheduler passes once an hour, on the hour, so each slot's run fills at that hour's open.
@@ -121,55 +169,29 @@ for (const storage of testStorages) {
         "a paper limit entry rests until the mark reaches it, the next decision replaces it, and an ioc one never rests",
         () =>
           Effect.gen(function*() {
-            const { token } = yield* signUp()
-            const program = yield* createProgram(
-              token,
-              `export function decide(data) {
-                if (data.position) return { operation: "hold" }
-                return { operation: "sell", order_type: "limit", entry_price: data.bar.close * (1 + data.params.above),
-                  time_in_force: data.params.tif, target_portion_of_balance: 0.5 }
-              }`
-            )
-            const account = yield* createAccount(token, { initial_capital: 10_000 })
-            const bind = (params: Record<string, unknown>) =>
-              Effect.map(
-                call("POST", `/api/programs/${program}/bindings`, {
-                  token,
-                  body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 1440, params }
-                }),
-                (reply) => reply.body.id as number
-              )
-            const runOnce = (binding: number, count: number) =>
-              Effect.gen(function*() {
-                yield* call("POST", `/api/programs/${program}/bindings/${binding}/run`, { token })
-                yield* waitForRuns(token, program, binding, allFinished(count))
-              })
-            const ordersNow = Effect.map(
-              call("GET", `/api/account/${account.id}/orders`, { token }),
-              (r) => r.body.orders as Array<any>
-            )
+            const trader = yield* paperTrader(`export function decide(data) {
+              if (data.position) return { operation: "hold" }
+              return { operation: "sell", order_type: "limit", entry_price: data.bar.close * (1 + data.params.above),
+                time_in_force: data.params.tif, target_portion_of_balance: 0.5 }
+            }`)
             // Far above the price and ioc: nothing rests, nothing fills.
-            const ioc = yield* bind({ above: 0.5, tif: "ioc" })
-            yield* runOnce(ioc, 1)
-            expect(yield* ordersNow).toEqual([])
+            yield* trader.runOnce(yield* trader.bind({ above: 0.5, tif: "ioc" }))
+            expect(yield* trader.orders).toEqual([])
 
-            const gtc = yield* bind({ above: 0.004, tif: "gtc" })
-            yield* runOnce(gtc, 1)
-            const [first] = yield* ordersNow
+            const gtc = yield* trader.bind({ above: 0.004, tif: "gtc" })
+            yield* trader.runOnce(gtc)
+            const [first] = yield* trader.orders
             expect(first).toMatchObject({ status: "open", order_type: "limit", time_in_force: "gtc", side: "sell" })
-            yield* runOnce(gtc, 2)
-            const [second, replaced] = yield* ordersNow
+            yield* trader.runOnce(gtc, 2)
+            const [second, replaced] = yield* trader.orders
             expect(replaced).toMatchObject({ id: first.id, status: "cancelled", error: "replaced by a later decision" })
             expect(second).toMatchObject({ status: "open", order_type: "limit" })
-            yield* call("PUT", `/api/programs/${program}/bindings/${gtc}`, { token, body: { enabled: false } })
+            yield* trader.disable(gtc)
 
-            const start = yield* TestClock.currentTimeMillis
             let filled: any
-            for (let h = 1; h <= 120 && filled === undefined; h++) {
-              yield* TestClock.setTime(Math.floor(start / hour) * hour + h * hour)
-              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-              filled = (yield* ordersNow).find((o) => o.status === "filled")
-            }
+            yield* hourByHour(
+              Effect.map(trader.orders, (orders) => (filled = orders.find((o) => o.status === "filled")) !== undefined)
+            )
             // A resting limit fills at its level, with the maker fee, sized then: half the free cash, in whole
             // lots of the simulated BTC (0.0001, about 4 USD here).
             expect(filled).toMatchObject({ id: second.id, price: second.entry_price, side: "sell" })
@@ -177,7 +199,7 @@ for (const storage of testStorages) {
             expect(filled.quantity * filled.price).toBeLessThanOrEqual(5_000 / (1 + 0.00035))
             expect(filled.quantity * filled.price).toBeGreaterThan(5_000 / (1 + 0.00035) - 0.0001 * filled.price)
             expect(Number.isInteger(Math.round(filled.quantity * 1e8) / 1e4)).toBe(true)
-            const [position] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+            const [position] = yield* trader.positions
             expect(position).toMatchObject({ side: "short", size: filled.quantity, entry_price: filled.price })
           }),
         180_000
@@ -187,36 +209,22 @@ for (const storage of testStorages) {
         "a paper trailing stop follows the best mark the watcher sees and closes the position as a stop",
         () =>
           Effect.gen(function*() {
-            const { token } = yield* signUp()
-            const program = yield* createProgram(
-              token,
-              `export function decide(data) {
+            const trader = yield* paperTrader(`export function decide(data) {
               return data.position ? { operation: "hold" } : { operation: "sell", target_portion_of_balance: 0.5, trailing_stop: 0.005 }
-            }`
-            )
-            const account = yield* createAccount(token, { initial_capital: 10_000 })
-            const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
-              token,
-              body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 1440 }
-            })
-            yield* call("POST", `/api/programs/${program}/bindings/${binding.body.id}/run`, { token })
-            yield* waitForRuns(token, program, binding.body.id, allFinished(1))
-            yield* call("PUT", `/api/programs/${program}/bindings/${binding.body.id}`, {
-              token,
-              body: { enabled: false }
-            })
-            const [position] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+            }`)
+            const binding = yield* trader.bind()
+            yield* trader.runOnce(binding)
+            yield* trader.disable(binding)
+            const [position] = yield* trader.positions
             expect(position).toMatchObject({ side: "short", trailing_stop: 0.005, trail_best: position.entry_price })
             const bests: Array<number> = [position.trail_best]
-            const start = yield* TestClock.currentTimeMillis
             let orders: Array<any> = []
-            for (let h = 1; h <= 120 && orders.length < 2; h++) {
-              yield* TestClock.setTime(Math.floor(start / hour) * hour + h * hour)
-              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-              orders = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
-              const [now] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+            yield* hourByHour(Effect.gen(function*() {
+              orders = yield* trader.orders
+              const [now] = yield* trader.positions
               if (now !== undefined) bests.push(now.trail_best)
-            }
+              return orders.length >= 2
+            }))
             const [exit] = orders
             expect(exit).toMatchObject({ trigger: "stop_loss", side: "buy", status: "filled" })
             // The stop was 0.5 % above the lowest mark seen before the one that crossed it, and a short's best only falls.
@@ -234,54 +242,34 @@ for (const storage of testStorages) {
           `a ${mode} paper position is liquidated at the venue's maintenance margin; the liquidation fee takes what is left`,
           () =>
             Effect.gen(function*() {
-              const { token } = yield* signUp()
-              const program = yield* createProgram(
-                token,
+              const trader = yield* paperTrader(
                 `export function decide(data) {
                   return data.position ? { operation: "hold" } : { operation: "sell", target_portion_of_balance: ${portion}, leverage: 50 }
-                }`
+                }`,
+                { max_leverage: 100, margin_mode: mode }
               )
-              const account = yield* createAccount(token, {
-                initial_capital: 10_000,
-                max_leverage: 100,
-                margin_mode: mode
-              })
-              expect(account.venue1_enabled).toBe(false)
-              const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
-                token,
-                body: { account_id: account.id, symbols: ["BTC"], timeframe: "1h", interval_minutes: 1440 }
-              })
-              yield* call("POST", `/api/programs/${program}/bindings/${binding.body.id}/run`, { token })
-              yield* waitForRuns(token, program, binding.body.id, allFinished(1))
-              // One entry: the position is left to the watcher.
-              yield* call("PUT", `/api/programs/${program}/bindings/${binding.body.id}`, {
-                token,
-                body: { enabled: false }
-              })
+              expect(trader.account.venue1_enabled).toBe(false)
+              const binding = yield* trader.bind()
+              yield* trader.runOnce(binding)
+              yield* trader.disable(binding)
               // Its liquidation price hangs on the margin mode: that cannot change under an open position.
               expectError(
-                yield* call("PUT", `/api/account/${account.id}`, {
-                  token,
+                yield* call("PUT", `/api/account/${trader.account.id}`, {
+                  token: trader.token,
                   body: { margin_mode: mode === "cross" ? "isolated" : "cross" }
                 }),
                 409,
                 "conflict"
               )
-              const [position] = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
+              const [position] = yield* trader.positions
               // The simulated BTC rises over the days after: a short at 50x is liquidated within hours.
               expect(position).toMatchObject({ side: "short", leverage: 50 })
               expect(position.size * position.entry_price).toBeGreaterThan(50_000)
-              const start = yield* TestClock.currentTimeMillis
               let orders: Array<any> = []
-              for (let h = 1; h <= 120 && orders.length < 2; h++) {
-                yield* TestClock.setTime(Math.floor(start / hour) * hour + h * hour)
-                yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-                orders = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
-              }
+              yield* hourByHour(Effect.map(trader.orders, (all) => (orders = all).length >= 2))
               const [exit, entry] = orders
               expect(exit).toMatchObject({ trigger: "liquidation", route: "paper", side: "buy", status: "filled" })
-              const funding = (yield* call("GET", `/api/account/${account.id}/funding`, { token })).body.funding
-              const paid = funding.reduce((sum: number, f: any) => sum + f.amount, 0)
+              const paid = (yield* trader.funding).reduce((sum: number, f: any) => sum + f.amount, 0)
               const free = 10_000 - position.margin - entry.fee + paid
               // About 125 000 of notional or more: venue2's second bracket or above, which keeps 0.4 % of the
               // first 50 000 and 0.5 % of the rest. backing + size · (entry − P) = 0.005 · size · P − 50,
@@ -292,13 +280,11 @@ for (const storage of testStorages) {
               expect(exit.trigger_price).toBeCloseTo(liquidation, 6)
               expect(exit.price).toBe(exit.trigger_price)
               expect(exit.quantity).toBe(position.size)
-              const after = (yield* call("GET", `/api/account/${account.id}`, { token })).body
+              const after = (yield* call("GET", `/api/account/${trader.account.id}`, { token: trader.token })).body
               // What backed it is gone: the fee (1.25 % of the notional) is more than the 0.5 % left.
               expect(after.frozen_cash).toBe(0)
               expect(after.current_cash).toBeCloseTo(mode === "cross" ? 0 : free, 6)
-              expect(yield* call("GET", `/api/account/${account.id}/positions`, { token })).toMatchObject({
-                body: { positions: [] }
-              })
+              expect(yield* trader.positions).toEqual([])
             }),
           180_000
         )
