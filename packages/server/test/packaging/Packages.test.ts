@@ -14,8 +14,9 @@ const run = async (command: string, args: Array<string>, cwd: string) =>
     .stdout
 
 // Loads every entry point, serves the platform from the packed server and calls it with the packed
-// client, and runs a backtest (in a thread started from the build); the same code runs as ESM
-// (import) and as CommonJS (require).
+// client, runs a backtest (in a thread started from the build) and a paper run (its decision thread
+// too), checking the rulebook's terms and fills; the same code runs as ESM (import) and as CommonJS
+// (require).
 const check = `(async () => {
   const client = await load("@trading-platform/client")
   const contract = await load("@trading-platform/core/contract")
@@ -64,6 +65,18 @@ const check = `(async () => {
     await new Promise((resolve) => setTimeout(resolve, 50))
     onDataset = await send("GET", "/api/programs/backtest/" + onDataset.id, token)
   }
+  // A paper account runs the program once (a decision thread loaded from the build) and fills by the rulebook.
+  const account = await send("POST", "/api/account", token, { name: "pack" })
+  const binding = await send("POST", "/api/programs/" + program.id + "/bindings", token, { account_id: account.id, symbols: ["BTC"], interval_minutes: 1440 })
+  await send("POST", "/api/programs/" + program.id + "/bindings/" + binding.id + "/run", token)
+  let runs = []
+  for (let deadline = Date.now() + 60000; Date.now() < deadline;) {
+    runs = (await send("GET", "/api/programs/" + program.id + "/bindings/" + binding.id + "/runs", token)).runs
+    if (runs.length > 0 && runs.every((run) => ["completed", "failed"].includes(run.status))) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const orders = (await send("GET", "/api/account/" + account.id + "/orders", token)).orders
+  const funding = await send("GET", "/api/account/" + account.id + "/funding", token)
   host.close()
   await platform.dispose()
   console.log(JSON.stringify({
@@ -76,6 +89,8 @@ const check = `(async () => {
     console: { status: consoleScript.status, bytes: (await consoleScript.text()).length > 1000 },
     refused: { name: refused.name, status: refused.status, code: refused.code },
     backtest: { status: backtest.status, error: backtest.error, points: backtest.equity_curve.length },
+    rulebook: { fill_timing: backtest.fill_timing, fills: backtest.fills.length > 0, funding: typeof backtest.metrics.total_funding },
+    paper: { runs: runs.map((run) => run.status), orders: orders.map((order) => order.status), funding: Array.isArray(funding.funding) },
     imports: [csv.imported, zipped.imported, zipped.dataset.bars],
     onDataset: { status: onDataset.status, error: onDataset.error, points: onDataset.equity_curve.length }
   }))
@@ -164,6 +179,8 @@ describe("the published packages", () => {
       console: { status: 200, bytes: true },
       refused: { name: "TradingApiError", status: 401, code: "unauthorized" },
       backtest: { status: "completed", error: null, points: 336 },
+      rulebook: { fill_timing: "next_open", fills: true, funding: "number" },
+      paper: { runs: ["completed"], orders: ["filled"], funding: true },
       imports: [24, 24, 48],
       onDataset: { status: "completed", error: null, points: 48 }
     }
