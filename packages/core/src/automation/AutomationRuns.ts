@@ -95,9 +95,10 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         if (Option.isSome(recorded)) return yield* placement.settle(recorded.value)
         if (!account.is_active) return yield* new FinalFailure({ message: `Account ${account.id} is not active` })
         const exchange = accountExchange(account)
-        const held: Held | null = Option.getOrNull(
-          yield* ledger.position({ account_id: account.id, symbol: run.symbol })
-        )
+        const position = yield* ledger.position({ account_id: account.id, symbol: run.symbol })
+        // Funding due by now is paid before the order is sized, as a backtest pays it at the bar's open.
+        if (Option.isSome(position)) yield* placement.chargeFunding(position.value, yield* now)
+        const held: Held | null = Option.getOrNull(position)
         let decision = run.decision
         if (decision === null) {
           decision = yield* decide(run, binding, account, held, exchange)
@@ -136,7 +137,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
             quantity: 0
           }
           : sizeOrder(decision, held, {
-            freeCash: account.current_cash,
+            freeCash: yield* ledger.freeCash(account.id),
             feeRate: terms.takerFeeRate,
             leverage,
             price: takerPrice(ticker.price, sign, terms.slippage),

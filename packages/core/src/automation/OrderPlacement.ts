@@ -56,6 +56,8 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
       Effect.gen(function*() {
         const from = Date.parse(position.funded_until ?? position.opened_at)
         if (Math.floor(until.getTime() / hour) === Math.floor(from / hour)) return
+        // A position held at a venue pays its funding there.
+        if ((yield* ledger.routeOf(position)) !== "paper") return
         const source = { _tag: "Venue", exchange: position.exchange } as const
         const rates = (yield* market.fundingRates(source, {
           symbol: position.symbol,
@@ -272,7 +274,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           const terms = yield* termsOf(position.exchange, position.symbol)
           const order = yield* ledger.recordExit(position, mark.price, terms.rules.margin, at)
           if (Option.isSome(order)) return yield* settleLogged(order.value)
-          if ((yield* ledger.routeOf(position)) === "paper") yield* chargeFunding(position, at)
+          yield* chargeFunding(position, at)
         }).pipe(
           Effect.catchAllCause((cause) =>
             Effect.logWarning(
@@ -298,6 +300,6 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
       }
     }).pipe(Effect.withSpan("OrderPlacement.watchExits"))
 
-    return { settle, watchExits, termsOf } as const
+    return { settle, watchExits, termsOf, chargeFunding } as const
   })
 }) {}

@@ -25,6 +25,9 @@ export interface FillEffect {
   readonly closed: number
 }
 
+/** A sum or difference of sizes without binary noise: read at the 15 significant figures a double holds. */
+const tidy = (x: number): number => Number(x.toPrecision(15))
+
 /** +1 for a long, -1 for a short: signs every price comparison so one code path serves both sides. */
 export const dir = (side: "long" | "short"): 1 | -1 => (side === "long" ? 1 : -1)
 
@@ -59,8 +62,8 @@ export const applyFill = (
     realized = roundMoney(closed * (fill.price - held.entry_price) * dir(held.side))
     cash += released + toMoney(realized)
     frozen -= released
-    rest -= closed
-    position = whole ? null : { ...held, size: held.size - closed, margin: fromMoney(margin - released) }
+    rest = tidy(rest - closed)
+    position = whole ? null : { ...held, size: tidy(held.size - closed), margin: fromMoney(margin - released) }
   }
   if (rest > 0) {
     const margin = toMoney((rest * fill.price) / fill.leverage)
@@ -70,7 +73,7 @@ export const applyFill = (
       ? { side: fillSide, size: rest, entry_price: fill.price, leverage: fill.leverage, margin: fromMoney(margin) }
       : {
         ...position,
-        size: position.size + rest,
+        size: tidy(position.size + rest),
         entry_price: (position.entry_price * position.size + fill.price * rest) / (position.size + rest),
         margin: fromMoney(toMoney(position.margin) + margin)
       }
@@ -133,7 +136,7 @@ export const sizeOrder = (
     : null
   // A reversal whose new side the rules refuse still closes the old one.
   if (refusal !== null && closing === null) return { _tag: "Refused", side, quantity: wanted, reason: refusal }
-  const quantity = (closing?.size ?? 0) + (refusal === null ? roundQuantity(rules, wanted) : 0)
+  const quantity = tidy((closing?.size ?? 0) + (refusal === null ? roundQuantity(rules, wanted) : 0))
   return quantity > 0 ? { _tag: "Order", side, quantity } : { _tag: "Nothing", reason: "no free cash to trade" }
 }
 

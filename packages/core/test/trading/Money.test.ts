@@ -15,11 +15,11 @@ describe("Money", () => {
     let held = null as ReturnType<typeof applyFill>["position"]
     let frozen = 0n
     const fills = [
-      { side: "buy", quantity: 0.3917585066974925, price: 101.37 },
+      { side: "buy", quantity: 0.3917, price: 101.37 },
       { side: "buy", quantity: 0.1, price: 99.91 },
       { side: "sell", quantity: 0.17, price: 103.3 },
       { side: "sell", quantity: 0.1234, price: 97.01 },
-      { side: "sell", quantity: 0.1983585066974925, price: 100.07 }
+      { side: "sell", quantity: 0.1983, price: 100.07 }
     ] as const
     for (const fill of fills) {
       const effect = applyFill(held, { ...fill, fee: 0, leverage: 3 })

@@ -64,6 +64,9 @@ const paperTrader = (code: string, account: Record<string, unknown> = {}) =>
     }
   })
 
+/** Whether the exit watcher has closed the position: an exit after the entry, filled (a pass records it, then fills it). */
+const exited = (orders: ReadonlyArray<any>) => orders.length >= 2 && orders[0].status === "filled"
+
 /** Moves the clock on an hour at a time (the scheduler's pass runs on each), at most 120 hours, until `done` holds. */
 const hourByHour = <R>(done: Effect.Effect<boolean, never, R>) =>
   Effect.gen(function*() {
@@ -223,7 +226,7 @@ for (const storage of testStorages) {
               orders = yield* trader.orders
               const [now] = yield* trader.positions
               if (now !== undefined) bests.push(now.trail_best)
-              return orders.length >= 2
+              return exited(orders)
             }))
             const [exit] = orders
             expect(exit).toMatchObject({ trigger: "stop_loss", side: "buy", status: "filled" })
@@ -266,7 +269,7 @@ for (const storage of testStorages) {
               expect(position).toMatchObject({ side: "short", leverage: 50 })
               expect(position.size * position.entry_price).toBeGreaterThan(50_000)
               let orders: Array<any> = []
-              yield* hourByHour(Effect.map(trader.orders, (all) => (orders = all).length >= 2))
+              yield* hourByHour(Effect.map(trader.orders, (all) => exited(orders = all)))
               const [exit, entry] = orders
               expect(exit).toMatchObject({ trigger: "liquidation", route: "paper", side: "buy", status: "filled" })
               const paid = (yield* trader.funding).reduce((sum: number, f: any) => sum + f.amount, 0)
