@@ -44,10 +44,29 @@ describe("market data over the simulated venues", () => {
         expect(one.status).toBe(200)
         expect(one.body.exchange).toBe("venue1")
         expect(one.body.symbols.length).toBeGreaterThan(20)
-        expect(one.body.symbols).toContainEqual({ symbol: "BTC", tick_size: 0.1, max_leverage: 50 })
-        expect(one.body.symbols).toContainEqual({ symbol: "XRP", tick_size: 0.000001, max_leverage: 50 })
+        // Each symbol's rules: its tick, its lot and minimums, its cap and its venue's margin table.
+        expect(one.body.symbols).toContainEqual({
+          symbol: "BTC",
+          tick_size: 0.1,
+          lot_size: 0.0001,
+          min_quantity: 0.0001,
+          min_notional: 10,
+          max_leverage: 50,
+          margin: {
+            tiers: [
+              { notional_floor: 0, max_leverage: 50, maintenance_rate: 0.01 },
+              { notional_floor: 150_000_000, max_leverage: 20, maintenance_rate: 0.025 }
+            ],
+            liquidation_fee_rate: 0
+          }
+        })
+        expect(one.body.symbols).toContainEqual(
+          expect.objectContaining({ symbol: "XRP", tick_size: 0.000001, max_leverage: 50, min_notional: 10 })
+        )
         const two = yield* call("GET", "/api/market/symbols?exchange=venue2", { token })
-        expect(two.body.symbols).toContainEqual({ symbol: "ETH", tick_size: 0.01, max_leverage: 125 })
+        expect(two.body.symbols).toContainEqual(
+          expect.objectContaining({ symbol: "ETH", tick_size: 0.01, max_leverage: 125, min_notional: 5 })
+        )
         // Every listed symbol has prices.
         const prices = yield* call("POST", "/api/market/prices", {
           token,
