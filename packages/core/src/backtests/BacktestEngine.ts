@@ -42,6 +42,13 @@ interface Open {
   best: number
 }
 
+/** The symbol's funding payments whose time lies in `[start, end)`, oldest first. */
+export type FundingFeed = (start: number, end: number) => ReadonlyArray<FundingRate>
+
+/** The feed of payments known up front, oldest first. */
+export const fundingOf = (rates: ReadonlyArray<FundingRate>): FundingFeed => (start, end) =>
+  rates.filter((r) => r.time >= start && r.time < end)
+
 /** A limit or stop entry waiting for the price to reach its level. */
 interface Resting {
   readonly decision: Decision
@@ -71,6 +78,8 @@ export class BacktestEngine {
   /** The open time of the last bar whose open was settled. */
   private opened = -Infinity
   private lastBar: Candle | undefined
+  /** The payments due over the chunk of bars being run, and the next one to settle. */
+  private funding: ReadonlyArray<FundingRate> = []
   private fundingIndex = 0
   private totalFees = 0
   private totalFunding = 0
@@ -81,15 +90,19 @@ export class BacktestEngine {
   private readonly times: Array<number> = []
   private readonly equities: Array<number> = []
 
-  /** `funding`: the symbol's funding payments over the run, oldest first. */
-  constructor(readonly settings: BacktestSettings, private readonly funding: ReadonlyArray<FundingRate> = []) {
+  /** `feed`: the symbol's funding payments, asked for one chunk of bars at a time. */
+  constructor(readonly settings: BacktestSettings, private readonly feed: FundingFeed = () => []) {
     this.cash = toMoney(settings.initialBalance)
     this.free = fromMoney(this.cash)
   }
 
   /** Steps through one chunk of bars, oldest first. */
   run(bars: ReadonlyArray<Candle>, decider: Decider): void {
+    if (bars.length === 0) return
     decider.chunk(bars)
+    // Chunks follow each other, so each payment falls in one chunk's span.
+    this.funding = this.feed(bars[0]!.time, bars[bars.length - 1]!.time + this.settings.barMillis)
+    this.fundingIndex = 0
     for (let i = 0; i < bars.length;) {
       if (bars[i]!.time > this.opened) this.openBar(bars[i]!)
       const band = this.band()
@@ -407,14 +420,14 @@ export class BacktestEngine {
 
 /**
  * Runs a backtest over candles from any source (oldest first), with the symbol's funding payments
- * over the range. The engine steps through each chunk synchronously; between chunks the fiber
+ * for each chunk. The engine steps through each chunk synchronously; between chunks the fiber
  * yields, so a long run neither blocks the server nor ignores interruption.
  */
 export const runBacktest = <E, R>(
   settings: BacktestSettings,
   candles: Stream.Stream<Candle, E, R>,
   decider: Decider,
-  funding: ReadonlyArray<FundingRate> = []
+  funding: FundingFeed = () => []
 ): Effect.Effect<BacktestResult, E | ProgramRunError, R> =>
   Effect.suspend(() => {
     const engine = new BacktestEngine(settings, funding)

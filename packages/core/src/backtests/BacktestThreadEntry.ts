@@ -8,12 +8,19 @@ import { parentPort, workerData } from "node:worker_threads"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "../sandbox/QuickJsRuntime.js"
-import { runBacktest } from "./BacktestEngine.js"
+import { simulatedSymbol } from "../venues/SimulatedMarket.js"
+import { type FundingFeed, fundingOf, runBacktest } from "./BacktestEngine.js"
 import { type BacktestThreadInput, FromThread, outcomeOf, type ToThread } from "./BacktestThreadProtocol.js"
 
 const port = parentPort!
 const { funding, heartbeat, limits, run, settings } = workerData as BacktestThreadInput
 const { call, setBusy } = threadHeartbeat(heartbeat)
+
+const feed = (): FundingFeed => {
+  if (funding._tag === "Rates") return fundingOf(funding.rates)
+  const market = simulatedSymbol(funding.seed, run.symbol, funding.venue, funding.correlation)
+  return (start, end) => market?.fundingHistory(start, end) ?? []
+}
 const post = (message: FromThread) => port.postMessage(Schema.encodeSync(FromThread)(message))
 
 // The port keeps the thread alive after the run: the main thread terminates it once it has the result.
@@ -40,7 +47,7 @@ const backtest = Effect.gen(function*() {
   const runtime = yield* ProgramRuntime
   setBusy(true)
   const loaded = yield* runtime.load(run)
-  return outcomeOf(yield* runBacktest(settings, candles, loaded, funding))
+  return outcomeOf(yield* runBacktest(settings, candles, loaded, feed()))
 }).pipe(
   Effect.scoped,
   Effect.provide(QuickJsProgramRuntime(limits, call))

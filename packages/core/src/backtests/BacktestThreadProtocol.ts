@@ -24,12 +24,21 @@ export const outcomeOf = (result: BacktestResult): BacktestOutcome => ({
   fills: result.fills
 })
 
+/**
+ * Where a backtest's funding payments come from: the venue's history (read from the candle store
+ * before the run), or the simulated venue's, computed in the thread a window at a time since it
+ * walks the simulated market minute by minute (decades of it take seconds).
+ */
+export type FundingSource =
+  | { readonly _tag: "Rates"; readonly rates: ReadonlyArray<FundingRate> }
+  | { readonly _tag: "Simulated"; readonly seed: number; readonly venue: string; readonly correlation: number }
+
 /** What a backtest thread starts with (its `workerData`). */
 export interface BacktestThreadInput {
   readonly run: ProgramRun
   readonly settings: BacktestSettings
-  /** The symbol's funding payments over the run, oldest first. */
-  readonly funding: ReadonlyArray<FundingRate>
+  /** The symbol's funding payments: the rates over the run, or the simulation that computes them. */
+  readonly funding: FundingSource
   readonly limits: SandboxLimits
   /** Added by `startWorkerThread`, see `jobs/Heartbeat.ts`. */
   readonly heartbeat: SharedArrayBuffer

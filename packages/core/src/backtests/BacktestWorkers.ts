@@ -7,6 +7,7 @@ import { type Candle, timeframeMillis } from "../venues/Venue.js"
 import { type BacktestSettings, defaultSettings } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
 import { type BacktestThread, startBacktestThread } from "./BacktestThread.js"
+import type { FundingSource } from "./BacktestThreadProtocol.js"
 
 /** Bars fetched and sent to the thread between two checkpoints (progress, lease renewal, cancellation). */
 export const barsPerCheckpoint = 1_000
@@ -79,12 +80,17 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
           marginMode: row.margin_mode,
           leverage: row.leverage
         }
-        // A dataset has no funding of its own: its backtests pay none.
-        const funding = yield* lease.keepAlive(market.fundingRates(source, {
-          symbol: row.symbol,
-          start: Date.parse(row.start_at),
-          end: Date.parse(row.end_at)
-        }))
+        // A dataset has no funding of its own: its backtests pay none. The simulation's is computed in the thread.
+        const funding: FundingSource = source._tag === "Venue" && venues[venue].mode !== "http"
+          ? { _tag: "Simulated", seed: venues.simulationSeed, venue, correlation: venues.simulationCorrelation }
+          : {
+            _tag: "Rates",
+            rates: yield* lease.keepAlive(market.fundingRates(source, {
+              symbol: row.symbol,
+              start: Date.parse(row.start_at),
+              end: Date.parse(row.end_at)
+            }))
+          }
         const thread = yield* startBacktestThread({ run: program, settings, funding, limits: sandbox })
         return yield* feed(row, source, thread, lease)
       }).pipe(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
 import type { BacktestSettings } from "../../src/backtests/Backtest.js"
-import { BacktestEngine, runBacktest } from "../../src/backtests/BacktestEngine.js"
+import { BacktestEngine, fundingOf, runBacktest } from "../../src/backtests/BacktestEngine.js"
 import { computeMetrics } from "../../src/backtests/BacktestMetrics.js"
 import { type Decide, decideEachBar } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
@@ -339,7 +339,7 @@ describe("BacktestEngine", () => {
       { time: bars[2]!.time, rate: 0.01 },
       { time: bars[3]!.time, rate: -0.02 }
     ]
-    const engine = new BacktestEngine(settings({ fillTiming: "close" }), funding)
+    const engine = new BacktestEngine(settings({ fillTiming: "close" }), fundingOf(funding))
     engine.run(
       bars,
       decideEachBar((candle) =>

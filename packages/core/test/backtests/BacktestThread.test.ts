@@ -30,7 +30,12 @@ const run = (code: string) => ({ code, symbol: "BTC", timeframe: "1h", params: {
 /** Runs `code` in a backtest thread over `bars`, fed 1000 at a time as the workers do. */
 const runInThread = (code: string) =>
   Effect.scoped(Effect.gen(function*() {
-    const thread = yield* startBacktestThread({ run: run(code), settings, funding: [], limits })
+    const thread = yield* startBacktestThread({
+      run: run(code),
+      settings,
+      funding: { _tag: "Rates", rates: [] },
+      limits
+    })
     let from = 0
     for (;;) {
       const message = yield* thread.take
@@ -117,7 +122,12 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
     () =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(Effect.scoped(Effect.gen(function*() {
-          const thread = yield* startBacktestThread({ run: run(tradingProgram), settings, funding: [], limits })
+          const thread = yield* startBacktestThread({
+            run: run(tradingProgram),
+            settings,
+            funding: { _tag: "Rates", rates: [] },
+            limits
+          })
           expect((yield* thread.take)._tag).toBe("Pull")
           // Not candles: the engine's stream fails on it, a defect of the thread rather than of the program.
           yield* thread.post({ _tag: "Window", candles: null as never })
@@ -134,7 +144,12 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const thread = yield* Scope.extend(
-        startBacktestThread({ run: run(`export function decide() { for (;;); }`), settings, funding: [], limits }),
+        startBacktestThread({
+          run: run(`export function decide() { for (;;); }`),
+          settings,
+          funding: { _tag: "Rates", rates: [] },
+          limits
+        }),
         scope
       )
       expect(liveBacktestThreads()).toBe(1)
