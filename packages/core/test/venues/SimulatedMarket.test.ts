@@ -241,7 +241,11 @@ describe("SimulatedMarket", () => {
     for (const symbol of ["BTC", "ETH"]) {
       for (const strategy of ["reversal", "momentum"]) {
         expect(finalEquity(minutes()[symbol]!, strategy, "1m"), `${strategy} on ${symbol}`).toBeLessThan(initial)
-        const cheap = finalEquity(minutes()[symbol]!, strategy, "1m", { takerFeeRate: 0.0001, makerFeeRate: 0.0001, slippage: 0 })
+        const cheap = finalEquity(minutes()[symbol]!, strategy, "1m", {
+          takerFeeRate: 0.0001,
+          makerFeeRate: 0.0001,
+          slippage: 0
+        })
         expect(cheap, `${strategy} on ${symbol} at 1 bp`).toBeLessThan(initial)
       }
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
+import { capMarginTable, defaultMarginTables } from "../../src/venues/MarginTiers.js"
 import {
   checkOrder,
   decimalString,
@@ -9,7 +10,6 @@ import {
   roundPrice,
   roundQuantity
 } from "../../src/venues/SymbolRules.js"
-import { capMarginTable, defaultMarginTables } from "../../src/venues/MarginTiers.js"
 import type { SymbolSpec } from "../../src/venues/Venue.js"
 
 const btc: SymbolSpec = {
