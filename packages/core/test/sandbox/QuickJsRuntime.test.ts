@@ -206,12 +206,19 @@ describe("QuickJS program runtime", () => {
             `{ operation: "fly" }`,
             `{ operation: "buy", leverage: 1000 }`,
             `{ operation: "sell", target_portion_of_balance: 2 }`,
+            `{ operation: "buy", order_type: "limit" }`,
+            `{ operation: "close", order_type: "stop", entry_price: 10 }`,
+            `{ operation: "buy", trailing_stop: 1.5 }`,
+            `{ operation: "buy", time_in_force: "day" }`,
             `[1, 2]`
           ]
         ) {
           const error = yield* failure(`export function decide() { return ${answer} }`)
           expect(error.reason, answer).toBe("invalid_decision")
         }
+        // A resting entry's rule names what is missing.
+        const limit = yield* failure(`export function decide() { return { operation: "buy", order_type: "limit" } }`)
+        expect(limit.message).toContain("a limit order needs an entry_price")
         const cyclic = yield* failure(
           `export function decide() { const d = { operation: "buy" }; d.self = d; return d }`
         )

@@ -173,6 +173,23 @@ for (const storage of testStorages) {
             "forbidden"
           )
           expectError(yield* call("GET", "/api/account/999999/positions", { token: me.token }), 404, "not_found")
+          // The funding list of paper positions: the same owner rule, a bad id or page 400, no token 401.
+          expectError(
+            yield* call("GET", `/api/account/${theirAccount.id}/funding`, { token: me.token }),
+            403,
+            "forbidden"
+          )
+          expectError(yield* call("GET", "/api/account/999999/funding", { token: me.token }), 404, "not_found")
+          expectError(yield* call("GET", "/api/account/abc/funding", { token: me.token }), 400, "invalid_input")
+          expectError(
+            yield* call("GET", `/api/account/${myAccount.id}/funding?limit=0`, { token: me.token }),
+            400,
+            "invalid_input"
+          )
+          expectError(yield* call("GET", `/api/account/${myAccount.id}/funding`), 401, "unauthorized")
+          expect((yield* call("GET", `/api/account/${myAccount.id}/funding`, { token: me.token })).body).toEqual({
+            funding: []
+          })
         }))
 
       it.effect("a run on the simulated venue opens a paper position: order, fill, cash and export move together", () =>

@@ -205,6 +205,11 @@ for (const storage of testStorages) {
           expectError(yield* submit(token, programId, { timeframe: "2h" }), 400, "invalid_input")
           expectError(yield* submit(token, programId, { exchange: "venue9" }), 400, "invalid_input")
           expectError(yield* submit(token, programId, { fee_rate: -1 }), 400, "invalid_input")
+          // The rulebook's terms: a fraction, and one of the named choices.
+          expectError(yield* submit(token, programId, { maker_fee_rate: 0.5 }), 400, "invalid_input")
+          expectError(yield* submit(token, programId, { slippage_model: "quadratic" }), 400, "invalid_input")
+          expectError(yield* submit(token, programId, { fill_timing: "tomorrow" }), 400, "invalid_input")
+          expectError(yield* submit(token, programId, { margin_mode: "portfolio" }), 400, "invalid_input")
           expectError(yield* submit(token, programId, { leverage: 500 }), 400, "invalid_input")
           expectError(yield* submit(token, programId, { symbol: 42 }), 400, "invalid_input")
           expectError(
