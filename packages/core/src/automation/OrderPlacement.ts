@@ -37,14 +37,16 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     const market = yield* MarketData
     const runs = yield* RunsRepo
 
-    /** The rulebook's terms of paper trading in `symbol` on `exchange`: its rules as the venue states them. */
+    /** A symbol's rules as its venue states them (cached per venue by market data); undefined when it is not listed. */
+    const rulesOf = (exchange: Exchange, symbol: string) =>
+      Effect.map(market.symbols({ exchange }), ({ symbols }) => symbols.find((s) => s.symbol === symbol))
+
+    /** The rulebook's terms of paper trading in `symbol` on `exchange`. */
     const termsOf = (exchange: Exchange, symbol: string): Effect.Effect<TradingTerms, VenueFailure | FinalFailure> =>
-      Effect.flatMap(market.symbols({ exchange }), ({ symbols }) => {
-        const rules = symbols.find((s) => s.symbol === symbol)
-        return rules === undefined
+      Effect.flatMap(rulesOf(exchange, symbol), (rules) =>
+        rules === undefined
           ? Effect.fail(new FinalFailure({ message: `Unknown symbol on ${exchange}: ${symbol}` }))
-          : Effect.succeed(paperTerms(rules))
-      })
+          : Effect.succeed(paperTerms(rules)))
 
     /**
      * Charges a paper position the funding payments of its venue due since it was last charged,
@@ -122,8 +124,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     const venueQuantity = (order: OrderRow) =>
       Effect.gen(function*() {
         const unknown = { refusal: `Unknown symbol on ${order.exchange}: ${order.symbol}` } as const
-        const { symbols } = yield* market.symbols({ exchange: order.exchange })
-        const rules = symbols.find((s) => s.symbol === order.symbol)
+        const rules = yield* rulesOf(order.exchange, order.symbol)
         if (rules === undefined) return unknown
         const quantity = roundQuantity(rules, order.quantity)
         if (order.trigger !== "run") {

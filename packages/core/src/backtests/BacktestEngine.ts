@@ -45,9 +45,20 @@ interface Open {
 /** The symbol's funding payments whose time lies in `[start, end)`, oldest first. */
 export type FundingFeed = (start: number, end: number) => ReadonlyArray<FundingRate>
 
-/** The feed of payments known up front, oldest first. */
-export const fundingOf = (rates: ReadonlyArray<FundingRate>): FundingFeed => (start, end) =>
-  rates.filter((r) => r.time >= start && r.time < end)
+/** The feed of payments known up front, oldest first: each chunk's found by bisection, not by a pass over them all. */
+export const fundingOf = (rates: ReadonlyArray<FundingRate>): FundingFeed => {
+  const firstAtOrAfter = (time: number) => {
+    let low = 0
+    let high = rates.length
+    while (low < high) {
+      const mid = (low + high) >>> 1
+      if (rates[mid]!.time < time) low = mid + 1
+      else high = mid
+    }
+    return low
+  }
+  return (start, end) => rates.slice(firstAtOrAfter(start), firstAtOrAfter(end))
+}
 
 /** A limit or stop entry waiting for the price to reach its level. */
 interface Resting {
