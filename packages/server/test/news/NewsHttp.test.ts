@@ -50,7 +50,7 @@ const FeedServer = Effect.acquireRelease(
         case "/bad":
           return res.writeHead(200, { "content-type": "application/rss+xml" }).end("<rss><channel><item><title>cut")
         case "/slow":
-          return void setTimeout(() => res.writeHead(200).end(rss), 5_000)
+          return void setTimeout(() => res.writeHead(200).end(rss), 60_000).unref()
         default:
           return res.writeHead(500).end("down")
       }
@@ -67,7 +67,8 @@ const defaults = platformOptions()
 const NewsServer = Layer.unwrapScoped(Effect.map(FeedServer, () =>
   TestServer({
     config: {
-      news: { ...defaults.news, timeout: Duration.millis(500) },
+      // Long enough for a local feed on a loaded machine; the slow feed answers far later.
+      news: { ...defaults.news, timeout: Duration.seconds(3) },
       assistant: { ...defaults.assistant, insightJobs: { ...defaults.assistant.insightJobs, concurrency: 1 } }
     }
   })))
