@@ -1,8 +1,8 @@
 import { Schema } from "effect"
-import { idParam } from "../http/IdParam.js"
+import { idParam, StoredId, StoredInt } from "../http/IdParam.js"
 import { UserId } from "../users/User.js"
 
-export const AccountId = Schema.Int.pipe(Schema.positive(), Schema.brand("AccountId"))
+export const AccountId = StoredId.pipe(Schema.brand("AccountId"))
 export type AccountId = typeof AccountId.Type
 
 /** `{account_id}` in a path. */
@@ -96,7 +96,7 @@ export const AccountUpdate = Schema.Struct({
   show_on_dashboard: Schema.optional(Schema.NullOr(Schema.Boolean)),
   venue1_enabled: Schema.optional(Schema.NullOr(Schema.Boolean)),
   venue1_environment: Schema.optional(Schema.NullOr(Venue1Environment)),
-  avatar_preset_id: Schema.optional(Schema.NullOr(Schema.Int)),
+  avatar_preset_id: Schema.optional(Schema.NullOr(StoredInt)),
   margin_mode: Schema.optional(Schema.NullOr(MarginMode))
 }).annotations({ ...allErrors, examples: [{ name: "paper, renamed", default_leverage: 3 }] })
 export type AccountUpdate = typeof AccountUpdate.Type

@@ -5,6 +5,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
+import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
 import { Account, AccountCreate, AccountPath, AccountUpdate } from "./Account.js"
 
@@ -15,7 +16,7 @@ export * from "./Account.js"
 export class AccountsApi extends HttpApiGroup.make("accounts")
   .add(
     HttpApiEndpoint.post("create", "/account")
-      .setPayload(AccountCreate)
+      .setPayload(strictBody(AccountCreate))
       .addSuccess(Account, { status: 201 })
       .addError(ApiError.LeverageTooHigh)
       .annotate(OpenApi.Summary, "Create a trading account")
@@ -35,7 +36,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   .add(
     HttpApiEndpoint.put("update", "/account/:account_id")
       .setPath(AccountPath)
-      .setPayload(AccountUpdate)
+      .setPayload(strictBody(AccountUpdate))
       .addSuccess(Account)
       .addError(ApiError.LeverageTooHigh)
       .addError(ApiError.Conflict)

@@ -1,15 +1,15 @@
 import { Schema } from "effect"
-import { idParam } from "../http/IdParam.js"
+import { idParam, StoredId } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
 import { MarketSymbol } from "../market/Market.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 
 /** A conversation's id. */
-export const ConversationId = Schema.Int.pipe(Schema.positive(), Schema.brand("ConversationId"))
+export const ConversationId = StoredId.pipe(Schema.brand("ConversationId"))
 export type ConversationId = typeof ConversationId.Type
 
 /** A stored message's id. */
-export const MessageId = Schema.Int.pipe(Schema.positive(), Schema.brand("MessageId"))
+export const MessageId = StoredId.pipe(Schema.brand("MessageId"))
 export type MessageId = typeof MessageId.Type
 
 /** `{conversation_id}` in a path. */
@@ -96,7 +96,7 @@ export class MessageList extends Schema.Class<MessageList>("MessageList")({
 export const MessagesParams = Pagination
 
 /** An insight job's id; on the wire `task_id` is its text. */
-export const InsightId = Schema.Int.pipe(Schema.positive(), Schema.brand("InsightId"))
+export const InsightId = StoredId.pipe(Schema.brand("InsightId"))
 export type InsightId = typeof InsightId.Type
 
 /** `{task_id}` in a path. */

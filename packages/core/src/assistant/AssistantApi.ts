@@ -4,6 +4,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
+import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
 import {
   ChatRequest,
@@ -30,7 +31,7 @@ export class AssistantApi extends HttpApiGroup.make("assistant")
   )
   .add(
     HttpApiEndpoint.post("converse", "/ai/conversations")
-      .setPayload(ConversationStart)
+      .setPayload(strictBody(ConversationStart))
       .addSuccess(Conversation, { status: 201 })
       .addError(ApiError.UpstreamError)
       .addError(ApiError.UpstreamTimeout)
@@ -60,7 +61,7 @@ export class AssistantApi extends HttpApiGroup.make("assistant")
   )
   .add(
     HttpApiEndpoint.post("chat", "/ai/chat")
-      .setPayload(ChatRequest)
+      .setPayload(strictBody(ChatRequest))
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
       .annotate(
         OpenApi.Description,
@@ -70,7 +71,7 @@ export class AssistantApi extends HttpApiGroup.make("assistant")
   )
   .add(
     HttpApiEndpoint.post("insight", "/ai/insight")
-      .setPayload(InsightRequest)
+      .setPayload(strictBody(InsightRequest))
       .addSuccess(InsightTask, { status: 202 })
       .addError(ApiError.UpstreamError)
       .addError(ApiError.UpstreamTimeout)

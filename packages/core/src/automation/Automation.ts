@@ -1,16 +1,16 @@
 import { Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { defaulted } from "../http/Defaults.js"
-import { idParam } from "../http/IdParam.js"
+import { idParam, StoredId } from "../http/IdParam.js"
 import { ProgramId } from "../programs/Program.js"
 import { Decision } from "../sandbox/Decision.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 
 /** A binding's id. */
-export const BindingId = Schema.Int.pipe(Schema.positive(), Schema.brand("BindingId"))
+export const BindingId = StoredId.pipe(Schema.brand("BindingId"))
 export type BindingId = typeof BindingId.Type
 
-export const RunId = Schema.Int.pipe(Schema.positive(), Schema.brand("RunId"))
+export const RunId = StoredId.pipe(Schema.brand("RunId"))
 export type RunId = typeof RunId.Type
 
 /** `/programs/:id/bindings/:binding_id` */
@@ -24,7 +24,7 @@ const Symbol = Schema.Trim.pipe(
 const Symbols = Schema.Array(Symbol).pipe(Schema.minItems(1), Schema.maxItems(50))
 /** Every N minutes, at most once a week. */
 const IntervalMinutes = Schema.Int.pipe(Schema.between(1, 10_080))
-const PoolIds = Schema.Array(Schema.Int.pipe(Schema.positive())).pipe(Schema.maxItems(50))
+const PoolIds = Schema.Array(StoredId).pipe(Schema.maxItems(50))
 // Bounds are the account's rule (422 leverage_too_high), so only the shape is checked here.
 const Leverage = Schema.Int
 const Params = Schema.Record({ key: Schema.String, value: Schema.Unknown })

@@ -5,6 +5,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountPath } from "../accounts/Account.js"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
+import { strictBody } from "../http/StrictBody.js"
 import { ProgramPath } from "../programs/ProgramsApi.js"
 import { Authentication } from "../users/Authentication.js"
 import {
@@ -26,7 +27,7 @@ export class AutomationApi extends HttpApiGroup.make("automation")
   .add(
     HttpApiEndpoint.post("create", "/programs/:id/bindings")
       .setPath(ProgramPath)
-      .setPayload(BindingRequest)
+      .setPayload(strictBody(BindingRequest))
       .addSuccess(Binding, { status: 201 })
       .addError(ApiError.LeverageTooHigh)
       .annotate(
@@ -50,7 +51,7 @@ export class AutomationApi extends HttpApiGroup.make("automation")
   .add(
     HttpApiEndpoint.put("update", "/programs/:id/bindings/:binding_id")
       .setPath(BindingPath)
-      .setPayload(BindingUpdate)
+      .setPayload(strictBody(BindingUpdate))
       .addSuccess(Binding)
       .addError(ApiError.LeverageTooHigh)
       .annotate(

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { AccountId, MarginMode } from "../accounts/Account.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
 import { defaulted } from "../http/Defaults.js"
-import { idParam } from "../http/IdParam.js"
+import { idParam, StoredId } from "../http/IdParam.js"
 import { Instant } from "../http/Instant.js"
 import { Pagination } from "../http/Pagination.js"
 import { JobStatus } from "../jobs/JobStatus.js"
@@ -13,7 +13,7 @@ import { defaultMarginTables } from "../venues/MarginTiers.js"
 import { type Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
 
 /** A backtest's id. */
-export const BacktestId = Schema.Int.pipe(Schema.positive(), Schema.brand("BacktestId"))
+export const BacktestId = StoredId.pipe(Schema.brand("BacktestId"))
 export type BacktestId = typeof BacktestId.Type
 
 /** Where a backtest job is: `queued` until a worker claims it, then `running`, then one of the final three. */

@@ -5,6 +5,7 @@ import { Schema } from "effect"
 import { ApiError } from "../http/Errors.js"
 import { idParam } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
+import { strictBody } from "../http/StrictBody.js"
 import { ProgramPath } from "../programs/ProgramsApi.js"
 import { Authentication } from "../users/Authentication.js"
 import {
@@ -26,7 +27,7 @@ export class BacktestsApi extends HttpApiGroup.make("backtests")
   .add(
     HttpApiEndpoint.post("submit", "/programs/:id/backtest")
       .setPath(ProgramPath)
-      .setPayload(BacktestRequest)
+      .setPayload(strictBody(BacktestRequest))
       .addSuccess(Backtest, { status: 202 })
       .addError(ApiError.Forbidden)
       .addError(ApiError.NotFound)

@@ -11,6 +11,8 @@ export interface RawIssue {
 // Schema's "Expected X, actual Y" and Config's "Expected X but received Y".
 const expectedActual = /^Expected ([\s\S]+?)(?:, actual | but received )([\s\S]+)$/
 const unableToDecode = /^Unable to decode ([\s\S]+) into an? ([\s\S]+)$/
+// Schema's word for a field a strict body does not know.
+const unexpectedField = /^is unexpected, expected: ([\s\S]+)$/
 
 const clip = (text: string) => (text.length > 60 ? `${text.slice(0, 57)}...` : text)
 
@@ -45,7 +47,14 @@ const messagesOf = (issues: ReadonlyArray<RawIssue>): Array<string> => {
       continue
     }
     const unreadable = unableToDecode.exec(issue.message)
-    others.push(unreadable ? `must be a ${unreadable[2]}; got ${shown(unreadable[1]!)}` : issue.message)
+    const unknown = unexpectedField.exec(issue.message)
+    others.push(
+      unreadable
+        ? `must be a ${unreadable[2]}; got ${shown(unreadable[1]!)}`
+        : unknown
+        ? `is not a known field; the known fields are ${unknown[1]!.replaceAll("\"", "").split(" | ").join(", ")}`
+        : issue.message
+    )
   }
   // `undefined` and `null` are what an optional or nullable field also accepts; said alone they mislead.
   const meaningful = alternatives.filter((a) => a !== "undefined" && a !== "null")

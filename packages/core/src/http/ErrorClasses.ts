@@ -51,6 +51,11 @@ export class Forbidden
   extends apiError<Forbidden>()("Forbidden", 403, "Valid token, but the resource belongs to another user")
 {}
 export class NotFound extends apiError<NotFound>()("NotFound", 404, "Wrong or deleted id, or unknown route") {}
+export class MethodNotAllowed extends apiError<MethodNotAllowed>()(
+  "MethodNotAllowed",
+  405,
+  "The path exists but not with this method; `Allow` lists its methods"
+) {}
 export class Conflict
   extends apiError<Conflict>()("Conflict", 409, "Duplicate resource, or state changed since read")
 {}

@@ -1,11 +1,11 @@
 import { Schema } from "effect"
-import { idParam } from "../http/IdParam.js"
+import { idParam, StoredId } from "../http/IdParam.js"
 import { Instant } from "../http/Instant.js"
 import { JobStatus } from "../jobs/JobStatus.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 import { MarketSymbol } from "./Market.js"
 
-export const CandleSyncId = Schema.Int.pipe(Schema.positive(), Schema.brand("CandleSyncId"))
+export const CandleSyncId = StoredId.pipe(Schema.brand("CandleSyncId"))
 export type CandleSyncId = typeof CandleSyncId.Type
 
 /** `POST /api/market/candles/sync`: fetch a venue's bars of `[from, to)` into the candle store. */

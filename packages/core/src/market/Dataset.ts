@@ -1,10 +1,10 @@
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 import { defaultedParam } from "../http/Defaults.js"
-import { idParam } from "../http/IdParam.js"
+import { idParam, StoredId } from "../http/IdParam.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 
-export const DatasetId = Schema.Int.pipe(Schema.positive(), Schema.brand("DatasetId"))
+export const DatasetId = StoredId.pipe(Schema.brand("DatasetId"))
 export type DatasetId = typeof DatasetId.Type
 
 /** A dataset's name: what `exchange` names it by (`dataset:NAME`). */

@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { ApiError } from "../http/Errors.js"
+import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
 import { CandleSync, CandleSyncPath, CandleSyncRequest } from "./CandleSync.js"
 import {
@@ -34,7 +35,7 @@ export * from "./Market.js"
 export class MarketApi extends HttpApiGroup.make("market")
   .add(
     HttpApiEndpoint.post("prices", "/market/prices")
-      .setPayload(PricesRequest)
+      .setPayload(strictBody(PricesRequest))
       .addSuccess(PricesResponse)
       .annotate(OpenApi.Summary, "Price, 24h change and volume, funding and open interest of up to 50 symbols")
   )
@@ -52,7 +53,7 @@ export class MarketApi extends HttpApiGroup.make("market")
   )
   .add(
     HttpApiEndpoint.post("query", "/programs/query-market-data")
-      .setPayload(MarketDataQuery)
+      .setPayload(strictBody(MarketDataQuery))
       .addSuccess(MarketDataResponse)
       .annotate(OpenApi.Summary, "Prices, candles and indicators of up to 50 symbols, as programs see them")
   )
@@ -76,7 +77,7 @@ export class MarketApi extends HttpApiGroup.make("market")
   )
   .add(
     HttpApiEndpoint.post("syncCandles", "/market/candles/sync")
-      .setPayload(CandleSyncRequest)
+      .setPayload(strictBody(CandleSyncRequest))
       .addSuccess(CandleSync, { status: 202 })
       .annotate(
         OpenApi.Description,

@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { ApiError } from "../http/Errors.js"
+import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
 import {
   NewsList,
@@ -27,14 +28,14 @@ export class NewsApi extends HttpApiGroup.make("news")
   )
   .add(
     HttpApiEndpoint.post("create", "/news/sources")
-      .setPayload(NewsSourceCreate)
+      .setPayload(strictBody(NewsSourceCreate))
       .addSuccess(NewsSource, { status: 201 })
       .annotate(OpenApi.Summary, "Add a feed (RSS, Atom, RDF or JSON Feed)")
   )
   .add(
     HttpApiEndpoint.put("update", "/news/sources/:source_id")
       .setPath(NewsSourcePath)
-      .setPayload(NewsSourceUpdate)
+      .setPayload(strictBody(NewsSourceUpdate))
       .addSuccess(NewsSource)
       .annotate(OpenApi.Summary, "Rename, move or enable/disable a source; absent fields are kept")
   )

@@ -1,9 +1,9 @@
 import { Schema } from "effect"
-import { idParam } from "../http/IdParam.js"
+import { idParam, StoredId } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
 import { MarketSymbol } from "../market/Market.js"
 
-export const NewsSourceId = Schema.Int.pipe(Schema.positive(), Schema.brand("NewsSourceId"))
+export const NewsSourceId = StoredId.pipe(Schema.brand("NewsSourceId"))
 export type NewsSourceId = typeof NewsSourceId.Type
 
 export const NewsSourcePath = Schema.Struct({ source_id: idParam(NewsSourceId) })

@@ -1,7 +1,8 @@
 import { Schema } from "effect"
+import { StoredId } from "../http/IdParam.js"
 
 /** A program's id. */
-export const ProgramId = Schema.Int.pipe(Schema.positive(), Schema.brand("ProgramId"))
+export const ProgramId = StoredId.pipe(Schema.brand("ProgramId"))
 export type ProgramId = typeof ProgramId.Type
 
 /**

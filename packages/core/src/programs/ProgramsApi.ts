@@ -6,6 +6,7 @@ import { Schema } from "effect"
 import { ApiError } from "../http/Errors.js"
 import { idParam } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
+import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
 import { Program, ProgramId, ProgramList, ProgramRequest, ProgramSummary, ProgramUpdate } from "./Program.js"
 
@@ -19,7 +20,7 @@ export const ProgramPath = Schema.Struct({ id: idParam(ProgramId) })
 export class ProgramsApi extends HttpApiGroup.make("programs")
   .add(
     HttpApiEndpoint.post("create", "/programs")
-      .setPayload(ProgramRequest)
+      .setPayload(strictBody(ProgramRequest))
       .addSuccess(Program, { status: 201 })
       .addError(ApiError.ProgramInvalid)
       .addError(ApiError.UnsupportedLanguage)
@@ -42,7 +43,7 @@ export class ProgramsApi extends HttpApiGroup.make("programs")
   .add(
     HttpApiEndpoint.put("update", "/programs/:id")
       .setPath(ProgramPath)
-      .setPayload(ProgramUpdate)
+      .setPayload(strictBody(ProgramUpdate))
       .addSuccess(ProgramSummary)
       .addError(ApiError.Forbidden)
       .addError(ApiError.NotFound)

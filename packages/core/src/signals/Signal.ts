@@ -1,19 +1,20 @@
 import { Schema } from "effect"
 import { defaulted } from "../http/Defaults.js"
+import { StoredId } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
 import { UserId } from "../users/User.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 
 /** A signal's id. */
-export const SignalId = Schema.Int.pipe(Schema.positive(), Schema.brand("SignalId"))
+export const SignalId = StoredId.pipe(Schema.brand("SignalId"))
 export type SignalId = typeof SignalId.Type
 
 /** A signal pool's id. */
-export const PoolId = Schema.Int.pipe(Schema.positive(), Schema.brand("PoolId"))
+export const PoolId = StoredId.pipe(Schema.brand("PoolId"))
 export type PoolId = typeof PoolId.Type
 
 /** A trigger log row's id. */
-export const TriggerId = Schema.Int.pipe(Schema.positive(), Schema.brand("TriggerId"))
+export const TriggerId = StoredId.pipe(Schema.brand("TriggerId"))
 export type TriggerId = typeof TriggerId.Type
 
 /** The ten metrics a signal can watch; `docs/signals.md` defines each with its unit. */

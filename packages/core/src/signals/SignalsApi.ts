@@ -5,6 +5,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { ApiError } from "../http/Errors.js"
 import { idParam } from "../http/IdParam.js"
+import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
 import {
   EvaluateRequest,
@@ -37,7 +38,7 @@ export class SignalsApi extends HttpApiGroup.make("signals")
   )
   .add(
     HttpApiEndpoint.post("create", "/signals")
-      .setPayload(SignalRequest)
+      .setPayload(strictBody(SignalRequest))
       .addSuccess(Signal, { status: 201 })
       .annotate(OpenApi.Summary, "Create a signal: a metric over a time window compared with a threshold")
   )
@@ -56,7 +57,7 @@ export class SignalsApi extends HttpApiGroup.make("signals")
   )
   .add(
     HttpApiEndpoint.post("createPool", "/signals/pools")
-      .setPayload(PoolRequest)
+      .setPayload(strictBody(PoolRequest))
       .addSuccess(SignalPool, { status: 201 })
       .addError(ApiError.NotFound)
       .addError(ApiError.ExchangeMismatch)
@@ -68,7 +69,7 @@ export class SignalsApi extends HttpApiGroup.make("signals")
   .add(
     HttpApiEndpoint.put("updatePool", "/signals/pools/:id")
       .setPath(PoolPath)
-      .setPayload(PoolUpdate)
+      .setPayload(strictBody(PoolUpdate))
       .addSuccess(SignalPool)
       .addError(ApiError.Forbidden)
       .addError(ApiError.NotFound)
@@ -97,7 +98,7 @@ export class SignalsApi extends HttpApiGroup.make("signals")
   .add(
     HttpApiEndpoint.put("update", "/signals/:id")
       .setPath(SignalPath)
-      .setPayload(SignalRequest)
+      .setPayload(strictBody(SignalRequest))
       .addSuccess(Signal)
       .addError(ApiError.Forbidden)
       .addError(ApiError.NotFound)
@@ -116,7 +117,7 @@ export class SignalsApi extends HttpApiGroup.make("signals")
   .add(
     HttpApiEndpoint.post("evaluate", "/signals/:id/evaluate")
       .setPath(SignalPath)
-      .setPayload(EvaluateRequest)
+      .setPayload(strictBody(EvaluateRequest))
       .addSuccess(Evaluation)
       .addError(ApiError.Forbidden)
       .addError(ApiError.NotFound)

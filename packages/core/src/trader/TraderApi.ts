@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountPath } from "../accounts/Account.js"
 import { ApiError } from "../http/Errors.js"
+import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
 import { ImportPreview, ImportResult, TraderDocument, TraderExport } from "./TraderData.js"
 
@@ -20,14 +21,14 @@ export class TraderApi extends HttpApiGroup.make("trader")
   .add(
     HttpApiEndpoint.post("preview", "/trader/:account_id/import/preview")
       .setPath(AccountPath)
-      .setPayload(TraderDocument)
+      .setPayload(strictBody(TraderDocument))
       .addSuccess(ImportPreview)
       .annotate(OpenApi.Summary, "What an import would add and skip, without changing anything")
   )
   .add(
     HttpApiEndpoint.post("import", "/trader/:account_id/import")
       .setPath(AccountPath)
-      .setPayload(TraderDocument)
+      .setPayload(strictBody(TraderDocument))
       .addSuccess(ImportResult)
       .annotate(OpenApi.Summary, "Import an exported document; duplicates are skipped")
   )

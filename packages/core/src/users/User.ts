@@ -1,9 +1,10 @@
 import { Schema } from "effect"
+import { StoredId } from "../http/IdParam.js"
 
-export const UserId = Schema.Int.pipe(Schema.positive(), Schema.brand("UserId"))
+export const UserId = StoredId.pipe(Schema.brand("UserId"))
 export type UserId = typeof UserId.Type
 
-export const SessionId = Schema.Int.pipe(Schema.positive(), Schema.brand("SessionId"))
+export const SessionId = StoredId.pipe(Schema.brand("SessionId"))
 export type SessionId = typeof SessionId.Type
 
 const Email = Schema.Trim.pipe(

@@ -6,6 +6,7 @@ import { Schema } from "effect"
 import { ApiError } from "../http/Errors.js"
 import { idParam } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
+import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "./Authentication.js"
 import {
   LoginRequest,
@@ -30,14 +31,14 @@ export class UsersApi extends HttpApiGroup.make("users")
   )
   .add(
     HttpApiEndpoint.post("changePassword", "/users/password")
-      .setPayload(PasswordChangeRequest)
+      .setPayload(strictBody(PasswordChangeRequest))
       .addSuccess(HttpApiSchema.NoContent)
       .annotate(OpenApi.Summary, "Change the password; revokes every token of the user")
   )
   .add(HttpApiEndpoint.get("me", "/users/me").addSuccess(User).annotate(OpenApi.Summary, "The caller"))
   .add(
     HttpApiEndpoint.del("deleteMe", "/users/me")
-      .setPayload(UserDeleteRequest)
+      .setPayload(strictBody(UserDeleteRequest))
       .addSuccess(HttpApiSchema.NoContent)
       .annotate(
         OpenApi.Summary,
@@ -61,14 +62,14 @@ export class UsersApi extends HttpApiGroup.make("users")
   .middlewareEndpoints(Authentication)
   .add(
     HttpApiEndpoint.post("register", "/users/register")
-      .setPayload(RegisterRequest)
+      .setPayload(strictBody(RegisterRequest))
       .addSuccess(User, { status: 201 })
       .addError(ApiError.Conflict)
       .annotate(OpenApi.Summary, "Create a user")
   )
   .add(
     HttpApiEndpoint.post("login", "/users/login")
-      .setPayload(LoginRequest)
+      .setPayload(strictBody(LoginRequest))
       .addSuccess(LoginResponse)
       .addError(ApiError.Unauthorized)
       .annotate(OpenApi.Summary, "Exchange email and password for a session token")

@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountPath } from "../accounts/Account.js"
 import { ApiError } from "../http/Errors.js"
+import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
 import { Acknowledgement, Venue2SetupRequest, WalletRequest, WalletTestResult } from "./VenueAccount.js"
 
@@ -14,7 +15,7 @@ export class VenueAccountsApi extends HttpApiGroup.make("venueAccounts")
   .add(
     HttpApiEndpoint.put("storeWallet", "/venue1/accounts/:account_id/wallet")
       .setPath(AccountPath)
-      .setPayload(WalletRequest)
+      .setPayload(strictBody(WalletRequest))
       .addSuccess(Acknowledgement)
       .annotate(OpenApi.Summary, "Store the account's venue1 wallet (the private key sealed at rest)")
   )
@@ -27,7 +28,7 @@ export class VenueAccountsApi extends HttpApiGroup.make("venueAccounts")
   .add(
     HttpApiEndpoint.post("setupVenue2", "/venue2/accounts/:account_id/setup")
       .setPath(AccountPath)
-      .setPayload(Venue2SetupRequest)
+      .setPayload(strictBody(Venue2SetupRequest))
       .addSuccess(Acknowledgement)
       .addError(ApiError.VenueRejected)
       .addError(ApiError.LeverageTooHigh)

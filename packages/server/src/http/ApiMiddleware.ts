@@ -11,6 +11,7 @@ import {
   describeIssues,
   InternalError,
   InvalidInput,
+  MethodNotAllowed,
   NotFound,
   PayloadTooLarge,
   RateLimited,
@@ -22,6 +23,8 @@ import { Cause, Effect, Option } from "effect"
 import { guardContentType, isStreamedBody } from "./ContentType.js"
 import { RateLimits } from "./RateLimits.js"
 import { maxBodyBytes } from "./RequestContext.js"
+import { allowedMethods } from "./Routes.js"
+import { guardStorableText } from "./StorableText.js"
 
 // Errors that mean the database is unreachable (PostgreSQL class 08, 53, 57P; socket errors).
 const isConnectionFailure = (e: SqlError) => {
@@ -64,7 +67,18 @@ const toDeclaredError = (
       ).pipe(Effect.zipRight(Effect.failCause(cause)))
     }
     if (e instanceof HttpServerError.RouteNotFound) {
-      return Effect.fail(new NotFound({ error: `No route for ${e.request.method} ${e.request.url.split("?", 1)[0]}` }))
+      const path = e.request.url.split("?", 1)[0]
+      const allowed = allowedMethods(e.request)
+      if (allowed.length === 0) return Effect.fail(new NotFound({ error: `No route for ${e.request.method} ${path}` }))
+      return HttpApp.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "allow", allowed.join(", ")))
+      ).pipe(
+        Effect.zipRight(
+          Effect.fail(
+            new MethodNotAllowed({ error: `${path} does not take ${e.request.method}; it takes ${allowed.join(", ")}` })
+          )
+        )
+      )
     }
     return Effect.failCause(cause)
   }
@@ -95,7 +109,7 @@ export const fromDefect = (cause: Cause.Cause<unknown>): Effect.Effect<never, Un
 
 /**
  * The API-level middleware: rate limits first (their headers go on every answer), then the body
- * cap and its content type, then the endpoint; any failure becomes a declared error that HttpApi encodes as the envelope.
+ * cap, its content type and storable text, then the endpoint; any failure becomes a declared error that HttpApi encodes as the envelope.
  */
 export const ApiMiddlewareLive = HttpApiBuilder.middleware(
   TradingApi,
@@ -103,6 +117,7 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
     limits.check.pipe(
       Effect.zipRight(guardContentLength),
       Effect.zipRight(guardContentType),
+      Effect.zipRight(guardStorableText),
       Effect.zipRight(app),
       Effect.catchAllCause(toDeclaredError)
     ) as HttpApp.Default)

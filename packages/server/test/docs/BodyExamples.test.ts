@@ -1,13 +1,13 @@
 import { HttpApiSchema } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { TradingApi } from "@trading-platform/core"
+import { parseErrorIssues, TradingApi } from "@trading-platform/core"
 import { openApiDocument } from "@trading-platform/server"
 import { Either, Option, Schema, SchemaAST } from "effect"
 
 const endpoints = Object.values(TradingApi.groups).flatMap((group) => Object.values(group.endpoints))
 
 describe("request body examples (what /docs offers to send)", () => {
-  it("every JSON body has an example, and every example is a valid request", () => {
+  it("every JSON body has an example, every example is a valid request, and one with an unknown field is not", () => {
     // A file upload (the candle import) is sent as the file itself: /docs offers a file picker.
     const withBody = endpoints.filter((endpoint) =>
       Option.isSome(endpoint.payloadSchema) &&
@@ -21,6 +21,12 @@ describe("request body examples (what /docs offers to send)", () => {
       for (const example of examples) {
         const decoded = Schema.decodeUnknownEither(schema)(example)
         expect(Either.isRight(decoded), `${endpoint.method} ${endpoint.path}: ${JSON.stringify(example)}`).toBe(true)
+        // Every body is strict: the same example with a field it does not know is refused, naming it.
+        const extra = Schema.decodeUnknownEither(schema)({ ...(example as object), not_a_field: 1 })
+        expect(
+          Either.isLeft(extra) && parseErrorIssues(extra.left).map((issue) => issue.path),
+          `${endpoint.method} ${endpoint.path}`
+        ).toEqual(["not_a_field"])
       }
     }
   })

@@ -30,17 +30,18 @@ const postRaw = (path: string, body: string, declared: boolean) =>
     }))
 
 layer(TestServer(), { timeout: "120 seconds" })("error envelope", (it) => {
-  it.effect("an unknown route or method answers 404 not_found in the envelope, never HTML", () =>
+  it.effect("an unknown route answers 404 not_found and a known one's wrong method 405, in the envelope, never HTML", () =>
     Effect.gen(function*() {
-      for (
-        const [method, path] of [["GET", "/api/nope"], ["GET", "/"], ["GET", "/favicon.ico"], [
-          "PATCH",
-          "/api/users/me"
-        ], ["DELETE", "/api/health"]]
-      ) {
-        const reply = yield* call(method!, path!)
+      for (const path of ["/api/nope", "/", "/favicon.ico"]) {
+        const reply = yield* call("GET", path)
         expectError(reply, 404, "not_found")
-        expect(reply.body.error).toContain(path!.split("?")[0])
+        expect(reply.body.error).toContain(path)
+      }
+      for (const [method, path] of [["PATCH", "/api/users/me"], ["DELETE", "/api/health"]] as const) {
+        const reply = yield* call(method, path)
+        expectError(reply, 405, "method_not_allowed")
+        expect(reply.body.error).toContain(path)
+        expect(reply.headers.get("allow")).toContain("GET")
       }
     }))
 
