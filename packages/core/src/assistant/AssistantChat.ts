@@ -55,6 +55,12 @@ const toolSpecs: ReadonlyArray<ModelToolSpec> = Object.values(AssistantToolkit.t
   parameters: Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)
 }))
 
+/** What a tool call past the message's budget answers, without running: the model reads it and replies in words. */
+const overBudget = (max: number) => ({
+  code: "rate_limited",
+  error: `This message has used its ${max} tool calls; answer with what you have`
+})
+
 const parseArgs = (text: string): unknown => {
   try {
     return text.trim() === "" ? {} : JSON.parse(text)
@@ -200,6 +206,8 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
           completion: null as number | null
         }
         let saved: Option.Option<MessageId> = Option.none()
+        // Tool calls this message may still make: one message cannot queue work without end.
+        let budget = options.maxToolCalls
         const save = Effect.suspend(() =>
           Option.isSome(saved) ? Effect.succeed(saved.value) : Effect.gen(function*() {
             const row = yield* repo.insertMessage({
@@ -243,10 +251,11 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
               const ran = Stream.fromIterable(calls).pipe(
                 Stream.flatMap((call) => {
                   const args = parseArgs(call.arguments)
+                  const result = budget-- > 0 ? runTool(caller, call) : Effect.succeed(overBudget(options.maxToolCalls))
                   return Stream.concat(
                     Stream.make(ChatEvent.tool_call({ name: call.name, args })),
                     Stream.fromEffect(
-                      runTool(caller, call).pipe(Effect.map((result) => {
+                      result.pipe(Effect.map((result) => {
                         reply.calls.push({ name: call.name, args, result })
                         results.push({
                           role: "tool",

@@ -1,4 +1,5 @@
 import { Clock, Effect } from "effect"
+import { PlatformConfig } from "../config/PlatformConfig.js"
 import { NotFound } from "../http/Errors.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -21,6 +22,7 @@ const toTask = (row: InsightRow) =>
 export class Insights extends Effect.Service<Insights>()("@trading-platform/core/Insights", {
   effect: Effect.gen(function*() {
     const repo = yield* InsightsRepo
+    const { maxQueuedJobsPerUser } = yield* PlatformConfig
     const assistant = yield* AssistantChat
     const venues = yield* Venues
     const wakeup = yield* JobWakeup
@@ -37,15 +39,22 @@ export class Insights extends Effect.Service<Insights>()("@trading-platform/core
         if (!listed.has(input.symbol)) {
           return yield* new NotFound({ error: `Unknown symbol on ${input.exchange}: ${input.symbol}` })
         }
-        yield* assistant.consume(caller, "insight")
-        const row = yield* repo.insert({
-          user_id: caller.id,
-          symbol: input.symbol,
-          exchange: input.exchange,
-          timeframe: input.timeframe,
-          prompt: input.prompt ?? null,
-          now: new Date(yield* Clock.currentTimeMillis)
-        })
+        // Over the cap, the hourly quota is not spent: both happen in the admission's transaction.
+        const row = yield* repo.jobs.admit(
+          caller.id,
+          maxQueuedJobsPerUser,
+          Effect.zipRight(
+            assistant.consume(caller, "insight"),
+            repo.insert({
+              user_id: caller.id,
+              symbol: input.symbol,
+              exchange: input.exchange,
+              timeframe: input.timeframe,
+              prompt: input.prompt ?? null,
+              now: new Date(yield* Clock.currentTimeMillis)
+            })
+          )
+        )
         yield* wakeup.wake(insightJobs.table)
         return toTask(row)
       }).pipe(

@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
+import { PlatformConfig } from "../config/PlatformConfig.js"
 import { InvalidInput, LeverageTooHigh, NoMarketData } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { cancelUnfinished } from "../jobs/JobQueue.js"
@@ -75,6 +76,7 @@ const invalid = (path: string, message: string) =>
 export class Backtests extends Effect.Service<Backtests>()("@trading-platform/core/Backtests", {
   effect: Effect.gen(function*() {
     const repo = yield* BacktestsRepo
+    const { maxQueuedJobsPerUser } = yield* PlatformConfig
     const programs = yield* Programs
     const accounts = yield* Accounts
     const market = yield* MarketData
@@ -135,26 +137,30 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         }
         // The job keeps the code as it is now: editing or deleting the program later does not change the run.
         const code = yield* compileProgram(program.code, program.language)
-        const row = yield* repo.insert({
-          user_id: caller.id,
-          program_id: programId,
-          account_id: input.account_id ?? null,
-          symbol: input.symbol,
-          exchange: input.exchange,
-          timeframe: input.timeframe,
-          start_at: new Date(start),
-          end_at: new Date(end),
-          initial_balance: input.initial_balance,
-          fee_rate: input.fee_rate,
-          maker_fee_rate: input.maker_fee_rate,
-          slippage: input.slippage,
-          slippage_model: input.slippage_model,
-          fill_timing: input.fill_timing,
-          margin_mode: input.margin_mode,
-          leverage: input.leverage,
-          code,
-          now: yield* now
-        })
+        const row = yield* repo.jobs.admit(
+          caller.id,
+          maxQueuedJobsPerUser,
+          repo.insert({
+            user_id: caller.id,
+            program_id: programId,
+            account_id: input.account_id ?? null,
+            symbol: input.symbol,
+            exchange: input.exchange,
+            timeframe: input.timeframe,
+            start_at: new Date(start),
+            end_at: new Date(end),
+            initial_balance: input.initial_balance,
+            fee_rate: input.fee_rate,
+            maker_fee_rate: input.maker_fee_rate,
+            slippage: input.slippage,
+            slippage_model: input.slippage_model,
+            fill_timing: input.fill_timing,
+            margin_mode: input.margin_mode,
+            leverage: input.leverage,
+            code,
+            now: yield* now
+          })
+        )
         yield* wakeup.wake(backtestJobs.table)
         return toBacktest(row)
       }).pipe(

@@ -35,6 +35,8 @@ export interface PlatformOptions {
   readonly secretKey: Option.Option<Redacted.Redacted>
   readonly venues: VenuesOptions
   readonly backtests: BacktestJobOptions
+  /** Jobs of one kind (backtests, insights, candle syncs) a user may have queued or running at once. */
+  readonly maxQueuedJobsPerUser: number
   /** Caps on every program run: validation and the backtest threads (whose watchdog also reads them). */
   readonly sandbox: SandboxLimits
   readonly automation: AutomationOptions
@@ -62,6 +64,8 @@ export interface AssistantOptions {
   readonly timeout: Duration.Duration
   readonly chatPerHour: number
   readonly insightsPerHour: number
+  /** Tool calls the model may make while answering one message; later ones are answered without running. */
+  readonly maxToolCalls: number
   /** How this instance runs insight jobs. */
   readonly insightJobs: JobOptions
 }
@@ -206,6 +210,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   venue2Margin: marginTable("VENUE2", defaultMarginTables.venue2),
   candleSyncs: jobOptionsConfig("CANDLE_SYNC"),
   backtests: jobOptionsConfig("BACKTEST"),
+  maxQueuedJobsPerUser: positiveInt("MAX_QUEUED_JOBS_PER_USER", 10),
   automation: jobOptionsConfig("AUTOMATION"),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
   pnlRefreshMs: integerSetting(
@@ -220,6 +225,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   aiTimeoutMs: positiveInt("AI_TIMEOUT_MS", 60_000),
   aiChatPerHour: positiveInt("AI_CHAT_PER_HOUR", 60),
   aiInsightsPerHour: positiveInt("AI_INSIGHTS_PER_HOUR", 20),
+  aiMaxToolCalls: positiveInt("AI_MAX_TOOL_CALLS", 8),
   insightJobs: jobOptionsConfig("INSIGHT"),
   newsFetchIntervalS: positiveInt("NEWS_FETCH_INTERVAL_S", 600),
   newsTimeoutMs: positiveInt("NEWS_TIMEOUT_MS", 10_000),
@@ -279,6 +285,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       marginTables: { venue1: c.venue1Margin, venue2: c.venue2Margin }
     },
     backtests: c.backtests,
+    maxQueuedJobsPerUser: c.maxQueuedJobsPerUser,
     sandbox: defaultSandboxLimits,
     automation: { ...c.automation, enabled: c.automationEnabled, pnlRefreshInterval: Duration.millis(c.pnlRefreshMs) },
     assistant: {
@@ -286,6 +293,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       timeout: Duration.millis(c.aiTimeoutMs),
       chatPerHour: c.aiChatPerHour,
       insightsPerHour: c.aiInsightsPerHour,
+      maxToolCalls: c.aiMaxToolCalls,
       insightJobs: c.insightJobs
     },
     news: { fetchInterval: Duration.seconds(c.newsFetchIntervalS), timeout: Duration.millis(c.newsTimeoutMs) },

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Option, type ParseResult, Schema } from "effect"
-import { Conflict } from "../http/Errors.js"
+import { Conflict, RateLimited } from "../http/Errors.js"
 
 /** Identifies one run of a job: a later claim of the same row has more attempts, so a stale worker's writes miss. */
 export interface JobRun {
@@ -10,7 +10,7 @@ export interface JobRun {
   readonly attempts: number
 }
 
-/** What every job row has, whatever its kind (see "Jobs" in `docs/contributing.md`). */
+/** What every job row has, whatever its kind (see "Jobs" in `docs/contributing.md`); its table also has the owner's `user_id`. */
 export interface JobRow extends JobRun {
   readonly error: string | null
 }
@@ -35,11 +35,26 @@ export interface JobKind<Row extends JobRow, RowEncoded, Result, ResultEncoded> 
 
 type Failure = SqlError | ParseResult.ParseError
 
+/** Seconds a submission over the cap is told to wait: about as long as a short job takes. */
+const admitRetryAfter = 10
+
 /** The claim, lease and end of the jobs of one kind: the only SQL that moves a job between statuses. */
 export interface JobQueue<Row, Result> {
   /**
-   * Takes the oldest job that is queued, or running under an expired lease (its worker died), so
-   * a job left by a dead worker resumes once its lease ends.
+   * Queues a job with `insert` unless its owner already has `max` of this kind queued or running
+   * (429 `rate_limited`). The owner's row is locked meanwhile, so parallel submissions cannot pass
+   * the cap together.
+   */
+  readonly admit: <A, E, R>(
+    userId: number,
+    max: number,
+    insert: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | RateLimited | SqlError, R>
+  /**
+   * Takes a job that is queued, or running under an expired lease (its worker died), so a job
+   * left by a dead worker resumes once its lease ends. Owners take turns: first the owner with the
+   * fewest jobs running, then the one whose last job started longest ago, then the oldest job; so
+   * one user's queue of long jobs does not keep another's waiting behind all of it.
    */
   readonly claim: (claim: { readonly now: Date; readonly leaseUntil: Date; readonly worker: string }) => Effect.Effect<
     Option.Option<Row>,
@@ -89,12 +104,30 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
               WHERE o.${sql(kind.exclusiveBy)} = j.${sql(kind.exclusiveBy)} AND o.status = 'running' AND o.id <> j.id
             )`
         }
-          ORDER BY id
+          ORDER BY
+            (SELECT count(*) FROM ${table} r
+              WHERE r.user_id = j.user_id AND r.status = 'running' AND r.lease_until >= ${c.now}),
+            (SELECT max(r.started_at) FROM ${table} r WHERE r.user_id = j.user_id) NULLS FIRST,
+            id
           FOR UPDATE SKIP LOCKED
           LIMIT 1
         )
         RETURNING *`
     })
+
+    const admit = <A, E, R>(userId: number, max: number, insert: Effect.Effect<A, E, R>) =>
+      Effect.gen(function*() {
+        yield* sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`
+        const [active] = yield* sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM ${table} WHERE user_id = ${userId} AND status IN ('queued', 'running')`
+        if ((active?.count ?? 0) >= max) {
+          return yield* new RateLimited({
+            error: `At most ${max} jobs of this kind queued or running per user; retry when one has finished`,
+            retry_after: admitRetryAfter
+          })
+        }
+        return yield* insert
+      }).pipe(sql.withTransaction)
 
     const renew = (run: JobRun, progress: number, leaseUntil: Date) =>
       Effect.map(
@@ -134,7 +167,7 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
         RETURNING *`
     })
 
-    return { claim, renew, complete, fail, release, handBack, cancel: (id, now) => cancel({ id, now }) }
+    return { admit, claim, renew, complete, fail, release, handBack, cancel: (id, now) => cancel({ id, now }) }
   })
 
 /** Cancels a job that has not finished; one that has answers 409 `conflict` (`what` names it, e.g. `Backtest 7`). */

@@ -45,6 +45,7 @@ const toCandleSync = (row: CandleSyncRow) =>
 export class CandleSyncs extends Effect.Service<CandleSyncs>()("@trading-platform/core/CandleSyncs", {
   effect: Effect.gen(function*() {
     const repo = yield* CandleSyncsRepo
+    const { maxQueuedJobsPerUser } = yield* PlatformConfig
     const market = yield* MarketData
     const venues = yield* Venues
     const wakeup = yield* JobWakeup
@@ -66,15 +67,19 @@ export class CandleSyncs extends Effect.Service<CandleSyncs>()("@trading-platfor
           )
         }
         yield* market.check({ _tag: "Venue", exchange: request.exchange }, request.symbol, request.timeframe)
-        const row = yield* repo.insert({
-          user_id: caller.id,
-          exchange: request.exchange,
-          symbol: request.symbol,
-          timeframe: request.timeframe,
-          from_time: from,
-          to_time: to,
-          now: yield* now
-        })
+        const row = yield* repo.jobs.admit(
+          caller.id,
+          maxQueuedJobsPerUser,
+          repo.insert({
+            user_id: caller.id,
+            exchange: request.exchange,
+            symbol: request.symbol,
+            timeframe: request.timeframe,
+            from_time: from,
+            to_time: to,
+            now: yield* now
+          })
+        )
         yield* wakeup.wake(candleSyncJobs.table)
         return toCandleSync(row)
       }).pipe(

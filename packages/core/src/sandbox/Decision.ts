@@ -29,7 +29,7 @@ export const Decision = Schema.Struct({
   /** `gtc` (default): a resting entry waits until it fills or the next decision; `ioc`: it fills when placed or never. */
   time_in_force: optional(Schema.Literal("gtc", "ioc")),
   operation: Schema.Literal("buy", "sell", "hold", "close"),
-  symbol: optional(Schema.String),
+  symbol: optional(Schema.String.pipe(Schema.maxLength(40))),
   target_portion_of_balance: optional(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))),
   /** The share of the position a `close`, or a `reduce_only` order, closes (default all of it). */
   target_portion_of_position: optional(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))),

@@ -210,6 +210,8 @@ describe("QuickJS program runtime", () => {
             `{ operation: "close", order_type: "stop", entry_price: 10 }`,
             `{ operation: "buy", trailing_stop: 1.5 }`,
             `{ operation: "buy", time_in_force: "day" }`,
+            // Stored with the run: a decision is bounded in size.
+            `{ operation: "buy", symbol: "X".repeat(41) }`,
             `[1, 2]`
           ]
         ) {

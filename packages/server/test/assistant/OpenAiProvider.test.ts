@@ -45,7 +45,8 @@ const Server = Layer.unwrapScoped(Effect.map(FakeProvider, () =>
         ...platformOptions().assistant,
         insightJobs: { ...platformOptions().assistant.insightJobs, concurrency: 1 },
         provider: Option.some({ baseUrl: fake.url, model: "test-model", apiKey: Option.some(Redacted.make(apiKey)) }),
-        timeout: Duration.seconds(3)
+        timeout: Duration.seconds(3),
+        maxToolCalls: 3
       }
     }
   })))
@@ -88,6 +89,22 @@ const toolCall = (name: string, argumentPieces: Array<string>) =>
       tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name, arguments: "" } }]
     }),
     ...argumentPieces.map((a) => chunk({ tool_calls: [{ index: 0, function: { arguments: a } }] })),
+    chunk({}, "tool_calls"),
+    "data: [DONE]\n\n"
+  )
+/** One answer that calls `name` `count` times at once. */
+const toolCalls = (name: string, args: string, count: number) =>
+  stream(
+    chunk({
+      role: "assistant",
+      content: null,
+      tool_calls: Array.from({ length: count }, (_, index) => ({
+        index,
+        id: `call_${index}`,
+        type: "function",
+        function: { name, arguments: args }
+      }))
+    }),
     chunk({}, "tool_calls"),
     "data: [DONE]\n\n"
   )
@@ -205,6 +222,32 @@ describe("assistant on an OpenAI-compatible provider (local fake server)", () =>
           "invalid_input"
         ]])
         expect(reply.events.at(-1)!.event).toBe("done")
+      }))
+
+    it.effect("one message makes at most its budget of tool calls (3 here); later calls answer rate_limited unrun, and the next message has a new budget", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* reset(
+          toolCalls("get_prices", "{\"symbols\":[\"BTC\"]}", 2),
+          toolCalls("get_prices", "{\"symbols\":[\"ETH\"]}", 3),
+          text("Done."),
+          toolCalls("get_prices", "{\"symbols\":[\"SOL\"]}", 3),
+          text("Again.")
+        )
+        const first = yield* postSse("/api/ai/chat", alice.token, { message: "prices, many times" })
+        const results = first.events.filter((e) => e.event === "tool_result").map((e) => e.data.result)
+        expect(results.map((r) => r.code ?? "ran")).toEqual(["ran", "ran", "ran", "rate_limited", "rate_limited"])
+        expect(results[3].error).toBe("This message has used its 3 tool calls; answer with what you have")
+        // The model is told, call by call, and answers in words.
+        const told = fake.requests[2]!.body.messages.filter((m: any) => m.role === "tool")
+        expect(told.map((m: any) => JSON.parse(m.content).code ?? "ran")).toEqual(results.map((r) => r.code ?? "ran"))
+        expect(deltas(first.events)).toBe("Done.")
+        const second = yield* postSse("/api/ai/chat", alice.token, { message: "once more" })
+        expect(second.events.filter((e) => e.event === "tool_result").map((e) => e.data.result.code ?? "ran")).toEqual([
+          "ran",
+          "ran",
+          "ran"
+        ])
       }))
 
     it.effect("a 429 with Retry-After is waited out and retried", () =>

@@ -1,0 +1,88 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, layer } from "@effect/vitest"
+import { DatabaseLive, RateLimited } from "@trading-platform/core"
+import { Effect, Either, Layer, Option } from "effect"
+import { makeJobQueue } from "../../src/jobs/JobQueue.js"
+import { candleSyncJobs } from "../../src/market/CandleSyncsRepo.js"
+import { TestConfig, testStorages } from "../support/TestStorage.js"
+
+const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute))
+
+/** A user of their own and a job queue of candle syncs (any kind of job would do). */
+const setup = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const queue = yield* makeJobQueue(candleSyncJobs)
+  const user = (name: string) =>
+    Effect.map(
+      sql<{ id: number }>`
+        INSERT INTO users (email, username, password_hash, created_at, updated_at)
+        VALUES (${`${name}@example.com`}, ${name}, 'x', ${at(0)}, ${at(0)}) RETURNING id`,
+      ([row]) => row!.id
+    )
+  const insert = (userId: number) =>
+    sql`
+      INSERT INTO candle_syncs (user_id, exchange, symbol, timeframe, from_time, to_time, status, created_at)
+      VALUES (${userId}, 'venue1', 'BTC', '1h', 0, 1, 'queued', ${at(0)})`
+  const claim = (minute: number) =>
+    Effect.map(
+      queue.claim({ now: at(minute), leaseUntil: at(minute + 30), worker: "w" }),
+      Option.map((row) => row.user_id)
+    )
+  return { sql, queue, user, insert, claim }
+})
+
+for (const storage of testStorages) {
+  describe.skipIf(!storage.available)(`job queue over ${storage.name}`, () => {
+    layer(DatabaseLive.pipe(Layer.provide(TestConfig(storage))), { timeout: "120 seconds" })((it) => {
+      it.effect("owners take turns: a user who queued later is not served after all of another's earlier jobs", () =>
+        Effect.gen(function*() {
+          const { claim, insert, sql, user } = yield* setup
+          const [a, b, c] = [yield* user("turns_a"), yield* user("turns_b"), yield* user("turns_c")]
+          for (const owner of [a, a, a, b, b, c]) yield* insert(owner)
+          // One worker, each job finished before the next claim: round-robin, not first come first served.
+          const order: Array<number> = []
+          for (let minute = 1; minute <= 6; minute++) {
+            const owner = Option.getOrThrow(yield* claim(minute))
+            order.push(owner)
+            yield* sql`UPDATE candle_syncs SET status = 'completed' WHERE status = 'running'`
+          }
+          expect(order).toEqual([a, b, c, a, b, a])
+          expect(Option.isNone(yield* claim(7))).toBe(true)
+        }))
+
+      it.effect("with jobs running, the next claim goes to the owner with the fewest running", () =>
+        Effect.gen(function*() {
+          const { claim, insert, user } = yield* setup
+          const [a, b] = [yield* user("running_a"), yield* user("running_b")]
+          for (const owner of [a, a, a, b]) yield* insert(owner)
+          expect(yield* claim(1)).toEqual(Option.some(a))
+          expect(yield* claim(2)).toEqual(Option.some(b))
+          expect(yield* claim(3)).toEqual(Option.some(a))
+        }))
+
+      it.effect("admission: past the cap of queued and running jobs, 429 with Retry-After; parallel submissions cannot pass it together", () =>
+        Effect.gen(function*() {
+          const { insert, queue, sql, user } = yield* setup
+          const owner = yield* user("capped")
+          const other = yield* user("uncapped")
+          const submit = (id: number) => queue.admit(id, 3, insert(id))
+          const results = yield* Effect.all(Array.from({ length: 8 }, () => Effect.either(submit(owner))), {
+            concurrency: "unbounded"
+          })
+          expect(results.filter(Either.isRight)).toHaveLength(3)
+          for (const result of results.filter(Either.isLeft)) expect(result.left).toBeInstanceOf(RateLimited)
+          const refused = yield* Effect.flip(submit(owner))
+          expect(refused).toBeInstanceOf(RateLimited)
+          expect(refused).toMatchObject({ retry_after: 10 })
+          // Another user is not held by it; a finished job frees a place.
+          yield* submit(other)
+          yield* sql`UPDATE candle_syncs SET status = 'completed' WHERE id = (SELECT min(id) FROM candle_syncs WHERE user_id = ${owner})`
+          yield* submit(owner)
+          const [count] = yield* sql<
+            { n: number }
+          >`SELECT count(*)::int AS n FROM candle_syncs WHERE user_id = ${owner}`
+          expect(count!.n).toBe(4)
+        }))
+    })
+  })
+}
