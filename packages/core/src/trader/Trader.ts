@@ -1,25 +1,52 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Effect } from "effect"
-import type { AccountId } from "../accounts/Account.js"
+import { Clock, Effect, Option, Schema, Stream } from "effect"
+import { Account, type AccountId } from "../accounts/Account.js"
 import { Accounts, toAccount } from "../accounts/Accounts.js"
 import type { AccountRow } from "../accounts/Accounts.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
-import {
-  type DecisionLog,
-  ImportPreview,
-  ImportResult,
-  type TraderDocument,
-  type TradeRecord,
-  TraderExport
-} from "./TraderData.js"
-import { TraderRepo } from "./TraderRepo.js"
+import { DecisionLog, ImportPreview, ImportResult, type TraderDocument, TradeRecord } from "./TraderData.js"
+import { type LogKey, type TradeKey, TraderRepo } from "./TraderRepo.js"
 
-const logKey = (l: DecisionLog) => `decision log ${l.decision_time} ${l.symbol}`
-const tradeKey = (t: TradeRecord) => `trade ${t.trade_time} ${t.symbol} ${t.side}`
+/** Rows an export reads and writes at a time: its memory and its hold on the event loop stay small. */
+const exportPage = 1_000
+
+/** The span of time a document's rows cover, to read only the recorded keys they could repeat. */
+const spanOf = (times: ReadonlyArray<string>) => {
+  const millis = times.map(Date.parse)
+  return { from: new Date(Math.min(...millis)), to: new Date(Math.max(...millis)) }
+}
+
+/**
+ * A JSON array of every row of the pages `page` reads, written page by page: each page after the
+ * one ending at the cursor it returns, as text, until a short page.
+ */
+const jsonArray = <Row, Cursor, E, R>(
+  page: (after: Cursor | null) => Effect.Effect<ReadonlyArray<Row>, E, R>,
+  cursorOf: (row: Row) => Cursor,
+  encode: (row: Row) => unknown
+) =>
+  Stream.paginateEffect(
+    { after: null as Cursor | null, first: true },
+    ({ after, first }) =>
+      Effect.map(page(after), (rows) => {
+        const text = rows.map((row) => JSON.stringify(encode(row))).join(",")
+        const next = rows.length < exportPage
+          ? Option.none()
+          : Option.some({ after: cursorOf(rows[rows.length - 1]!), first: false })
+        return [first || text === "" ? text : `,${text}`, next] as const
+      })
+  ).pipe(Stream.filter((text) => text !== ""))
+
+const encodeLog = Schema.encodeSync(DecisionLog)
+const encodeTrade = Schema.encodeSync(TradeRecord)
+const encodeAccount = Schema.encodeSync(Account)
+
+const logKey = (l: LogKey) => `decision log ${l.decision_time} ${l.symbol}`
+const tradeKey = (t: TradeKey) => `trade ${t.trade_time} ${t.symbol} ${t.side}`
 
 /** Splits rows into new ones and skipped ones (already recorded, or repeated in the document). */
-const partition = <A>(rows: ReadonlyArray<A>, existing: ReadonlyArray<A>, key: (a: A) => string) => {
+const partition = <A extends K, K>(rows: ReadonlyArray<A>, existing: ReadonlyArray<K>, key: (k: K) => string) => {
   const recorded = new Set(existing.map(key))
   const seen = new Set<string>()
   const fresh: Array<A> = []
@@ -45,8 +72,17 @@ export class Trader extends Effect.Service<Trader>()("@trading-platform/core/Tra
 
     const plan = (account: AccountRow, document: TraderDocument) =>
       Effect.gen(function*() {
-        const logs = partition(document.decision_logs, yield* repo.decisionLogs(account.id), logKey)
-        const trades = partition(document.trades, yield* repo.trades(account.id), tradeKey)
+        const { decision_logs, trades: documentTrades } = document
+        const recordedLogs = decision_logs.length === 0 ? [] : yield* repo.recordedLogKeys({
+          account_id: account.id,
+          ...spanOf(decision_logs.map((l) => l.decision_time))
+        })
+        const recordedTrades = documentTrades.length === 0 ? [] : yield* repo.recordedTradeKeys({
+          account_id: account.id,
+          ...spanOf(documentTrades.map((t) => t.trade_time))
+        })
+        const logs = partition(decision_logs, recordedLogs, logKey)
+        const trades = partition(documentTrades, recordedTrades, tradeKey)
         const source = document.account as { id?: unknown; name?: unknown } | undefined
         const warnings = [
           ...(source?.id !== undefined && source.id !== account.id
@@ -67,16 +103,36 @@ export class Trader extends Effect.Service<Trader>()("@trading-platform/core/Tra
         }
       })
 
+    /**
+     * The export document (`TraderExport`) as JSON text, read and written a page of rows at a time,
+     * so a large history neither sits in memory nor holds the event loop. Ownership is checked
+     * before anything is written.
+     */
     const exportHistory = (caller: CurrentUserShape, id: AccountId) =>
       Effect.gen(function*() {
         const account = yield* accounts.owned(caller, id)
-        return new TraderExport({
+        const head = JSON.stringify({
           version: "1.0",
           exported_at: new Date(yield* Clock.currentTimeMillis).toISOString(),
-          account: toAccount(account),
-          decision_logs: yield* repo.decisionLogs(id),
-          trades: yield* repo.trades(id)
+          account: encodeAccount(toAccount(account))
         })
+        const logs = jsonArray(
+          (after: LogKey | null) => repo.decisionLogPage({ account_id: id, after, limit: exportPage }),
+          (l) => ({ decision_time: l.decision_time, symbol: l.symbol }),
+          encodeLog
+        )
+        const trades = jsonArray(
+          (after: TradeKey | null) => repo.tradePage({ account_id: id, after, limit: exportPage }),
+          (t) => ({ trade_time: t.trade_time, symbol: t.symbol, side: t.side }),
+          encodeTrade
+        )
+        return Stream.make(`${head.slice(0, -1)},"decision_logs":[`).pipe(
+          Stream.concat(logs),
+          Stream.concat(Stream.make(`],"trades":[`)),
+          Stream.concat(trades),
+          Stream.concat(Stream.make("]}")),
+          Stream.orDie
+        )
       }).pipe(dieOnStorageFailure, Effect.withSpan("Trader.export", { attributes: { id } }))
 
     const preview = (caller: CurrentUserShape, id: AccountId, document: TraderDocument) =>

@@ -26,36 +26,79 @@ export const TradeRow = Schema.Struct({
   realized_pnl: Numeric
 })
 
+const insertBatch = 1_000
+
+// The unique keys of the rows: import's duplicate rule and the export's page cursor.
+const LogKey = DecisionLogRow.pick("decision_time", "symbol")
+export type LogKey = typeof LogKey.Type
+const TradeKey = TradeRow.pick("trade_time", "symbol", "side")
+export type TradeKey = typeof TradeKey.Type
+
+const Span = Schema.Struct({ account_id: AccountId, from: Schema.DateFromSelf, to: Schema.DateFromSelf })
+
 /** SQL for an account's decision logs and trades; no rules here. */
 export class TraderRepo extends Effect.Service<TraderRepo>()("@trading-platform/core/TraderRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const decisionLogs = SqlSchema.findAll({
-      Request: AccountId,
+    /** One page of an account's decision logs in key order (time, symbol), after the row `after` when given. */
+    const decisionLogPage = SqlSchema.findAll({
+      Request: Schema.Struct({ account_id: AccountId, after: Schema.NullOr(LogKey), limit: Schema.Number }),
       Result: DecisionLogRow,
-      execute: (id) =>
+      execute: ({ account_id, after, limit }) =>
         sql`
         SELECT decision_time, symbol, operation, target_portion_of_balance, leverage, reason
-        FROM account_decision_logs WHERE account_id = ${id} ORDER BY decision_time, symbol`
+        FROM account_decision_logs WHERE account_id = ${account_id}${
+          after === null ? sql`` : sql` AND (decision_time, symbol) > (${after.decision_time}, ${after.symbol})`
+        }
+        ORDER BY decision_time, symbol LIMIT ${limit}`
     })
-    const trades = SqlSchema.findAll({
-      Request: AccountId,
+    /** One page of an account's trades in key order (time, symbol, side), after the row `after` when given. */
+    const tradePage = SqlSchema.findAll({
+      Request: Schema.Struct({ account_id: AccountId, after: Schema.NullOr(TradeKey), limit: Schema.Number }),
       Result: TradeRow,
-      execute: (id) =>
+      execute: ({ account_id, after, limit }) =>
         sql`
         SELECT trade_time, symbol, side, quantity, price, fee, realized_pnl
-        FROM account_trades WHERE account_id = ${id} ORDER BY trade_time, symbol, side`
+        FROM account_trades WHERE account_id = ${account_id}${
+          after === null
+            ? sql``
+            : sql` AND (trade_time, symbol, side) > (${after.trade_time}, ${after.symbol}, ${after.side})`
+        }
+        ORDER BY trade_time, symbol, side LIMIT ${limit}`
     })
 
-    // Rows that already exist (a concurrent import) are skipped by the unique keys.
+    /** The keys already recorded among those of a document (by its span of time), to tell them apart. */
+    const recordedLogKeys = SqlSchema.findAll({
+      Request: Span,
+      Result: LogKey,
+      execute: (r) =>
+        sql`
+        SELECT decision_time, symbol FROM account_decision_logs
+        WHERE account_id = ${r.account_id} AND decision_time BETWEEN ${r.from} AND ${r.to}`
+    })
+    const recordedTradeKeys = SqlSchema.findAll({
+      Request: Span,
+      Result: TradeKey,
+      execute: (r) =>
+        sql`
+        SELECT trade_time, symbol, side FROM account_trades
+        WHERE account_id = ${r.account_id} AND trade_time BETWEEN ${r.from} AND ${r.to}`
+    })
+
+    // Rows that already exist (a concurrent import) are skipped by the unique keys. A statement
+    // carries at most `insertBatch` rows: PostgreSQL takes at most 65,535 parameters in one.
     const insertNew = (
       table: "account_decision_logs" | "account_trades",
       rows: ReadonlyArray<Record<string, unknown>>
     ) =>
-      rows.length === 0
-        ? Effect.void
-        : sql`INSERT INTO ${sql(table)} ${sql.insert(rows)} ON CONFLICT DO NOTHING`.pipe(Effect.asVoid)
+      Effect.forEach(
+        Array.from({ length: Math.ceil(rows.length / insertBatch) }, (_, i) =>
+          rows.slice(i * insertBatch, (i + 1) * insertBatch)),
+        (batch) =>
+          sql`INSERT INTO ${sql(table)} ${sql.insert(batch)} ON CONFLICT DO NOTHING`,
+        { discard: true }
+      )
 
     const insertDecisionLogs = (id: AccountId, logs: ReadonlyArray<DecisionLog>) =>
       insertNew(
@@ -85,6 +128,13 @@ export class TraderRepo extends Effect.Service<TraderRepo>()("@trading-platform/
         }))
       )
 
-    return { decisionLogs, trades, insertDecisionLogs, insertTrades } as const
+    return {
+      decisionLogPage,
+      tradePage,
+      recordedLogKeys,
+      recordedTradeKeys,
+      insertDecisionLogs,
+      insertTrades
+    } as const
   })
 }) {}

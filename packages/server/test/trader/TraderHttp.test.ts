@@ -70,6 +70,59 @@ for (const storage of testStorages) {
           ])
         }))
 
+      it.effect("the largest import (10,000 rows, past one statement's parameters) commits whole; the export streams many pages back in key order", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp("bulk")
+          const account = yield* createAccount(token, { name: "bulk" })
+          const base = `/api/trader/${account.id}`
+          const hour = 3_600_000
+          const at = (i: number) => new Date(Date.UTC(2024, 0, 1) + i * hour).toISOString()
+          // Written newest first: the export answers in time order whatever order rows came in.
+          const decision_logs = Array.from({ length: 10_000 }, (_, i) => ({
+            decision_time: at(9_999 - i),
+            symbol: "BTC",
+            operation: "hold"
+          }))
+          const imported = yield* call("POST", `${base}/import`, {
+            token,
+            body: { version: "1.0", decision_logs, trades: [] }
+          })
+          expect(imported.status).toBe(200)
+          expect(imported.body.imported).toEqual({ decision_logs: 10_000, trades: 0 })
+          const trades = Array.from({ length: 2_500 }, (_, i) => ({
+            trade_time: at(i),
+            symbol: i % 2 === 0 ? "BTC" : "ETH",
+            side: "buy",
+            quantity: 1,
+            price: 100 + i,
+            fee: null,
+            realized_pnl: null
+          }))
+          expect(
+            (yield* call("POST", `${base}/import`, { token, body: { version: "1.0", decision_logs: [], trades } }))
+              .status
+          )
+            .toBe(200)
+          const exported = yield* call("GET", `${base}/export`, { token })
+          expect(exported.headers.get("content-type")).toMatch(/^application\/json/)
+          expect(exported.body.decision_logs).toEqual(
+            [...decision_logs].reverse().map((l) => ({
+              ...l,
+              target_portion_of_balance: null,
+              leverage: null,
+              reason: null
+            }))
+          )
+          expect(exported.body.trades).toEqual(trades)
+          // Again: every row is skipped, read back by the document's span rather than the whole history.
+          const again = yield* call("POST", `${base}/import/preview`, {
+            token,
+            body: { version: "1.0", decision_logs: decision_logs.slice(0, 1_000), trades }
+          })
+          expect(again.body.will_import).toEqual({ decision_logs: 0, trades: 0 })
+          expect(again.body.will_skip.count).toBe(3_500)
+        }))
+
       it.effect("an export imported again is skipped entirely, and repeats inside a document are skipped", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp("trader")
