@@ -43,6 +43,8 @@ export { compileProgram, ProgramLanguage } from "./sandbox/ProgramSource.js"
 export { QuickJsProgramRuntime } from "./sandbox/QuickJsRuntime.js"
 export * from "./sandbox/SandboxLimits.js"
 export { Secrets } from "./secrets/Secrets.js"
+/** Where failed logins are counted per account (memory by default; the server's Redis store replaces it). */
+export { loginDelay, LoginFailureStore, makeMemoryLoginFailureStore } from "./users/LoginFailures.js"
 export { ownedBy } from "./users/Ownership.js"
 export { makeSimulatedVenue } from "./venues/SimulatedVenue.js"
 export * from "./venues/Venue.js"

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { ApiLive } from "./ApiLive.js"
 import { ConsoleLive } from "./console/ConsolePage.js"
 import { FastLane } from "./http/FastLane.js"
+import { LoginFailureStoreLive } from "./http/LoginFailureStoreLive.js"
 import { requestContext } from "./http/RequestContext.js"
 
 export interface EmbedOptions {
@@ -20,7 +21,8 @@ export interface EmbedOptions {
 const platform = (options: EmbedOptions) =>
   Layer.merge(FastLane.Default, options.console ? ConsoleLive : Layer.empty).pipe(
     Layer.provideMerge(ApiLive),
-    Layer.provide(PlatformLive),
+    // Failed logins on Redis with the rate limits when REDIS_URL is set.
+    Layer.provide(PlatformLive.pipe(Layer.provide(LoginFailureStoreLive))),
     Layer.provide(options.config ? PlatformConfig.layer(options.config) : PlatformConfig.fromEnv),
     Layer.provide(options.tracer ? Layer.setTracer(options.tracer) : Layer.setTracerEnabled(false))
   )

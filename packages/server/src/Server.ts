@@ -8,6 +8,7 @@ import { LandingLive } from "./docs/Landing.js"
 import { OpenApiLive } from "./docs/OpenApiDocument.js"
 import { CorsLive } from "./http/Cors.js"
 import { FastLane } from "./http/FastLane.js"
+import { LoginFailureStoreLive } from "./http/LoginFailureStoreLive.js"
 import { requestContext } from "./http/RequestContext.js"
 import { EndStreamsOnShutdown } from "./streams/StreamsShutdown.js"
 
@@ -31,6 +32,9 @@ const nodeServer = (listen: { readonly port: number; readonly host: string }) =>
 // the Clock: it spaces out the work of starting, and a test's clock need not move for it to pass.
 const backgroundAfter = Effect.sleep(Duration.seconds(1)).pipe(Effect.withClock(Clock.make()))
 
+// The platform's services, with failed logins on Redis beside the rate limits when REDIS_URL is set.
+const platform = PlatformLive.pipe(Layer.provide(LoginFailureStoreLive))
+
 /**
  * The reference server on `node:http`. The API (and its database) is built before the server
  * listens and released after it has closed, so on shutdown in-flight requests finish against an
@@ -51,7 +55,7 @@ const serverListening = (
     Layer.provideMerge(nodeServer(listen)),
     Layer.provide(ApiLive),
     Layer.provide(CorsLive),
-    Layer.provide(PlatformLive),
+    Layer.provide(platform),
     Layer.provide(OpenApiLive),
     Layer.provide(LandingLive),
     // Effect's tracer costs ~1.4x throughput and the reference server exports spans nowhere.

@@ -31,10 +31,17 @@ export const settings = [
   ["REDIS_URL", "Redis URL for rate-limit counts shared by replicas"],
   ["TOKEN_TTL_DAYS", "session token lifetime in days (180)"],
   ["RATE_LIMIT_AUTH_PER_MIN", "login and register requests per IP per minute (10)"],
+  ["LOGIN_FAILURES_ALLOWED", "failed logins of one account, from any IP, before each next one makes it wait (5)"],
+  [
+    "LOGIN_DELAY_MAX_S",
+    "the longest wait of an account after failed logins (1 s, doubling per failure), in seconds (900)"
+  ],
   ["RATE_LIMIT_READ_PER_MIN", "GET requests per token and per IP per minute (120)"],
   ["RATE_LIMIT_WRITE_PER_MIN", "POST/PUT/PATCH/DELETE requests per token and per IP per minute (60)"],
   ["CORS_ORIGINS", "origins whose browser pages may call the API, comma-separated (none: no CORS headers)"],
   ["TRUST_PROXY", "take the client IP from X-Forwarded-For (false)"],
+  ["PASSWORD_SCRYPT_COST", "scrypt cost N of new password hashes, a power of two (131072, OWASP's 2^17)"],
+  ["OPERATOR_EMAILS", "e-mails of the users who are operators (platform-wide figures), comma-separated (none)"],
   ["SECRET_KEY", "key (32+ characters) for secrets at rest; required with DATABASE_URL, else generated into DATA_DIR"],
   ["VENUE1_MODE", "venue1: simulated or http (simulated)"],
   ["VENUE1_BASE_URL", "venue1 API base URL (https://api.hyperliquid.xyz)"],

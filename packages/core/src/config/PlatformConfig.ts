@@ -12,7 +12,7 @@ import {
   Redacted,
   Schema
 } from "effect"
-import { type RateLimitPolicy, rateLimitPolicyPerMinute } from "../http/RateLimitPolicy.js"
+import { defaultRateLimitPolicy, type RateLimitPolicy, rateLimitPolicyPerMinute } from "../http/RateLimitPolicy.js"
 import type { JobOptions } from "../jobs/JobOptions.js"
 import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/SandboxLimits.js"
 import { defaultMarginTables, type MarginTable, MarginTiers } from "../venues/MarginTiers.js"
@@ -45,6 +45,18 @@ export interface PlatformOptions {
   readonly retention: RetentionOptions
   readonly assistant: AssistantOptions
   readonly news: NewsOptions
+  readonly passwords: PasswordOptions
+  /** E-mails (any case) of the users who are operators, besides those the command line made operators. */
+  readonly operatorEmails: ReadonlyArray<string>
+}
+
+/** OWASP's scrypt cost: N=2^17 (with r=8, p=1, about 128 MiB and a few hundred ms a hash). */
+export const owaspScryptCost = 2 ** 17
+
+/** How passwords are hashed. */
+export interface PasswordOptions {
+  /** scrypt's cost N for new hashes (r=8, p=1); older, weaker hashes are re-hashed at their next login. */
+  readonly scryptCost: number
 }
 
 /** How news feeds are read. */
@@ -193,6 +205,18 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   redisUrl: Config.option(Config.redacted("REDIS_URL")),
   tokenTtlDays: positiveInt("TOKEN_TTL_DAYS", 180),
   auth: positiveInt("RATE_LIMIT_AUTH_PER_MIN", 10),
+  loginFailuresAllowed: positiveInt("LOGIN_FAILURES_ALLOWED", 5),
+  loginDelayMaxS: positiveInt("LOGIN_DELAY_MAX_S", 900),
+  scryptCost: integerSetting(
+    "PASSWORD_SCRYPT_COST",
+    owaspScryptCost,
+    "must be a power of two from 1024 to 1048576",
+    (n) => n >= 1024 && n <= 1048576 && (n & (n - 1)) === 0
+  ),
+  operatorEmails: Config.string("OPERATOR_EMAILS").pipe(
+    Config.withDefault(""),
+    Config.map((text) => text.split(",").map((email) => email.trim().toLowerCase()).filter((email) => email !== ""))
+  ),
   read: positiveInt("RATE_LIMIT_READ_PER_MIN", 120),
   write: positiveInt("RATE_LIMIT_WRITE_PER_MIN", 60),
   trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
@@ -272,7 +296,14 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     }),
     redisUrl: c.redisUrl,
     tokenTtl: Duration.days(c.tokenTtlDays),
-    rateLimits: rateLimitPolicyPerMinute(c),
+    rateLimits: {
+      ...rateLimitPolicyPerMinute(c),
+      login_failures: {
+        ...defaultRateLimitPolicy.login_failures,
+        allowed: c.loginFailuresAllowed,
+        max_delay_ms: c.loginDelayMaxS * 1000
+      }
+    },
     trustProxy: c.trustProxy,
     secretKey: c.secretKey,
     venues: {
@@ -297,6 +328,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       insightJobs: c.insightJobs
     },
     news: { fetchInterval: Duration.seconds(c.newsFetchIntervalS), timeout: Duration.millis(c.newsTimeoutMs) },
+    passwords: { scryptCost: c.scryptCost },
+    operatorEmails: c.operatorEmails,
     ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     signals: {
       sampler: c.signalSampler,

@@ -11,9 +11,10 @@ const Email = Schema.Trim.pipe(
   Schema.maxLength(254),
   Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "must be a valid email address" })
 )
-// A bound on length keeps hashing cost bounded.
+// A new password (register, change); a bound on length keeps hashing cost bounded. The service also
+// refuses the 10,000 most common passwords. Logins take any stored password, whatever its length.
 const Password = Schema.String.pipe(
-  Schema.minLength(8, { message: () => "must be at least 8 characters" }),
+  Schema.minLength(10, { message: () => "must be at least 10 characters" }),
   Schema.maxLength(256, { message: () => "must be at most 256 characters" })
 )
 const Username = Schema.String.pipe(

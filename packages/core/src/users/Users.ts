@@ -2,14 +2,16 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { Conflict, NotFound, Unauthorized } from "../http/Errors.js"
+import { summarizeIssues } from "../http/DecodeFailure.js"
+import { Conflict, InvalidInput, NotFound, RateLimited, Unauthorized } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "./Authentication.js"
+import { LoginFailureStore, makeMemoryLoginFailureStore } from "./LoginFailures.js"
 import { ownedBy } from "./Ownership.js"
-import { hashPassword, verifyPassword } from "./Passwords.js"
+import { hashPassword, isCommonPassword, scryptParams, verifyPassword } from "./Passwords.js"
 import { hashSessionToken, newSessionToken } from "./SessionTokens.js"
 import {
   type LoginRequest,
@@ -42,6 +44,13 @@ const invalidCredentials = new Unauthorized({ error: "Email or password is incor
 // last_used_at is refreshed at most this often, so authentication is not a write per request.
 const touchInterval = Duration.toMillis("1 minute")
 
+/** A new password (register, change) must not be a common one; the schema already checked its length. */
+const checkNewPassword = (field: string, password: string) => {
+  if (!isCommonPassword(password)) return Effect.void
+  const issues = [{ path: field, message: "is one of the 10,000 most common passwords; choose another" }]
+  return Effect.fail(new InvalidInput({ error: `Invalid request: ${summarizeIssues(issues)}`, issues }))
+}
+
 const isUniqueViolation = (e: SqlError) => (e.cause as { code?: unknown } | undefined)?.code === "23505"
 
 /** Users, passwords and session tokens. */
@@ -50,14 +59,21 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
     const repo = yield* UsersRepo
     const sql = yield* SqlClient.SqlClient
     const config = yield* PlatformConfig
+    const params = scryptParams(config.passwords.scryptCost)
+    const loginFailures = config.rateLimits.login_failures
+    // Failed logins in this process's memory unless the host gave a shared store (Redis).
+    const failures = yield* Effect.serviceOption(LoginFailureStore).pipe(
+      Effect.flatMap(Option.match({ onNone: () => makeMemoryLoginFailureStore, onSome: Effect.succeed }))
+    )
     // Checked when the email is unknown, so a login takes as long either way. Derived in the
-    // background: a start does not wait the ~100 ms of scrypt for it (it was the longest wait of one).
-    const decoyHash = yield* Effect.cached(hashPassword("decoy password that never matches"))
+    // background: a start does not wait the few hundred ms of scrypt for it (it was the longest wait of one).
+    const decoyHash = yield* Effect.cached(hashPassword("decoy password that never matches", params))
     yield* Effect.forkScoped(decoyHash)
 
     const register = (input: RegisterRequest) =>
       Effect.gen(function*() {
-        const password_hash = yield* hashPassword(input.password)
+        yield* checkNewPassword("password", input.password)
+        const password_hash = yield* hashPassword(input.password, params)
         const row = yield* repo.insertUser({
           email: input.email,
           username: input.username,
@@ -79,14 +95,33 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
         Effect.withSpan("Users.register")
       )
 
+    // Failed logins are counted per account, known or not (so a wait says nothing about whether it exists).
     const login = (input: LoginRequest, userAgent: string | undefined) =>
       Effect.gen(function*() {
+        const account = input.email.toLowerCase()
+        const wait = yield* failures.waitFor(account)
+        if (wait > 0) {
+          const seconds = Math.ceil(wait / 1000)
+          return yield* new RateLimited({
+            error: `Too many failed logins for this account; retry in ${seconds} s`,
+            retry_after: seconds
+          })
+        }
         const user = yield* repo.findUserByEmail(input.email)
-        const ok = yield* verifyPassword(
+        const { ok, outdated } = yield* verifyPassword(
           input.password,
-          Option.isSome(user) ? user.value.password_hash : yield* decoyHash
+          Option.isSome(user) ? user.value.password_hash : yield* decoyHash,
+          params
         )
-        if (Option.isNone(user) || !ok) return yield* invalidCredentials
+        if (Option.isNone(user) || !ok) {
+          yield* failures.fail(account, loginFailures)
+          return yield* invalidCredentials
+        }
+        yield* failures.clear(account)
+        // A hash made with weaker parameters than today's is replaced while the password is at hand.
+        if (outdated) {
+          yield* repo.updatePassword(user.value.id, yield* hashPassword(input.password, params), yield* now)
+        }
         const token = newSessionToken()
         const at = yield* now
         const session = yield* repo.insertSession({
@@ -151,10 +186,11 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
       Effect.gen(function*() {
         const user = yield* repo.findUserById(caller.id)
         if (Option.isNone(user)) return yield* invalidCredentials
-        if (!(yield* verifyPassword(input.current_password, user.value.password_hash))) {
+        if (!(yield* verifyPassword(input.current_password, user.value.password_hash, params)).ok) {
           return yield* new Unauthorized({ error: "The current password is incorrect", reason: "invalid_credentials" })
         }
-        const password_hash = yield* hashPassword(input.new_password)
+        yield* checkNewPassword("new_password", input.new_password)
+        const password_hash = yield* hashPassword(input.new_password, params)
         const at = yield* now
         yield* sql.withTransaction(
           Effect.zipRight(repo.updatePassword(caller.id, password_hash, at), repo.revokeAllSessions(caller.id, at))
@@ -170,7 +206,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
       Effect.gen(function*() {
         const user = yield* repo.findUserById(caller.id)
         if (Option.isNone(user)) return yield* invalidCredentials
-        if (!(yield* verifyPassword(input.password, user.value.password_hash))) {
+        if (!(yield* verifyPassword(input.password, user.value.password_hash, params)).ok) {
           return yield* new Unauthorized({ error: "The password is incorrect", reason: "invalid_credentials" })
         }
         yield* repo.deleteUser(caller.id)

@@ -78,6 +78,9 @@ export const testOptions = (storage: StorageConfig, overrides: Partial<PlatformO
     retention: { ...defaults.retention, purgeInterval: Duration.days(365) },
     // Likewise the news fetcher: tests fetch with POST /api/news/refresh.
     news: { ...defaults.news, fetchInterval: Duration.days(365) },
+    // scrypt at N=2^10 (PASSWORD_SCRYPT_COST): OWASP's 2^17 takes a few hundred ms and 128 MiB a hash,
+    // and the suites register hundreds of users. Suites about hashing set their own.
+    passwords: { scryptCost: 1024 },
     ...overrides
   })
 }

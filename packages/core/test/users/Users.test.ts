@@ -3,6 +3,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { migrate, PlatformLive, type UserId, Users } from "@trading-platform/core"
 import { Clock, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
+import { hashPassword } from "../../src/users/Passwords.js"
 import { UsersRepo } from "../../src/users/UsersRepo.js"
 import { TestConfig, testStorages } from "../support/TestStorage.js"
 
@@ -21,14 +22,14 @@ for (const storage of testStorages) {
           expect(yield* migrate).toEqual([])
         }))
 
-      it.effect("passwords are stored only as scrypt hashes", () =>
+      it.effect("passwords are stored only as scrypt hashes, at the configured cost (PASSWORD_SCRYPT_COST)", () =>
         Effect.gen(function*() {
           const users = yield* Users
           const sql = yield* SqlClient.SqlClient
           const input = newUser()
           const user = yield* users.register(input)
           const [row] = yield* sql<{ password_hash: string }>`SELECT password_hash FROM users WHERE id = ${user.id}`
-          expect(row!.password_hash).toMatch(/^scrypt\$16384\$8\$1\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]{86}==$/)
+          expect(row!.password_hash).toMatch(/^scrypt\$1024\$8\$1\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]{86}==$/)
           expect(row!.password_hash).not.toContain(input.password)
         }))
 
@@ -93,3 +94,49 @@ for (const storage of testStorages) {
     })
   })
 }
+
+describe("password hashes at OWASP's cost (the default)", () => {
+  const Live = UsersRepo.Default.pipe(
+    Layer.provideMerge(PlatformLive),
+    Layer.provideMerge(TestConfig(testStorages[0], { passwords: { scryptCost: 2 ** 17 } }))
+  )
+  const hashOf = (id: UserId) =>
+    Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) => sql<{ password_hash: string }>`SELECT password_hash FROM users WHERE id = ${id}`
+    ).pipe(
+      Effect.map(([row]) => row!.password_hash)
+    )
+
+  layer(Live, { timeout: "120 seconds" })((it) => {
+    it.effect("a new password is hashed with scrypt N=2^17, r=8, p=1, the parameters kept in the hash", () =>
+      Effect.gen(function*() {
+        const user = yield* (yield* Users).register(newUser())
+        expect(yield* hashOf(user.id)).toMatch(/^scrypt\$131072\$8\$1\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]{86}==$/)
+      }))
+
+    it.effect(
+      "a hash of the old format (N=2^14) logs in, even with a password the policy would refuse now, and is re-hashed at N=2^17",
+      () =>
+        Effect.gen(function*() {
+          const users = yield* Users
+          const repo = yield* UsersRepo
+          const input = { ...newUser(), password: "old-pw1!" }
+          const old = yield* hashPassword(input.password, { N: 16384, r: 8, p: 1 })
+          const row = yield* repo.insertUser({ ...input, password_hash: old, now: new Date(0) })
+          // A wrong password changes nothing.
+          const wrong = yield* users.login({ email: input.email, password: "not it" }, undefined).pipe(Effect.flip)
+          expect(wrong._tag).toBe("Unauthorized")
+          expect(yield* hashOf(row.id)).toBe(old)
+
+          const login = yield* users.login({ email: input.email, password: input.password }, undefined)
+          expect(login.user.id).toBe(row.id)
+          const upgraded = yield* hashOf(row.id)
+          expect(upgraded).toMatch(/^scrypt\$131072\$8\$1\$/)
+          // The new hash holds the same password, and is not re-hashed again.
+          expect((yield* users.login({ email: input.email, password: input.password }, undefined)).user.id).toBe(row.id)
+          expect(yield* hashOf(row.id)).toBe(upgraded)
+        })
+    )
+  })
+})

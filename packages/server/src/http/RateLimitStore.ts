@@ -122,15 +122,19 @@ return next
 `
 
 /**
- * Counts in Redis, shared by every replica, on a client of our own: its connection errors go to
- * a listener (the fallback below reports an outage once) instead of ioredis' console output.
+ * A Redis client of our own, closed with the scope, with `scripts` defined on it: its connection
+ * errors go to a listener (the callers' fallbacks report an outage once) instead of ioredis'
+ * console output, and a command fails fast while Redis is unreachable.
  */
-export const makeRedisStore = (url: Redacted.Redacted, prefix: string) =>
+export const connectRedis = <Client>(
+  url: Redacted.Redacted,
+  scripts: Record<string, { readonly lua: string; readonly numberOfKeys: number }>
+) =>
   Effect.gen(function*() {
     const u = new URL(Redacted.value(url))
     // Loaded when Redis is configured, not at every start.
     const { Redis } = yield* Effect.promise(() => import("ioredis"))
-    const redis = yield* Effect.acquireRelease(
+    return yield* Effect.acquireRelease(
       Effect.sync(() => {
         const client = new Redis({
           host: u.hostname,
@@ -143,32 +147,38 @@ export const makeRedisStore = (url: Redacted.Redacted, prefix: string) =>
           // most, so a slow or absent Redis cannot stall requests.
           maxRetriesPerRequest: 1,
           commandTimeout: 250,
-          scripts: {
-            fixedWindow: { lua: fixedWindowScript, numberOfKeys: 1 },
-            tokenBucket: { lua: tokenBucketScript, numberOfKeys: 1 }
-          }
+          scripts
         })
         client.on("error", () => {})
-        return client as RedisClient & {
-          fixedWindow: (
-            key: string,
-            tokens: number,
-            refillMs: number,
-            limit: number | undefined
-          ) => Promise<[number, number]>
-          tokenBucket: (
-            key: string,
-            tokens: number,
-            refillMs: number,
-            limit: number,
-            now: number,
-            overflow: 0 | 1
-          ) => Promise<number>
-        }
+        return client as RedisClient & Client
       }),
       // QUIT fails while Redis is unreachable; that must not fail shutdown.
       (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
     )
+  })
+
+/** Counts in Redis, shared by every replica. */
+export const makeRedisStore = (url: Redacted.Redacted, prefix: string) =>
+  Effect.gen(function*() {
+    const redis = yield* connectRedis<{
+      fixedWindow: (
+        key: string,
+        tokens: number,
+        refillMs: number,
+        limit: number | undefined
+      ) => Promise<[number, number]>
+      tokenBucket: (
+        key: string,
+        tokens: number,
+        refillMs: number,
+        limit: number,
+        now: number,
+        overflow: 0 | 1
+      ) => Promise<number>
+    }>(url, {
+      fixedWindow: { lua: fixedWindowScript, numberOfKeys: 1 },
+      tokenBucket: { lua: tokenBucketScript, numberOfKeys: 1 }
+    })
     const failed = (cause: unknown) =>
       new RateLimiter.RateLimitStoreError({ message: "Redis rate-limit command failed", cause })
     return RateLimiter.RateLimiterStore.of({

@@ -1,7 +1,15 @@
 import { RateLimiter } from "@effect/experimental"
-import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { PlatformConfig, type Quota, rateLimitCategory, RateLimited, withRequestSpan } from "@trading-platform/core"
-import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
+import { HttpApi, HttpApp, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { FindMyWay } from "@effect/platform/HttpLayerRouter"
+import {
+  PlatformConfig,
+  type Quota,
+  rateLimitCategory,
+  RateLimited,
+  TradingApi,
+  withRequestSpan
+} from "@trading-platform/core"
+import { Clock, Duration, Effect, Either, FiberRef, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { type PresentedToken, presentedToken, type TokenCarrier } from "./PresentedToken.js"
 import * as RateLimitStore from "./RateLimitStore.js"
@@ -13,6 +21,31 @@ const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
 const windowFor = (quota: Quota) => Duration.millis(Math.ceil(quota.window_ms / quota.limit) * quota.limit)
 
 const hashKey = (token: string) => createHash("sha256").update(token).digest("hex").slice(0, 32)
+
+interface Operation {
+  readonly group: string
+  readonly endpoint: string
+}
+
+/**
+ * The contract's operations on the matcher the API's router uses, with its settings, so a request
+ * is classified by the route it will take: the router ignores a trailing slash, repeated slashes and
+ * case, and decodes `%xx`, so `/API/users//%6cogin/` is the login, and is counted as one.
+ */
+const makeOperations = (config: Partial<FindMyWay.RouterConfig>) => {
+  const router = FindMyWay.make<Operation>(config)
+  HttpApi.reflect(TradingApi, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group }) =>
+      router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, {
+        group: group.identifier,
+        endpoint: endpoint.name
+      })
+  })
+  // As the router: a HEAD without a route of its own takes the GET's.
+  return (method: string, url: string): Operation | undefined =>
+    (router.find(method, url) ?? (method === "HEAD" ? router.find("GET", url) : undefined))?.handler
+}
 
 /** What counting reads of a request, from the platform's request or `node:http`'s. */
 export interface CountedRequest extends TokenCarrier {
@@ -38,6 +71,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
   effect: Effect.gen(function*() {
     const limiter = yield* RateLimiter.RateLimiter
     const { rateLimits: policy, trustProxy } = yield* PlatformConfig
+    const operationOf = makeOperations(yield* FiberRef.get(HttpRouter.currentRouterConfig))
 
     const consume = (key: string, quota: Quota) =>
       limiter.consume({
@@ -75,8 +109,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("@trading-platform/
      */
     const count = (request: CountedRequest) =>
       Effect.gen(function*() {
-        const path = request.url.split("?", 1)[0] ?? "/"
-        const category = rateLimitCategory(request.method, path)
+        const category = rateLimitCategory(request.method, operationOf(request.method, request.url))
         const quota = policy[category]
         const ip = (trustProxy && request.headers["x-forwarded-for"]?.split(",")[0]?.trim()) ||
           (request.remoteAddress ?? "unknown")
