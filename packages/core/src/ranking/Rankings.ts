@@ -3,6 +3,7 @@ import { PlatformConfig } from "../config/PlatformConfig.js"
 import { NoFactorHistory, NotFound } from "../http/Errors.js"
 import { MarketData } from "../market/MarketData.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
+import { letOthersIn } from "../sql/LetOthersIn.js"
 import { type Candle, type Exchange, type Timeframe, timeframeMillis, type Venue, Venues } from "../venues/Venue.js"
 import { builtinFactors, type FactorDefinition, findFactor, type MarketInput, taCall } from "./FactorCatalogue.js"
 import { factorValue, rankSymbols, tableBars } from "./FactorTable.js"
@@ -129,12 +130,16 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
         const tickers = yield* venue.tickers
         const needsCandles = factors.some((f) => f.input.kind === "ta")
         const markets = new Set(factors.flatMap((f) => (f.input.kind === "market" ? [f.input.input] : [])))
+        // A symbol's reads (computed, for a simulated venue) at a time, with other requests let in between.
         return yield* Effect.forEach(Array.from(tickers.values()), (ticker) =>
-          Effect.all({
-            symbol: Effect.succeed(ticker.symbol),
-            candles: needsCandles ? latestCandles(exchange, ticker.symbol, timeframe, bars) : Effect.succeed([]),
-            market: sample(venue, ticker.symbol, timeframe, ticker.funding_rate, markets)
-          }), { concurrency: 8 })
+          Effect.zipRight(
+            letOthersIn,
+            Effect.all({
+              symbol: Effect.succeed(ticker.symbol),
+              candles: needsCandles ? latestCandles(exchange, ticker.symbol, timeframe, bars) : Effect.succeed([]),
+              market: sample(venue, ticker.symbol, timeframe, ticker.funding_rate, markets)
+            })
+          ), { concurrency: 8 })
       })
 
     const now = Effect.map(Clock.currentTimeMillis, (t) => new Date(t).toISOString())

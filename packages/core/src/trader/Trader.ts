@@ -1,8 +1,8 @@
-import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Effect, Option, Schema, Stream } from "effect"
 import { Account, type AccountId } from "../accounts/Account.js"
 import { Accounts, toAccount } from "../accounts/Accounts.js"
 import type { AccountRow } from "../accounts/Accounts.js"
+import { letOthersIn } from "../sql/LetOthersIn.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { DecisionLog, ImportPreview, ImportResult, type TraderDocument, TradeRecord } from "./TraderData.js"
@@ -29,7 +29,7 @@ const jsonArray = <Row, Cursor, E, R>(
   Stream.paginateEffect(
     { after: null as Cursor | null, first: true },
     ({ after, first }) =>
-      Effect.map(page(after), (rows) => {
+      Effect.map(Effect.zipRight(letOthersIn, page(after)), (rows) => {
         const text = rows.map((row) => JSON.stringify(encode(row))).join(",")
         const next = rows.length < exportPage
           ? Option.none()
@@ -68,7 +68,6 @@ export class Trader extends Effect.Service<Trader>()("@trading-platform/core/Tra
   effect: Effect.gen(function*() {
     const accounts = yield* Accounts
     const repo = yield* TraderRepo
-    const sql = yield* SqlClient.SqlClient
 
     const plan = (account: AccountRow, document: TraderDocument) =>
       Effect.gen(function*() {
@@ -153,9 +152,8 @@ export class Trader extends Effect.Service<Trader>()("@trading-platform/core/Tra
       Effect.gen(function*() {
         const account = yield* accounts.owned(caller, id)
         const p = yield* plan(account, document)
-        yield* sql.withTransaction(
-          Effect.zipRight(repo.insertDecisionLogs(id, p.logs), repo.insertTrades(id, p.trades))
-        )
+        yield* repo.insertDecisionLogs(id, p.logs)
+        yield* repo.insertTrades(id, p.trades)
         return new ImportResult({
           imported: { decision_logs: p.logs.length, trades: p.trades.length },
           skipped: p.skipped,

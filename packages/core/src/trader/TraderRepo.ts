@@ -3,6 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { IsoTimestamp } from "../sql/Columns.js"
+import { letOthersIn } from "../sql/LetOthersIn.js"
 import type { DecisionLog, TradeRecord } from "./TraderData.js"
 
 const Numeric = Schema.NullOr(Schema.NumberFromString)
@@ -86,8 +87,10 @@ export class TraderRepo extends Effect.Service<TraderRepo>()("@trading-platform/
         WHERE account_id = ${r.account_id} AND trade_time BETWEEN ${r.from} AND ${r.to}`
     })
 
-    // Rows that already exist (a concurrent import) are skipped by the unique keys. A statement
-    // carries at most `insertBatch` rows: PostgreSQL takes at most 65,535 parameters in one.
+    // Rows that already exist (an earlier or concurrent import) are skipped by the unique keys.
+    // Each batch of `insertBatch` rows commits on its own, and other requests get their turn in
+    // between; an import cut short is finished by sending it again. (One statement also takes at
+    // most 65,535 parameters in PostgreSQL.)
     const insertNew = (
       table: "account_decision_logs" | "account_trades",
       rows: ReadonlyArray<Record<string, unknown>>
@@ -96,7 +99,7 @@ export class TraderRepo extends Effect.Service<TraderRepo>()("@trading-platform/
         Array.from({ length: Math.ceil(rows.length / insertBatch) }, (_, i) =>
           rows.slice(i * insertBatch, (i + 1) * insertBatch)),
         (batch) =>
-          sql`INSERT INTO ${sql(table)} ${sql.insert(batch)} ON CONFLICT DO NOTHING`,
+          Effect.zipRight(letOthersIn, sql`INSERT INTO ${sql(table)} ${sql.insert(batch)} ON CONFLICT DO NOTHING`),
         { discard: true }
       )
 
