@@ -70,7 +70,7 @@ for (const storage of testStorages) {
           ])
         }))
 
-      it.effect("the largest import (10,000 rows, past one statement's parameters) commits whole; the export streams many pages back in key order", () =>
+      it.effect("the largest import (10,000 rows, past one statement's parameters) is stored in full; the export streams many pages back in key order", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp("bulk")
           const account = yield* createAccount(token, { name: "bulk" })
