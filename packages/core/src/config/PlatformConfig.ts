@@ -12,6 +12,7 @@ import {
   Redacted,
   Schema
 } from "effect"
+import { normalizeHost } from "../fetch/AddressPolicy.js"
 import { defaultRateLimitPolicy, type RateLimitPolicy, rateLimitPolicyPerMinute } from "../http/RateLimitPolicy.js"
 import type { JobOptions } from "../jobs/JobOptions.js"
 import { defaultSandboxLimits, type SandboxLimits } from "../sandbox/SandboxLimits.js"
@@ -45,6 +46,7 @@ export interface PlatformOptions {
   readonly retention: RetentionOptions
   readonly assistant: AssistantOptions
   readonly news: NewsOptions
+  readonly fetch: FetchOptions
   readonly passwords: PasswordOptions
   /** E-mails (any case) of the users who are operators, besides those the command line made operators. */
   readonly operatorEmails: ReadonlyArray<string>
@@ -65,6 +67,17 @@ export interface NewsOptions {
   readonly fetchInterval: Duration.Duration
   /** How long one feed may take to answer. */
   readonly timeout: Duration.Duration
+  /** The most bytes one feed's answer may have; the read stops past it. */
+  readonly maxBytes: number
+}
+
+/** How URLs that users give (news feeds) are fetched. */
+export interface FetchOptions {
+  /**
+   * Hosts (as the URL parser writes them: lower case, `127.0.0.1`, `[::1]`) fetched even though
+   * they are internal addresses or resolve to some; no other internal address is ever fetched.
+   */
+  readonly allowHosts: ReadonlyArray<string>
 }
 
 /** The assistant's language model and its per-user limits. */
@@ -195,6 +208,21 @@ const secretKey = Config.option(
   )
 )
 
+/** A comma-separated list of host names and IP addresses, each written as the URL parser writes it. */
+const hostList = (name: string): Config.Config<ReadonlyArray<string>> =>
+  Config.string().pipe(
+    Config.mapOrFail((text) => {
+      const entries = text.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+      const hosts = entries.map(normalizeHost)
+      const bad = entries.find((_, i) => hosts[i] === null)
+      return bad === undefined
+        ? Either.right<ReadonlyArray<string>>(hosts as Array<string>)
+        : Either.left(ConfigError.InvalidData([], `"${bad}" is not a host name or IP address (no port or path)`))
+    }),
+    Config.nested(name),
+    Config.withDefault<ReadonlyArray<string>>([])
+  )
+
 /** A retention in days; 0 keeps forever. */
 const days = (n: number) => (n === 0 ? Option.none() : Option.some(Duration.days(n)))
 
@@ -253,6 +281,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   insightJobs: jobOptionsConfig("INSIGHT"),
   newsFetchIntervalS: positiveInt("NEWS_FETCH_INTERVAL_S", 600),
   newsTimeoutMs: positiveInt("NEWS_TIMEOUT_MS", 10_000),
+  newsMaxBytes: positiveInt("NEWS_MAX_BYTES", 5 * 1024 * 1024),
+  fetchAllowHosts: hostList("FETCH_ALLOW_HOSTS"),
   rankingCacheS: positiveInt("RANKING_CACHE_S", 60),
   signalSampler: Config.boolean("SIGNAL_SAMPLER").pipe(Config.withDefault(true)),
   samplingIntervalS: positiveInt("SAMPLING_INTERVAL_S", 15),
@@ -327,7 +357,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       maxToolCalls: c.aiMaxToolCalls,
       insightJobs: c.insightJobs
     },
-    news: { fetchInterval: Duration.seconds(c.newsFetchIntervalS), timeout: Duration.millis(c.newsTimeoutMs) },
+    news: {
+      fetchInterval: Duration.seconds(c.newsFetchIntervalS),
+      timeout: Duration.millis(c.newsTimeoutMs),
+      maxBytes: c.newsMaxBytes
+    },
+    fetch: { allowHosts: c.fetchAllowHosts },
     passwords: { scryptCost: c.scryptCost },
     operatorEmails: c.operatorEmails,
     ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
