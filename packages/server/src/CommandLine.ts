@@ -27,7 +27,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
 
 export const usage = [
   "Usage: trading-platform [--flag value ...] | --version | --help",
-  "       trading-platform backtest|migrate|openapi ... (see trading-platform backtest --help)",
+  "       trading-platform backtest|import|migrate|openapi|operator ... (see trading-platform backtest --help)",
   "",
   "Every flag may also be given as an environment variable (flags win):",
   ...settings.map(([name, help]) =>

@@ -1,18 +1,21 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import { Operators } from "../users/Operators.js"
 import { StorageStatistics } from "./StorageStatistics.js"
 
 const mib = 1024 * 1024
 const TableRow = Schema.Struct({ name: Schema.String, bytes: Schema.NumberFromString })
 const CountRow = Schema.Struct({ rows: Schema.NumberFromString })
 
-/** Storage statistics from `pg_class` (PGlite and PostgreSQL alike). */
+/** Storage statistics from `pg_class` (PGlite and PostgreSQL alike): platform-wide, so for operators only. */
 export class StorageStats extends Effect.Service<StorageStats>()("@trading-platform/core/StorageStats", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const operators = yield* Operators
 
-    const read = Effect.gen(function*() {
+    const figures = Effect.gen(function*() {
       const tables = yield* Effect.flatMap(
         sql`
           SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes
@@ -36,8 +39,15 @@ export class StorageStats extends Effect.Service<StorageStats>()("@trading-platf
         total_rows: entries.reduce((sum, [, t]) => sum + t.rows, 0),
         total_size_mb: Math.round((tables.reduce((sum, t) => sum + t.bytes, 0) / mib) * 1000) / 1000
       })
-    }).pipe(dieOnStorageFailure, Effect.withSpan("StorageStats.read"))
+    }).pipe(dieOnStorageFailure)
+
+    /** Every table's figures for an operator; any other user gets 403 `forbidden`. */
+    const read = (caller: CurrentUserShape) =>
+      Effect.zipRight(operators.requireOperator(caller), figures).pipe(
+        Effect.withSpan("StorageStats.read", { attributes: { userId: caller.id } })
+      )
 
     return { read } as const
-  })
+  }),
+  dependencies: [Operators.Default]
 }) {}

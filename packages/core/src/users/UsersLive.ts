@@ -1,9 +1,12 @@
 import { Layer } from "effect"
+import { Operators } from "./Operators.js"
 import { SessionPurgeLive } from "./SessionPurge.js"
 import { Users } from "./Users.js"
 import { UsersRepo } from "./UsersRepo.js"
 
-export { Users }
+export { Operators, Users }
 
-/** Users and their sessions on the platform's storage, and the purge of sessions past their retention. */
-export const UsersLive = Layer.mergeAll(Users.Default, SessionPurgeLive).pipe(Layer.provide(UsersRepo.Default))
+/** Users and their sessions on the platform's storage, the operators, and the purge of sessions past their retention. */
+export const UsersLive = Layer.mergeAll(Users.Default, Operators.Default, SessionPurgeLive).pipe(
+  Layer.provide(UsersRepo.Default)
+)

@@ -7,6 +7,7 @@ import {
   DatabaseLive,
   Datasets,
   describeConfigError,
+  Operators,
   PlatformConfig,
   PlatformLive,
   Programs,
@@ -44,6 +45,9 @@ export const commandUsage = [
   "      --venue NAME      venue1 or venue2: whose rules backtests on it follow (venue1)",
   "      --data-dir DIR or --database-url URL  the database (DATA_DIR/DATABASE_URL, else ./.trading-data)",
   "      --json            print the result as JSON",
+  "  operator grant|revoke EMAIL  make the user with this e-mail an operator (platform-wide figures), or not:",
+  "  operator list       list the operators (flagged here, and named by OPERATOR_EMAILS)",
+  "      --data-dir DIR or --database-url URL  the database (DATA_DIR/DATABASE_URL, else ./.trading-data)",
   "  migrate             bring the database (--data-dir DIR or --database-url URL, or DATA_DIR/DATABASE_URL) to the current schema",
   "  openapi [--out FILE] print the OpenAPI document (or write it to FILE)",
   "",
@@ -300,6 +304,54 @@ const importCandles = (argv: ReadonlyArray<string>) => {
   )
 }
 
+const operator = (argv: ReadonlyArray<string>) => {
+  const parsed = (() => {
+    try {
+      return parseArgs({
+        args: [...argv],
+        options: { "data-dir": { type: "string" }, "database-url": { type: "string" } },
+        strict: true,
+        allowPositionals: true
+      })
+    } catch (e) {
+      throw new Usage((e as Error).message)
+    }
+  })()
+  const [action, email, ...extra] = parsed.positionals
+  const needsEmail = action === "grant" || action === "revoke"
+  if (!(needsEmail || action === "list")) {
+    throw new Usage(`operator takes grant EMAIL, revoke EMAIL or list; got '${action ?? ""}'`)
+  }
+  if (needsEmail ? email === undefined || extra.length > 0 : email !== undefined) {
+    throw new Usage(needsEmail ? `operator ${action} takes one e-mail` : "operator list takes no e-mail")
+  }
+  const values = parsed.values
+  return run(
+    Effect.gen(function*() {
+      const operators = yield* Operators
+      if (action === "grant") {
+        yield* operators.grant(email!)
+        return console.log(`${email} is an operator`)
+      }
+      if (action === "revoke") {
+        yield* operators.revoke(email!)
+        const { configured } = yield* operators.list
+        return console.log(
+          configured.includes(email!.toLowerCase())
+            ? `${email} is no longer flagged, but stays an operator while OPERATOR_EMAILS names it`
+            : `${email} is no longer an operator`
+        )
+      }
+      const { configured, flagged } = yield* operators.list
+      for (const e of flagged) console.log(e)
+      for (const e of configured) console.log(`${e} (OPERATOR_EMAILS)`)
+    }).pipe(
+      Effect.provide(Operators.Default.pipe(Layer.provide(DatabaseLive), Layer.provide(PlatformConfig.fromEnv))),
+      Effect.withConfigProvider(providerOf({ DATA_DIR: values["data-dir"], DATABASE_URL: values["database-url"] }, {}))
+    )
+  )
+}
+
 const openapi = (argv: ReadonlyArray<string>) => {
   const { out } = flags(argv, { out: { type: "string" } })
   const text = `${JSON.stringify(openApiDocument(), null, 2)}\n`
@@ -310,7 +362,7 @@ const openapi = (argv: ReadonlyArray<string>) => {
 
 /** Runs one command; answers its exit code (2 with the usage for bad flags). */
 export const runCommand = async (
-  command: "backtest" | "import" | "migrate" | "openapi",
+  command: "backtest" | "import" | "migrate" | "openapi" | "operator",
   argv: ReadonlyArray<string>
 ): Promise<number> => {
   if (argv.includes("--help") || argv.includes("-h")) {
@@ -318,7 +370,7 @@ export const runCommand = async (
     return 0
   }
   try {
-    const commands = { backtest, import: importCandles, migrate, openapi }
+    const commands = { backtest, import: importCandles, migrate, openapi, operator }
     return await commands[command](argv)
   } catch (e) {
     if (e instanceof Usage) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `trading-platform <command>`: `serve` (also the default, so `trading-platform --port 0` still serves),
-// `backtest`, `import`, `migrate` and `openapi`. Each path imports only what it runs, so serving loads no commands.
+// `backtest`, `import`, `migrate`, `openapi` and `operator`. Each path imports only what it runs, so serving loads no commands.
 
 const [command, ...rest] = process.argv.slice(2)
 
@@ -12,7 +12,10 @@ if (command === "serve") {
   void import("../main.js")
 } else {
   void import("./Commands.js").then(async ({ commandUsage, runCommand }) => {
-    if (command === "backtest" || command === "import" || command === "migrate" || command === "openapi") {
+    if (
+      command === "backtest" || command === "import" || command === "migrate" || command === "openapi" ||
+      command === "operator"
+    ) {
       process.exitCode = await runCommand(command, rest)
     } else {
       console.error(`Unknown command ${command}\n\n${commandUsage}`)

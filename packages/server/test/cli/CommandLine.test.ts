@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { PlatformLive, Users } from "@trading-platform/core"
+import { PlatformLive, StorageStats, Users } from "@trading-platform/core"
 import { TestConfig, testStorages } from "@trading-platform/core/testing"
 import { Effect, Layer } from "effect"
 import { spawn } from "node:child_process"
@@ -201,6 +201,55 @@ describe("trading-platform command line", () => {
         expect(badTimeframe.stderr.trim()).toBe("--timeframe must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d; got '2h'")
         expect((await run(["import", "candles", ...flags])).code).toBe(2)
         expect((await run(["import", "rows", join(dir, "btc.csv"), ...flags])).code).toBe(2)
+      })
+    },
+    120_000
+  )
+
+  it(
+    "operator grant EMAIL makes a user an operator, who may read platform-wide figures; revoke takes it back; list lists them",
+    async () => {
+      await withTemp(async (dir) => {
+        const data = join(dir, "data")
+        const platform = PlatformLive.pipe(
+          Layer.provide(TestConfig({ ...testStorages[0]!, storage: Effect.succeed({ kind: "pglite", dataDir: data }) }))
+        )
+        // Whether ada, logged in, may read storage-stats (the check the endpoint makes).
+        const adaReadsStats = () =>
+          Effect.runPromise(
+            Effect.gen(function*() {
+              const users = yield* Users
+              const login = yield* users.login({ email: "ada@example.com", password: "correct horse" }, undefined)
+              const caller = yield* users.authenticate(login.session_token)
+              const read = yield* (yield* StorageStats).read(caller).pipe(Effect.either)
+              return read._tag === "Right" ? "allowed" : read.left._tag
+            }).pipe(Effect.provide(platform))
+          )
+        await Effect.runPromise(
+          Effect.flatMap(
+            Users,
+            (users) => users.register({ email: "ada@example.com", username: "ada", password: "correct horse" })
+          ).pipe(Effect.provide(platform))
+        )
+        expect(await adaReadsStats()).toBe("Forbidden")
+
+        const granted = await run(["operator", "grant", "Ada@Example.com", "--data-dir", data])
+        expect(granted.stderr).toBe("")
+        expect(granted.code).toBe(0)
+        expect(await adaReadsStats()).toBe("allowed")
+        const listed = await run(["operator", "list", "--data-dir", data], { OPERATOR_EMAILS: "ops@example.com" })
+        expect(listed.code).toBe(0)
+        expect(listed.stdout.trim().split("\n")).toEqual(["ada@example.com", "ops@example.com (OPERATOR_EMAILS)"])
+
+        const revoked = await run(["operator", "revoke", "ada@example.com", "--data-dir", data])
+        expect(revoked.code).toBe(0)
+        expect(await adaReadsStats()).toBe("Forbidden")
+
+        const stranger = await run(["operator", "grant", "bob@example.com", "--data-dir", data])
+        expect(stranger.code).toBe(1)
+        expect(stranger.stderr).toContain("No user with the e-mail bob@example.com")
+        expect((await run(["operator", "grant"])).code).toBe(2)
+        expect((await run(["operator", "promote", "ada@example.com"])).code).toBe(2)
       })
     },
     120_000

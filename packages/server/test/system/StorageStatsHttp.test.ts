@@ -2,16 +2,29 @@ import { describe, expect, layer } from "@effect/vitest"
 import { testStorages } from "@trading-platform/core/testing"
 import { Effect } from "effect"
 import { createAccount } from "../support/Accounts.js"
-import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
+import { call, expectError, signUp, TestServer, uniqueUser } from "../support/TestServer.js"
+
+// The operator: a user whose e-mail OPERATOR_EMAILS names (in another case, which does not matter).
+const operator = uniqueUser("ops")
 
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`storage stats over ${storage.name}`, () => {
-    layer(TestServer({ storage }), { timeout: "60 seconds" })((it) => {
-      it.effect("GET /api/system/storage-stats counts every table's rows and sizes from the catalog", () =>
+    const config = { operatorEmails: [operator.email.toUpperCase(), "nobody@example.com"] }
+    layer(TestServer({ storage, config }), { timeout: "60 seconds" })((it) => {
+      const signUpOperator = Effect.gen(function*() {
+        expect((yield* call("POST", "/api/users/register", { body: operator })).status).toBe(201)
+        const login = yield* call("POST", "/api/users/login", {
+          body: { email: operator.email, password: operator.password }
+        })
+        return login.body.session_token as string
+      })
+
+      it.effect("GET /api/system/storage-stats by an operator counts every table's rows and sizes from the catalog", () =>
         Effect.gen(function*() {
-          const { token } = yield* signUp()
+          const { token: userToken } = yield* signUp()
+          const token = yield* signUpOperator
           const before = (yield* call("GET", "/api/system/storage-stats", { token })).body
-          yield* createAccount(token)
+          yield* createAccount(userToken)
           yield* createAccount(token)
           const reply = yield* call("GET", "/api/system/storage-stats", { token })
           expect(reply.status).toBe(200)
@@ -38,6 +51,15 @@ for (const storage of testStorages) {
           expect(total_rows).toBe(values.reduce((sum, t) => sum + t.rows, 0))
           expect(total_size_mb).toBeCloseTo(values.reduce((sum, t) => sum + t.size_mb, 0), 1)
           expect(total_size_mb).toBeGreaterThan(0)
+        }))
+
+      it.effect("GET /api/system/storage-stats by a user who is not an operator answers 403 forbidden", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const reply = yield* call("GET", "/api/system/storage-stats", { token })
+          expectError(reply, 403, "forbidden")
+          expect(reply.body.error).toMatch(/operator/)
+          expect(reply.body.tables).toBeUndefined()
         }))
 
       it.effect("GET /api/system/storage-stats without a token answers 401", () =>
