@@ -1,6 +1,6 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { Duration, Effect } from "effect"
+import { type Duration, Effect } from "effect"
 import { parseFeed } from "feedsmith"
+import { fetchFailedText, GuardedFetch } from "../fetch/GuardedFetch.js"
 import type { FeedItem } from "./NewsRepo.js"
 
 // Common names of the coins the simulated and real venues list.
@@ -44,8 +44,22 @@ const date = (value: unknown): Date | null => {
 const plain = (html: string | null) =>
   html === null ? null : html.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim().slice(0, 1000) || null
 
-/** The stories of a parsed RSS, RDF, Atom or JSON feed (those without a link are skipped). */
-export const feedItems = (body: string, listed: ReadonlySet<string>): Array<FeedItem> => {
+/** A story's link as an absolute http or https URL (relative to the feed's), or null: `javascript:` and the like are dropped. */
+const webLink = (link: string | null, base: string | undefined): string | null => {
+  if (!link) return null
+  try {
+    const url = new URL(link.trim(), base)
+    return url.protocol === "http:" || url.protocol === "https:" ? url.href : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The stories of a parsed RSS, RDF, Atom or JSON feed read from `base`: those without an http or
+ * https link are skipped.
+ */
+export const feedItems = (body: string, listed: ReadonlySet<string>, base?: string): Array<FeedItem> => {
   const parsed = parseFeed(body)
   const raw: Array<{ link: string | null; title: string | null; summary: string | null; published: Date | null }> =
     parsed.format === "atom"
@@ -69,11 +83,12 @@ export const feedItems = (body: string, listed: ReadonlySet<string>): Array<Feed
         published: date("pubDate" in i ? i.pubDate : undefined)
       }))
   return raw.flatMap((r) => {
-    if (!r.link) return []
-    const title = plain(r.title) ?? r.link
+    const link = webLink(r.link, base)
+    if (link === null) return []
+    const title = plain(r.title) ?? link
     const summary = plain(r.summary)
     return [{
-      link: r.link,
+      link,
       title,
       summary,
       published_at: r.published,
@@ -85,25 +100,31 @@ export const feedItems = (body: string, listed: ReadonlySet<string>): Array<Feed
 const feedTypes =
   "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.8"
 
-/** Fetches and parses one feed; fails with a message fit for `last_error`. */
-export const readFeed = (url: string, timeout: Duration.Duration, listed: ReadonlySet<string>) =>
+/**
+ * Fetches and parses one feed through the guarded fetcher; fails with a message fit for
+ * `last_error`. Every failure to fetch reads the same (`fetchFailedText`), so a user learns nothing
+ * of what the server can reach; the reason goes to the log.
+ */
+export const readFeed = (
+  url: string,
+  options: { readonly timeout: Duration.Duration; readonly maxBytes: number },
+  listed: ReadonlySet<string>
+) =>
   Effect.gen(function*() {
-    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.filterStatusOk)
-    const request = HttpClientRequest.get(url).pipe(HttpClientRequest.setHeader("accept", feedTypes))
-    const body = yield* client.execute(request).pipe(
-      Effect.flatMap((r) => r.text),
-      Effect.scoped,
-      Effect.timeoutFail({ duration: timeout, onTimeout: () => `timed out after ${Duration.format(timeout)}` }),
-      Effect.mapError((e) =>
-        typeof e === "string"
-          ? e
-          : e._tag === "ResponseError"
-          ? `answered ${e.response.status}`
-          : "could not be reached"
-      )
+    const fetcher = yield* GuardedFetch
+    const fetched = yield* fetcher.getText({
+      url,
+      accept: feedTypes,
+      maxBytes: options.maxBytes,
+      timeout: options.timeout
+    }).pipe(
+      Effect.tapError((e) =>
+        Effect.logDebug("news feed not fetched").pipe(Effect.annotateLogs({ url, reason: e.reason, detail: e.detail }))
+      ),
+      Effect.mapError(() => fetchFailedText)
     )
     return yield* Effect.try({
-      try: () => feedItems(body, listed),
+      try: () => feedItems(fetched.body, listed, fetched.url),
       catch: () => "is not a valid RSS, Atom or JSON feed"
     })
   })

@@ -1,6 +1,8 @@
-import { HttpClient } from "@effect/platform"
 import { Clock, Effect, PubSub, type Queue, type Scope } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { GuardedFetch } from "../fetch/GuardedFetch.js"
+import { summarizeIssues } from "../http/DecodeFailure.js"
+import { InvalidInput } from "../http/Errors.js"
 import { pageOf } from "../http/Pagination.js"
 import { leasedLoop } from "../jobs/Leases.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -39,15 +41,14 @@ export interface StoredNews {
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 /**
- * News: the caller's feeds, fetching them (stories de-duplicated by link, tagged with symbols), and
- * reading them; newly stored stories are also published to this process's subscribers (the live
- * streams).
- */
-export class News extends Effect.Service<News>()("@trading-platform/core/News", {
+ * News: the caller's feeds, fetching them (each feed's stories de-duplicated by link, tagged with
+ * symbols), and reading them; newly stored stories are also published to this process's
+ * subscribers (the live streams).
+ */ export class News extends Effect.Service<News>()("@trading-platform/core/News", {
   scoped: Effect.gen(function*() {
     const repo = yield* NewsRepo
     const venues = yield* Venues
-    const http = yield* HttpClient.HttpClient
+    const fetcher = yield* GuardedFetch
     const { news: options } = yield* PlatformConfig
     const stored = yield* Effect.acquireRelease(PubSub.unbounded<StoredNews>(), PubSub.shutdown)
     // Stories are published from the table, after the latest stored when this process started, so
@@ -61,8 +62,14 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
         const items = yield* repo.itemsAfter({ after: published, limit: 100 })
         if (items.length === 0) return
         const readers = yield* repo.readersOf([...new Set(items.map((i) => i.feed_url))])
+        // A story another feed of theirs brought earlier is not news to a reader.
+        const seen = yield* repo.readBefore(items.map((i) => i.id))
         for (const item of items) {
-          const users = new Set(readers.filter((r) => r.url === item.feed_url).map((r) => r.user_id))
+          const users = new Set(
+            readers.filter((r) => r.url === item.feed_url).map((r) => r.user_id).filter((user) =>
+              !seen.some((s) => s.item_id === item.id && s.user_id === user)
+            )
+          )
           if (item.symbols.length > 0 && users.size > 0) yield* PubSub.publish(stored, { item, readers: users })
         }
         published = items[items.length - 1]!.id
@@ -75,6 +82,13 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
       Effect.flatMap(now, (at) => repo.seed(caller.id, defaultNewsSources, at))
     const owned = (caller: CurrentUserShape, id: NewsSourceId) =>
       repo.findById(id).pipe(ownedBy(caller, `News source ${id}`), dieOnStorageFailure)
+    // The fetch refuses every internal address; one written as an IP address is refused at the door too.
+    const checkUrl = (url: string | undefined) => {
+      const kind = url === undefined ? null : fetcher.literalRefusal(url)
+      if (kind === null) return Effect.void
+      const issues = [{ path: "url", message: `must not be a ${kind} address` }]
+      return Effect.fail(new InvalidInput({ error: `Invalid request: ${summarizeIssues(issues)}`, issues }))
+    }
 
     /** Fetches one feed and stores its new stories; answers how many were new, or why it failed. */
     const fetchFeed = (url: string) =>
@@ -82,7 +96,7 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
         const listed = new Set((yield* venues.venue1.tickers.pipe(Effect.orElseSucceed(() => new Map()))).keys())
         const at = yield* now
         const read = yield* Effect.either(
-          readFeed(url, options.timeout, listed).pipe(Effect.provideService(HttpClient.HttpClient, http))
+          readFeed(url, options, listed).pipe(Effect.provideService(GuardedFetch, fetcher))
         )
         if (read._tag === "Left") {
           yield* repo.recordFetch(url, `The feed ${read.left}`, at)
@@ -105,6 +119,7 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
 
     const create = (caller: CurrentUserShape, input: NewsSourceCreate) =>
       Effect.gen(function*() {
+        yield* checkUrl(input.url)
         yield* seeded(caller)
         return toSource(
           yield* repo.insert({ user_id: caller.id, ...input, enabled: input.enabled ?? true, now: yield* now })
@@ -114,6 +129,7 @@ export class News extends Effect.Service<News>()("@trading-platform/core/News", 
     const update = (caller: CurrentUserShape, id: NewsSourceId, input: NewsSourceUpdate) =>
       Effect.gen(function*() {
         const current = yield* owned(caller, id)
+        yield* checkUrl(input.url)
         return toSource(
           yield* repo.update({
             id,

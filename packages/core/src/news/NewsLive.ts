@@ -1,5 +1,5 @@
-import { FetchHttpClient } from "@effect/platform"
 import { Layer } from "effect"
+import { GuardedFetch } from "../fetch/GuardedFetch.js"
 import { News, NewsFetcherLive } from "./News.js"
 import { NewsRepo } from "./NewsRepo.js"
 
@@ -10,5 +10,5 @@ export { defaultNewsSources, News } from "./News.js"
 export const NewsLive = Layer.scopedDiscard(NewsFetcherLive).pipe(
   Layer.provideMerge(News.Default),
   Layer.provideMerge(NewsRepo.Default),
-  Layer.provideMerge(FetchHttpClient.layer)
+  Layer.provideMerge(GuardedFetch.Default)
 )

@@ -90,13 +90,13 @@ export class NewsRepo extends Effect.Service<NewsRepo>()("@trading-platform/core
     const enabledUrls = sql<{ url: string }>`SELECT DISTINCT url FROM news_sources WHERE enabled`.pipe(
       Effect.map((rows) => rows.map((r) => r.url))
     )
-    /** Stores new items (a known link is skipped); answers how many were new. */
+    /** Stores a feed's new items (a link the feed already brought is skipped); answers how many were new. */
     const storeItems = (feed_url: string, items: ReadonlyArray<FeedItem>, now: Date) =>
       items.length === 0 ? Effect.succeed(0) : sql`
         INSERT INTO news_items ${
         sql.insert(items.map((i) => ({ ...i, symbols: JSON.stringify(i.symbols), feed_url, fetched_at: now })))
       }
-        ON CONFLICT (link) DO NOTHING RETURNING id`.pipe(Effect.map((rows) => rows.length))
+        ON CONFLICT (feed_url, link) DO NOTHING RETURNING id`.pipe(Effect.map((rows) => rows.length))
     const recordFetch = (url: string, error: string | null, now: Date) =>
       sql`UPDATE news_sources SET last_fetched_at = ${now}, last_error = ${error} WHERE url = ${url} AND enabled`.pipe(
         Effect.asVoid
@@ -110,12 +110,16 @@ export class NewsRepo extends Effect.Service<NewsRepo>()("@trading-platform/core
         offset: Schema.Int
       }),
       Result: ItemRow,
+      // A story several of the user's feeds brought is listed once, as the first stored.
       execute: (q) =>
         sql`
-        SELECT i.id, i.title, i.link, i.summary, i.published_at, i.symbols, i.feed_url FROM news_items i
-        WHERE i.feed_url IN (SELECT url FROM news_sources WHERE user_id = ${q.user_id} AND enabled)
-        ${q.symbol === null ? sql`` : sql`AND i.symbols LIKE ${`%"${q.symbol}"%`}`}
-        ORDER BY COALESCE(i.published_at, i.fetched_at) DESC, i.id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
+        SELECT id, title, link, summary, published_at, symbols, feed_url FROM (
+          SELECT DISTINCT ON (i.link) i.* FROM news_items i
+          WHERE i.feed_url IN (SELECT url FROM news_sources WHERE user_id = ${q.user_id} AND enabled)
+          ${q.symbol === null ? sql`` : sql`AND i.symbols LIKE ${`%"${q.symbol}"%`}`}
+          ORDER BY i.link, i.id
+        ) i
+        ORDER BY COALESCE(published_at, fetched_at) DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
 
     /** The id of the latest stored item (0 when none). */
@@ -138,6 +142,16 @@ export class NewsRepo extends Effect.Service<NewsRepo>()("@trading-platform/core
         : sql<{ user_id: UserId; url: string }>`
           SELECT DISTINCT user_id, url FROM news_sources WHERE enabled AND ${sql.in("url", urls)}`
 
+    /** The readers of each of `ids` who had the same story (by link) from another enabled feed, stored before it. */
+    const readBefore = (ids: ReadonlyArray<number>) =>
+      ids.length === 0
+        ? Effect.succeed([])
+        : sql<{ item_id: number; user_id: UserId }>`
+          SELECT DISTINCT i.id AS item_id, s.user_id FROM news_items i
+          JOIN news_items e ON e.link = i.link AND e.id < i.id
+          JOIN news_sources s ON s.url = e.feed_url AND s.enabled
+          WHERE ${sql.in("i.id", ids)}`
+
     return {
       seed,
       listByUser,
@@ -151,7 +165,8 @@ export class NewsRepo extends Effect.Service<NewsRepo>()("@trading-platform/core
       items,
       lastItemId,
       itemsAfter,
-      readersOf
+      readersOf,
+      readBefore
     } as const
   })
 }) {}

@@ -22,6 +22,7 @@ import m0018 from "./migrations/0018_exit_trigger_price.js"
 import m0019 from "./migrations/0019_candle_syncs.js"
 import m0020 from "./migrations/0020_funding_rates.js"
 import m0021 from "./migrations/0021_trading_rules.js"
+import m0022 from "./migrations/0022_news_per_source.js"
 import m0023 from "./migrations/0023_operators.js"
 
 /**
@@ -51,6 +52,7 @@ const byName = {
   "0019_candle_syncs": m0019,
   "0020_funding_rates": m0020,
   "0021_trading_rules": m0021,
+  "0022_news_per_source": m0022,
   "0023_operators": m0023
 }
 export const migrations = Migrator.fromRecord(byName)

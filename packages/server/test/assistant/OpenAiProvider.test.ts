@@ -47,7 +47,9 @@ const Server = Layer.unwrapScoped(Effect.map(FakeProvider, () =>
         provider: Option.some({ baseUrl: fake.url, model: "test-model", apiKey: Option.some(Redacted.make(apiKey)) }),
         timeout: Duration.seconds(3),
         maxToolCalls: 3
-      }
+      },
+      // The same local server serves a news feed, on loopback: the operator's allow list lets it through.
+      fetch: { allowHosts: ["127.0.0.1"] }
     }
   })))
 

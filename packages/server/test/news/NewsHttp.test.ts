@@ -32,15 +32,51 @@ const live = `<?xml version="1.0"?><rss version="2.0"><channel><title>Live</titl
 const other = `<?xml version="1.0"?><rss version="2.0"><channel><title>Other</title>${
   item("BTC miners sell", "other-btc")
 }</channel></rss>`
+/** Links of every kind: only http and https ones (a relative one resolved against the feed) are kept. */
+const links = `<?xml version="1.0"?><rss version="2.0"><channel><title>Links</title>
+  <item><title>Script</title><link>javascript:alert(document.cookie)</link></item>
+  <item><title>Script, shouting</title><link> JavaScript:alert(1)</link></item>
+  <item><title>Data</title><link>data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;</link></item>
+  <item><title>File</title><link>file:///etc/passwd</link></item>
+  <item><title>Mail</title><link>mailto:someone@example.com</link></item>
+  <item><title>Relative</title><link>/stories/relative</link></item>
+  <item><title>Secure</title><link>https://news.test/secure</link></item>
+</channel></rss>`
 
-/** A local feed server: good RSS and Atom, a malformed feed, a slow one and a failing one. */
-const feeds = { url: "" }
+/**
+ * A local feed server: good RSS and Atom (also at a second address), a malformed feed, a slow one,
+ * a failing one, an endless one, links of every kind, and redirects (to itself and elsewhere).
+ */
+const feeds = { url: "", port: 0, asked: [] as Array<string> }
 const FeedServer = Effect.acquireRelease(
   Effect.async<Server>((resume) => {
     const server = createServer((req, res) => {
+      feeds.asked.push(req.url ?? "")
+      const hop = /^\/hops\/(\d+)$/.exec(req.url ?? "")
+      if (hop) {
+        const left = Number(hop[1])
+        return left === 0
+          ? res.writeHead(200, { "content-type": "application/rss+xml" }).end(rss)
+          : res.writeHead(302, { location: `/hops/${left - 1}` }).end()
+      }
       switch (req.url) {
         case "/rss":
+        case "/rss-mirror":
           return res.writeHead(200, { "content-type": "application/rss+xml" }).end(rss)
+        case "/links":
+          return res.writeHead(200, { "content-type": "application/rss+xml" }).end(links)
+        case "/to-localhost":
+          return res.writeHead(302, { location: `http://localhost:${feeds.port}/rss` }).end()
+        case "/to-metadata":
+          return res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end()
+        case "/endless": {
+          res.writeHead(200, { "content-type": "application/rss+xml" }).write("<rss><channel>")
+          const write = () => {
+            if (!res.destroyed && res.write(item("BTC again", "more").repeat(100))) setImmediate(write)
+            else if (!res.destroyed) res.once("drain", write)
+          }
+          return write()
+        }
         case "/atom":
           return res.writeHead(200, { "content-type": "application/atom+xml" }).end(atom)
         case "/live":
@@ -56,7 +92,8 @@ const FeedServer = Effect.acquireRelease(
       }
     })
     server.listen(0, "127.0.0.1", () => {
-      feeds.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      feeds.port = (server.address() as AddressInfo).port
+      feeds.url = `http://127.0.0.1:${feeds.port}`
       resume(Effect.succeed(server))
     })
   }),
@@ -64,11 +101,15 @@ const FeedServer = Effect.acquireRelease(
 )
 
 const defaults = platformOptions()
+/** The most bytes a feed may send here: far more than the fixtures, far less than the endless feed. */
+const maxBytes = 64 * 1024
 const NewsServer = Layer.unwrapScoped(Effect.map(FeedServer, () =>
   TestServer({
     config: {
       // Long enough for a local feed on a loaded machine; the slow feed answers far later.
-      news: { ...defaults.news, timeout: Duration.seconds(3) },
+      news: { ...defaults.news, timeout: Duration.seconds(3), maxBytes },
+      // The feeds are on loopback: the operator's allow list lets that one host through.
+      fetch: { allowHosts: ["127.0.0.1"] },
       assistant: { ...defaults.assistant, insightJobs: { ...defaults.assistant.insightJobs, concurrency: 1 } }
     }
   })))
@@ -131,7 +172,7 @@ describe("news", () => {
         expectError(yield* call("DELETE", `/api/news/sources/${created.id}`, { token: alice.token }), 404, "not_found")
       }))
 
-    it.effect("POST /api/news/refresh reads RSS and Atom, tags symbols, de-duplicates by link, and reports malformed, slow and failing feeds", () =>
+    it.effect("POST /api/news/refresh reads RSS and Atom, tags symbols, lists a story two feeds bring once, and reports malformed, slow and failing feeds", () =>
       Effect.gen(function*() {
         const alice = yield* signUp("alice")
         const sources = [
@@ -144,11 +185,12 @@ describe("news", () => {
         const refreshed = yield* call("POST", "/api/news/refresh", { token: alice.token })
         expect(refreshed.status).toBe(200)
         const byUrl = Object.fromEntries(refreshed.body.sources.map((s: any) => [s.url.slice(feeds.url.length), s]))
-        // The Atom feed repeats the RSS feed's BTC link: it is stored once.
-        expect(byUrl["/rss"].new_items + byUrl["/atom"].new_items).toBe(3)
+        // The Atom feed repeats the RSS feed's BTC link: each feed has it, the list shows it once.
+        expect([byUrl["/rss"].new_items, byUrl["/atom"].new_items]).toEqual([2, 2])
         expect(byUrl["/bad"]).toMatchObject({ new_items: 0, error: "The feed is not a valid RSS, Atom or JSON feed" })
-        expect(byUrl["/slow"].error).toMatch(/^The feed timed out/)
-        expect(byUrl["/down"].error).toBe("The feed answered 500")
+        // A timeout and an error status read as any other failure to fetch.
+        expect(byUrl["/slow"].error).toBe("The feed could not be fetched")
+        expect(byUrl["/down"].error).toBe("The feed could not be fetched")
         const again = yield* call("POST", "/api/news/refresh", { token: alice.token })
         expect(again.body.sources.map((s: any) => s.new_items)).toEqual([0, 0, 0, 0, 0])
 
@@ -265,5 +307,196 @@ describe("news", () => {
           detail: "BTC breaks a record (http://news.test/btc-record)"
         })
       }))
+
+    it.effect("a source's items are its own: two users adding the same feed, at one address or two, each get its items", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        const bob = yield* signUp("bob")
+        const carol = yield* signUp("carol")
+        yield* addSource(alice.token, "rss", "/rss")
+        yield* addSource(bob.token, "rss mirror", "/rss-mirror")
+        yield* addSource(carol.token, "rss", "/rss")
+        const links = (token: string) =>
+          Effect.map(call("GET", "/api/news", { token }), (r) => r.body.items.map((i: any) => [i.link, i.feed_url]))
+        const ownRefresh = (token: string) =>
+          Effect.map(call("POST", "/api/news/refresh", { token }), (r) => r.body.sources.map((s: any) => s.new_items))
+        // Another test's refresh may have stored /rss already; the mirror is this test's alone.
+        yield* ownRefresh(alice.token)
+        expect(yield* ownRefresh(bob.token)).toEqual([2])
+        const fromRss = [
+          ["http://news.test/btc-record", `${feeds.url}/rss`],
+          ["http://news.test/eth-upgrade", `${feeds.url}/rss`]
+        ]
+        expect(yield* links(alice.token)).toEqual(fromRss)
+        expect(yield* links(carol.token)).toEqual(fromRss)
+        expect(yield* links(bob.token)).toEqual([
+          ["http://news.test/btc-record", `${feeds.url}/rss-mirror`],
+          ["http://news.test/eth-upgrade", `${feeds.url}/rss-mirror`]
+        ])
+      }))
+
+    it.effect("a story's link is kept only when it is http or https: javascript:, data:, file: and mailto: links are dropped", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        yield* addSource(alice.token, "links", "/links")
+        const refreshed = yield* call("POST", "/api/news/refresh", { token: alice.token })
+        expect(refreshed.body.sources).toMatchObject([{ new_items: 2, error: null }])
+        const news = yield* call("GET", "/api/news", { token: alice.token })
+        expect(news.body.items.map((i: any) => [i.title, i.link]).sort()).toEqual([
+          ["Relative", `${feeds.url}/stories/relative`],
+          ["Secure", "https://news.test/secure"]
+        ])
+      }))
+
+    it.effect("the allow list lets its host through and nothing else: a name or an address it does not name is refused, at the door or at the fetch", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        // Written as an IP address, the host is refused at once, even when it is the allowed one's.
+        for (
+          const url of [
+            `http://[::1]:${feeds.port}/rss`,
+            `http://127.0.0.2:${feeds.port}/rss`,
+            `http://[::ffff:127.0.0.1]:${feeds.port}/rss`
+          ]
+        ) {
+          expectError(
+            yield* call("POST", "/api/news/sources", { token: alice.token, body: { name: "x", url } }),
+            400,
+            "invalid_input"
+          )
+        }
+        // A name is resolved when fetched: localhost is loopback, and not on the list.
+        const named = yield* call("POST", "/api/news/sources", {
+          token: alice.token,
+          body: { name: "named", url: `http://localhost:${feeds.port}/rss?named` }
+        })
+        expect(named.status).toBe(201)
+        const allowed = yield* addSource(alice.token, "allowed", "/rss")
+        const refreshed = yield* call("POST", "/api/news/refresh", { token: alice.token })
+        expect(refreshed.body.sources.map((s: any) => [s.id, s.error])).toEqual([
+          [named.body.id, "The feed could not be fetched"],
+          [allowed.id, null]
+        ])
+        expect(feeds.asked).not.toContain("/rss?named")
+        const listed = yield* call("GET", "/api/news/sources", { token: alice.token })
+        expect(listed.body.sources.find((s: any) => s.id === named.body.id).last_error).toBe(
+          "The feed could not be fetched"
+        )
+      }))
+
+    it.effect("a redirect is checked as the first URL was: one into an internal address is refused, and so is a fourth", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        const sources = [
+          yield* addSource(alice.token, "to localhost", "/to-localhost"),
+          yield* addSource(alice.token, "to metadata", "/to-metadata"),
+          yield* addSource(alice.token, "three hops", "/hops/3"),
+          yield* addSource(alice.token, "four hops", "/hops/4")
+        ]
+        feeds.asked.length = 0
+        const refreshed = yield* call("POST", "/api/news/refresh", { token: alice.token })
+        const byId = Object.fromEntries(refreshed.body.sources.map((s: any) => [s.id, s.error]))
+        expect(sources.map((s: any) => byId[s.id])).toEqual([
+          "The feed could not be fetched",
+          "The feed could not be fetched",
+          null,
+          "The feed could not be fetched"
+        ])
+        // localhost's /rss was never asked for; the fourth redirect was not followed.
+        expect(feeds.asked.filter((path) => path === "/rss")).toEqual([])
+        expect(feeds.asked.filter((path) => path === "/hops/0")).toEqual(["/hops/0"])
+      }))
+
+    it.effect("an answer larger than NEWS_MAX_BYTES is cut off as it streams, and reads as any failure to fetch: a closed port and a 500 alike", () =>
+      Effect.gen(function*() {
+        const alice = yield* signUp("alice")
+        const closed = yield* Effect.async<number>((resume) => {
+          const probe = createServer()
+          probe.listen(0, "127.0.0.1", () => {
+            const port = (probe.address() as AddressInfo).port
+            probe.close(() => resume(Effect.succeed(port)))
+          })
+        })
+        const sources = [
+          yield* addSource(alice.token, "endless", "/endless"),
+          yield* addSource(alice.token, "down", "/down"),
+          (yield* call("POST", "/api/news/sources", {
+            token: alice.token,
+            body: { name: "closed", url: `http://127.0.0.1:${closed}/rss` }
+          })).body
+        ]
+        const refreshed = yield* call("POST", "/api/news/refresh", { token: alice.token })
+        const byId = Object.fromEntries(refreshed.body.sources.map((s: any) => [s.id, s]))
+        expect(sources.map((s: any) => byId[s.id])).toMatchObject([
+          { new_items: 0, error: "The feed could not be fetched" },
+          { new_items: 0, error: "The feed could not be fetched" },
+          { new_items: 0, error: "The feed could not be fetched" }
+        ])
+      }))
   })
+
+  // No allow list: the loopback feed server is as internal as any other address.
+  layer(Layer.unwrapScoped(Effect.map(FeedServer, () => TestServer())), {
+    timeout: "120 seconds",
+    excludeTestServices: true
+  })(
+    "without an allow list",
+    (it) => {
+      it.effect("POST and PUT refuse a URL whose host is an internal address in any spelling, 400 invalid_input", () =>
+        Effect.gen(function*() {
+          const alice = yield* signUp("alice")
+          const refused = [
+            `${feeds.url}/rss`,
+            `http://[::1]:${feeds.port}/rss`,
+            `http://2130706433:${feeds.port}/rss`,
+            `http://0x7f.1:${feeds.port}/rss`,
+            "http://169.254.169.254/latest/meta-data/",
+            "http://10.0.0.1/feed",
+            "http://192.168.1.1/feed",
+            "http://[fc00::1]/feed",
+            "http://[ff02::1]/feed",
+            "http://0.0.0.0/feed",
+            `http://[::ffff:127.0.0.1]:${feeds.port}/rss`
+          ]
+          for (const url of refused) {
+            const reply = yield* call("POST", "/api/news/sources", { token: alice.token, body: { name: "x", url } })
+            expectError(reply, 400, "invalid_input")
+            expect([url, reply.body.issues]).toMatchObject([url, [{ path: "url" }]])
+          }
+          const created = yield* call("POST", "/api/news/sources", {
+            token: alice.token,
+            body: { name: "public", url: "https://feeds.example.com/rss" }
+          })
+          expect(created.status).toBe(201)
+          for (const url of refused) {
+            expectError(
+              yield* call("PUT", `/api/news/sources/${created.body.id}`, { token: alice.token, body: { url } }),
+              400,
+              "invalid_input"
+            )
+          }
+          const kept = yield* call("GET", "/api/news/sources", { token: alice.token })
+          expect(kept.body.sources.find((s: any) => s.id === created.body.id).url).toBe("https://feeds.example.com/rss")
+        }))
+
+      it.effect("a name that resolves to loopback is refused at the fetch, which never reaches it", () =>
+        Effect.gen(function*() {
+          const alice = yield* signUp("alice")
+          const created = yield* call("POST", "/api/news/sources", {
+            token: alice.token,
+            body: { name: "localhost", url: `http://localhost:${feeds.port}/rss?unlisted` }
+          })
+          expect(created.status).toBe(201)
+          const refreshed = yield* call("POST", "/api/news/refresh", { token: alice.token })
+          expect(refreshed.body.sources).toEqual([{
+            id: created.body.id,
+            url: created.body.url,
+            new_items: 0,
+            error: "The feed could not be fetched"
+          }])
+          expect(feeds.asked).not.toContain("/rss?unlisted")
+          expect((yield* call("GET", "/api/news", { token: alice.token })).body.items).toEqual([])
+        }))
+    }
+  )
 })
