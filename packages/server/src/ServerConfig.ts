@@ -106,6 +106,11 @@ export const settings = [
   ["CANDLE_SYNC_MAX_ATTEMPTS", "claims of one candle sync before it fails for good (3)"],
   ["NEWS_FETCH_INTERVAL_S", "time between two background fetches of every enabled news feed, in seconds (600)"],
   ["NEWS_TIMEOUT_MS", "how long one news feed may take to answer, in milliseconds (10000)"],
+  ["NEWS_MAX_BYTES", "the most bytes one news feed's answer may have; the read stops past it (5242880)"],
+  [
+    "FETCH_ALLOW_HOSTS",
+    "hosts fetched although internal (loopback, private, ...), comma-separated; for feeds on a private network (none)"
+  ],
   ["PURGE_INTERVAL_MINUTES", "how often expired sessions, old backtests and old triggers are purged, in minutes (60)"],
   ["SESSION_RETENTION_DAYS", "days expired or revoked sessions are kept before the purge deletes them (30)"],
   ["BACKTEST_RETENTION_DAYS", "days finished backtests are kept before the purge deletes them; 0 keeps them (0)"],
