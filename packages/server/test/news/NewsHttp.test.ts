@@ -32,6 +32,13 @@ const live = `<?xml version="1.0"?><rss version="2.0"><channel><title>Live</titl
 const other = `<?xml version="1.0"?><rss version="2.0"><channel><title>Other</title>${
   item("BTC miners sell", "other-btc")
 }</channel></rss>`
+/** One story two feeds bring, and a later one. */
+const twin = `<?xml version="1.0"?><rss version="2.0"><channel><title>Twin</title>${
+  item("BTC twin story", "twin-btc")
+}</channel></rss>`
+const after = `<?xml version="1.0"?><rss version="2.0"><channel><title>After</title>${
+  item("BTC after the twins", "after-btc")
+}</channel></rss>`
 /** Links of every kind: only http and https ones (a relative one resolved against the feed) are kept. */
 const links = `<?xml version="1.0"?><rss version="2.0"><channel><title>Links</title>
   <item><title>Script</title><link>javascript:alert(document.cookie)</link></item>
@@ -63,6 +70,11 @@ const FeedServer = Effect.acquireRelease(
         case "/rss":
         case "/rss-mirror":
           return res.writeHead(200, { "content-type": "application/rss+xml" }).end(rss)
+        case "/twin-a":
+        case "/twin-b":
+          return res.writeHead(200, { "content-type": "application/rss+xml" }).end(twin)
+        case "/after":
+          return res.writeHead(200, { "content-type": "application/rss+xml" }).end(after)
         case "/links":
           return res.writeHead(200, { "content-type": "application/rss+xml" }).end(links)
         case "/to-localhost":
@@ -333,6 +345,37 @@ describe("news", () => {
           ["http://news.test/btc-record", `${feeds.url}/rss-mirror`],
           ["http://news.test/eth-upgrade", `${feeds.url}/rss-mirror`]
         ])
+      }))
+
+    it.effect("a story two of a reader's feeds bring reaches their stream once, and the stream of a reader of only one of them", () =>
+      Effect.gen(function*() {
+        const both = yield* signUp("twin_reader")
+        const one = yield* signUp("one_twin_reader")
+        yield* addSource(both.token, "twin a", "/twin-a")
+        yield* addSource(both.token, "twin b", "/twin-b")
+        yield* addSource(one.token, "twin b", "/twin-b")
+        const streams = {
+          both: yield* openSse("?symbols=BTC", { token: both.token }),
+          one: yield* openSse("?symbols=BTC", { token: one.token })
+        }
+        for (const sse of Object.values(streams)) yield* Effect.promise(() => sse.next("snapshot"))
+        const refreshed = yield* call("POST", "/api/news/refresh", { token: both.token })
+        expect(refreshed.body.sources.map((s: any) => s.new_items)).toEqual([1, 1])
+        const next = (sse: typeof streams.both) => Effect.promise(() => sse.next("news"))
+        expect((yield* next(streams.both)).data.link).toBe("http://news.test/twin-btc")
+        expect((yield* next(streams.one)).data).toMatchObject({
+          link: "http://news.test/twin-btc",
+          feed_url: `${feeds.url}/twin-b`
+        })
+        // The next story on the first stream is a later one, not the second copy.
+        yield* addSource(both.token, "after", "/after")
+        yield* call("POST", "/api/news/refresh", { token: both.token })
+        expect((yield* next(streams.both)).data.link).toBe("http://news.test/after-btc")
+        expect((yield* call("GET", "/api/news", { token: both.token })).body.items.map((i: any) => i.link)).toEqual([
+          "http://news.test/after-btc",
+          "http://news.test/twin-btc"
+        ])
+        for (const sse of Object.values(streams)) sse.close()
       }))
 
     it.effect("a story's link is kept only when it is http or https: javascript:, data:, file: and mailto: links are dropped", () =>
