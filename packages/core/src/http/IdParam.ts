@@ -7,7 +7,7 @@ const maxInteger = 2_147_483_647
 export const StoredInt = Schema.Int.pipe(Schema.between(-maxInteger - 1, maxInteger))
 
 /** A stored row's id: a positive whole number that fits its `integer` column. */
-export const StoredId = StoredInt.pipe(Schema.positive())
+export const StoredId = Schema.Int.pipe(Schema.between(1, maxInteger))
 
 /** An id given in a path or query parameter: the text of a number, decoded to the branded id, documented as an integer. */
 export const idParam = <A>(id: Schema.Schema<A, number>) =>

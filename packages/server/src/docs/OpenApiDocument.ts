@@ -51,6 +51,110 @@ const withoutUnknownIds = (spec: Record<string, any>): Record<string, any> =>
         : value)
   )
 
+/**
+ * Effect titles a refined schema with its check (`positive`, `maxLength(20)`); the check is
+ * already in the schema's keywords and description, and the contract sets no titles of its own.
+ */
+const withoutCheckTitles = (spec: Record<string, any>): Record<string, any> =>
+  JSON.parse(
+    JSON.stringify(spec, (key, value) =>
+      value !== null && typeof value === "object" && !Array.isArray(value) && key !== "info" &&
+        typeof value.title === "string"
+        ? Object.fromEntries(
+          Object.entries(value).filter(([k]) =>
+            k !== "title"
+          )
+        )
+        : value)
+  )
+
+const integerHeader = (description: string) => ({ description, schema: { type: "integer" } })
+
+/** Headers of the answers, documented once (`components.headers`) and referenced by each response. */
+const headers = {
+  "X-RateLimit-Limit": integerHeader("Requests allowed in the current window (docs/limits.md); on every answer"),
+  "X-RateLimit-Remaining": integerHeader("Requests left in the window; on every answer"),
+  "X-RateLimit-Reset": integerHeader("UNIX time, in seconds, when the window's count resets; on every answer"),
+  "X-Request-Id": { description: "This request's id, also the error's `request_id`", schema: { type: "string" } },
+  "Retry-After": integerHeader("Whole seconds to wait before trying again (as `retry_after` in the body)"),
+  "Allow": { description: "The methods the path takes", schema: { type: "string" } }
+}
+
+const headerRef = (name: keyof typeof headers) => ({ $ref: `#/components/headers/${name}` })
+
+/**
+ * The headers of the answers, where they matter: the rate-limit counts and the request id on a
+ * success and on a 429 (every answer has them; an error's body also carries `request_id`),
+ * `Retry-After` on 429 and 503, `Allow` on 405.
+ */
+const withHeaders = (spec: Record<string, any>): Record<string, any> => {
+  const document = structuredClone(spec)
+  document.components.headers = headers
+  for (const operation of Object.values<any>(document.paths).flatMap((item) => Object.values<any>(item))) {
+    for (const [status, response] of Object.entries<any>(operation.responses ?? {})) {
+      const counted = status.startsWith("2") || status === "429"
+      const added = {
+        ...(counted
+          ? {
+            "X-RateLimit-Limit": headerRef("X-RateLimit-Limit"),
+            "X-RateLimit-Remaining": headerRef("X-RateLimit-Remaining"),
+            "X-RateLimit-Reset": headerRef("X-RateLimit-Reset"),
+            "X-Request-Id": headerRef("X-Request-Id")
+          }
+          : {}),
+        ...(status === "429" || status === "503" ? { "Retry-After": headerRef("Retry-After") } : {}),
+        ...(status === "405" ? { "Allow": headerRef("Allow") } : {})
+      }
+      if (Object.keys(added).length > 0) response.headers = { ...response.headers, ...added }
+    }
+  }
+  return document
+}
+
+/** The WebSocket, served beside the contract (docs/streams.md), documented as the upgrade it is. */
+const webSocket = {
+  get: {
+    tags: ["Streams"],
+    operationId: "streams.webSocket",
+    summary: "A WebSocket of channels: prices, your triggers, news and a backtest's progress",
+    description: "Upgrades to a WebSocket. Authenticate with the token in the request, or send " +
+      "`{\"type\": \"auth\", \"token\": T}` as the first message within 5 s. Every message is a JSON object " +
+      "with a `type`. Client to server: `subscribe` and `unsubscribe` `{channel}`, `ping`, `auth`. Server to client: " +
+      "`subscribed`/`unsubscribed` `{channel}`, `event` `{channel, data}`, `pong`, `error` `{channel, code, error}`. " +
+      "Channels: `prices:{SYMBOL}`, `triggers`, `news:{SYMBOL}`, `backtest:{id}`. Past 240 client messages a minute " +
+      "the socket closes with 1008; on shutdown with 1001. One stream per session token.",
+    // The token may also come as the first message instead.
+    security: [{ bearer: [] }, { sessionToken: [] }, {}],
+    parameters: [{
+      name: "session_token",
+      in: "query",
+      required: false,
+      description: "The token, for clients that cannot set a header",
+      schema: { type: "string" }
+    }],
+    responses: {
+      "101": { description: "Switching Protocols: the WebSocket is open" },
+      "401": {
+        description: "A token was given in the request and is missing its user, expired or revoked",
+        content: { "application/json": { schema: { $ref: refTo("Unauthorized") } } }
+      },
+      "429": {
+        description: "Another stream is open on this token, or the request quota is spent",
+        content: { "application/json": { schema: { $ref: refTo("RateLimited") } } }
+      }
+    }
+  }
+}
+
+/** The address the document is served from is the API's; a client generated from it calls the same server. */
+const servers = [{ url: "/", description: "The server that serves this document" }]
+
+const withWebSocket = (spec: Record<string, any>): Record<string, any> => ({
+  ...spec,
+  servers,
+  paths: { ...spec.paths, "/api/ws": webSocket }
+})
+
 /** The groups in the order a user meets them; a group not listed here follows them. */
 const tagOrder = [
   "Health",
@@ -85,7 +189,10 @@ const description = [
 /** The contract as documented: the server's version, without Effect's own decode error, valid as 3.1. */
 export const DocumentedApi = TradingApi.annotate(OpenApi.Version, version)
   .annotate(OpenApi.Description, description)
-  .annotate(OpenApi.Transform, (spec) => inTagOrder(withoutUnknownIds(withoutDecodeError(spec))))
+  .annotate(
+    OpenApi.Transform,
+    (spec) => inTagOrder(withHeaders(withWebSocket(withoutCheckTitles(withoutUnknownIds(withoutDecodeError(spec))))))
+  )
 
 /** The OpenAPI 3.1 document of the whole contract (`GET /openapi.json`, `docs/openapi.json`). */
 export const openApiDocument = (): OpenApi.OpenAPISpec => OpenApi.fromApi(DocumentedApi)

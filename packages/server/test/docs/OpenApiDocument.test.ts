@@ -6,8 +6,11 @@ import { openApiDocument } from "@trading-platform/server"
 import { readFileSync } from "node:fs"
 
 const document = openApiDocument()
+// The contract's operations; the WebSocket (`/api/ws`) is served and documented beside it.
 const operations = new Map(
-  Object.values<any>(document.paths).flatMap((item) => Object.values<any>(item)).map((op) => [op.operationId, op])
+  Object.entries<any>(document.paths).filter(([path]) => path !== "/api/ws").flatMap(([, item]) =>
+    Object.values<any>(item)
+  ).map((op) => [op.operationId, op])
 )
 
 /** Every endpoint of the contract with what the document must say about it. */
@@ -59,6 +62,26 @@ describe("the OpenAPI document", () => {
       )
     }
     expect(endpoints.some((e) => e.authenticated) && endpoints.some((e) => !e.authenticated)).toBe(true)
+  })
+
+  it("documents the answers' headers, its server, the WebSocket, and no check names as titles", () => {
+    expect(document.servers).toEqual([{ url: "/", description: expect.any(String) }])
+    const login = operations.get("users.login").responses
+    expect(Object.keys(login["200"].headers).sort()).toEqual([
+      "X-RateLimit-Limit",
+      "X-RateLimit-Remaining",
+      "X-RateLimit-Reset",
+      "X-Request-Id"
+    ])
+    expect(login["429"].headers["Retry-After"]).toEqual({ $ref: "#/components/headers/Retry-After" })
+    expect(login["405"].headers).toEqual({ Allow: { $ref: "#/components/headers/Allow" } })
+    expect(Object.keys((document.components as any).headers)).toContain("Retry-After")
+    const ws = (document.paths as any)["/api/ws"].get
+    expect(Object.keys(ws.responses)).toEqual(["101", "401", "429"])
+    expect(ws.description).toContain("`backtest:{id}`")
+    // Effect titles a refined schema with its check (`positive`, `maxLength(20)`): none are left.
+    expect(JSON.stringify(document.paths)).not.toMatch(/"title":"/)
+    expect(JSON.stringify(document.components)).not.toMatch(/"title":"/)
   })
 
   it("describes a 400 as the invalid_input envelope only, without Effect's HttpApiDecodeError", () => {
