@@ -6,10 +6,17 @@ import { Operators } from "../users/Operators.js"
 import { StorageStatistics } from "./StorageStatistics.js"
 
 const mib = 1024 * 1024
-const TableRow = Schema.Struct({ name: Schema.String, bytes: Schema.NumberFromString })
-const CountRow = Schema.Struct({ rows: Schema.NumberFromString })
+const TableRow = Schema.Struct({
+  name: Schema.String,
+  bytes: Schema.NumberFromString,
+  rows: Schema.NumberFromString
+})
 
-/** Storage statistics from `pg_class` (PGlite and PostgreSQL alike): platform-wide, so for operators only. */
+/**
+ * Storage statistics from the catalog (PGlite and PostgreSQL alike), in one read whatever the
+ * tables hold: rows are the statistics' live-row estimates (the planner's `reltuples` where there
+ * are none), not a count that would scan every table. Platform-wide, so for operators only.
+ */
 export class StorageStats extends Effect.Service<StorageStats>()("@trading-platform/core/StorageStats", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -18,22 +25,17 @@ export class StorageStats extends Effect.Service<StorageStats>()("@trading-platf
     const figures = Effect.gen(function*() {
       const tables = yield* Effect.flatMap(
         sql`
-          SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes
+          SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes,
+            COALESCE(s.n_live_tup, GREATEST(c.reltuples, 0)::bigint)::text AS rows
           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
           WHERE c.relkind IN ('r', 'p') AND n.nspname = current_schema()
           ORDER BY c.relname`,
         Schema.decodeUnknown(Schema.Array(TableRow))
       )
-      // The catalog's row estimate is -1 until a table is analysed, so rows are counted.
-      const entries = yield* Effect.forEach(tables, (table) =>
-        Effect.map(
-          Effect.flatMap(
-            sql`SELECT count(*)::text AS rows FROM ${sql(table.name)}`,
-            Schema.decodeUnknown(Schema.Array(CountRow))
-          ),
-          ([count]) =>
-            [table.name, { rows: count?.rows ?? 0, size_mb: Math.round((table.bytes / mib) * 1000) / 1000 }] as const
-        ))
+      const entries = tables.map((table) =>
+        [table.name, { rows: table.rows, size_mb: Math.round((table.bytes / mib) * 1000) / 1000 }] as const
+      )
       return new StorageStatistics({
         tables: Object.fromEntries(entries),
         total_rows: entries.reduce((sum, [, t]) => sum + t.rows, 0),
