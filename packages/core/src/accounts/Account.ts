@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { idParam, StoredId, StoredInt } from "../http/IdParam.js"
+import { TrimmedText } from "../http/TrimmedText.js"
 import { UserId } from "../users/User.js"
 
 export const AccountId = StoredId.pipe(Schema.brand("AccountId"))
@@ -17,7 +18,7 @@ export type MarginMode = typeof MarginMode.Type
 
 // Leverage is only checked for being a whole number here; its bounds are a rule (422), not a shape (400).
 const Leverage = Schema.Int
-const Name = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(100))
+const Name = TrimmedText(100)
 const Text = Schema.String.pipe(Schema.maxLength(2048))
 // One message for every way it can be wrong, so an answer never quotes the secret back.
 const apiKeyMessage = { message: () => "must be a string of at most 2048 characters, or null" }

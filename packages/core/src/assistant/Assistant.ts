@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { idParam, StoredId } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
+import { documentTrimmed } from "../http/TrimmedText.js"
 import { MarketSymbol } from "../market/Market.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 
@@ -29,9 +30,12 @@ export class ToolList extends Schema.Class<ToolList>("ToolList")({ tools: Schema
 export const ChatContext = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 export type ChatContext = typeof ChatContext.Type
 
-const Message = Schema.Trim.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(8000, { message: () => "must be at most 8000 characters" })
+const Message = documentTrimmed(
+  Schema.Trim.pipe(
+    Schema.minLength(1, { message: () => "must not be empty" }),
+    Schema.maxLength(8000, { message: () => "must be at most 8000 characters" })
+  ),
+  { max: 8000, nonEmpty: true }
 )
 
 /** `POST /api/ai/conversations`: a new conversation, or the next turn of `conversation_id`. */
@@ -100,7 +104,10 @@ export const InsightId = StoredId.pipe(Schema.brand("InsightId"))
 export type InsightId = typeof InsightId.Type
 
 /** `{task_id}` in a path. */
-export const InsightPath = Schema.Struct({ task_id: idParam(InsightId) })
+// One type wherever `task_id` appears: text of the id, in answers and in paths alike.
+const taskIdText = { type: "string", pattern: "^[1-9][0-9]{0,9}$" } as const
+
+export const InsightPath = Schema.Struct({ task_id: idParam(InsightId).annotations({ jsonSchema: taskIdText }) })
 
 /** What an insight request leaves out; the service fills it in. */
 export const insightDefaults = { symbol: "BTC", timeframe: "1h", exchange: "venue1" } as const
@@ -138,7 +145,7 @@ export type InsightResult = typeof InsightResult.Type
 
 /** `POST /api/ai/insight` answers `{task_id, status}`; `GET /api/ai/insight/{task_id}` adds `result` or `error`. */
 export class InsightTask extends Schema.Class<InsightTask>("InsightTask")({
-  task_id: Schema.String,
+  task_id: Schema.String.annotations({ jsonSchema: taskIdText }),
   status: InsightStatus,
   result: Schema.optional(InsightResult),
   error: Schema.optional(Schema.String)

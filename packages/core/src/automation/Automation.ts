@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { defaulted } from "../http/Defaults.js"
 import { idParam, StoredId } from "../http/IdParam.js"
+import { documentTrimmed } from "../http/TrimmedText.js"
 import { ProgramId } from "../programs/Program.js"
 import { Decision } from "../sandbox/Decision.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
@@ -16,10 +17,13 @@ export type RunId = typeof RunId.Type
 /** `/programs/:id/bindings/:binding_id` */
 export const BindingPath = Schema.Struct({ id: idParam(ProgramId), binding_id: idParam(BindingId) })
 
-const Symbol = Schema.Trim.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(40),
-  Schema.compose(Schema.Uppercase)
+const Symbol = documentTrimmed(
+  Schema.Trim.pipe(
+    Schema.minLength(1, { message: () => "must not be empty" }),
+    Schema.maxLength(40),
+    Schema.compose(Schema.Uppercase)
+  ),
+  { max: 40, nonEmpty: true, what: "a symbol (upper-cased)" }
 )
 const Symbols = Schema.Array(Symbol).pipe(Schema.minItems(1), Schema.maxItems(50))
 /** Every N minutes, at most once a week. */

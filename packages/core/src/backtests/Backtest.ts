@@ -5,6 +5,7 @@ import { defaulted } from "../http/Defaults.js"
 import { idParam, StoredId } from "../http/IdParam.js"
 import { Instant } from "../http/Instant.js"
 import { Pagination } from "../http/Pagination.js"
+import { TrimmedText } from "../http/TrimmedText.js"
 import { JobStatus } from "../jobs/JobStatus.js"
 import { CandleExchange } from "../market/Dataset.js"
 import { ProgramId } from "../programs/Program.js"
@@ -44,7 +45,7 @@ export const backtestDefaults = {
 
 /** `POST /api/programs/{id}/backtest`; the service fills in `backtestDefaults`. */
 export const BacktestRequest = Schema.Struct({
-  symbol: Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(40)),
+  symbol: TrimmedText(40),
   exchange: defaulted(CandleExchange, backtestDefaults.exchange),
   timeframe: Timeframe,
   start: Instant,

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { idParam, StoredId } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
+import { documentTrimmed, TrimmedText } from "../http/TrimmedText.js"
 import { MarketSymbol } from "../market/Market.js"
 
 export const NewsSourceId = StoredId.pipe(Schema.brand("NewsSourceId"))
@@ -8,13 +9,16 @@ export type NewsSourceId = typeof NewsSourceId.Type
 
 export const NewsSourcePath = Schema.Struct({ source_id: idParam(NewsSourceId) })
 
-const FeedUrl = Schema.Trim.pipe(
-  Schema.maxLength(2000),
-  Schema.filter((s) => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s), {
-    message: () => "must be an http or https URL"
-  })
+const FeedUrl = documentTrimmed(
+  Schema.Trim.pipe(
+    Schema.maxLength(2000),
+    Schema.filter((s) => /^https?:\/\/[^\s/]+/i.test(s) && URL.canParse(s), {
+      message: () => "must be an http or https URL"
+    })
+  ),
+  { max: 2000, nonEmpty: true, format: "uri", what: "an http or https URL" }
 )
-const Name = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(100))
+const Name = TrimmedText(100)
 
 /** A feed (RSS, Atom, RDF or JSON Feed) the caller reads news from; `last_error` says why its last fetch failed. */
 export class NewsSource extends Schema.Class<NewsSource>("NewsSource")({

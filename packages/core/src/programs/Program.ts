@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { StoredId } from "../http/IdParam.js"
+import { TrimmedText } from "../http/TrimmedText.js"
 
 /** A program's id. */
 export const ProgramId = StoredId.pipe(Schema.brand("ProgramId"))
@@ -10,7 +11,7 @@ export type ProgramId = typeof ProgramId.Type
  * one answers 422 `unsupported_language` rather than 400.
  */
 const Code = Schema.String.pipe(Schema.maxLength(200_000, { message: () => "must be at most 200000 characters" }))
-const Name = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(200))
+const Name = TrimmedText(200)
 const Description = Schema.NullOr(Schema.String.pipe(Schema.maxLength(5000)))
 const Language = Schema.NullOr(Schema.String.pipe(Schema.maxLength(50)))
 

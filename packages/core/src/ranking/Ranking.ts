@@ -25,6 +25,16 @@ export class FactorsResponse extends Schema.Class<FactorsResponse>("FactorsRespo
 }) {}
 
 export const FactorKey = Schema.Literal(...factorKeys)
+
+/** `/api/ranking/factors/{id}`: a factor by its `id` (as the list gives it) or by its `key`. */
+export const FactorPath = Schema.Struct({
+  id: Schema.String.annotations({
+    jsonSchema: {
+      description: "The factor's `id`, or its `key`",
+      anyOf: [{ type: "string", pattern: "^[1-9][0-9]*$" }, { type: "string", enum: factorKeys }]
+    }
+  })
+})
 export type FactorKey = typeof FactorKey.Type
 
 /** A factor named by its key or its id, decoded to its key. */

@@ -1,10 +1,9 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Schema } from "effect"
 import { ApiError } from "../http/Errors.js"
 import { Authentication } from "../users/Authentication.js"
-import { FactorEffectiveness, FactorParams, FactorsResponse, RankingTable, TableParams } from "./Ranking.js"
+import { FactorEffectiveness, FactorParams, FactorPath, FactorsResponse, RankingTable, TableParams } from "./Ranking.js"
 
 export * from "./Ranking.js"
 
@@ -29,7 +28,7 @@ export class RankingApi extends HttpApiGroup.make("ranking")
   )
   .add(
     HttpApiEndpoint.get("factor", "/ranking/factors/:id")
-      .setPath(Schema.Struct({ id: Schema.String }))
+      .setPath(FactorPath)
       .setUrlParams(FactorParams)
       .addSuccess(FactorEffectiveness)
       .addError(ApiError.NoFactorHistory)

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { defaulted } from "../http/Defaults.js"
 import { StoredId } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
+import { TrimmedText } from "../http/TrimmedText.js"
 import { UserId } from "../users/User.js"
 import { Exchange, Timeframe } from "../venues/Venue.js"
 
@@ -44,7 +45,7 @@ export const TriggerCondition = Schema.Struct({
 })
 export type TriggerCondition = typeof TriggerCondition.Type
 
-const name = Schema.Trim.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(200))
+const name = TrimmedText(200)
 const description = Schema.String.pipe(Schema.maxLength(5000))
 
 /** What a signal request leaves out; the service fills it in. */

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { StoredId } from "../http/IdParam.js"
+import { documentTrimmed } from "../http/TrimmedText.js"
 
 export const UserId = StoredId.pipe(Schema.brand("UserId"))
 export type UserId = typeof UserId.Type
@@ -7,9 +8,12 @@ export type UserId = typeof UserId.Type
 export const SessionId = StoredId.pipe(Schema.brand("SessionId"))
 export type SessionId = typeof SessionId.Type
 
-const Email = Schema.Trim.pipe(
-  Schema.maxLength(254),
-  Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "must be a valid email address" })
+const Email = documentTrimmed(
+  Schema.Trim.pipe(
+    Schema.maxLength(254),
+    Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "must be a valid email address" })
+  ),
+  { max: 254, nonEmpty: true, format: "email", what: "an e-mail address" }
 )
 // A new password (register, change); a bound on length keeps hashing cost bounded. The service also
 // refuses the 10,000 most common passwords. Logins take any stored password, whatever its length.
@@ -38,7 +42,11 @@ export const RegisterRequest = Schema.Struct({ email: Email, password: Password,
 export type RegisterRequest = typeof RegisterRequest.Type
 
 export const LoginRequest = Schema.Struct({
-  email: Schema.Trim.pipe(Schema.maxLength(254)),
+  email: documentTrimmed(Schema.Trim.pipe(Schema.maxLength(254)), {
+    max: 254,
+    nonEmpty: false,
+    what: "the e-mail address"
+  }),
   password: Schema.String.pipe(Schema.maxLength(256))
 }).annotations({ ...allErrors, examples: [{ email: "ada@example.com", password: "correct horse" }] })
 export type LoginRequest = typeof LoginRequest.Type

@@ -84,6 +84,19 @@ describe("the OpenAPI document", () => {
     expect(JSON.stringify(document.components)).not.toMatch(/"title":"/)
   })
 
+  it("says what the server checks of trimmed text, and gives an insight's task_id one type", () => {
+    const body = (id: string) => operations.get(id).requestBody.content["application/json"].schema
+    expect(body("users.register").properties.email).toMatchObject({ format: "email", pattern: "\\S", maxLength: 254 })
+    expect(body("news.create").properties.url).toMatchObject({ format: "uri", pattern: "\\S" })
+    expect(body("accounts.create").properties.name).toMatchObject({ pattern: "\\S", maxLength: 100 })
+    for (const property of [body("accounts.create").properties.name, body("users.register").properties.email]) {
+      expect(property.description).toMatch(/^Trimmed, then /)
+    }
+    const taskPath = operations.get("assistant.insightTask").parameters.find((p: any) => p.name === "task_id").schema
+    const taskAnswer = (document.components.schemas as any).InsightTask.properties.task_id
+    expect(taskPath).toEqual(taskAnswer)
+  })
+
   it("describes a 400 as the invalid_input envelope only, without Effect's HttpApiDecodeError", () => {
     expect(JSON.stringify(document)).not.toMatch(/HttpApiDecodeError/)
     const invalidInput = errorCatalogue.find((row) => row.code === "invalid_input")!
