@@ -32,8 +32,8 @@ export * from "./users/UsersLive.js"
 export * from "./venues/VenueAccountsLive.js"
 
 // What the features are built on, for hosts, tools and benchmarks.
+export { maxBacktestBars } from "./backtests/Backtest.js"
 export * from "./backtests/BacktestEngine.js"
-export { maxBacktestBars } from "./backtests/Backtests.js"
 export { downsample, maxEquityPoints } from "./backtests/BacktestThreadProtocol.js"
 export { barsPerCheckpoint } from "./backtests/BacktestWorkers.js"
 export * from "./sandbox/Decider.js"

@@ -31,6 +31,12 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .addSuccess(Binding, { status: 201 })
       .addError(ApiError.LeverageTooHigh)
       .annotate(
+        OpenApi.Description,
+        "A binding needs a trigger: `interval_minutes`, `signal_pool_ids`, or both (400 naming `interval_minutes` " +
+          "otherwise). The account and the pools must be the caller's (403), and the leverage within the account's " +
+          "maximum (422 `leverage_too_high`)."
+      )
+      .annotate(
         OpenApi.Summary,
         "Bind the program to an account: symbols, a schedule (every N minutes) and/or signal pools, params"
       )

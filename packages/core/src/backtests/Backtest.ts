@@ -14,6 +14,9 @@ import { defaultMarginTables } from "../venues/MarginTiers.js"
 import { type Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
 
 /** A backtest's id. */
+/** The longest backtest, in bars of its timeframe. */
+export const maxBacktestBars = 500_000
+
 export const BacktestId = StoredId.pipe(Schema.brand("BacktestId"))
 export type BacktestId = typeof BacktestId.Type
 

@@ -22,12 +22,10 @@ import {
   type BacktestHistoryParams,
   type BacktestId,
   type BacktestRequest,
-  BacktestTrades
+  BacktestTrades,
+  maxBacktestBars
 } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
-
-/** The longest backtest, in bars of its timeframe. */
-export const maxBacktestBars = 500_000
 
 const toEntry = (row: BacktestRow) =>
   new BacktestEntry({

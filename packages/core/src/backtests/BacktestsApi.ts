@@ -14,7 +14,8 @@ import {
   BacktestHistoryParams,
   BacktestId,
   BacktestRequest,
-  BacktestTrades
+  BacktestTrades,
+  maxBacktestBars
 } from "./Backtest.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
@@ -37,6 +38,12 @@ export class BacktestsApi extends HttpApiGroup.make("backtests")
       .addError(ApiError.UnsupportedLanguage)
       .addError(ApiError.UpstreamError)
       .addError(ApiError.UpstreamTimeout)
+      .annotate(
+        OpenApi.Description,
+        `Checked across fields: \`end\` after \`start\`, at most ${maxBacktestBars} bars of the timeframe between ` +
+          "them (400 naming `end`), a range with closed candles (422 `no_market_data`), and a leverage within the " +
+          "symbol's cap (422 `leverage_too_high`). At most MAX_QUEUED_JOBS_PER_USER backtests queued or running (429)."
+      )
       .annotate(
         OpenApi.Summary,
         "Queue a backtest of the program over a symbol's candles; poll it with GET /programs/backtest/{id}"

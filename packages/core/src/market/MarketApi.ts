@@ -83,8 +83,8 @@ export class MarketApi extends HttpApiGroup.make("market")
         OpenApi.Description,
         "Queues a durable job that fetches an HTTP venue's bars of `[from, to)` into the candle store, a page of 1000 " +
           "bars at a time, waiting out the venue's 429 or 503 for its Retry-After; what is stored already is not " +
-          "fetched again, so a sync resumes where one stopped. A simulated venue's candles are computed: 400. At most " +
-          "5,256,000 bars (ten years of 1m)."
+          "fetched again, so a sync resumes where one stopped. A simulated venue's candles are computed: 400. `to` " +
+          "must be after `from`, at most 5,256,000 bars (ten years of 1m) apart (400 naming `to`)."
       )
       .annotate(OpenApi.Summary, "Sync a venue's candles of a range into the store (a job)")
   )
