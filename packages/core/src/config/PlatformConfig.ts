@@ -50,6 +50,19 @@ export interface PlatformOptions {
   readonly passwords: PasswordOptions
   /** E-mails (any case) of the users who are operators, besides those the command line made operators. */
   readonly operatorEmails: ReadonlyArray<string>
+  readonly websocket: WebSocketOptions
+}
+
+/** What one `GET /api/ws` socket may cost the server (docs/streams.md, close codes there). */
+export interface WebSocketOptions {
+  /** The largest message a client may send, in bytes; the frame is refused as it starts (close 1009). */
+  readonly maxMessageBytes: number
+  /** Messages a socket has received and not yet handled; one more closes it (1013). */
+  readonly maxQueuedMessages: number
+  /** Sockets from one IP address that have not authenticated yet; one more is closed at once (1013). */
+  readonly maxUnauthenticatedPerIp: number
+  /** How long a socket may take to authenticate (the token in its first message); then it is closed (1008). */
+  readonly authTimeout: Duration.Duration
 }
 
 /** OWASP's scrypt cost: N=2^17 (with r=8, p=1, about 128 MiB and a few hundred ms a hash). */
@@ -306,6 +319,15 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     "must be a whole number of days, 0 (keep) or more",
     (n) => n >= 0
   ),
+  wsMaxMessageBytes: integerSetting(
+    "WS_MAX_MESSAGE_BYTES",
+    64 * 1024,
+    "must be a whole number of bytes from 1024 to 16777216",
+    (n) => n >= 1024 && n <= 16 * 1024 * 1024
+  ),
+  wsMaxQueuedMessages: positiveInt("WS_MAX_QUEUED_MESSAGES", 64),
+  wsMaxUnauthenticatedPerIp: positiveInt("WS_MAX_UNAUTHENTICATED_PER_IP", 10),
+  wsAuthTimeoutS: positiveInt("WS_AUTH_TIMEOUT_S", 5),
   conversationRetentionDays: integerSetting(
     "CONVERSATION_RETENTION_DAYS",
     0,
@@ -365,6 +387,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     fetch: { allowHosts: c.fetchAllowHosts },
     passwords: { scryptCost: c.scryptCost },
     operatorEmails: c.operatorEmails,
+    websocket: {
+      maxMessageBytes: c.wsMaxMessageBytes,
+      maxQueuedMessages: c.wsMaxQueuedMessages,
+      maxUnauthenticatedPerIp: c.wsMaxUnauthenticatedPerIp,
+      authTimeout: Duration.seconds(c.wsAuthTimeoutS)
+    },
     ranking: { cacheTtl: Duration.seconds(c.rankingCacheS) },
     signals: {
       sampler: c.signalSampler,

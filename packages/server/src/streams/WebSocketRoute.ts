@@ -1,4 +1,5 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse, Socket } from "@effect/platform"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import {
   BacktestId,
   BacktestProgressFeed,
@@ -12,19 +13,35 @@ import {
   WsClientMessage,
   type WsServerMessage
 } from "@trading-platform/core"
-import { Clock, Deferred, Duration, Effect, Either, FiberMap, Option, Queue, Schema, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, FiberMap, Option, Queue, Schema, Scope, Stream } from "effect"
+import type { IncomingMessage } from "node:http"
 import { presentedToken } from "../http/PresentedToken.js"
 import { type StreamLease, StreamLeases } from "./StreamLeases.js"
+import { capIncomingMessages } from "./WebSocketFrames.js"
 
-/** A client that has not authenticated by then is closed with 1008. */
-export const authTimeout = Duration.seconds(5)
 /** A socket whose unsent data passes this (a consumer that does not read) is closed with 1013. */
 export const maxBufferedBytes = 1024 * 1024
 const messageWindow = Duration.toMillis("1 minute")
 
 const policyViolation = 1008
+const messageTooBig = 1009
 const tryAgainLater = 1013
 const goingAway = 1001
+
+/** One of its IP address's places for sockets that have not authenticated yet, or none left. */
+interface UnauthenticatedPlace {
+  readonly admitted: boolean
+  /** Gives the place back (once authenticated; else when the socket ends). */
+  readonly release: Effect.Effect<void>
+}
+
+/** The connection an upgraded socket came from. */
+interface Connection {
+  readonly request: IncomingMessage
+  readonly connectedAt: number
+  /** Held while a socket without a token in its request has not authenticated. */
+  readonly place: Option.Option<UnauthenticatedPlace>
+}
 
 const decodeMessage = Schema.decodeEither(Schema.parseJson(WsClientMessage))
 const parseChannel = (channel: string) => {
@@ -44,8 +61,11 @@ const parseChannel = (channel: string) => {
  * `GET /api/ws` (DESIGN §4 "Streams"): a WebSocket carrying subscriptions to `prices:{SYMBOL}`
  * (venue1), `news:{SYMBOL}`, `triggers` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
  * the `Authorization` header, when it is checked before upgrading (401 / 429 answer the envelope),
- * or as a first `{type:"auth", token}` message within `authTimeout`. It holds the token's stream
- * lease while open. Past the configured messages a minute, an error frame and close 1008.
+ * or as a first `{type:"auth", token}` message within `websocket.authTimeout` of connecting. It
+ * holds the token's stream lease while open. What a socket may cost is bounded (`WebSocketOptions`,
+ * close codes in docs/streams.md): a message over the size cap closes 1009; past the configured
+ * messages a minute, an error frame and 1008; past the messages waiting to be handled, 1013; a
+ * socket past its IP's unauthenticated sockets, 1013 at once.
  */
 export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
@@ -54,17 +74,44 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
     const hub = yield* MarketHub
     const progress = yield* BacktestProgressFeed
     const venues = yield* Venues
-    const { rateLimits } = yield* PlatformConfig
+    const { rateLimits, trustProxy, websocket } = yield* PlatformConfig
     const messageLimit = rateLimits.websocket_messages_per_min
+
+    const clientIp = (request: HttpServerRequest.HttpServerRequest) =>
+      (trustProxy && request.headers["x-forwarded-for"]?.split(",")[0]?.trim()) ||
+      Option.getOrElse(request.remoteAddress, () => "unknown")
+
+    // Sockets that have not authenticated yet, per IP address.
+    const unauthenticated = new Map<string, number>()
+    const unauthenticatedPlace = (ip: string): Effect.Effect<UnauthenticatedPlace, never, Scope.Scope> =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const held = unauthenticated.get(ip) ?? 0
+          if (held >= websocket.maxUnauthenticatedPerIp) return { admitted: false, release: Effect.void }
+          unauthenticated.set(ip, held + 1)
+          let released = false
+          const release = Effect.sync(() => {
+            if (released) return
+            released = true
+            const left = (unauthenticated.get(ip) ?? 1) - 1
+            if (left === 0) unauthenticated.delete(ip)
+            else unauthenticated.set(ip, left)
+          })
+          return { admitted: true, release }
+        }),
+        (place) => place.release
+      )
 
     /** One connection after upgrading; `authenticated` is set when the token came with the request. */
     const session = (
       socket: Socket.Socket,
-      authenticated: Option.Option<{ readonly caller: CurrentUserShape; readonly lease: StreamLease }>
+      authenticated: Option.Option<{ readonly caller: CurrentUserShape; readonly lease: StreamLease }>,
+      connection: Connection
     ) =>
       Effect.gen(function*() {
         const write = yield* socket.writer
-        const inbox = yield* Queue.unbounded<string>()
+        // Messages received and not yet handled; one more than it holds closes the socket.
+        const inbox = yield* Queue.dropping<string>(websocket.maxQueuedMessages)
         const closed = yield* Deferred.make<void>()
         let raw: globalThis.WebSocket | undefined
         let count = 0
@@ -83,6 +130,9 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
           )
         const fail = (code: string, error: string, channel: string | null = null) =>
           send({ type: "error", channel, code, error })
+        /** An error frame, then the close; nothing more happens on the socket. */
+        const refuse = (code: string, error: string, closeCode: number, reason: string) =>
+          fail(code, error).pipe(Effect.zipRight(close(closeCode, reason)), Effect.zipRight(Effect.never))
 
         // Counted as they arrive, so a flood is cut off however far behind the handling is.
         const receive = (data: string | Uint8Array) =>
@@ -99,48 +149,75 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                 )
                 : Effect.void
             }
-            return Queue.offer(inbox, typeof data === "string" ? data : new TextDecoder().decode(data))
+            // `ws` refuses a larger frame before reading it (`capIncomingMessages`); this holds should it not.
+            const size = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength
+            if (size > websocket.maxMessageBytes) return close(messageTooBig, "Message too big")
+            return Queue.offer(inbox, typeof data === "string" ? data : new TextDecoder().decode(data)).pipe(
+              Effect.flatMap((queued) =>
+                queued ? Effect.void : Effect.zipRight(
+                  fail(
+                    "rate_limited",
+                    `More than ${websocket.maxQueuedMessages} messages are waiting to be handled; wait for the answers`
+                  ),
+                  close(tryAgainLater, "Too many messages waiting")
+                )
+              )
+            )
           }).pipe(Effect.zipLeft(Effect.map(Effect.serviceOption(Socket.WebSocket), (ws) => {
             raw = Option.getOrUndefined(ws)
           })))
 
-        const authenticate = Effect.gen(function*() {
-          if (Option.isSome(authenticated)) return authenticated.value
-          const first = yield* Queue.take(inbox).pipe(Effect.timeout(authTimeout), Effect.option)
-          if (Option.isNone(first)) {
-            yield* fail("unauthorized", `No token within ${Duration.format(authTimeout)}`)
-            return yield* close(policyViolation, "Authentication timeout").pipe(Effect.zipRight(Effect.never))
-          }
-          const message = decodeMessage(first.value)
+        /** The token of the first message, checked; each failure closes the socket. */
+        const authenticateByMessage = Effect.gen(function*() {
+          const message = decodeMessage(yield* Queue.take(inbox))
           if (Either.isLeft(message) || message.right.type !== "auth") {
-            yield* fail(
+            return yield* refuse(
               "unauthorized",
-              "The first message must be {\"type\":\"auth\",\"token\":...} when the token is not in the query"
+              "The first message must be {\"type\":\"auth\",\"token\":...} when the token is not in the query",
+              policyViolation,
+              "Authentication required"
             )
-            return yield* close(policyViolation, "Authentication required").pipe(Effect.zipRight(Effect.never))
           }
           const token = message.right.token
           const caller = yield* users.authenticate(token).pipe(
             Effect.catchTag(
               "Unauthorized",
-              (e) =>
-                fail("unauthorized", e.error).pipe(
-                  Effect.zipRight(close(policyViolation, "Authentication failed")),
-                  Effect.zipRight(Effect.never)
-                )
+              (e) => refuse("unauthorized", e.error, policyViolation, "Authentication failed")
             )
           )
           const lease = yield* leases.acquire(token).pipe(
             Effect.catchTag(
               "RateLimited",
-              (e) =>
-                fail("rate_limited", e.error).pipe(
-                  Effect.zipRight(close(policyViolation, "Another stream is open")),
-                  Effect.zipRight(Effect.never)
-                )
+              (e) => refuse("rate_limited", e.error, policyViolation, "Another stream is open")
             )
           )
           return { caller, lease }
+        })
+
+        const authenticate = Effect.gen(function*() {
+          if (Option.isSome(authenticated)) return authenticated.value
+          if (Option.isSome(connection.place) && !connection.place.value.admitted) {
+            return yield* refuse(
+              "rate_limited",
+              `More than ${websocket.maxUnauthenticatedPerIp} sockets from this address are waiting to authenticate`,
+              tryAgainLater,
+              "Too many unauthenticated sockets"
+            )
+          }
+          // The time to authenticate runs from the request, however long the upgrade took.
+          const elapsed = (yield* Clock.currentTimeMillis) - connection.connectedAt
+          const left = Math.max(0, Duration.toMillis(websocket.authTimeout) - elapsed)
+          const outcome = yield* Effect.timeoutOption(authenticateByMessage, Duration.millis(left))
+          if (Option.isNone(outcome)) {
+            return yield* refuse(
+              "unauthorized",
+              `No token within ${Duration.format(websocket.authTimeout)}`,
+              policyViolation,
+              "Authentication timeout"
+            )
+          }
+          yield* Option.match(connection.place, { onNone: () => Effect.void, onSome: (place) => place.release })
+          return outcome.value
         })
 
         const serve = Effect.gen(function*() {
@@ -265,8 +342,14 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
           }
         })
 
+        const capFrames = Effect.suspend(() =>
+          capIncomingMessages(connection.request, websocket.maxMessageBytes)
+            ? Effect.void
+            : Effect.logWarning("WebSocket messages are not capped before they are read (ws internals changed)")
+        )
+
         yield* Effect.raceFirst(
-          Effect.raceFirst(socket.runRaw(receive), Deferred.await(closed)),
+          Effect.raceFirst(socket.runRaw(receive, { onOpen: capFrames }), Deferred.await(closed)),
           serve
         ).pipe(
           // The server is stopping (not the client leaving, which ends runRaw first).
@@ -293,8 +376,17 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
             lease: yield* leases.acquire(presented.token)
           })
           : Option.none()
+        const connectedAt = yield* Clock.currentTimeMillis
+        // A socket without a token in its request holds one of its address's places until it authenticates.
+        const place = Option.isNone(authenticated)
+          ? Option.some(yield* unauthenticatedPlace(clientIp(request)))
+          : Option.none()
         const socket = yield* request.upgrade
-        yield* session(socket, authenticated)
+        yield* session(socket, authenticated, {
+          request: NodeHttpServerRequest.toIncomingMessage(request),
+          connectedAt,
+          place
+        })
         return HttpServerResponse.empty()
       }).pipe(Effect.scoped)
     )
