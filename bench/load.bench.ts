@@ -4,10 +4,9 @@
 // BENCH_DATABASE_URL (or TEST_DATABASE_URL) names the PostgreSQL server; a fresh database is made
 // on it and dropped afterwards. LOAD_SECONDS (60), LOAD_TOKENS (200), LOAD_CONNECTIONS (64),
 // LOAD_READ_LIMIT (60) and LOAD_WRITE_LIMIT (20) per token per minute.
-import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { startServer } from "./ServerProcess.js"
 
 const adminUrl = process.env["BENCH_DATABASE_URL"] ?? process.env["TEST_DATABASE_URL"]
 const seconds = Number(process.env["LOAD_SECONDS"] ?? 60)
@@ -17,8 +16,6 @@ const connections = Number(process.env["LOAD_CONNECTIONS"] ?? 64)
 const readLimit = Number(process.env["LOAD_READ_LIMIT"] ?? 60)
 const writeLimit = Number(process.env["LOAD_WRITE_LIMIT"] ?? 20)
 const windowMs = 60_000
-
-const main = fileURLToPath(new URL("../packages/server/src/main.ts", import.meta.url))
 
 interface Sent {
   readonly at: number
@@ -67,16 +64,9 @@ export const run = async () => {
   await admin.query(`CREATE DATABASE ${name}`)
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
-  const server = spawn(process.execPath, [
-    "--import",
-    "tsx",
-    "--conditions=@trading-platform/source",
-    main,
-    "--port",
-    "0"
-  ], {
-    env: {
-      PATH: process.env["PATH"] ?? "",
+  let stop = async () => {}
+  try {
+    const server = await startServer({
       DATABASE_URL: url.toString(),
       SECRET_KEY: randomBytes(32).toString("hex"),
       TRUST_PROXY: "true",
@@ -84,25 +74,9 @@ export const run = async () => {
       RATE_LIMIT_READ_PER_MIN: String(readLimit),
       RATE_LIMIT_WRITE_PER_MIN: String(writeLimit),
       BACKTEST_CONCURRENCY: "0"
-    },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let output = ""
-  server.stdout.on("data", (c) => (output += c))
-  server.stderr.on("data", (c) => (output += c))
-  try {
-    const base = await new Promise<string>((resolve, reject) => {
-      const deadline = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000)
-      const poll = setInterval(() => {
-        const match = /Listening on (http:\/\/[\d.:]+)/.exec(output)
-        if (match) {
-          clearInterval(poll)
-          clearTimeout(deadline)
-          resolve(match[1]!)
-        }
-      }, 50)
     })
-
+    stop = server.stop
+    const base = server.base
     // One user, token and client IP each (the limits count per token and per IP alike).
     const callers: Array<Caller> = []
     for (let i = 0; i < tokens; i++) {
@@ -191,8 +165,7 @@ export const run = async () => {
     if (premature.length > 0) console.log(`first premature 429s: ${premature.slice(0, 5).join("; ")}`)
     if (fivexx > 0 || lost > 0 || over > 0 || premature.length > 0) process.exitCode = 1
   } finally {
-    server.kill("SIGTERM")
-    await new Promise((resolve) => server.on("exit", resolve))
+    await stop()
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
     await admin.end()
   }

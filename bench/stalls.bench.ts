@@ -4,14 +4,12 @@
 // a ranking table computed afresh) is measured side by side with the same probe against the same
 // server idle, in the same run. One server process on embedded storage (PGlite, as `npm start`).
 // STALL_ROWS (90000) sets the history's decision logs.
-import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { startServer } from "./ServerProcess.js"
 
 const rows = Number(process.env["STALL_ROWS"] ?? 90_000)
-const main = fileURLToPath(new URL("../packages/server/src/main.ts", import.meta.url))
 
 const percentile = (sorted: Array<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
@@ -39,40 +37,15 @@ const probeDuring = async (base: string, work: () => Promise<unknown>) => {
 
 export const run = async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "tp-stalls-"))
-  const server = spawn(process.execPath, [
-    "--import",
-    "tsx",
-    "--conditions=@trading-platform/source",
-    main,
-    "--port",
-    "0"
-  ], {
-    env: {
-      PATH: process.env["PATH"] ?? "",
-      DATA_DIR: dataDir,
-      RATE_LIMIT_READ_PER_MIN: "1000000",
-      RATE_LIMIT_WRITE_PER_MIN: "1000000",
-      BACKTEST_CONCURRENCY: "0",
-      SIGNAL_SAMPLER: "false",
-      AUTOMATION_ENABLED: "false"
-    },
-    stdio: ["ignore", "pipe", "pipe"]
+  const { base, stop } = await startServer({
+    DATA_DIR: dataDir,
+    RATE_LIMIT_READ_PER_MIN: "1000000",
+    RATE_LIMIT_WRITE_PER_MIN: "1000000",
+    BACKTEST_CONCURRENCY: "0",
+    SIGNAL_SAMPLER: "false",
+    AUTOMATION_ENABLED: "false"
   })
-  let output = ""
-  server.stdout.on("data", (c) => (output += c))
-  server.stderr.on("data", (c) => (output += c))
   try {
-    const base = await new Promise<string>((resolve, reject) => {
-      const deadline = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000)
-      const poll = setInterval(() => {
-        const match = /Listening on (http:\/\/[\d.:]+)/.exec(output)
-        if (match) {
-          clearInterval(poll)
-          clearTimeout(deadline)
-          resolve(match[1]!)
-        }
-      }, 50)
-    })
     const send = async (method: string, path: string, body?: unknown, token?: string) => {
       const reply = await fetch(base + path, {
         method,
@@ -127,8 +100,7 @@ export const run = async () => {
       )
     }
   } finally {
-    server.kill("SIGTERM")
-    await new Promise((resolve) => server.on("exit", resolve))
+    await stop()
     rmSync(dataDir, { recursive: true, force: true })
   }
 }
