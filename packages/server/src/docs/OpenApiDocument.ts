@@ -183,7 +183,11 @@ const description = [
   "Authentication: send the token as `Authorization: Bearer <session_token>` (the `session_token` query " +
   "parameter is accepted for older clients). A token lasts 180 days by default; `POST /api/users/logout` " +
   "revokes it and a password change revokes them all. Failures answer `{error, code, request_id}` with a " +
-  "stable `code`; 429 carries `retry_after` and a `Retry-After` header."
+  "stable `code`; 429 carries `retry_after` and a `Retry-After` header.",
+  "Checks: a body field the operation does not know answers 400 naming it. Text is checked as JavaScript " +
+  "counts it: `minLength` and `maxLength` are in UTF-16 code units, so a character outside the Basic " +
+  "Multilingual Plane (an emoji) counts as 2; a NUL character or an unpaired surrogate is refused. Ids are 1 " +
+  "to 2147483647."
 ].join("\n\n")
 
 /** The contract as documented: the server's version, without Effect's own decode error, valid as 3.1. */
