@@ -42,7 +42,7 @@ export { type ProgramRun } from "./sandbox/ProgramRuntime.js"
 export { compileProgram, ProgramLanguage } from "./sandbox/ProgramSource.js"
 export { QuickJsProgramRuntime } from "./sandbox/QuickJsRuntime.js"
 export * from "./sandbox/SandboxLimits.js"
-export { Secrets } from "./secrets/Secrets.js"
+export { minimumSecretKeyLength, type SealedAt, SecretKeyInvalid, Secrets } from "./secrets/Secrets.js"
 /** Where failed logins are counted per account (memory by default; the server's Redis store replaces it). */
 export { loginDelay, LoginFailureStore, makeMemoryLoginFailureStore } from "./users/LoginFailures.js"
 export { ownedBy } from "./users/Ownership.js"

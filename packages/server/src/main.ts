@@ -103,6 +103,7 @@ const program = Effect.gen(function*() {
         console.error(`Storage failed to start: ${e.message}: ${String((e.cause as Error)?.message ?? e.cause)}`)
       ),
     DataDirectoryError: (e) => Effect.sync(() => console.error(e.message)),
+    SecretKeyInvalid: (e) => Effect.sync(() => console.error(e.message)),
     MigrationError: (e) => Effect.sync(() => console.error(`Database migration failed: ${e.message}`))
   }),
   Effect.zipRight(Effect.sync(() => (process.exitCode = 1)))

@@ -54,7 +54,9 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
     const secrets = yield* Secrets
     const sql = yield* SqlClient.SqlClient
 
-    const seal = (key: string | null) => key === null ? null : secrets.seal(key)
+    // Bound to the account's row: a sealed key copied to another account does not open there.
+    const seal = (id: AccountId, key: string | null) =>
+      key === null ? null : secrets.seal(key, { table: "accounts", column: "api_key_sealed", row: String(id) })
 
     /** The caller's (or a run's owner's) account: 404 when it does not exist, 403 when it is another user's. */
     const owned = (caller: Owner, id: AccountId) =>
@@ -74,18 +76,28 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
           max_leverage: input.max_leverage ?? null,
           venue1_environment: input.venue1_environment ?? null,
           margin_mode: input.margin_mode ?? "isolated",
-          api_key_sealed: seal(input.api_key ?? null)
+          api_key_sealed: null
         }
         yield* checkLeverage(edit)
+        const at = yield* now
         const row = yield* repo.insert({
           ...edit,
           user_id: caller.id,
           account_type: input.account_type ?? "AI",
           initial_capital: input.initial_capital ?? tradingDefaults.initialBalance,
-          now: yield* now
+          now: at
         })
-        return toAccount(row)
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Accounts.create", { attributes: { userId: caller.id } }))
+        // The key is sealed to the row, whose id the insert gave.
+        const apiKey = input.api_key ?? null
+        if (apiKey === null) return toAccount(row)
+        return toAccount(
+          yield* repo.update({ id: row.id, edit: { ...edit, api_key_sealed: seal(row.id, apiKey) }, now: at })
+        )
+      }).pipe(
+        sql.withTransaction,
+        dieOnStorageFailure,
+        Effect.withSpan("Accounts.create", { attributes: { userId: caller.id } })
+      )
 
     const list = (caller: CurrentUserShape, page: Pagination) =>
       repo.listByUser({ user_id: caller.id, ...pageOf(page) }).pipe(
@@ -114,7 +126,7 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
           max_leverage: pickNullable(input.max_leverage, current.max_leverage),
           venue1_environment: pickNullable(input.venue1_environment, current.venue1_environment),
           margin_mode: pick(input.margin_mode, current.margin_mode),
-          api_key_sealed: input.api_key === undefined ? current.api_key_sealed : seal(input.api_key)
+          api_key_sealed: input.api_key === undefined ? current.api_key_sealed : seal(id, input.api_key)
         }
         yield* checkLeverage(edit)
         // Venues refuse it too: the liquidation prices of open positions would move under them.

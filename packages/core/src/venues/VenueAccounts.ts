@@ -3,13 +3,20 @@ import { Effect, Option } from "effect"
 import type { AccountId } from "../accounts/Account.js"
 import { Accounts } from "../accounts/Accounts.js"
 import { NotFound } from "../http/Errors.js"
-import { Secrets } from "../secrets/Secrets.js"
+import { type SealedAt, Secrets } from "../secrets/Secrets.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { type Exchange, type VenueCredentials, Venues } from "./Venue.js"
 import { Acknowledgement, type Venue2SetupRequest, type WalletRequest, WalletTestResult } from "./VenueAccount.js"
 import { VenueCredentialsRepo } from "./VenueCredentialsRepo.js"
+
+/** Where an account's credentials for a venue are sealed: they open only in that row. */
+const credentialsAt = (account: AccountId, venue: Exchange): SealedAt => ({
+  table: "venue_credentials",
+  column: "secret_sealed",
+  row: `${account}/${venue}`
+})
 
 /** Connects accounts to the venues: venue1 wallets and venue2 API keys, sealed at rest. */
 export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-platform/core/VenueAccounts", {
@@ -32,7 +39,7 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
               venue: "venue1",
               environment: input.environment,
               public_id: input.wallet_address,
-              secret_sealed: secrets.seal(input.private_key),
+              secret_sealed: secrets.seal(input.private_key, credentialsAt(id, "venue1")),
               now: at
             }),
             accounts.setVenue1Environment(account, input.environment)
@@ -53,7 +60,7 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
           kind: "wallet",
           environment: stored.value.environment,
           address: stored.value.public_id,
-          privateKey: secrets.open(stored.value.secret_sealed)
+          privateKey: secrets.open(stored.value.secret_sealed, credentialsAt(id, "venue1"))
         } as const
         // Latency is real elapsed time, whatever clock the platform runs on.
         const started = performance.now()
@@ -88,7 +95,10 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
               venue: "venue2",
               environment: input.environment,
               public_id: null,
-              secret_sealed: secrets.seal(JSON.stringify({ api_key: input.api_key, secret_key: input.secret_key })),
+              secret_sealed: secrets.seal(
+                JSON.stringify({ api_key: input.api_key, secret_key: input.secret_key }),
+                credentialsAt(id, "venue2")
+              ),
               now: at
             }),
             accounts.setLeverage(account, input)
@@ -102,7 +112,7 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
       Effect.map(
         repo.find({ account_id: id, venue }),
         Option.map((row): VenueCredentials => {
-          const secret = secrets.open(row.secret_sealed)
+          const secret = secrets.open(row.secret_sealed, credentialsAt(id, venue))
           if (venue === "venue1") {
             return { kind: "wallet", environment: row.environment, address: row.public_id ?? "", privateKey: secret }
           }

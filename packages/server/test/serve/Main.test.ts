@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -51,6 +51,20 @@ describe("the server entry point (npm start)", () => {
     const flag = start(["--token-ttl-days=-3"], { DATA_DIR: "memory://" })
     expect(await flag.exited).toBe(1)
     expect(flag.output()).toMatch(/Invalid configuration.*TOKEN_TTL_DAYS/)
+  })
+
+  // A short key is refused the same way (Secrets.test.ts); one start shows the message reaching the user.
+  it("an empty DATA_DIR/secret.key stops the server with one sentence saying so", { timeout: 90_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tp-key-"))
+    const file = join(dataDir, "secret.key")
+    writeFileSync(file, "", { mode: 0o600 })
+    const run = start(["--port", "0"], { DATA_DIR: dataDir })
+    expect(await run.exited).toBe(1)
+    expect(run.output().trim()).toBe(
+      `The key file ${file} holds 0 characters, fewer than the 32 a key for secrets at rest needs: put the key ` +
+        "back, or delete the file to have a new one generated (values sealed before no longer open)."
+    )
+    rmSync(dataDir, { recursive: true, force: true })
   })
 
   it("--version prints the version and exits 0", { timeout: 60_000 }, async () => {
