@@ -6,9 +6,16 @@ import { Candle, Exchange, SymbolSpec, Timeframe } from "../venues/Venue.js"
 import { CandleExchange } from "./Dataset.js"
 
 /** A bare coin name such as `BTC`; lower case is accepted. */
+// Documented as the wire sees it: any case, upper-cased before the pattern is checked.
 export const MarketSymbol = Schema.Uppercase.pipe(
   Schema.pattern(/^[A-Z0-9]{1,20}$/, { message: () => "must be 1 to 20 letters or digits, such as BTC" })
-)
+).annotations({
+  jsonSchema: {
+    type: "string",
+    pattern: "^[A-Za-z0-9]{1,20}$",
+    description: "A symbol: 1 to 20 letters or digits, such as BTC (read in upper case)"
+  }
+})
 
 export const Indicator = Schema.Literal("sma", "ema", "rsi")
 export type Indicator = typeof Indicator.Type
