@@ -1,15 +1,16 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { CurrentUser, TradingApi, Users } from "@trading-platform/core"
 import { Effect } from "effect"
+import { noStore } from "../http/NoStore.js"
 
 export const UsersHttpLive = HttpApiBuilder.group(TradingApi, "users", (handlers) =>
   Effect.gen(function*() {
     const users = yield* Users
     return handlers
-      .handle("register", ({ payload }) => users.register(payload))
+      .handle("register", ({ payload }) => Effect.zipRight(noStore, users.register(payload)))
       .handle("login", ({ payload }) =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-          users.login(payload, request.headers["user-agent"])))
+          Effect.zipRight(noStore, users.login(payload, request.headers["user-agent"]))))
       .handle("logout", () =>
         Effect.flatMap(CurrentUser, users.logout))
       .handle("changePassword", ({ payload }) =>
