@@ -32,7 +32,7 @@ describe("the reference server's documentation routes", () => {
       }))
 
     it.effect.skipIf(!withChromium)(
-      "/docs in headless Chromium lists every endpoint, loading nothing from elsewhere",
+      "/docs in headless Chromium lists every endpoint, loading nothing from elsewhere, within its Content-Security-Policy",
       () =>
         Effect.gen(function*() {
           const origin = yield* baseUrl
@@ -42,12 +42,17 @@ describe("the reference server's documentation routes", () => {
             const target = request.url()
             if (!target.startsWith(`${origin}/`) && !target.startsWith("data:")) elsewhere.push(target)
           })
+          const refused: Array<string> = []
+          page.on("console", (message) => {
+            if (/content security policy/i.test(message.text())) refused.push(message.text())
+          })
           yield* Effect.promise(() => page.goto(`${origin}/docs`))
           for (const summary of summaries) {
             const entry = page.getByText(summary, { exact: true }).first()
             yield* Effect.promise(() => entry.waitFor({ state: "attached", timeout: 20_000 }))
           }
           expect(elsewhere).toEqual([])
+          expect(refused).toEqual([])
         }).pipe(Effect.scoped),
       { timeout: 90_000 }
     )
