@@ -122,7 +122,9 @@ const webSocket = {
       "with a `type`. Client to server: `subscribe` and `unsubscribe` `{channel}`, `ping`, `auth`. Server to client: " +
       "`subscribed`/`unsubscribed` `{channel}`, `event` `{channel, data}`, `pong`, `error` `{channel, code, error}`. " +
       "Channels: `prices:{SYMBOL}`, `triggers`, `news:{SYMBOL}`, `backtest:{id}`. Past 240 client messages a minute " +
-      "the socket closes with 1008; on shutdown with 1001. One stream per session token.",
+      "the socket closes with 1008; on shutdown with 1001. One stream per session token. A message over 64 KiB " +
+      "closes it with 1009; more than 64 messages waiting to be handled, or more than 10 unauthenticated sockets " +
+      "from one address, with 1013 (docs/streams.md).",
     // The token may also come as the first message instead.
     security: [{ bearer: [] }, { sessionToken: [] }, {}],
     parameters: [{
