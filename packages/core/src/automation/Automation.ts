@@ -58,6 +58,9 @@ export const BindingRequest = Schema.Struct({
   params: defaulted(Params, bindingDefaults.params),
   leverage: Schema.optionalWith(Leverage, { nullable: true }),
   enabled: defaulted(Schema.Boolean, bindingDefaults.enabled)
+}).annotations({
+  // Here too: the document shows the struct's examples, not those of the filter below.
+  examples: [{ account_id: AccountId.make(1), symbols: ["BTC"], interval_minutes: 60 }]
 }).pipe(
   Schema.filter((b) =>
     hasTrigger(b) || { path: ["interval_minutes"], message: "give interval_minutes, signal_pool_ids, or both" }
