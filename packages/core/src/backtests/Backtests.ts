@@ -91,7 +91,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         const end = Date.parse(input.end)
         if (!(start < end)) return yield* invalid("end", "must be after start")
         if ((end - start) / timeframeMillis[input.timeframe] > maxBacktestBars) {
-          return yield* invalid("end", `the range must span at most ${maxBacktestBars} bars of the timeframe`)
+          return yield* invalid("end", `must be at most ${maxBacktestBars} bars of the timeframe after start`)
         }
         // A range with no closed candle would run to "completed" with nothing in it.
         const step = timeframeMillis[input.timeframe]

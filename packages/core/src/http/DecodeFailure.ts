@@ -34,8 +34,12 @@ const expected = (text: string) => {
   return text
 }
 
-/** The messages of one field: alternatives merged into "must be one of …", the `undefined`/`null` of optional fields dropped. */
-const messagesOf = (issues: ReadonlyArray<RawIssue>): Array<string> => {
+/**
+ * The messages of one field: alternatives merged into "must be one of …", the `undefined`/`null` of
+ * optional fields dropped. When the field's value has issues of its own deeper down (`nested`), it
+ * was given, so an optional field's "must be undefined" says nothing and is left out.
+ */
+const messagesOf = (issues: ReadonlyArray<RawIssue>, nested: boolean): Array<string> => {
   const alternatives: Array<string> = []
   const others: Array<string> = []
   let actual: string | undefined
@@ -58,7 +62,7 @@ const messagesOf = (issues: ReadonlyArray<RawIssue>): Array<string> => {
   }
   // `undefined` and `null` are what an optional or nullable field also accepts; said alone they mislead.
   const meaningful = alternatives.filter((a) => a !== "undefined" && a !== "null")
-  const kept = [...new Set(meaningful.length > 0 || others.length > 0 ? meaningful : alternatives)]
+  const kept = [...new Set(meaningful.length > 0 || others.length > 0 || nested ? meaningful : alternatives)]
   if (kept.length > 0 && actual !== undefined) {
     others.unshift(`must be ${kept.length === 1 ? kept[0] : `one of ${kept.join(", ")}`}; got ${shown(actual)}`)
   }
@@ -75,7 +79,10 @@ export const describeIssues = (issues: ReadonlyArray<RawIssue>): Array<Issue> =>
     const path = issue.path.map(String).join(".")
     byPath.set(path, [...(byPath.get(path) ?? []), issue])
   }
-  return [...byPath].flatMap(([path, group]) => messagesOf(group).map((message) => ({ path, message })))
+  const paths = [...byPath.keys()]
+  return [...byPath].flatMap(([path, group]) =>
+    messagesOf(group, paths.some((other) => other.startsWith(`${path}.`))).map((message) => ({ path, message }))
+  )
 }
 
 /** The issues of a `ParseError`. */

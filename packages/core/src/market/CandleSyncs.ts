@@ -58,7 +58,7 @@ export class CandleSyncs extends Effect.Service<CandleSyncs>()("@trading-platfor
         const to = Date.parse(request.to)
         if (!(from < to)) return yield* invalid("to", "must be after from")
         if ((to - from) / timeframeMillis[request.timeframe] > maxSyncBars) {
-          return yield* invalid("to", `the range must span at most ${maxSyncBars} bars of the timeframe`)
+          return yield* invalid("to", `must be at most ${maxSyncBars} bars of the timeframe after from`)
         }
         if (venues[request.exchange].simulated) {
           return yield* invalid(

@@ -233,7 +233,10 @@ for (const storage of testStorages) {
             end: "2025-01-01T00:00:00Z"
           })
           expectError(reply, 400, "invalid_input")
-          expect(reply.body.error).toMatch(/500000 bars/)
+          expect(reply.body.issues).toEqual([{
+            path: "end",
+            message: "must be at most 500000 bars of the timeframe after start"
+          }])
         }))
 
       it.effect("an unknown symbol answers 404 not_found, as the market endpoints do", () =>
