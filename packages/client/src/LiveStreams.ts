@@ -145,8 +145,9 @@ export interface ChannelEvent {
   readonly data: unknown
 }
 
-// Closed for breaking the rules (1008): reconnecting would break them again.
-const retryableClose = (code: number) => code !== 1008 && code !== 1000
+// Closed for breaking the rules (1008) or for a message over the server's cap (1009): reconnecting
+// would break them again. 1013 (the server is busy) and 1001 (it went away) are worth another try.
+const retryableClose = (code: number) => code !== 1000 && code !== 1008 && code !== 1009
 
 /**
  * `GET /api/ws` subscribed to `channels` (`prices:{SYMBOL}`, `triggers`, `backtest:{id}`), as a

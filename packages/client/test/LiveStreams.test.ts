@@ -83,6 +83,20 @@ layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })
         expect(collected[0]).toMatchObject({ channel: "triggers", data: { user_id: user.id } })
       }))
 
+    it.effect("Effect client: a subscription whose message is over the server's cap (close 1009) fails at once, not retried", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp("clientbig")
+        const client = yield* makeClient({ baseUrl: yield* baseUrl, token: user.token, retry }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        const error = yield* client.subscribe([`prices:${"X".repeat(70 * 1024)}`]).pipe(
+          Stream.runDrain,
+          Effect.provide(NodeSocket.layerWebSocketConstructor),
+          Effect.flip
+        )
+        expect(error).toMatchObject({ closeCode: 1009, retryable: false })
+      }))
+
     it.effect("Promise client: assistantChat yields the answer's deltas, then done", () =>
       Effect.gen(function*() {
         const user = yield* signUp("promisechat")
