@@ -75,6 +75,10 @@ export const settings = [
     "how long a backtest claim holds without renewal before another worker takes the job over (30000)"
   ],
   ["BACKTEST_MAX_ATTEMPTS", "claims of one backtest job before it fails for good (3)"],
+  [
+    "MAX_QUEUED_JOBS_PER_USER",
+    "backtests, insights and candle syncs one user may have queued or running, each kind apart (10)"
+  ],
   ["RANKING_CACHE_S", "how long a computed ranking table or factor effectiveness is served, in seconds (60)"],
   ["SIGNAL_SAMPLER", "run the signal engine's sampling rounds in this instance (true)"],
   ["SAMPLING_INTERVAL_S", "seconds between two signal sampling rounds (15)"],
@@ -94,6 +98,7 @@ export const settings = [
   ["AI_TIMEOUT_MS", "how long the assistant waits for the provider's answer, in milliseconds (60000)"],
   ["AI_CHAT_PER_HOUR", "assistant messages per user per hour (60)"],
   ["AI_INSIGHTS_PER_HOUR", "insight jobs per user per hour (20)"],
+  ["AI_MAX_TOOL_CALLS", "tool calls the model may make while answering one message (8)"],
   ["INSIGHT_CONCURRENCY", "insight jobs this instance runs at once; 0 runs none (2)"],
   ["INSIGHT_POLL_INTERVAL_MS", "how often an idle insight worker looks for jobs, in milliseconds (1000)"],
   [
@@ -121,6 +126,10 @@ export const settings = [
   [
     "TRIGGER_RETENTION_DAYS",
     "days signal triggers are kept in the trigger log before the purge deletes them; 0 keeps them (0)"
+  ],
+  [
+    "CONVERSATION_RETENTION_DAYS",
+    "days after its last message an assistant conversation is kept before the purge deletes it; 0 keeps them (0)"
   ],
   ["CONSOLE", "serve the web console at /console: on or off (on)"],
   ["LOG_LEVEL", "All, Trace, Debug, Info, Warning, Error, Fatal or None (Info)"]
