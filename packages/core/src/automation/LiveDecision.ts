@@ -18,18 +18,17 @@ const unbounded = { floor: -Infinity, ceiling: Infinity }
 /**
  * The decision at the last of `candles`: every bar is fed to the program in turn, as a backtest
  * would (so `data.candles`, `ta` and the program's own state build up the same way), with the
- * account as it is now; decisions before the last bar are its warm-up and are dropped.
+ * account as it is now; decisions before the last bar are its warm-up and are dropped. The last
+ * bar's decision is the program's own even when it holds, so a hold keeps its reason.
  */
 export const decideAtLastBar = (decider: Decider, candles: ReadonlyArray<Candle>, view: LiveView): Decision => {
   decider.chunk(candles)
   const last = candles.length - 1
-  let decision: Decision = hold
-  for (let from = 0; from <= last;) {
-    const stop = decider.decide(from, view, unbounded)
-    if (stop.index === last && stop.decision) decision = stop.decision
+  for (let from = 0; from < last;) {
+    const stop = decider.decide(from, view, unbounded, last)
     from = stop.decision ? stop.index + 1 : Math.max(stop.index, from + 1)
   }
-  return decision
+  return decider.decide(last, view, unbounded, last + 1, true).decision ?? hold
 }
 
 /** What a decision thread starts with (its `workerData`, with the heartbeat added). */

@@ -25,7 +25,8 @@ export interface DecisionStop {
  * from `from` on to the program, each with `account` and its equity marked to the bar's close, and
  * stops at the first bar whose decision is not hold; before feeding a bar that touches `band`
  * (which the engine settles first); before bar `until` when given (where the account changes, by a
- * funding payment); or wherever it likes (the engine asks again from there). It may throw
+ * funding payment); or wherever it likes (the engine asks again from there). With `holds`, a hold
+ * stops it too, with its decision (a live run's last bar, whose reason is shown). It may throw
  * `ProgramRunError`.
  */
 export interface Decider {
@@ -34,7 +35,8 @@ export interface Decider {
     from: number,
     account: Omit<AccountView, "equity">,
     band: ExitBand,
-    until?: number
+    until?: number,
+    holds?: boolean
   ) => DecisionStop
 }
 
@@ -47,7 +49,7 @@ export const decideEachBar = (decide: Decide): Decider => {
     chunk: (chunk) => {
       bars = chunk
     },
-    decide: (from, { balance, position: p }, band, until = bars.length) => {
+    decide: (from, { balance, position: p }, band, until = bars.length, holds = false) => {
       for (let i = from; i < until; i++) {
         const bar = bars[i]!
         if (touches(bar, band)) return { index: i }
@@ -55,7 +57,7 @@ export const decideEachBar = (decide: Decide): Decider => {
           ? balance
           : balance + (p.side === "long" ? 1 : -1) * p.size * (bar.close - p.entry_price)
         const decision = decide(bar, { position: p, balance, equity })
-        if (decision.operation !== "hold") return { index: i, decision }
+        if (holds || decision.operation !== "hold") return { index: i, decision }
       }
       return { index: until }
     }

@@ -125,7 +125,7 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
       bars = next
       pieceStart = pieceEnd = 0
     },
-    decide: (from, { balance, position: p }, band, until = Infinity) => {
+    decide: (from, { balance, position: p }, band, until = Infinity, holds = false) => {
       if (from >= pieceEnd) loadPiece(from)
       const next = Float64Array.of(
         p === null ? 0 : p.side === "long" ? 1 : -1,
@@ -141,7 +141,7 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
         sent = next
       }
       const to = Math.min(pieceEnd, from + barsPerCall, until)
-      const args = [from - pieceStart, to - pieceStart].map((n) => vm.newNumber(n))
+      const args = [vm.newNumber(from - pieceStart), vm.newNumber(to - pieceStart), holds ? vm.true : vm.false]
       budget.start(to - from)
       const result = vm.callFunction(decide, vm.undefined, ...args)
       for (const handle of args) handle.dispose()

@@ -442,6 +442,24 @@ for (const storage of testStorages) {
           expect({ cash: unchanged.current_cash, frozen: unchanged.frozen_cash }).toEqual({ cash: 10_000, frozen: 0 })
         }))
 
+      it.effect("a hold with a reason keeps its reason on the run and in the decision log; nothing is ordered", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const program = yield* createProgram(
+            token,
+            `export function decide(data) { return { operation: "hold", reason: "waiting at " + data.bar.time } }`
+          )
+          const account = yield* createAccount(token)
+          const { runs } = yield* bindAndRun(token, program, { account_id: account.id })
+          const reason = `waiting at ${marketNow - 3_600_000}`
+          expect(runs[0]).toMatchObject({ status: "completed", error: null, decision: { operation: "hold", reason } })
+          const exported = (yield* call("GET", `/api/trader/${account.id}/export`, { token })).body
+          expect(exported.decision_logs).toEqual([
+            expect.objectContaining({ symbol: "BTC", operation: "hold", reason })
+          ])
+          expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toEqual([])
+        }))
+
       it.effect("a program that throws fails its run once, recorded and not retried", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()

@@ -43,7 +43,7 @@ export type MakeGuestWindow = (
  * and the host's indicator values for them (see WindowIndicators.ts); `wanted` answers the
  * indicator calls the host should compute from the next piece on; `account` takes the position,
  * balance and exit band after a fill; and `decide` runs the program over the bars as
- * `Decider.decide` does. It answers the index where it stopped without a decision, or
+ * `Decider.decide` does (its third argument is `holds`). It answers the index where it stopped without a decision, or
  * `"<index>:<decision as JSON>"`, or `"<index>:!<message>"` when the program threw; `at` answers
  * the bar being decided (-1 before the piece's first).
  */
@@ -139,7 +139,7 @@ export function bootstrap(
         : { side: side > 0 ? "long" : "short", size, entry_price: entry, leverage: a[3] }
       data.balance = balance
     }
-    const decideFrom = (from: number, to: number) => {
+    const decideFrom = (from: number, to: number, holds: boolean) => {
       if (from !== cursor.at + 1) windowOutOfOrder()
       try {
         for (let i = from; i < to; i++) {
@@ -155,7 +155,7 @@ export function bootstrap(
           data.equity = side === 0 ? balance : balance + side * size * (close - entry)
           const d = decide(data) as { operation?: unknown; then?: unknown } | null
           // A Promise (an async decide) would stringify as {}; it is named instead.
-          if (d === null || typeof d !== "object" || d.operation !== "hold") {
+          if (holds || d === null || typeof d !== "object" || d.operation !== "hold") {
             return i + ":" + (typeof d?.then === "function" ? "promise" : (stringify(d) ?? "undefined"))
           }
         }
