@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { NonNegativeAmount } from "../http/Amount.js"
 import { idParam, StoredId, StoredInt } from "../http/IdParam.js"
 import { TrimmedText } from "../http/TrimmedText.js"
 import { UserId } from "../users/User.js"
@@ -27,7 +28,6 @@ const ApiKey = Schema.optionalWith(
     .annotations(apiKeyMessage),
   { exact: true }
 )
-const Money = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
 
 /** What a user may change on an account. */
 export const AccountSettings = {
@@ -67,7 +67,7 @@ const allErrors = { parseOptions: { errors: "all" } } as const
 export const AccountCreate = Schema.Struct({
   name: Name,
   account_type: Schema.optional(AccountType),
-  initial_capital: Schema.optional(Money),
+  initial_capital: Schema.optional(NonNegativeAmount),
   model: Schema.optional(Schema.NullOr(Text)),
   base_url: Schema.optional(Schema.NullOr(Text)),
   api_key: ApiKey,

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { AccountId, MarginMode } from "../accounts/Account.js"
 import { tradingDefaults } from "../accounts/TradingDefaults.js"
+import { PositiveAmount } from "../http/Amount.js"
 import { defaulted } from "../http/Defaults.js"
 import { idParam, StoredId } from "../http/IdParam.js"
 import { Instant } from "../http/Instant.js"
@@ -53,10 +54,7 @@ export const BacktestRequest = Schema.Struct({
   timeframe: Timeframe,
   start: Instant,
   end: Instant,
-  initial_balance: defaulted(
-    Schema.Number.pipe(Schema.finite(), Schema.positive(), Schema.lessThanOrEqualTo(1e12)),
-    backtestDefaults.initial_balance
-  ),
+  initial_balance: defaulted(PositiveAmount, backtestDefaults.initial_balance),
   fee_rate: defaulted(Fraction, backtestDefaults.fee_rate),
   maker_fee_rate: defaulted(Fraction, backtestDefaults.maker_fee_rate),
   slippage: defaulted(Fraction, backtestDefaults.slippage),

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { Amount } from "../http/Amount.js"
 import { defaulted } from "../http/Defaults.js"
 import { StoredId } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
@@ -40,7 +41,7 @@ export type Operator = typeof Operator.Type
 export const TriggerCondition = Schema.Struct({
   metric: Metric,
   operator: Operator,
-  threshold: Schema.Number.pipe(Schema.finite({ message: () => "must be a finite number" })),
+  threshold: Amount,
   time_window: Timeframe
 })
 export type TriggerCondition = typeof TriggerCondition.Type
@@ -107,7 +108,14 @@ export const SourceConfig = Schema.Struct({
       Schema.maxItems(maxTrackedAddresses, { message: () => `must hold at most ${maxTrackedAddresses} addresses` })
     )
   ),
-  size_change_threshold: Schema.optional(Schema.Number.pipe(Schema.positive(), Schema.finite()))
+  // 100 is a change of 10 000 %: a wallet's size moving more than that is any change at all.
+  size_change_threshold: Schema.optional(
+    Schema.Number.pipe(
+      Schema.finite(),
+      Schema.greaterThan(0, { message: () => "must be a number above 0 and at most 100" }),
+      Schema.lessThanOrEqualTo(100, { message: () => "must be a number above 0 and at most 100" })
+    )
+  )
 })
 export type SourceConfig = typeof SourceConfig.Type
 

@@ -1,12 +1,12 @@
 import { Schema } from "effect"
 import { Account } from "../accounts/Account.js"
+import { Amount, PositiveAmount } from "../http/Amount.js"
 
 /** An ISO-8601 timestamp in, the same instant as a UTC ISO string out. */
 const Instant = Schema.String.pipe(
   Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "must be an ISO-8601 timestamp" }),
   Schema.transform(Schema.String, { strict: true, decode: (s) => new Date(s).toISOString(), encode: (s) => s })
 ).annotations({ jsonSchema: { type: "string", format: "date-time" }, examples: ["2025-01-01T00:00:00Z"] })
-const Positive = Schema.Number.pipe(Schema.finite(), Schema.positive())
 const Symbol = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20))
 const maxRows = 10_000
 
@@ -24,10 +24,10 @@ export const TradeRecord = Schema.Struct({
   trade_time: Instant,
   symbol: Symbol,
   side: Schema.Literal("buy", "sell"),
-  quantity: Positive,
-  price: Positive,
-  fee: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.finite()))),
-  realized_pnl: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.finite())))
+  quantity: PositiveAmount,
+  price: PositiveAmount,
+  fee: Schema.optional(Schema.NullOr(Amount)),
+  realized_pnl: Schema.optional(Schema.NullOr(Amount))
 })
 export type TradeRecord = typeof TradeRecord.Type
 
