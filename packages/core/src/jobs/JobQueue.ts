@@ -62,9 +62,13 @@ export interface JobQueue<Row, Result> {
   >
   /** Writes progress and renews the lease; false when the run is no longer this worker's (cancelled or reclaimed). */
   readonly renew: (run: JobRun, progress: number, leaseUntil: Date) => Effect.Effect<boolean, SqlError>
+  /** Ends the job with its result; an earlier attempt's `error` is cleared (unless `summary` writes one). */
   readonly complete: (run: JobRun, result: Result, now: Date) => Effect.Effect<void, Failure>
   readonly fail: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
-  /** Hands the job back for another attempt: the lease ends now, so the next claim takes it. */
+  /**
+   * Hands the job back for another attempt: `queued` again, with no lease, no progress (the next
+   * attempt starts over) and why this one ended in `error`, so the next claim takes it.
+   */
   readonly release: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
   /**
    * Hands back a job its worker was stopped in (a shutdown): like `release`, but the attempt does
@@ -72,7 +76,7 @@ export interface JobQueue<Row, Result> {
    * which is safe only once the stopped run can write nothing more (call it after the run has ended).
    */
   readonly handBack: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
-  /** Cancels a job that has not finished; none when it has. */
+  /** Cancels a job that has not finished (clearing an earlier attempt's `error`); none when it has. */
   readonly cancel: (id: number, now: Date) => Effect.Effect<Option.Option<Row>, Failure>
 }
 
@@ -137,10 +141,11 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
 
     const complete = (run: JobRun, result: Result, now: Date) =>
       Effect.flatMap(encodeResult(result), (json) => {
-        const summary = kind.summary?.(result)
+        // An earlier attempt's error (`The worker stopped`, say) does not outlive the job's success.
+        const columns = { error: null, ...kind.summary?.(result) }
         return sql`
           UPDATE ${table} SET status = 'completed', progress = 1, lease_until = NULL, finished_at = ${now},
-            result = ${json}${summary === undefined ? sql`` : sql`, ${sql.update(summary)}`}
+            result = ${json}, ${sql.update(columns)}
           WHERE ${ofRun(run)}`
       }).pipe(Effect.asVoid)
 
@@ -149,11 +154,14 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
         UPDATE ${table} SET status = 'failed', lease_until = NULL, finished_at = ${now}, error = ${error}
         WHERE ${ofRun(run)}`.pipe(Effect.asVoid)
 
-    const release = (run: JobRun, error: string, now: Date) =>
-      sql`UPDATE ${table} SET lease_until = ${now}, error = ${error} WHERE ${ofRun(run)}`.pipe(Effect.asVoid)
+    // A job handed back waits for a worker like a new one: queued, unleased, and at no progress.
+    const requeue = sql`status = 'queued', progress = 0, lease_until = NULL, claimed_by = NULL`
 
-    const handBack = (run: JobRun, error: string, now: Date) =>
-      sql`UPDATE ${table} SET lease_until = ${now}, error = ${error}, attempts = attempts - 1 WHERE ${ofRun(run)}`.pipe(
+    const release = (run: JobRun, error: string) =>
+      sql`UPDATE ${table} SET ${requeue}, error = ${error} WHERE ${ofRun(run)}`.pipe(Effect.asVoid)
+
+    const handBack = (run: JobRun, error: string) =>
+      sql`UPDATE ${table} SET ${requeue}, error = ${error}, attempts = attempts - 1 WHERE ${ofRun(run)}`.pipe(
         Effect.asVoid
       )
 
@@ -162,7 +170,7 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
       Result: kind.Row,
       execute: (c) =>
         sql`
-        UPDATE ${table} SET status = 'cancelled', lease_until = NULL, finished_at = ${c.now}
+        UPDATE ${table} SET status = 'cancelled', lease_until = NULL, finished_at = ${c.now}, error = NULL
         WHERE id = ${c.id} AND status IN ('queued', 'running')
         RETURNING *`
     })

@@ -60,6 +60,66 @@ for (const storage of testStorages) {
           expect(yield* claim(3)).toEqual(Option.some(a))
         }))
 
+      it.effect("a job handed back reads as queued at no progress until claimed again; completing it clears the earlier attempt's error", () =>
+        Effect.gen(function*() {
+          const { insert, queue, sql, user } = yield* setup
+          const owner = yield* user("handed_back")
+          yield* insert(owner)
+          const [inserted] = yield* sql<{ id: number }>`SELECT id FROM candle_syncs WHERE user_id = ${owner}`
+          const id = inserted!.id
+          const row = Effect.map(
+            sql<
+              {
+                status: string
+                progress: number
+                attempts: number
+                lease_until: Date | null
+                claimed_by: string | null
+                error: string | null
+              }
+            >`
+              SELECT status, progress, attempts, lease_until, claimed_by, error FROM candle_syncs WHERE id = ${id}`,
+            ([r]) => r!
+          )
+          const claimOwn = (minute: number) =>
+            Effect.map(
+              queue.claim({ now: at(minute), leaseUntil: at(minute + 30), worker: `w${minute}` }),
+              Option.getOrThrow
+            )
+          const waiting = { status: "queued", progress: 0, lease_until: null, claimed_by: null }
+
+          // Stopped (a shutdown): the attempt does not count.
+          const first = yield* claimOwn(1)
+          expect(yield* queue.renew(first, 0.6, at(40))).toBe(true)
+          yield* queue.handBack(first, "The worker stopped", at(2))
+          expect(yield* row).toEqual({ ...waiting, attempts: 0, error: "The worker stopped" })
+
+          // Failed in a way another attempt may not repeat: it counts, and says why.
+          const second = yield* claimOwn(3)
+          expect(yield* row).toMatchObject({ status: "running", attempts: 1, claimed_by: "w3" })
+          yield* queue.renew(second, 0.3, at(40))
+          yield* queue.release(second, "The venue did not answer", at(4))
+          expect(yield* row).toEqual({ ...waiting, attempts: 1, error: "The venue did not answer" })
+
+          const third = yield* claimOwn(5)
+          expect(third.error).toBe("The venue did not answer")
+          yield* queue.complete(third, { bars: 1, waits: 0 }, at(6))
+          expect(yield* row).toMatchObject({ status: "completed", progress: 1, attempts: 2, error: null })
+        }))
+
+      it.effect("a job cancelled while it waits after a hand-back keeps no error", () =>
+        Effect.gen(function*() {
+          const { insert, queue, sql, user } = yield* setup
+          const owner = yield* user("cancelled_after_hand_back")
+          yield* insert(owner)
+          const run = Option.getOrThrow(yield* queue.claim({ now: at(1), leaseUntil: at(31), worker: "w" }))
+          yield* queue.handBack(run, "The worker stopped", at(2))
+          const cancelled = Option.getOrThrow(yield* queue.cancel(run.id, at(3)))
+          expect(cancelled).toMatchObject({ status: "cancelled", error: null })
+          const [r] = yield* sql<{ error: string | null }>`SELECT error FROM candle_syncs WHERE id = ${run.id}`
+          expect(r!.error).toBeNull()
+        }))
+
       it.effect("admission: past the cap of queued and running jobs, 429 with Retry-After; parallel submissions cannot pass it together", () =>
         Effect.gen(function*() {
           const { insert, queue, sql, user } = yield* setup
