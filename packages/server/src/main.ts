@@ -2,7 +2,7 @@
 import { HttpServer } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { describeConfigError, PgliteClient, PlatformConfig } from "@trading-platform/core"
-import { ConfigProvider, Effect, Layer, Logger } from "effect"
+import { Clock, ConfigProvider, Duration, Effect, Layer, Logger, Option, Ref } from "effect"
 import { resolve } from "node:path"
 import { setFlagsFromString } from "node:v8"
 import { parseArgs, usage } from "./CommandLine.js"
@@ -14,6 +14,9 @@ import { version } from "./Version.js"
 
 // A request still running this long after SIGTERM does not keep the process alive.
 const drainTimeoutMs = 15_000
+
+// The signal that stopped the server, for the shutdown's log line (`NodeRuntime.runMain` acts on both).
+let received: NodeJS.Signals | undefined
 
 const args = parseArgs(process.argv.slice(2))
 if (args._tag === "Help") {
@@ -77,10 +80,36 @@ const tuneOnceListening = Layer.effectDiscard(
   )
 )
 
+/**
+ * A line when the shutdown starts and one when it has finished, with how long it took (what each
+ * job worker hands back is logged in between). The first is a finalizer of a layer built once the
+ * server listens, so it runs before the server stops accepting; `began` answers when it did.
+ */
+const shutdownLog = (began: Ref.Ref<Option.Option<number>>) => ({
+  starting: Layer.scopedDiscard(Effect.zipRight(
+    HttpServer.HttpServer,
+    Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        yield* Ref.set(began, Option.some(yield* Clock.currentTimeMillis))
+        yield* Effect.log(
+          `Shutting down${received === undefined ? "" : ` on ${received}`}: finishing the requests in flight ` +
+            `(at most ${drainTimeoutMs / 1000} s), handing running jobs back, closing the database`
+        )
+      })
+    )
+  )),
+  finished: Effect.flatMap(Ref.get(began), (at) =>
+    Option.isNone(at)
+      ? Effect.void
+      : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.log(`Shut down in ${Duration.format(Duration.millis(now - at.value))}`)))
+})
+
 const program = Effect.gen(function*() {
   const { console: consoleOn, host, logLevel, port } = yield* serverConfig
+  const shutdown = shutdownLog(yield* Ref.make(Option.none<number>()))
   return yield* Layer.launch(
-    Layer.merge(startBanner(consoleOn), tuneOnceListening).pipe(
+    Layer.mergeAll(startBanner(consoleOn), tuneOnceListening, shutdown.starting).pipe(
       Layer.provide(
         ServerLive({ port, host }).pipe(
           Layer.provide(DocsPageLive),
@@ -90,6 +119,8 @@ const program = Effect.gen(function*() {
       Layer.provide(PlatformConfig.fromEnv)
     )
   ).pipe(
+    // Layer.launch has released every layer (the database last) by the time it is interrupted.
+    Effect.onInterrupt(() => shutdown.finished),
     Logger.withMinimumLogLevel(logLevel)
   )
 }).pipe(
@@ -109,5 +140,9 @@ const program = Effect.gen(function*() {
   Effect.zipRight(Effect.sync(() => (process.exitCode = 1)))
 )
 
-process.once("SIGTERM", () => setTimeout(() => process.exit(1), drainTimeoutMs).unref())
+process.once("SIGINT", () => (received ??= "SIGINT"))
+process.once("SIGTERM", () => {
+  received ??= "SIGTERM"
+  setTimeout(() => process.exit(1), drainTimeoutMs).unref()
+})
 NodeRuntime.runMain(program)

@@ -97,7 +97,10 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
         // Stopping (a shutdown) hands it back at once rather than when the lease runs out, and
         // without using up an attempt.
         Effect.onInterrupt(() =>
-          Effect.ignore(Effect.flatMap(now, (at) => queue.handBack(row, "The worker stopped", at)))
+          Effect.flatMap(now, (at) => queue.handBack(row, "The worker stopped", at)).pipe(
+            Effect.zipRight(Effect.log(`Handed back ${kind} job ${row.id}: the worker stopped`)),
+            Effect.ignore
+          )
         ),
         Effect.withSpan("JobWorkers.run", { attributes: { kind, jobId: row.id, attempt: row.attempts } })
       )
