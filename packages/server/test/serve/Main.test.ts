@@ -83,6 +83,22 @@ describe("the server entry point (npm start)", () => {
     expect(await run.exited).toBe(0)
   })
 
+  it("logs when a shutdown starts (with its signal) and when it has finished, with how long it took", {
+    timeout: 60_000
+  }, async () => {
+    const run = start(["--port", "0"], { DATA_DIR: "memory://", LOG_LEVEL: "Debug" })
+    await waitFor(run, /Listening on/)
+    run.child.kill("SIGTERM")
+    expect(await run.exited).toBe(0)
+    const log = run.output()
+    const starting = log.indexOf("Shutting down on SIGTERM: finishing the requests in flight (at most 15 s)")
+    const closed = log.indexOf("Embedded database closed")
+    expect(starting).toBeGreaterThan(-1)
+    expect(closed).toBeGreaterThan(starting)
+    // The last line, once the database is closed too.
+    expect(log.trim().split("\n").at(-1)).toMatch(/Shut down in \d+(ms|s)/)
+  })
+
   it(
     "a configuration error is one plain sentence naming the variable, given as flag or variable",
     { timeout: 60_000 },
@@ -95,63 +111,52 @@ describe("the server entry point (npm start)", () => {
     }
   )
 
-  it(
-    "on SIGTERM finishes the request in flight, closes the database and exits 0, logging when the shutdown starts and how long it took; the data is there after a restart",
-    {
-      timeout: 120_000
-    },
-    async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), "tp-serve-"))
-      try {
-        const first = start(["--port", "0"], { DATA_DIR: dataDir, LOG_LEVEL: "Debug" })
-        const base = (await waitFor(first, /Listening on (http:\/\/[\d.:]+)/))[1]!
-        const user = uniqueUser("serve")
-        expect((await post(base, "/api/users/register", user)).status).toBe(201)
+  it("on SIGTERM finishes the request in flight, closes the database and exits 0; the data is there after a restart", {
+    timeout: 120_000
+  }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tp-serve-"))
+    try {
+      const first = start(["--port", "0"], { DATA_DIR: dataDir, LOG_LEVEL: "Debug" })
+      const base = (await waitFor(first, /Listening on (http:\/\/[\d.:]+)/))[1]!
+      const user = uniqueUser("serve")
+      expect((await post(base, "/api/users/register", user)).status).toBe(201)
 
-        // A login whose body arrives in two parts, with SIGTERM in between.
-        const body = JSON.stringify({ email: user.email, password: user.password })
-        const answered = new Promise<{ status: number; body: any }>((resolve, reject) => {
-          const req = request(`${base}/api/users/login`, {
-            method: "POST",
-            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) }
-          }, (res) => {
-            let text = ""
-            res.on("data", (chunk) => (text += chunk))
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
-          })
-          req.on("error", reject)
-          req.write(body.slice(0, 10))
-          setTimeout(() => {
-            first.child.kill("SIGTERM")
-            setTimeout(() => req.end(body.slice(10)), 300)
-          }, 200)
+      // A login whose body arrives in two parts, with SIGTERM in between.
+      const body = JSON.stringify({ email: user.email, password: user.password })
+      const answered = new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const req = request(`${base}/api/users/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+        }, (res) => {
+          let text = ""
+          res.on("data", (chunk) => (text += chunk))
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
         })
-        const reply = await answered
-        expect(reply.status).toBe(200)
-        expect(reply.body.session_token).toMatch(/^tps_/)
-        expect(await first.exited).toBe(0)
-        const log = first.output()
-        expect(log).toContain("Embedded database closed")
-        // One line as it starts (before the request in flight was answered), one once all is closed.
-        const starting = log.indexOf("Shutting down on SIGTERM: finishing the requests in flight (at most 15 s)")
-        const finished = log.search(/Shut down in \d+(ms|s)/)
-        expect(starting).toBeGreaterThan(-1)
-        expect(finished).toBeGreaterThan(log.indexOf("Embedded database closed"))
-        expect(log.indexOf("Embedded database closed")).toBeGreaterThan(starting)
+        req.on("error", reject)
+        req.write(body.slice(0, 10))
+        setTimeout(() => {
+          first.child.kill("SIGTERM")
+          setTimeout(() => req.end(body.slice(10)), 300)
+        }, 200)
+      })
+      const reply = await answered
+      expect(reply.status).toBe(200)
+      expect(reply.body.session_token).toMatch(/^tps_/)
+      expect(await first.exited).toBe(0)
+      expect(first.output()).toContain("Embedded database closed")
 
-        const second = start(["--port", "0"], { DATA_DIR: dataDir })
-        const base2 = (await waitFor(second, /Listening on (http:\/\/[\d.:]+)/))[1]!
-        const login = await post(base2, "/api/users/login", { email: user.email, password: user.password })
-        expect(login.status).toBe(200)
-        const me = await fetch(`${base2}/api/users/me`, {
-          headers: { authorization: `Bearer ${reply.body.session_token}` }
-        })
-        expect(me.status).toBe(200)
-        second.child.kill("SIGTERM")
-        expect(await second.exited).toBe(0)
-      } finally {
-        rmSync(dataDir, { recursive: true, force: true })
-      }
+      const second = start(["--port", "0"], { DATA_DIR: dataDir })
+      const base2 = (await waitFor(second, /Listening on (http:\/\/[\d.:]+)/))[1]!
+      const login = await post(base2, "/api/users/login", { email: user.email, password: user.password })
+      expect(login.status).toBe(200)
+      const me = await fetch(`${base2}/api/users/me`, {
+        headers: { authorization: `Bearer ${reply.body.session_token}` }
+      })
+      expect(me.status).toBe(200)
+      second.child.kill("SIGTERM")
+      expect(await second.exited).toBe(0)
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
     }
-  )
+  })
 })
