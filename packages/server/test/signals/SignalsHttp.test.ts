@@ -434,7 +434,7 @@ for (const storage of testStorages) {
             Effect.map(
               createSignal(token, {
                 signal_name: `${metric} ${time_window}`,
-                trigger_condition: { metric, operator: "gt", threshold: 1e15, time_window }
+                trigger_condition: { metric, operator: "gt", threshold: 1e12, time_window }
               }),
               (reply) => reply.body.id
             )
