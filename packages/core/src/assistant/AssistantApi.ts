@@ -72,6 +72,7 @@ export class AssistantApi extends HttpApiGroup.make("assistant")
   .add(
     HttpApiEndpoint.post("insight", "/ai/insight")
       .setPayload(strictBody(InsightRequest))
+      .addError(ApiError.SymbolNotListed)
       .addSuccess(InsightTask, { status: 202 })
       .addError(ApiError.UpstreamError)
       .addError(ApiError.UpstreamTimeout)

@@ -1,11 +1,10 @@
 import { Clock, Effect } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { NotFound } from "../http/Errors.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
+import { MarketData } from "../market/MarketData.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
-import { Venues } from "../venues/Venue.js"
 import { insightDefaults, type InsightId, type InsightRequest, InsightTask } from "./Assistant.js"
 import { AssistantChat } from "./AssistantChat.js"
 import { insightJobs, type InsightRow, InsightsRepo } from "./InsightsRepo.js"
@@ -24,7 +23,7 @@ export class Insights extends Effect.Service<Insights>()("@trading-platform/core
     const repo = yield* InsightsRepo
     const { maxQueuedJobsPerUser } = yield* PlatformConfig
     const assistant = yield* AssistantChat
-    const venues = yield* Venues
+    const market = yield* MarketData
     const wakeup = yield* JobWakeup
 
     const submit = (caller: CurrentUserShape, request: InsightRequest) =>
@@ -35,10 +34,7 @@ export class Insights extends Effect.Service<Insights>()("@trading-platform/core
           exchange: request.exchange ?? insightDefaults.exchange,
           prompt: request.prompt
         }
-        const listed = yield* venues[input.exchange].tickers
-        if (!listed.has(input.symbol)) {
-          return yield* new NotFound({ error: `Unknown symbol on ${input.exchange}: ${input.symbol}` })
-        }
+        yield* market.listed(input.exchange, [input.symbol])
         // Over the cap, the hourly quota is not spent: both happen in the admission's transaction.
         const row = yield* repo.jobs.admit(
           caller.id,

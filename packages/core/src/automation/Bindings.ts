@@ -5,6 +5,7 @@ import { type AccountRow, Accounts } from "../accounts/Accounts.js"
 import { InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
+import { MarketData } from "../market/MarketData.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { PoolId } from "../signals/Signal.js"
@@ -12,7 +13,7 @@ import { Signals } from "../signals/Signals.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
-import { type Exchange, Venues } from "../venues/Venue.js"
+import type { Exchange } from "../venues/Venue.js"
 import {
   AccountPosition,
   Binding,
@@ -79,7 +80,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
     const ledger = yield* LedgerRepo
     const programs = yield* Programs
     const accounts = yield* Accounts
-    const venues = yield* Venues
+    const market = yield* MarketData
     const wakeup = yield* JobWakeup
     const signals = yield* Signals
 
@@ -105,11 +106,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         // A pool's triggers start runs with the binding's account, so the pool must be the caller's too.
         yield* Effect.forEach(edit.signal_pool_ids, (id) => signals.ownedPool(caller, PoolId.make(id)))
         const exchange = accountExchange(account)
-        const listed = yield* venues[exchange].tickers
-        const unknown = edit.symbols.filter((s) => !listed.has(s))
-        if (unknown.length > 0) {
-          return yield* new NotFound({ error: `Unknown symbol on ${exchange}: ${unknown.join(", ")}` })
-        }
+        yield* market.listed(exchange, edit.symbols)
         return edit
       })
 

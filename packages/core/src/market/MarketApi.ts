@@ -42,6 +42,7 @@ export class MarketApi extends HttpApiGroup.make("market")
   .add(
     HttpApiEndpoint.get("klines", "/market/klines")
       .setUrlParams(KlinesParams)
+      .addError(ApiError.SymbolNotListed)
       .addSuccess(KlinesResponse)
       .annotate(OpenApi.Summary, "The latest closed candles of one symbol; an unknown symbol answers 404")
   )
@@ -78,6 +79,7 @@ export class MarketApi extends HttpApiGroup.make("market")
   .add(
     HttpApiEndpoint.post("syncCandles", "/market/candles/sync")
       .setPayload(strictBody(CandleSyncRequest))
+      .addError(ApiError.SymbolNotListed)
       .addSuccess(CandleSync, { status: 202 })
       .annotate(
         OpenApi.Description,

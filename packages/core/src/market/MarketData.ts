@@ -1,6 +1,6 @@
 import { Cache, Clock, Data, Effect, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { InvalidInput, NotFound } from "../http/Errors.js"
+import { InvalidInput, NotFound, SymbolNotListed } from "../http/Errors.js"
 import { hostTa } from "../indicators/TaSource.js"
 import { candleWindow } from "../sandbox/SandboxLimits.js"
 import type { Owner } from "../users/Ownership.js"
@@ -54,6 +54,9 @@ interface CandlesKey extends SymbolKey {
 }
 
 const unknownSymbol = (exchange: string) => `Unknown symbol on ${exchange}`
+
+const notListed = (exchange: string, symbols: ReadonlyArray<string>) =>
+  Effect.fail(new SymbolNotListed({ error: `Not listed on ${exchange}: ${symbols.join(", ")}`, symbols }))
 
 /** Where a read's candles come from: a venue, or one of a user's imported datasets. */
 export type CandleSource =
@@ -307,6 +310,19 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         })
       )
 
+    /**
+     * The one rule for a symbol the venue does not list (docs/errors.md): 422 `symbol_not_listed`
+     * naming every such symbol. Every endpoint that takes symbols checks them here, but for the
+     * lists of prices and market data, which answer the others and name these in `errors`.
+     */
+    const listed = (exchange: Exchange, symbols: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        if (symbols.length === 0) return
+        const known = yield* tickers.get(exchange)
+        const missing = Array.from(new Set(symbols.filter((s) => !known.has(s))))
+        if (missing.length > 0) yield* notListed(exchange, missing)
+      })
+
     /** Runs `f` for each listed symbol; unlisted ones land in `errors`. */
     const perSymbol = <A, E>(
       exchange: Exchange,
@@ -371,15 +387,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         const more = pageEnd < Math.min(end, Math.floor(until / step) * step)
         return respond(bars, more ? new Date(pageEnd).toISOString() : null)
       }).pipe(
-        Effect.catchTag(
-          "UnknownSymbol",
-          () =>
-            Effect.fail(
-              new NotFound({
-                error: `${unknownSymbol(request.exchange ?? marketDefaults.exchange)}: ${request.symbol}`
-              })
-            )
-        ),
+        Effect.catchTag("UnknownSymbol", (e) => notListed(request.exchange ?? marketDefaults.exchange, [e.symbol])),
         Effect.withSpan("MarketData.klines", { attributes: { exchange: request.exchange, symbol: request.symbol } })
       )
 
@@ -428,24 +436,25 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         )
     }
 
-    /** Whether the source has bars of the symbol and timeframe: 404 for a symbol it does not list, 400 for a timeframe a dataset cannot build. */
+    /** Whether the source has bars of the symbol and timeframe: 422 for a symbol it does not list, 400 for a timeframe a dataset cannot build. */
     const check = (from: CandleSource, symbol: string, timeframe: Timeframe) =>
       Effect.gen(function*() {
         if (from._tag === "Venue") {
-          const listed = yield* tickers.get(from.exchange)
-          if (!listed.has(symbol)) return yield* new NotFound({ error: `${unknownSymbol(from.exchange)}: ${symbol}` })
-          return
+          return yield* listed(from.exchange, [symbol])
         }
         const { dataset } = from
         if (symbol !== dataset.symbol) {
-          return yield* new NotFound({ error: `Dataset ${dataset.name} holds ${dataset.symbol}, not ${symbol}` })
+          return yield* new SymbolNotListed({
+            error: `Dataset ${dataset.name} holds ${dataset.symbol}, not ${symbol}`,
+            symbols: [symbol]
+          })
         }
         if (timeframe !== dataset.timeframe && !finerTimeframes(timeframe).includes(dataset.timeframe)) {
           return yield* invalidTimeframe(dataset, timeframe)
         }
       })
 
-    return { source, check, candles, latest, sync, fundingRates, prices, klines, symbols, query } as const
+    return { source, check, listed, candles, latest, sync, fundingRates, prices, klines, symbols, query } as const
   }),
   dependencies: [CandleStore.Default, DatasetsRepo.Default]
 }) {}

@@ -77,18 +77,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
     const ownedPool = (caller: CurrentUserShape, id: PoolId) => repo.findPool(id).pipe(ownedBy(caller, `Pool ${id}`))
 
     /** Fails with `symbol_not_listed` naming every symbol the venue does not list. */
-    const listed = (exchange: Exchange, symbols: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
-        if (symbols.length === 0) return
-        const tickers = yield* venues[exchange].tickers
-        const missing = symbols.filter((s) => !tickers.has(s))
-        if (missing.length > 0) {
-          return yield* new SymbolNotListed({
-            error: `Not listed on ${exchange}: ${missing.join(", ")}`,
-            symbols: missing
-          })
-        }
-      })
+    const listed = (exchange: Exchange, symbols: ReadonlyArray<string>) => marketData.listed(exchange, symbols)
 
     /**
      * The rules of a pool: its signals are the caller's (others' ids answer 404, like missing

@@ -1,5 +1,4 @@
 import { Clock, Duration, Effect, Option, Schedule, Stream } from "effect"
-import { InvalidInput } from "../http/Errors.js"
 import { MarketData } from "../market/MarketData.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
@@ -78,14 +77,8 @@ export class MarketIntelligence
       const open = (caller: CurrentUserShape, params: MarketStreamParams, lastEventId: Option.Option<string>) =>
         Effect.gen(function*() {
           const { exchange = "venue1", symbols } = params
+          yield* market.listed(exchange, symbols)
           const prices = yield* market.prices({ exchange, symbols })
-          const unknown = Object.keys(prices.errors)
-          if (unknown.length > 0) {
-            return yield* new InvalidInput({
-              error: `Unknown symbol${unknown.length === 1 ? "" : "s"} on ${exchange}: ${unknown.join(", ")}`,
-              issues: unknown.map((symbol) => ({ path: "symbols", message: `${symbol} is not listed on ${exchange}` }))
-            })
-          }
           // Watching starts before the snapshot is taken, so nothing between the two is missed.
           const mailbox = yield* hub.mailbox(caller.id)
           yield* mailbox.watchTriggers

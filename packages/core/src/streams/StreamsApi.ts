@@ -14,6 +14,7 @@ export class StreamsApi extends HttpApiGroup.make("streams")
   .add(
     HttpApiEndpoint.get("marketIntelligence", "/market-intelligence/stream")
       .setUrlParams(MarketStreamParams)
+      .addError(ApiError.SymbolNotListed)
       .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(Schema.String) }))
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
       .annotate(

@@ -5,11 +5,11 @@ import {
   BacktestProgressFeed,
   type CurrentUserShape,
   type HubUpdate,
+  MarketData,
   MarketHub,
   PlatformConfig,
   Unauthorized,
   Users,
-  Venues,
   WsClientMessage,
   type WsServerMessage
 } from "@trading-platform/core"
@@ -73,7 +73,7 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
     const leases = yield* StreamLeases
     const hub = yield* MarketHub
     const progress = yield* BacktestProgressFeed
-    const venues = yield* Venues
+    const market = yield* MarketData
     const { rateLimits, trustProxy, websocket } = yield* PlatformConfig
     const messageLimit = rateLimits.websocket_messages_per_min
 
@@ -273,16 +273,15 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                   break
                 case "prices":
                 case "news": {
-                  const listed = yield* Effect.either(venues.venue1.tickers)
+                  const listed = yield* Effect.either(market.listed("venue1", [parsed.symbol]))
                   if (Either.isLeft(listed)) {
-                    return yield* fail(
-                      listed.left._tag === "UpstreamTimeout" ? "upstream_timeout" : "upstream_error",
-                      listed.left.error,
-                      channel
-                    )
-                  }
-                  if (!listed.right.has(parsed.symbol)) {
-                    return yield* fail("not_found", `Unknown symbol on venue1: ${parsed.symbol}`, channel)
+                    const { _tag, error } = listed.left
+                    const code = _tag === "SymbolNotListed"
+                      ? "symbol_not_listed"
+                      : _tag === "UpstreamTimeout"
+                      ? "upstream_timeout"
+                      : "upstream_error"
+                    return yield* fail(code, error, channel)
                   }
                   yield* (parsed.kind === "prices"
                     ? mailbox.watchPrice("venue1", parsed.symbol)

@@ -54,7 +54,7 @@ for (const storage of testStorages) {
           expect(b).toEqual(a)
         }))
 
-      it.effect("another user's task answers 403, an unknown one 404, a malformed id or body 400, an unlisted symbol 404", () =>
+      it.effect("another user's task answers 403, an unknown one 404, a malformed id or body 400, an unlisted symbol 422", () =>
         Effect.gen(function*() {
           const alice = yield* signUp("alice")
           const bob = yield* signUp("bob")
@@ -78,8 +78,8 @@ for (const storage of testStorages) {
           )
           expectError(
             yield* call("POST", "/api/ai/insight", { token: alice.token, body: { symbol: "ZZZZ" } }),
-            404,
-            "not_found"
+            422,
+            "symbol_not_listed"
           )
           expectError(yield* call("POST", "/api/ai/insight", { body: {} }), 401, "unauthorized")
           expect((yield* insightSettled(alice.token, queued.body.task_id)).body.status).toBe("completed")

@@ -85,7 +85,7 @@ for (const storage of testStorages) {
           expectError(yield* call("GET", `/api/programs/${program}/bindings/${id}`, { token }), 404, "not_found")
         }))
 
-      it.effect("bindings: bad input 400, leverage above the account's 422, unknown symbol 404, no token 401", () =>
+      it.effect("bindings: bad input 400, leverage above the account's 422, unknown symbols 422, no token 401", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
           const program = yield* createProgram(token)
@@ -110,7 +110,9 @@ for (const storage of testStorages) {
           )
           expectError(yield* bind(token, program, { account_id: account.id, leverage: 6 }), 422, "leverage_too_high")
           expectError(yield* bind(token, program, { account_id: account.id, leverage: 0 }), 422, "leverage_too_high")
-          expectError(yield* bind(token, program, { account_id: account.id, symbols: ["NOPE"] }), 404, "not_found")
+          const unlisted = yield* bind(token, program, { account_id: account.id, symbols: ["BTC", "NOPE", "ZZZ"] })
+          expectError(unlisted, 422, "symbol_not_listed")
+          expect(unlisted.body.symbols).toEqual(["NOPE", "ZZZ"])
           expectError(yield* bind(token, program, { account_id: 999999 }), 404, "not_found")
           expectError(yield* bind(token, 999999, { account_id: account.id }), 404, "not_found")
           expectError(

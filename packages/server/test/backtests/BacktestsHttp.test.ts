@@ -239,10 +239,12 @@ for (const storage of testStorages) {
           }])
         }))
 
-      it.effect("an unknown symbol answers 404 not_found, as the market endpoints do", () =>
+      it.effect("an unknown symbol answers 422 symbol_not_listed naming it, as every endpoint does", () =>
         Effect.gen(function*() {
           const { programId, token } = yield* withProgram()
-          expectError(yield* submit(token, programId, { symbol: "NOPE" }), 404, "not_found")
+          const reply = yield* submit(token, programId, { symbol: "NOPE" })
+          expectError(reply, 422, "symbol_not_listed")
+          expect(reply.body.symbols).toEqual(["NOPE"])
         }))
 
       it.effect("another user's program answers 403 and an unknown program 404", () =>

@@ -111,7 +111,7 @@ describe("trading-platform command line", () => {
         "NOPE"
       ])
       expect(unknown.code).toBe(1)
-      expect(unknown.stderr).toMatch(/Unknown symbol on venue1: NOPE/)
+      expect(unknown.stderr).toMatch(/Not listed on venue1: NOPE/)
       const badRange = await run([
         "backtest",
         "--program",

@@ -100,7 +100,7 @@ describe("candle syncs from an HTTP venue", () => {
         fake.klinesCap = Infinity
       }))
 
-    it.effect("failures: a simulated venue 400, a reversed range 400, an unknown symbol 404, another user's 403, no token 401", () =>
+    it.effect("failures: a simulated venue 400, a reversed range 400, an unknown symbol 422, another user's 403, no token 401", () =>
       Effect.gen(function*() {
         const owner = yield* signUp("sync-owner")
         const other = yield* signUp("sync-other")
@@ -116,7 +116,7 @@ describe("candle syncs from an HTTP venue", () => {
           400,
           "invalid_input"
         )
-        expectError(yield* sync(owner.token, { ...range, symbol: "DOGE" }), 404, "not_found")
+        expectError(yield* sync(owner.token, { ...range, symbol: "DOGE" }), 422, "symbol_not_listed")
         expectError(yield* sync(owner.token, { ...range, timeframe: "2h" }), 400, "invalid_input")
         expectError(yield* sync("", range), 401, "unauthorized")
         const mine = yield* sync(owner.token, range)

@@ -115,10 +115,12 @@ describe("market data over the simulated venues", () => {
         expect(later.body.klines.slice(0, 24)).toEqual(klines)
       }))
 
-    it.effect("GET /api/market/klines with an unknown symbol answers 404, with bad parameters 400", () =>
+    it.effect("GET /api/market/klines with an unknown symbol answers 422 symbol_not_listed, with bad parameters 400", () =>
       Effect.gen(function*() {
         const { token } = yield* trader
-        expectError(yield* call("GET", "/api/market/klines?symbol=NOPE", { token }), 404, "not_found")
+        const unknown = yield* call("GET", "/api/market/klines?symbol=NOPE", { token })
+        expectError(unknown, 422, "symbol_not_listed")
+        expect(unknown.body.symbols).toEqual(["NOPE"])
         expectError(yield* call("GET", "/api/market/klines?symbol=BTC&timeframe=2h", { token }), 400, "invalid_input")
         expectError(yield* call("GET", "/api/market/klines?symbol=BTC&limit=1001", { token }), 400, "invalid_input")
         expectError(yield* call("GET", "/api/market/klines", { token }), 400, "invalid_input")

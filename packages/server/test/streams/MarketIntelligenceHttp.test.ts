@@ -107,12 +107,12 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
         latest.close()
       }))
 
-    it.effect("unknown symbols answer 400 invalid_input before the stream opens", () =>
+    it.effect("unknown symbols answer 422 symbol_not_listed before the stream opens; a bad list 400", () =>
       Effect.gen(function*() {
         const user = yield* signUp("bad")
         const unknown = yield* call("GET", "/api/market-intelligence/stream?symbols=BTC,NOPE", { token: user.token })
-        expectError(unknown, 400, "invalid_input")
-        expect(unknown.body.issues).toEqual([{ path: "symbols", message: "NOPE is not listed on venue1" }])
+        expectError(unknown, 422, "symbol_not_listed")
+        expect(unknown.body.symbols).toEqual(["NOPE"])
         expectError(yield* call("GET", "/api/market-intelligence/stream", { token: user.token }), 400, "invalid_input")
         expectError(
           yield* call("GET", "/api/market-intelligence/stream?symbols=", { token: user.token }),

@@ -123,7 +123,11 @@ layer(
       ws.send({ type: "subscribe", channel: "weather" })
       expect(yield* wait(() => ws.next())).toMatchObject({ type: "error", code: "invalid_input", channel: "weather" })
       ws.send({ type: "subscribe", channel: "prices:NOPE" })
-      expect(yield* wait(() => ws.next())).toMatchObject({ type: "error", code: "not_found", channel: "prices:NOPE" })
+      expect(yield* wait(() => ws.next())).toMatchObject({
+        type: "error",
+        code: "symbol_not_listed",
+        channel: "prices:NOPE"
+      })
       ws.send({ type: "subscribe", channel: "backtest:999999" })
       expect(yield* wait(() => ws.next())).toMatchObject({
         type: "error",

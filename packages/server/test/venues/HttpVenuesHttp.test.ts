@@ -77,7 +77,7 @@ describe("the API over the HTTP venues (local fake servers)", () => {
         expect(klines.status).toBe(200)
         expect(klines.body.klines.length).toBe(3)
         expect(klines.body.klines[0]).toMatchObject({ high: expect.any(Number), volume: 750 })
-        expectError(yield* call("GET", "/api/market/klines?symbol=DOGE", { token }), 404, "not_found")
+        expectError(yield* call("GET", "/api/market/klines?symbol=DOGE", { token }), 422, "symbol_not_listed")
         const query = yield* call("POST", "/api/programs/query-market-data", {
           token,
           body: { symbols: ["BTC", "DOGE"], timeframe: "4h", limit: 2 }
