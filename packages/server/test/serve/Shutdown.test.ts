@@ -1,7 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { testDatabaseUrl, testStorages } from "@trading-platform/core/testing"
 import { Effect, Redacted } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
 import { request } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import pg from "pg"
 import WebSocket from "ws"
 import { tradingProgram } from "../support/Backtests.js"
@@ -181,4 +184,66 @@ describe.skipIf(!testDatabaseUrl)("graceful shutdown of a replica (PostgreSQL)",
       }),
     180_000
   )
+})
+
+describe("a backtest handed back by a shutdown (embedded database)", () => {
+  it("answers queued at no progress, with why it stopped, until a worker claims it; cancelled, it keeps no error", {
+    timeout: 180_000
+  }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tp-handback-"))
+    const env = (workers: number) => ({ DATA_DIR: dataDir, BACKTEST_CONCURRENCY: String(workers) })
+    try {
+      const first = start(["--port", "0"], env(1))
+      let user: ReturnType<typeof uniqueUser>, id: number
+      try {
+        const base = await listening(first)
+        user = uniqueUser("handback")
+        expect((await send(base, "POST", "/api/users/register", user)).status).toBe(201)
+        const token = (await send(base, "POST", "/api/users/login", { email: user.email, password: user.password }))
+          .body
+          .session_token as string
+        const program = await send(base, "POST", "/api/programs", { name: "p", code: tradingProgram }, token)
+        // Daily bars over thirteen centuries: runs far longer than the test.
+        const job = await send(base, "POST", `/api/programs/${program.body.id}/backtest`, {
+          symbol: "BTC",
+          timeframe: "1d",
+          start: "0700-01-01T00:00:00Z",
+          end: "2025-01-01T00:00:00Z"
+        }, token)
+        expect(job.status).toBe(202)
+        id = job.body.id
+        await until("the job to make progress", async () => {
+          const { body } = await send(base, "GET", `/api/programs/backtest/${id}`, undefined, token)
+          return body.status === "running" && body.progress > 0 ? body : undefined
+        })
+        first.child.kill("SIGTERM")
+        expect(await first.exited).toBe(0)
+      } finally {
+        first.child.kill("SIGKILL")
+      }
+
+      // Restarted without workers, the job waits: it reads as queued, not as running at its old progress.
+      const second = start(["--port", "0"], env(0))
+      try {
+        const base = await listening(second)
+        const token = (await send(base, "POST", "/api/users/login", { email: user.email, password: user.password }))
+          .body
+          .session_token as string
+        const waiting = (await send(base, "GET", `/api/programs/backtest/${id}`, undefined, token)).body
+        expect(waiting).toMatchObject({ status: "queued", progress: 0, error: "The worker stopped" })
+        const cancelled = await send(base, "POST", `/api/programs/backtest/${id}/cancel`, undefined, token)
+        expect(cancelled.status).toBe(200)
+        expect((await send(base, "GET", `/api/programs/backtest/${id}`, undefined, token)).body).toMatchObject({
+          status: "cancelled",
+          error: null
+        })
+        second.child.kill("SIGTERM")
+        expect(await second.exited).toBe(0)
+      } finally {
+        second.child.kill("SIGKILL")
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
 })
