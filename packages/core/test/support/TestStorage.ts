@@ -59,6 +59,7 @@ export const testOptions = (storage: StorageConfig, overrides: Partial<PlatformO
   return platformOptions({
     storage,
     rateLimits: rateLimitPolicyPerMinute({ auth: 10_000, read: 10_000, write: 10_000 }),
+    maxQueuedJobsPerUser: 1_000,
     secretKey: Option.some(Redacted.make("test-secret-key-0123456789abcdef0123456789")),
     // No candle sync workers unless a suite asks, as for the other jobs below.
     venues: {
