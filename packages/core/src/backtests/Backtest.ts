@@ -10,6 +10,7 @@ import { TrimmedText } from "../http/TrimmedText.js"
 import { JobStatus } from "../jobs/JobStatus.js"
 import { CandleExchange } from "../market/Dataset.js"
 import { ProgramId } from "../programs/Program.js"
+import { candleWindow } from "../sandbox/SandboxLimits.js"
 import { paperTerms, type TradingTerms, unlistedRules } from "../trading/Fills.js"
 import { defaultMarginTables } from "../venues/MarginTiers.js"
 import { type Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
@@ -44,7 +45,9 @@ export const backtestDefaults = {
   slippage_model: "fixed",
   fill_timing: "next_open",
   margin_mode: "isolated",
-  leverage: tradingDefaults.leverage
+  leverage: tradingDefaults.leverage,
+  // The window a program sees, as a live run replays it before each decision.
+  warmup_bars: candleWindow
 } as const
 
 /** `POST /api/programs/{id}/backtest`; the service fills in `backtestDefaults`. */
@@ -62,6 +65,8 @@ export const BacktestRequest = Schema.Struct({
   fill_timing: defaulted(FillTiming, backtestDefaults.fill_timing),
   margin_mode: defaulted(MarginMode, backtestDefaults.margin_mode),
   leverage: defaulted(Schema.Number.pipe(Schema.between(1, 125)), backtestDefaults.leverage),
+  /** Bars before `start` fed to the program without trading, so its window and its state are full at `start`. */
+  warmup_bars: defaulted(Schema.Int.pipe(Schema.between(0, candleWindow)), backtestDefaults.warmup_bars),
   account_id: Schema.optionalWith(AccountId, { nullable: true })
 }).annotations({
   parseOptions: { errors: "all" },
@@ -144,7 +149,9 @@ export const BacktestOutcome = Schema.Struct({
   equity_curve: Schema.Array(EquityPointSchema),
   trades: Schema.Array(BacktestTradeSchema),
   // Kept since the rulebook; earlier results have none.
-  fills: Schema.optionalWith(Schema.Array(BacktestFillSchema), { default: () => [] })
+  fills: Schema.optionalWith(Schema.Array(BacktestFillSchema), { default: () => [] }),
+  /** The bars before `start` the program was fed: `warmup_bars`, or fewer where the data begins later. */
+  warmed_up_bars: Schema.optionalWith(Schema.Int, { default: () => 0 })
 })
 export type BacktestOutcome = typeof BacktestOutcome.Type
 
@@ -208,6 +215,9 @@ export class Backtest extends Schema.Class<Backtest>("Backtest")({
   fill_timing: FillTiming,
   margin_mode: MarginMode,
   leverage: Schema.Number,
+  warmup_bars: Schema.Int,
+  /** Null until the run completes. */
+  warmed_up_bars: Schema.NullOr(Schema.Int),
   progress: Schema.Number,
   attempts: Schema.Int,
   error: Schema.NullOr(Schema.String),

@@ -100,11 +100,29 @@ export class BacktestEngine {
   private readonly fills: Array<BacktestFill> = []
   private readonly times: Array<number> = []
   private readonly equities: Array<number> = []
+  private warmedUp = 0
 
   /** `feed`: the symbol's funding payments, asked for one chunk of bars at a time. */
   constructor(readonly settings: BacktestSettings, private readonly feed: FundingFeed = () => []) {
     this.cash = toMoney(settings.initialBalance)
     this.free = fromMoney(this.cash)
+  }
+
+  /**
+   * The bars before the start, oldest first: the program sees and decides each of them, flat and
+   * with the starting balance, so its window and its own state are full at the start; nothing
+   * fills and nothing is measured. A live run replays its window the same way before deciding.
+   */
+  warmUp(bars: ReadonlyArray<Candle>, decider: Decider): void {
+    if (bars.length === 0) return
+    decider.chunk(bars)
+    const flat = { position: null, balance: this.balance() }
+    const anywhere = { floor: -Infinity, ceiling: Infinity }
+    for (let i = 0; i < bars.length;) {
+      const stop = decider.decide(i, flat, anywhere)
+      i = stop.decision === undefined ? stop.index : stop.index + 1
+    }
+    this.warmedUp += bars.length
   }
 
   /** Steps through one chunk of bars, oldest first. */
@@ -154,7 +172,8 @@ export class BacktestEngine {
       final_balance: this.free,
       equity_curve: this.times.map((time, i) => ({ time, equity: this.equities[i]! })),
       trades: this.trades,
-      fills: this.fills
+      fills: this.fills,
+      warmed_up_bars: this.warmedUp
     }
   }
 
@@ -431,27 +450,31 @@ export class BacktestEngine {
 
 /**
  * Runs a backtest over candles from any source (oldest first), with the symbol's funding payments
- * for each chunk. The engine steps through each chunk synchronously; between chunks the fiber
+ * for each chunk, after feeding the program the `warmup` bars before them. The engine steps through each chunk synchronously; between chunks the fiber
  * yields, so a long run neither blocks the server nor ignores interruption.
  */
 export const runBacktest = <E, R>(
   settings: BacktestSettings,
   candles: Stream.Stream<Candle, E, R>,
   decider: Decider,
-  funding: FundingFeed = () => []
+  funding: FundingFeed = () => [],
+  warmup: ReadonlyArray<Candle> = []
 ): Effect.Effect<BacktestResult, E | ProgramRunError, R> =>
   Effect.suspend(() => {
     const engine = new BacktestEngine(settings, funding)
-    return candles.pipe(
-      Stream.runForEachChunk((chunk) =>
-        Effect.suspend(() => {
-          try {
-            engine.run(Chunk.toReadonlyArray(chunk), decider)
-            return Effect.void
-          } catch (e) {
-            return e instanceof ProgramRunError ? Effect.fail(e) : Effect.die(e)
-          }
-        })
+    // The program's own failure fails the run; anything else is a defect.
+    const step = (work: () => void) =>
+      Effect.suspend(() => {
+        try {
+          work()
+          return Effect.void
+        } catch (e) {
+          return e instanceof ProgramRunError ? Effect.fail(e) : Effect.die(e)
+        }
+      })
+    return step(() => engine.warmUp(warmup, decider)).pipe(
+      Effect.zipRight(
+        Stream.runForEachChunk(candles, (chunk) => step(() => engine.run(Chunk.toReadonlyArray(chunk), decider)))
       ),
       Effect.map(() => engine.finish())
     )

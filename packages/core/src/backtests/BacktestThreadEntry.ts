@@ -27,19 +27,19 @@ const post = (message: FromThread) => port.postMessage(Schema.encodeSync(FromThr
 const inbox = Effect.runSync(Queue.unbounded<ToThread>())
 port.on("message", (message: ToThread) => Queue.unsafeOffer(inbox, message))
 
-/** The windows of candles, each asked for once the engine has stepped the previous one. */
+/** The next message, asked for once the engine has stepped the previous window (which it acknowledges). */
+const pull = Effect.suspend(() => {
+  setBusy(false)
+  post({ _tag: "Pull" })
+  return Queue.take(inbox)
+}).pipe(Effect.tap(() => setBusy(true)))
+
+/** The windows of candles after the warm-up, until the end of the range. */
 const candles = Stream.repeatEffectChunkOption(
-  Effect.suspend(() => {
-    setBusy(false)
-    post({ _tag: "Pull" })
-    return Queue.take(inbox)
-  }).pipe(
-    Effect.flatMap((message) =>
-      message._tag === "End" ? Effect.fail(Option.none()) : Effect.sync(() => {
-        setBusy(true)
-        return Chunk.fromIterable(message.candles)
-      })
-    )
+  Effect.flatMap(
+    pull,
+    (message) =>
+      message._tag === "End" ? Effect.fail(Option.none()) : Effect.succeed(Chunk.fromIterable(message.candles))
   )
 )
 
@@ -47,7 +47,10 @@ const backtest = Effect.gen(function*() {
   const runtime = yield* ProgramRuntime
   setBusy(true)
   const loaded = yield* runtime.load(run)
-  return outcomeOf(yield* runBacktest(settings, candles, loaded, feed()))
+  // The first answer is the warm-up (the main thread sends it first, maybe empty).
+  const first = yield* pull
+  const warmup = first._tag === "Warmup" ? first.candles : []
+  return outcomeOf(yield* runBacktest(settings, candles, loaded, feed(), warmup))
 }).pipe(
   Effect.scoped,
   Effect.provide(QuickJsProgramRuntime(limits, call))

@@ -21,7 +21,8 @@ export const outcomeOf = (result: BacktestResult): BacktestOutcome => ({
   final_balance: result.final_balance,
   equity_curve: downsample(result.equity_curve),
   trades: result.trades,
-  fills: result.fills
+  fills: result.fills,
+  warmed_up_bars: result.warmed_up_bars
 })
 
 /**
@@ -44,8 +45,12 @@ export interface BacktestThreadInput {
   readonly heartbeat: SharedArrayBuffer
 }
 
-/** From the main thread: the next window of candles (oldest first), or the end of the range. */
+/**
+ * From the main thread: first the bars before the start to warm the program up with (maybe none),
+ * then the next window of candles (oldest first) each time, or the end of the range.
+ */
 export type ToThread =
+  | { readonly _tag: "Warmup"; readonly candles: ReadonlyArray<Candle> }
   | { readonly _tag: "Window"; readonly candles: ReadonlyArray<Candle> }
   | { readonly _tag: "End" }
 

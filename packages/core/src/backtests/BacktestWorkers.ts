@@ -41,9 +41,22 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
         const start = Math.ceil(Date.parse(row.start_at) / step) * step
         const end = Date.parse(row.end_at)
         let from = start
+        let warmedUp = false
         for (;;) {
           const message = yield* lease.keepAlive(thread.take)
           if (message._tag === "Done") return message.outcome
+          // The first ask is for the warm-up: the bars before the start, as many as there are up to `warmup_bars`.
+          if (!warmedUp) {
+            warmedUp = true
+            const warmup: ReadonlyArray<Candle> = row.warmup_bars === 0 ? [] : yield* market.candles(source, {
+              symbol: row.symbol,
+              timeframe: row.timeframe,
+              start: start - row.warmup_bars * step,
+              end: start
+            })
+            yield* thread.post({ _tag: "Warmup", candles: warmup })
+            continue
+          }
           if (from >= end) {
             yield* thread.post({ _tag: "End" })
             continue

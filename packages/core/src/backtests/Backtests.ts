@@ -57,6 +57,8 @@ const toBacktest = (row: BacktestRow) =>
     fill_timing: row.fill_timing,
     margin_mode: row.margin_mode,
     leverage: row.leverage,
+    warmup_bars: row.warmup_bars,
+    warmed_up_bars: row.result?.warmed_up_bars ?? null,
     progress: row.progress,
     attempts: row.attempts,
     error: row.error,
@@ -154,6 +156,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
             slippage_model: input.slippage_model,
             fill_timing: input.fill_timing,
             margin_mode: input.margin_mode,
+            warmup_bars: input.warmup_bars,
             leverage: input.leverage,
             code,
             now: yield* now

@@ -30,6 +30,7 @@ export const BacktestRow = Schema.Struct({
   fill_timing: FillTiming,
   margin_mode: MarginMode,
   leverage: Schema.Number,
+  warmup_bars: Schema.Int,
   code: Schema.String,
   status: BacktestStatus,
   progress: Schema.Number,
@@ -64,6 +65,7 @@ const NewBacktest = Schema.Struct({
   fill_timing: FillTiming,
   margin_mode: MarginMode,
   leverage: Schema.Number,
+  warmup_bars: Schema.Int,
   code: Schema.String,
   now: Schema.DateFromSelf
 })
@@ -100,11 +102,12 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
       execute: (b) =>
         sql`
         INSERT INTO backtests (user_id, program_id, account_id, symbol, exchange, timeframe, start_at, end_at,
-          initial_balance, fee_rate, maker_fee_rate, slippage, slippage_model, fill_timing, margin_mode, leverage, code,
-          status, created_at)
+          initial_balance, fee_rate, maker_fee_rate, slippage, slippage_model, fill_timing, margin_mode, leverage,
+          warmup_bars, code, status, created_at)
         VALUES (${b.user_id}, ${b.program_id}, ${b.account_id}, ${b.symbol}, ${b.exchange}, ${b.timeframe},
           ${b.start_at}, ${b.end_at}, ${b.initial_balance}, ${b.fee_rate}, ${b.maker_fee_rate}, ${b.slippage},
-          ${b.slippage_model}, ${b.fill_timing}, ${b.margin_mode}, ${b.leverage}, ${b.code}, 'queued', ${b.now})
+          ${b.slippage_model}, ${b.fill_timing}, ${b.margin_mode}, ${b.leverage}, ${b.warmup_bars}, ${b.code}, 'queued',
+          ${b.now})
         RETURNING *`
     })
 

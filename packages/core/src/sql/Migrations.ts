@@ -24,6 +24,7 @@ import m0020 from "./migrations/0020_funding_rates.js"
 import m0021 from "./migrations/0021_trading_rules.js"
 import m0022 from "./migrations/0022_news_per_source.js"
 import m0023 from "./migrations/0023_operators.js"
+import m0024 from "./migrations/0024_backtest_warmup.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -53,7 +54,8 @@ const byName = {
   "0020_funding_rates": m0020,
   "0021_trading_rules": m0021,
   "0022_news_per_source": m0022,
-  "0023_operators": m0023
+  "0023_operators": m0023,
+  "0024_backtest_warmup": m0024
 }
 export const migrations = Migrator.fromRecord(byName)
 

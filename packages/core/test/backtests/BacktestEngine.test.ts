@@ -378,6 +378,36 @@ describe("BacktestEngine", () => {
     expect(sl.trades[0]!.fee).toBeCloseTo(entryFee + sl.trades[0]!.size * 90 * 0.001, 7)
   })
 
+  it("warm-up bars are decided but trade nothing and are not measured; the program's state carries into the run", () =>
+    Effect.gen(function*() {
+      const warmup = Array.from({ length: 40 }, (_, i) => bar(100 + i))
+      const candles = Array.from({ length: 20 }, (_, i) => bar(140 + i))
+      // Buys at the first bar it sees (in the warm-up: dropped), then at its 50th (the run's 10th).
+      const counting = (): Decide => {
+        let seen = 0
+        return () => (++seen === 1 || seen === 50
+          ? { operation: "buy", target_portion_of_balance: 0.5 }
+          : { operation: "hold" })
+      }
+      const warmed = yield* runBacktest(
+        settings(),
+        Stream.fromIterable(candles),
+        decideEachBar(counting()),
+        () => [],
+        warmup
+      )
+      expect(warmed.warmed_up_bars).toBe(40)
+      expect(warmed.equity_curve.map((p) => p.time)).toEqual(candles.map((c) => c.time))
+      expect(warmed.fills.map((f) => [f.time, f.reason])).toEqual([
+        [candles[9]!.time, "signal"],
+        [candles[19]!.time, "end_of_data"]
+      ])
+      // Without a warm-up the same program buys at the run's first bar and never sees a 50th.
+      const cold = yield* runBacktest(settings(), Stream.fromIterable(candles), decideEachBar(counting()))
+      expect(cold.warmed_up_bars).toBe(0)
+      expect(cold.fills[0]!.time).toBe(candles[0]!.time)
+    }).pipe(Effect.runPromise))
+
   it("runBacktest drives the engine from a stream and fails with the program's typed error", () =>
     Effect.gen(function*() {
       const first = bar(100)

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { defaultSandboxLimits, defaultSettings, runBacktest } from "@trading-platform/core"
 import { Chunk, Effect, Exit, Scope, Stream } from "effect"
 import { liveBacktestThreads, startBacktestThread } from "../../src/backtests/BacktestThread.js"
-import { outcomeOf } from "../../src/backtests/BacktestThreadProtocol.js"
+import { outcomeOf, type ToThread } from "../../src/backtests/BacktestThreadProtocol.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
 import type { Candle } from "../../src/venues/Venue.js"
@@ -27,8 +27,8 @@ const limits = { ...defaultSandboxLimits, wallMillisPerCall: 200 }
 const settings = defaultSettings("1h")
 const run = (code: string) => ({ code, symbol: "BTC", timeframe: "1h", params: {}, seed: 1 })
 
-/** Runs `code` in a backtest thread over `bars`, fed 1000 at a time as the workers do. */
-const runInThread = (code: string) =>
+/** Runs `code` in a backtest thread over `bars` after `warmup`, fed 1000 at a time as the workers do. */
+const runInThread = (code: string, warmup: ReadonlyArray<Candle> = []) =>
   Effect.scoped(Effect.gen(function*() {
     const thread = yield* startBacktestThread({
       run: run(code),
@@ -37,9 +37,15 @@ const runInThread = (code: string) =>
       limits
     })
     let from = 0
+    let warmedUp = false
     for (;;) {
       const message = yield* thread.take
       if (message._tag === "Done") return message.outcome
+      if (!warmedUp) {
+        warmedUp = true
+        yield* thread.post({ _tag: "Warmup", candles: warmup })
+        continue
+      }
       yield* thread.post(
         from >= bars.length ? { _tag: "End" } : { _tag: "Window", candles: bars.slice(from, from += 1000) }
       )
@@ -56,6 +62,44 @@ const untilNoThreads = Effect.gen(function*() {
 })
 
 describe("backtest threads", () => {
+  it.live(
+    "the warm-up fills the program's window in the thread before the first bar of the run",
+    () =>
+      Effect.gen(function*() {
+        // Trades only once it sees 30 candles; the run itself is 20 bars.
+        const patient = `export function decide(data) {
+  return data.candles.length >= 30 && !data.position ? { operation: "buy", target_portion_of_balance: 0.5 } : { operation: "hold" }
+}
+`
+        const run20 = bars.slice(1000, 1020)
+        const threadOf = (warmup: ReadonlyArray<Candle>) =>
+          Effect.scoped(Effect.gen(function*() {
+            const thread = yield* startBacktestThread({
+              run: run(patient),
+              settings,
+              funding: { _tag: "Rates", rates: [] },
+              limits
+            })
+            const sent: Array<ToThread> = [{ _tag: "Warmup", candles: warmup }, { _tag: "Window", candles: run20 }, {
+              _tag: "End"
+            }]
+            for (;;) {
+              const message = yield* thread.take
+              if (message._tag === "Done") return message.outcome
+              yield* thread.post(sent.shift()!)
+            }
+          }))
+        const warmed = yield* threadOf(bars.slice(500, 1000))
+        expect(warmed.warmed_up_bars).toBe(500)
+        expect(warmed.fills[0]!.time).toBe(run20[1]!.time)
+        const cold = yield* threadOf([])
+        expect(cold.warmed_up_bars).toBe(0)
+        expect(cold.fills).toEqual([])
+        yield* untilNoThreads
+      }),
+    { timeout: 60_000 }
+  )
+
   it.live("a run in a thread gives the outcome the engine gives on this thread", () =>
     Effect.gen(function*() {
       const inThread = yield* runInThread(tradingProgram)
@@ -129,6 +173,8 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
             limits
           })
           expect((yield* thread.take)._tag).toBe("Pull")
+          yield* thread.post({ _tag: "Warmup", candles: [] })
+          expect((yield* thread.take)._tag).toBe("Pull")
           // Not candles: the engine's stream fails on it, a defect of the thread rather than of the program.
           yield* thread.post({ _tag: "Window", candles: null as never })
           return yield* thread.take
@@ -153,6 +199,8 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
         scope
       )
       expect(liveBacktestThreads()).toBe(1)
+      expect((yield* thread.take)._tag).toBe("Pull")
+      yield* thread.post({ _tag: "Warmup", candles: [] })
       expect((yield* thread.take)._tag).toBe("Pull")
       yield* thread.post({ _tag: "Window", candles: bars.slice(0, 1000) })
       yield* Scope.close(scope, Exit.void)

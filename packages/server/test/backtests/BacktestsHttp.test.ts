@@ -47,6 +47,8 @@ for (const storage of testStorages) {
             fee_rate: 0.00035,
             slippage: 0.0005,
             leverage: 1,
+            warmup_bars: 500,
+            warmed_up_bars: null,
             progress: 0,
             metrics: null,
             equity_curve: [],
@@ -54,6 +56,33 @@ for (const storage of testStorages) {
             started_at: null,
             finished_at: null
           })
+        }))
+
+      it.effect("a warm-up feeds the program the bars before start: a 30-bar average trades over one day, and does not without it", () =>
+        Effect.gen(function*() {
+          const sma = `export function decide(data) {
+  if (data.candles.length < 30) return { operation: "hold" }
+  const closes = data.candles.slice(-30).map((c) => c.close)
+  const mean = closes.reduce((a, b) => a + b, 0) / 30
+  const above = data.bar.close > mean
+  if (above && !data.position) return { operation: "buy", target_portion_of_balance: 0.5 }
+  if (!above && data.position) return { operation: "close" }
+  return { operation: "hold" }
+}
+`
+          const { programId, token } = yield* withProgram(sma)
+          const oneDay = { start: "2025-01-01T00:00:00Z", end: "2025-01-02T00:00:00Z" }
+          const warmed = yield* submit(token, programId, oneDay)
+          const cold = yield* submit(token, programId, { ...oneDay, warmup_bars: 0 })
+          const [w, c] = [
+            yield* waitForBacktest(token, warmed.body.id, isFinished),
+            yield* waitForBacktest(token, cold.body.id, isFinished)
+          ]
+          expect([w.status, w.warmup_bars, w.warmed_up_bars]).toEqual(["completed", 500, 500])
+          expect(w.equity_curve).toHaveLength(24)
+          expect(w.fills.length).toBeGreaterThan(0)
+          expect([c.status, c.warmup_bars, c.warmed_up_bars, c.fills]).toEqual(["completed", 0, 0, []])
+          expectError(yield* submit(token, programId, { warmup_bars: 501 }), 400, "invalid_input")
         }))
 
       it.effect("a queued backtest runs to completion with metrics, its equity curve and trades", () =>
