@@ -202,7 +202,7 @@ const entryFields = {
 /** A backtest as history lists it, with the market it ran on. */
 export class BacktestEntry extends Schema.Class<BacktestEntry>("BacktestEntry")(entryFields) {}
 
-/** One backtest: its request, where the job is (`progress` 0..1, `error` when failed) and, once completed, its result. */
+/** One backtest: its request, where the job is (`progress` 0..1, `error` when it failed or waits for another attempt) and, once completed, its result. */
 export class Backtest extends Schema.Class<Backtest>("Backtest")({
   ...entryFields,
   start: Schema.String,
