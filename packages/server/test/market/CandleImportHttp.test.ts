@@ -185,8 +185,8 @@ describe("candle imports and datasets", () => {
         )
         expectError(
           yield* call("GET", "/api/market/klines?symbol=ETH&exchange=dataset:paged", { token }),
-          404,
-          "not_found"
+          422,
+          "symbol_not_listed"
         )
         expectError(
           yield* call("GET", "/api/market/klines?symbol=BTC&exchange=dataset:nope", { token }),
@@ -195,7 +195,7 @@ describe("candle imports and datasets", () => {
         )
       }))
 
-    it.effect("a backtest runs on a dataset as its exchange; another symbol on it is 404", () =>
+    it.effect("a backtest runs on a dataset as its exchange; another symbol on it is 422, an unknown dataset 404", () =>
       Effect.gen(function*() {
         const { token } = yield* user("backtester")
         yield* call("POST", importUrl({ ...btc, name: "bt" }), { token, raw: plainCsv(start, 48) })
@@ -222,8 +222,8 @@ describe("candle imports and datasets", () => {
             token,
             body: { ...request, symbol: "ETH", exchange: "dataset:bt" }
           }),
-          404,
-          "not_found"
+          422,
+          "symbol_not_listed"
         )
         expectError(
           yield* call("POST", `/api/programs/${program.body.id}/backtest`, {
