@@ -48,7 +48,7 @@ const check = `(async () => {
   }
   const user = { email: "pack@example.com", username: "packcheck", password: "correct horse battery" }
   await send("POST", "/api/users/register", undefined, user)
-  const { session_token: token } = await send("POST", "/api/users/login", undefined, user)
+  const { session_token: token } = await send("POST", "/api/users/login", undefined, { email: user.email, password: user.password })
   const program = await send("POST", "/api/programs", token, { name: "Always long", code: "export function decide() { return { operation: 'buy' } }" })
   let backtest = await send("POST", "/api/programs/" + program.id + "/backtest", token, { symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-01-15T00:00:00Z" })
   for (let deadline = Date.now() + 60000; ["queued", "running"].includes(backtest.status) && Date.now() < deadline;) {
@@ -78,7 +78,9 @@ const check = `(async () => {
   await send("POST", "/api/programs/" + program.id + "/bindings/" + binding.id + "/run", token)
   let runs = []
   for (let deadline = Date.now() + 60000; Date.now() < deadline;) {
-    runs = (await send("GET", "/api/programs/" + program.id + "/bindings/" + binding.id + "/runs", token)).runs
+    const listed = await send("GET", "/api/programs/" + program.id + "/bindings/" + binding.id + "/runs", token)
+    if (!Array.isArray(listed.runs)) throw new Error("runs: " + JSON.stringify({ account, binding, listed }))
+    runs = listed.runs
     if (runs.length > 0 && runs.every((run) => ["completed", "failed"].includes(run.status))) break
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
