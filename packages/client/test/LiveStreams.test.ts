@@ -55,7 +55,7 @@ layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })
         )
         const error = yield* client.marketIntelligence(["NOPE"]).pipe(Stream.runDrain, Effect.flip)
         expect(error).toBeInstanceOf(LiveStreamError)
-        expect(error).toMatchObject({ status: 400, code: "invalid_input", retryable: false })
+        expect(error).toMatchObject({ status: 422, code: "symbol_not_listed", retryable: false })
       }))
 
     it.effect("Effect client: subscribe streams a WebSocket channel's events", () =>
@@ -134,7 +134,7 @@ layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })
             return e
           }
         })
-        expect(rejected).toMatchObject({ status: 400, code: "invalid_input" })
+        expect(rejected).toMatchObject({ status: 422, code: "symbol_not_listed" })
 
         const events = client.subscribe(["triggers"])[Symbol.asyncIterator]()
         const next = events.next()

@@ -112,7 +112,11 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
           ProgramRunError: (e) =>
             new JobFailed({
               message: `Program error (${e.reason})${
-                e.time === undefined ? "" : ` at the bar of ${new Date(e.time).toISOString()}`
+                e.time === undefined
+                  ? ""
+                  : ` at the ${e.time < Date.parse(row.start_at) ? "warm-up " : ""}bar of ${
+                    new Date(e.time).toISOString()
+                  }`
               }: ${e.message}`
             }),
           ProgramInvalid: (e) => new JobFailed({ message: `Program does not load: ${e.error}` }),

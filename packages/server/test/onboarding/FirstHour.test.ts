@@ -89,10 +89,10 @@ describe("the first hour of a new user", () => {
         Effect.gen(function*() {
           const done = yield* runToTheEnd(moon)
           expect(done.status).toBe("failed")
-          // The third hourly bar of the run.
+          // The third bar the program sees: the third of the 500 hourly bars of the warm-up before the start.
           expect(done.error).toBe(
-            "Program error (invalid_decision) at the bar of 2025-01-01T02:00:00.000Z: decide returned an invalid decision: " +
-              "operation must be one of buy, sell, hold, close; got 'moon'"
+            "Program error (invalid_decision) at the warm-up bar of 2024-12-11T06:00:00.000Z: decide returned an invalid " +
+              "decision: operation must be one of buy, sell, hold, close; got 'moon'"
           )
         }),
       120_000
