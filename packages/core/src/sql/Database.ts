@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
 import { PlatformConfig, type StorageConfig } from "../config/PlatformConfig.js"
 import { acquireDataDirectory } from "./DataDirectory.js"
-import { migrate } from "./Migrations.js"
+import { migrate, migrateAlone } from "./Migrations.js"
 import * as PgliteClient from "./PgliteClient.js"
 import type { StorageKind } from "./StorageKind.js"
 
@@ -22,7 +22,8 @@ const client = (storage: StorageConfig) => {
 const migrated = (storage: StorageConfig) =>
   Layer.effectContext(
     Effect.zipRight(
-      migrate,
+      // Embedded storage is one process's (its folder is locked); PostgreSQL may be several replicas'.
+      storage.kind === "postgres" ? migrateAlone : migrate,
       Effect.map(
         SqlClient.SqlClient,
         (sql) => Context.make(SqlClient.SqlClient, sql).pipe(Context.add(Storage, { kind: storage.kind }))

@@ -75,3 +75,22 @@ export const migrate = Effect.gen(function*() {
   )
   return applied >= latest ? [] : yield* Migrator.make({})({ loader: migrations, table })
 })
+
+// Any number, the same in every process: the key of the lock that runs migrations one at a time.
+const migrationLock = 20_261_126
+
+/**
+ * `migrate` for replicas that may start together on one PostgreSQL database: they take turns under
+ * an advisory lock held on a connection of its own (freed with it, should the process die). The
+ * migrator creates its own table before its locked transaction, and two `CREATE TABLE IF NOT EXISTS`
+ * at once can fail (`pg_type_typname_nsp_index`); a replica that waited finds the schema current.
+ */
+export const migrateAlone = Effect.scoped(Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const held = yield* sql.reserve
+  yield* Effect.acquireRelease(
+    held.executeRaw("SELECT pg_advisory_lock($1)", [migrationLock]),
+    () => Effect.ignore(held.executeRaw("SELECT pg_advisory_unlock($1)", [migrationLock]))
+  )
+  return yield* migrate
+}))
