@@ -4,8 +4,8 @@ import {
   makeMemoryLoginFailureStore,
   PlatformConfig
 } from "@trading-platform/core"
-import { Duration, Effect, Layer, Option, type Redacted } from "effect"
-import { connectRedis, probeInterval } from "./RateLimitStore.js"
+import { Effect, Layer, Option, type Redacted } from "effect"
+import { connectRedis, sharedWhileUp } from "./RateLimitStore.js"
 
 // KEYS: the account's failure count, its wait. The wait is a key that expires with it, so no
 // replica's clock is read: Redis times it. Same arithmetic as core's `loginDelay`.
@@ -58,7 +58,7 @@ const makeRedisLoginFailureStore = (url: Redacted.Redacted, prefix: string) =>
 
 /**
  * Redis while it answers; while it does not, this process's memory (one warning), trying Redis
- * again once per `probeInterval`, as the rate limits do.
+ * again now and then, as the rate limits do (`sharedWhileUp`).
  */
 const layerRedis = (url: Redacted.Redacted, prefix = "trading-platform:login:") =>
   Layer.scoped(
@@ -66,34 +66,7 @@ const layerRedis = (url: Redacted.Redacted, prefix = "trading-platform:login:") 
     Effect.gen(function*() {
       const redis = yield* makeRedisLoginFailureStore(url, prefix)
       const memory = yield* makeMemoryLoginFailureStore
-      const clock = yield* Effect.clock
-      let downSince: number | undefined
-      let lastTry = 0
-      const use = <A>(onRedis: Effect.Effect<A, unknown>, onMemory: Effect.Effect<A>) =>
-        Effect.suspend(() => {
-          const now = clock.unsafeCurrentTimeMillis()
-          if (downSince !== undefined && now - lastTry < Duration.toMillis(probeInterval)) return onMemory
-          lastTry = now
-          return onRedis.pipe(
-            Effect.tap(() => {
-              if (downSince === undefined) return Effect.void
-              downSince = undefined
-              return Effect.logInfo("Login failure store is back: failed logins are counted across replicas again")
-            }),
-            Effect.catchAll((e) => {
-              const first = downSince === undefined
-              if (first) downSince = now
-              const warn = first
-                ? Effect.logWarning(
-                  `Login failure store unreachable (${
-                    String((e as Error | undefined)?.message)
-                  }); failed logins are counted per process until it is back`
-                )
-                : Effect.void
-              return Effect.zipRight(warn, onMemory)
-            })
-          )
-        })
+      const use = yield* sharedWhileUp("Login failure store", "failed logins")
       return LoginFailureStore.of({
         waitFor: (key) => use(redis.waitFor(key), memory.waitFor(key)),
         fail: (key, policy) => use(redis.fail(key, policy), memory.fail(key, policy)),

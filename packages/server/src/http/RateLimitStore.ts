@@ -215,46 +215,50 @@ export const makeRedisStore = (url: Redacted.Redacted, prefix: string) =>
 export const probeInterval = Duration.seconds(5)
 
 /**
- * `primary` while it answers; when it fails, `fallback` (counts of this process only) with one
- * warning, trying `primary` again once per `probeInterval` and going back to it, with one
- * notice, as soon as it answers.
+ * A shared store (Redis) with this process's memory behind it: `use(onShared, onLocal)` runs
+ * `onShared` while the store answers; when it fails, `onLocal` with one warning, trying the store
+ * again once per `probeInterval` and going back to it, with one notice, as soon as it answers.
+ * `store` and `counted` name them in the log ("Rate-limit store", "limits").
  */
+export const sharedWhileUp = (store: string, counted: string) =>
+  Effect.map(Effect.clock, (clock) => {
+    let downSince: number | undefined
+    let lastTry = 0
+    return <A, E1, E2>(onShared: Effect.Effect<A, E1>, onLocal: Effect.Effect<A, E2>): Effect.Effect<A, E2> =>
+      Effect.suspend(() => {
+        const now = clock.unsafeCurrentTimeMillis()
+        if (downSince !== undefined && now - lastTry < Duration.toMillis(probeInterval)) return onLocal
+        lastTry = now
+        return onShared.pipe(
+          Effect.tap(() => {
+            if (downSince === undefined) return Effect.void
+            downSince = undefined
+            return Effect.logInfo(`${store} is back: ${counted} are counted across replicas again`)
+          }),
+          Effect.catchAll((e) => {
+            const first = downSince === undefined
+            if (first) downSince = now
+            const failure = e as { readonly message?: string; readonly cause?: { readonly message?: string } }
+            const warn = first
+              ? Effect.logWarning(
+                `${store} unreachable (${
+                  String(failure.cause?.message ?? failure.message)
+                }); ${counted} are counted per process until it is back`
+              )
+              : Effect.void
+            return Effect.zipRight(warn, onLocal)
+          })
+        )
+      })
+  })
+
+/** The rate limiter's store: `primary` while it answers, else `fallback`, this process's counts (see `sharedWhileUp`). */
 export const withFallback = (
   primary: RateLimiter.RateLimiterStore["Type"],
   fallback: RateLimiter.RateLimiterStore["Type"]
 ) =>
   Effect.gen(function*() {
-    const clock = yield* Effect.clock
-    let downSince: number | undefined
-    let lastTry = 0
-    const use = <A>(
-      onPrimary: Effect.Effect<A, RateLimiter.RateLimiterError>,
-      onFallback: Effect.Effect<A, RateLimiter.RateLimiterError>
-    ) =>
-      Effect.suspend(() => {
-        const now = clock.unsafeCurrentTimeMillis()
-        if (downSince !== undefined && now - lastTry < Duration.toMillis(probeInterval)) return onFallback
-        lastTry = now
-        return onPrimary.pipe(
-          Effect.tap(() => {
-            if (downSince === undefined) return Effect.void
-            downSince = undefined
-            return Effect.logInfo("Rate-limit store is back: limits are counted across replicas again")
-          }),
-          Effect.catchAll((e) => {
-            const first = downSince === undefined
-            if (first) downSince = now
-            const warn = first
-              ? Effect.logWarning(
-                `Rate-limit store unreachable (${
-                  String((e.cause as Error | undefined)?.message ?? e.message)
-                }); limits are counted per process until it is back`
-              )
-              : Effect.void
-            return Effect.zipRight(warn, onFallback)
-          })
-        )
-      })
+    const use = yield* sharedWhileUp("Rate-limit store", "limits")
     return RateLimiter.RateLimiterStore.of({
       fixedWindow: (options) => use(primary.fixedWindow(options), fallback.fixedWindow(options)),
       tokenBucket: (options) => use(primary.tokenBucket(options), fallback.tokenBucket(options))
