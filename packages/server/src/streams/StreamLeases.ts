@@ -1,6 +1,7 @@
 import { PlatformConfig, RateLimited, type Unauthorized, Users } from "@trading-platform/core"
-import { Deferred, Duration, Effect, Option, Redacted, Schedule, type Scope } from "effect"
+import { Deferred, Duration, Effect, Option, Redacted, Runtime, Schedule, type Scope } from "effect"
 import { createHash, randomBytes } from "node:crypto"
+import { onClientGone } from "./ClientGone.js"
 
 /** A lease not renewed for this long is gone, so the streams of a process that died free up. */
 export const leaseTtl = Duration.seconds(15)
@@ -91,6 +92,8 @@ export interface StreamLease {
    * password change or from the sessions list, expired, its user deleted): the stream ends then.
    */
   readonly ended: Effect.Effect<Unauthorized>
+  /** Lets the lease go now (the end of its scope does too; only the first release counts). */
+  readonly release: Effect.Effect<void>
 }
 
 /**
@@ -99,6 +102,9 @@ export interface StreamLease {
  * is open. Counted in Redis when `REDIS_URL` is set, so the limit holds across replicas; a lease
  * is renewed while its stream lives and expires `leaseTtl` after its process died. Each renewal
  * also authenticates the token again, so a stream outlives its token by at most `renewEvery`.
+ * A lease taken while serving a request is let go as soon as that request's client goes away
+ * (`onClientGone`), not when the stream's fiber has wound down: a client that closed its stream
+ * and opens another at once is not refused.
  */
 export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platform/server/StreamLeases", {
   scoped: Effect.gen(function*() {
@@ -110,7 +116,7 @@ export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platf
     const limit = rateLimits.concurrent_streams
 
     /** Renews a taken lease while the scope lives; storage that cannot answer ends no stream. */
-    const hold = (token: string, key: string, id: string) =>
+    const hold = (token: string, key: string, id: string, release: Effect.Effect<void>) =>
       Effect.gen(function*() {
         const ended = yield* Deferred.make<Unauthorized>()
         const check = users.authenticate(token).pipe(
@@ -123,23 +129,32 @@ export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platf
             Effect.delay(renewEvery)
           )
         )
-        return { ended: Deferred.await(ended) } satisfies StreamLease
+        // Started in the listener itself: the store hears of it before the client's next request.
+        const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+        yield* onClientGone(() => runFork(release))
+        return { ended: Deferred.await(ended), release } satisfies StreamLease
       })
 
     /**
-     * Holds a lease on `token` until the scope closes; fails with `RateLimited` (429) while the
-     * token already has its streams open.
+     * Holds a lease on `token` until the scope closes or the client of the request being served
+     * goes away; fails with `RateLimited` (429) while the token already has its streams open.
      */
     const acquire = (token: string): Effect.Effect<StreamLease, RateLimited, Scope.Scope> => {
       const key = keyOf(token)
       const id = randomBytes(8).toString("hex")
+      let released = false
+      const release = Effect.suspend(() => {
+        if (released) return Effect.void
+        released = true
+        return store.release(key, id)
+      })
       return Effect.acquireRelease(
         store.take(key, id, limit),
-        (taken) => (taken ? store.release(key, id) : Effect.void)
+        (taken) => (taken ? release : Effect.void)
       ).pipe(
         Effect.flatMap((taken) =>
           taken
-            ? hold(token, key, id)
+            ? hold(token, key, id, release)
             : Effect.fail(
               new RateLimited({
                 error: `Only ${limit} concurrent stream${

@@ -1,7 +1,19 @@
 import type { IncomingMessage } from "node:http"
 
+interface Receiver {
+  _maxPayload?: unknown
+  once?: (event: string, listener: () => void) => unknown
+}
+
 interface UpgradedSocket {
-  readonly _receiver?: { _maxPayload?: unknown }
+  readonly _receiver?: Receiver
+}
+
+/** The frame reader `ws` keeps on the TCP socket of the WebSocket upgraded from `request`. */
+const receiverOf = (request: IncomingMessage): Receiver | undefined => {
+  const socket = request.socket as unknown as Record<symbol, UpgradedSocket | undefined>
+  const key = Object.getOwnPropertySymbols(socket).find((symbol) => symbol.description === "websocket")
+  return key === undefined ? undefined : socket[key]?._receiver
 }
 
 /**
@@ -12,10 +24,20 @@ interface UpgradedSocket {
  * which `ws` keeps on the upgraded TCP socket. Answers whether it found the connection.
  */
 export const capIncomingMessages = (request: IncomingMessage, maxBytes: number): boolean => {
-  const socket = request.socket as unknown as Record<symbol, UpgradedSocket | undefined>
-  const key = Object.getOwnPropertySymbols(socket).find((symbol) => symbol.description === "websocket")
-  const receiver = key === undefined ? undefined : socket[key]?._receiver
+  const receiver = receiverOf(request)
   if (receiver === undefined || typeof receiver._maxPayload !== "number") return false
   receiver._maxPayload = maxBytes
+  return true
+}
+
+/**
+ * Calls `f` when the client's close frame arrives on the WebSocket upgraded from `request`: the
+ * client is done with it then, a round trip before the socket's `close` event (which waits for the
+ * closing handshake and the TCP connection). Answers whether it found the connection.
+ */
+export const onCloseFrame = (request: IncomingMessage, f: () => void): boolean => {
+  const receiver = receiverOf(request)
+  if (receiver === undefined || typeof receiver.once !== "function") return false
+  receiver.once("conclude", f)
   return true
 }

@@ -13,11 +13,24 @@ import {
   WsClientMessage,
   type WsServerMessage
 } from "@trading-platform/core"
-import { Clock, Deferred, Duration, Effect, Either, FiberMap, Option, Queue, Schema, Scope, Stream } from "effect"
+import {
+  Clock,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  FiberMap,
+  Option,
+  Queue,
+  Runtime,
+  Schema,
+  Scope,
+  Stream
+} from "effect"
 import type { IncomingMessage } from "node:http"
 import { presentedToken } from "../http/PresentedToken.js"
 import { type StreamLease, StreamLeases } from "./StreamLeases.js"
-import { capIncomingMessages } from "./WebSocketFrames.js"
+import { capIncomingMessages, onCloseFrame } from "./WebSocketFrames.js"
 
 /** A socket whose unsent data passes this (a consumer that does not read) is closed with 1013. */
 export const maxBufferedBytes = 1024 * 1024
@@ -116,6 +129,14 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
         let raw: globalThis.WebSocket | undefined
         let count = 0
         let windowStart = 0
+        // A client that sends its close frame is done: its lease goes then, not after the closing handshake.
+        const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+        let held = Option.getOrUndefined(Option.map(authenticated, (a) => a.lease))
+        let closing = false
+        const clientClosing = () => {
+          closing = true
+          if (held !== undefined) runFork(held.release)
+        }
 
         const send = (message: WsServerMessage) =>
           Effect.suspend(() =>
@@ -222,6 +243,8 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
 
         const serve = Effect.gen(function*() {
           const { caller, lease } = yield* authenticate
+          held = lease
+          if (closing) yield* lease.release
           // A token revoked meanwhile closes the socket as a refused one would.
           yield* lease.ended.pipe(
             Effect.flatMap((reason) =>
@@ -342,7 +365,8 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
         })
 
         const capFrames = Effect.suspend(() =>
-          capIncomingMessages(connection.request, websocket.maxMessageBytes)
+          capIncomingMessages(connection.request, websocket.maxMessageBytes) &&
+            onCloseFrame(connection.request, clientClosing)
             ? Effect.void
             : Effect.logWarning("WebSocket messages are not capped before they are read (ws internals changed)")
         )

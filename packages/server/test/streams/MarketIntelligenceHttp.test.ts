@@ -1,7 +1,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { MarketHub } from "@trading-platform/core"
 import { Effect, Exit, Layer, Scope, Supervisor, TestClock } from "effect"
-import { evaluate, openSse, openSseWhenFree, poolMetAt, StreamTestServer, until } from "../support/StreamClients.js"
+import { evaluate, openSse, poolMetAt, StreamTestServer, until } from "../support/StreamClients.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
 const tracked = Effect.runSync(Supervisor.track)
@@ -71,7 +71,7 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
         expect(otherPool).not.toBe(pool)
         sse.close()
         // The next snapshot lists it among the recent triggers.
-        const again = yield* openSseWhenFree("?symbols=BTC", { token: user.token })
+        const again = yield* openSse("?symbols=BTC", { token: user.token })
         const next = yield* Effect.promise(() => again.next("snapshot"))
         expect(next.data.triggers.map((t: any) => t.id)).toEqual([update.data.trigger.id])
         again.close()
@@ -90,7 +90,7 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
         yield* poolMetAt(user.token, ["ETH", "SOL"])
         const fired = (yield* evaluate).filter((t) => t.user_id === user.id)
         expect(fired).toHaveLength(2)
-        const resumed = yield* openSseWhenFree("?symbols=BTC", { token: user.token, lastEventId: snapshot.id })
+        const resumed = yield* openSse("?symbols=BTC", { token: user.token, lastEventId: snapshot.id })
         expect((yield* Effect.promise(() => resumed.next())).event).toBe("snapshot")
         const replayed = [yield* Effect.promise(() => resumed.next()), yield* Effect.promise(() => resumed.next())]
         expect(replayed.map((e) => e.event)).toEqual(["update", "update"])
@@ -98,7 +98,7 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
         expect(replayed[1]!.id.split("-")[0]).toBe(String(replayed[1]!.data.trigger.id))
         // Resuming from the latest event replays nothing more.
         resumed.close()
-        const latest = yield* openSseWhenFree("?symbols=BTC", { token: user.token, lastEventId: replayed[1]!.id })
+        const latest = yield* openSse("?symbols=BTC", { token: user.token, lastEventId: replayed[1]!.id })
         yield* Effect.promise(() => latest.next("snapshot"))
         yield* poolMetAt(user.token, ["DOGE"])
         yield* evaluate
@@ -182,7 +182,7 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
         expect(third.status).toBe(200)
         third.close()
         first.close()
-        const again = yield* openSseWhenFree("?symbols=ETH", { token: user.token })
+        const again = yield* openSse("?symbols=ETH", { token: user.token })
         expect(again.status).toBe(200)
         again.close()
       }))
@@ -211,7 +211,7 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
           }, 5_000)
         )
         // And its lease: the token may open a stream again.
-        const again = yield* openSseWhenFree("?symbols=BTC", { token: user.token })
+        const again = yield* openSse("?symbols=BTC", { token: user.token })
         expect(again.status).toBe(200)
         again.close()
       }))

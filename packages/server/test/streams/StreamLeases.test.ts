@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { PlatformConfig, platformOptions, Unauthorized, Users } from "@trading-platform/core"
 import { StreamLeases } from "@trading-platform/server"
-import { Effect, Fiber, Layer, Option, TestClock } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
 
 // What the token's check answers at the lease's next renewal.
 let answer: "valid" | "storage down" | "revoked" = "valid"
@@ -42,6 +42,23 @@ describe("StreamLeases", () => {
       answer = "revoked"
       yield* TestClock.adjust("5 seconds")
       expect((yield* Fiber.join(ended)).reason).toBe("token_revoked")
+    }).pipe(Effect.provide(StreamLeases.Default.pipe(
+      Layer.provide(ScriptedUsers),
+      Layer.provide(PlatformConfig.layer(platformOptions()))
+    ))))
+
+  it.scoped("release lets the lease go before its scope ends, and a second release frees nothing more", () =>
+    Effect.gen(function*() {
+      const leases = yield* StreamLeases
+      const scope = yield* Scope.make()
+      const first = yield* Scope.extend(leases.acquire("one token"), scope)
+      expect((yield* Effect.flip(leases.acquire("one token")))._tag).toBe("RateLimited")
+      yield* first.release
+      yield* leases.acquire("one token")
+      // Already released: neither again nor the end of its scope frees the lease the second one holds.
+      yield* first.release
+      yield* Scope.close(scope, Exit.void)
+      expect((yield* Effect.flip(leases.acquire("one token")))._tag).toBe("RateLimited")
     }).pipe(Effect.provide(StreamLeases.Default.pipe(
       Layer.provide(ScriptedUsers),
       Layer.provide(PlatformConfig.layer(platformOptions()))

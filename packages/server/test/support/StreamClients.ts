@@ -133,7 +133,11 @@ export const openSse = (query: string, options: { token?: string; lastEventId?: 
       })
   )
 
-/** Opens the stream again and again while it answers 429 (the previous stream's lease is freed asynchronously). */
+/**
+ * Opens the stream again and again while it answers 429: for a lease let go by another process
+ * (another replica's Redis connection) or one left to expire. In one process a closed stream's
+ * lease is let go at once, so a test there opens with `openSse`.
+ */
 export const openSseWhenFree = (
   query: string,
   options: { token?: string; lastEventId?: string; base?: string; deadlineMs?: number } = {}
