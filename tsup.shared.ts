@@ -3,6 +3,9 @@ import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { dirname, join, relative } from "node:path"
 import { defineConfig } from "tsup"
 
+/** The export condition under which each workspace package names its TypeScript sources. */
+const sourceCondition = "@trading-platform/source"
+
 /**
  * The CommonJS build: one bundle, `dist/commonjs.cjs`, holding every module once, and per entry a
  * stub `dist/<entry>.cjs` that requires it. Separate CommonJS bundles per entry would each carry
@@ -24,6 +27,8 @@ const buildCommonJs = async (entry: Record<string, string>) => {
     target: "node20",
     sourcemap: true,
     external: [...Object.keys(dependencies), ...Object.keys(peerDependencies)],
+    // A workspace package bundled into this one (see `packageBuild`) is read from its sources.
+    conditions: [sourceCondition],
     // import.meta is empty in CommonJS; the modules that use it check for __filename first.
     logOverride: { "empty-import-meta": "silent" },
     logLevel: "warning"
@@ -39,13 +44,28 @@ const buildCommonJs = async (entry: Record<string, string>) => {
 
 /**
  * How every package builds: ESM (tsup, code split) with declarations, and CommonJS (see
- * `buildCommonJs`); dependencies stay external. `onSuccess` runs after both.
+ * `buildCommonJs`); dependencies and peer dependencies stay external. A workspace module named in
+ * `inline` (its specifier, from a dev dependency, and its source file) is bundled from its sources,
+ * code and declarations, so the published package does not need it installed. `onSuccess` runs
+ * after both builds.
  */
-export const packageBuild = (entry: Record<string, string>, onSuccess?: () => Promise<void>) =>
+export const packageBuild = (
+  entry: Record<string, string>,
+  { inline = {}, onSuccess }: {
+    readonly inline?: Record<string, string>
+    readonly onSuccess?: () => Promise<void>
+  } = {}
+) =>
   defineConfig({
     entry,
     format: ["esm"],
-    dts: true,
+    // Declarations follow a package import into node_modules only when a path maps it to a source.
+    dts: {
+      compilerOptions: { paths: Object.fromEntries(Object.entries(inline).map(([name, file]) => [name, [file]])) }
+    },
+    esbuildOptions: (options) => {
+      options.conditions = [sourceCondition]
+    },
     clean: true,
     sourcemap: true,
     target: "node20",

@@ -1,3 +1,7 @@
 import { packageBuild } from "../../tsup.shared.js"
 
-export default packageBuild({ index: "src/index.ts" })
+// Core's contract is bundled in, so the client installs without the platform (docs/client.md).
+export default packageBuild(
+  { index: "src/index.ts", contract: "src/contract.ts" },
+  { inline: { "@trading-platform/core/contract": "../core/src/contract.ts" } }
+)

@@ -9,5 +9,5 @@ export default packageBuild(
     docs: "src/docs/DocsPage.ts"
   },
   // With the web console's files, which `console/ConsolePage.ts` reads from `dist/console/`.
-  () => bundleServer("dist").then(() => {})
+  { onSuccess: () => bundleServer("dist").then(() => {}) }
 )
