@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { evaluatePool, type MarketSample, PlatformConfig, PlatformLive, windowInputs } from "@trading-platform/core"
 import { testDatabaseUrl, testOptions, testStorages } from "@trading-platform/core/testing"
 import { type Context, Effect, Layer, Redacted } from "effect"
+import type { ChildProcess } from "node:child_process"
 import { newCaller } from "../support/Callers.js"
 import { serverProcess } from "../support/ServerProcess.js"
 import { depthPool } from "../support/SignalPools.js"
@@ -16,7 +17,21 @@ const engineProcess = (url: Redacted.Redacted) =>
     SIGNAL_LEASE_S: "2"
   }, "SIGKILL")
 
-const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+/** Polls `check` until it holds (a generous deadline: waits on what happens, whatever the machine's load). */
+const until = <E, R>(what: string, check: Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function*() {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+      if (yield* check) return
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+    }
+    return yield* Effect.die(new Error(`waited a minute for ${what}`))
+  })
+
+const exited = (child: ChildProcess) =>
+  Effect.async<void>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    child.once("exit", () => resume(Effect.void))
+  })
 
 interface SampleRow extends Omit<MarketSample, "sampled_at"> {
   readonly sampled_at: Date
@@ -45,19 +60,24 @@ describe.skipIf(testDatabaseUrl === undefined)("signal engine across processes o
         const [first, second] = yield* Effect.all([engineProcess(storage.url), engineProcess(storage.url)], {
           concurrency: "unbounded"
         })
-        yield* pause(6_000)
+        const holder = sql<{ holder: string }>`SELECT holder FROM leases WHERE name = 'signal-engine'`.pipe(
+          Effect.map(([lease]) => lease === undefined ? undefined : Number(lease.holder.split(":")[1]))
+        )
+        const firedSince = (since: Date) =>
+          sql<{ n: number }>`SELECT count(*)::int AS n FROM signal_triggers
+            WHERE pool_id = ${pool.id} AND fired_at > ${since}`.pipe(Effect.map(([row]) => row!.n > 0))
+        yield* until("the first engine's first trigger", firedSince(new Date(0)))
         // Kill whichever process holds the engine; the other takes it over once the lease runs out.
-        const [lease] = yield* sql<{ holder: string }>`SELECT holder FROM leases WHERE name = 'signal-engine'`
-        const leader = Number(lease!.holder.split(":")[1])
+        const leader = yield* holder
         const [victim, survivor] = leader === first.pid ? [first, second] : [second, first]
         expect(victim.pid).toBe(leader)
         victim.kill("SIGKILL")
+        yield* exited(victim)
         const killedAt = new Date()
-        yield* pause(8_000)
-        const [after] = yield* sql<{ holder: string }>`SELECT holder FROM leases WHERE name = 'signal-engine'`
-        expect(Number(after!.holder.split(":")[1])).toBe(survivor.pid)
+        yield* until("the takeover", Effect.map(holder, (pid) => pid === survivor.pid))
+        yield* until("a trigger after the takeover", firedSince(killedAt))
         survivor.kill("SIGKILL")
-        yield* pause(200)
+        yield* exited(survivor)
 
         // Replay the stored samples through the same evaluation: the rising edges are the expected triggers.
         const signals = new Map(
@@ -89,6 +109,6 @@ describe.skipIf(testDatabaseUrl === undefined)("signal engine across processes o
         expect(times.some((t) => t < killedAt.getTime())).toBe(true)
         expect(times.some((t) => t > killedAt.getTime())).toBe(true)
       }),
-    { timeout: 90_000 }
+    { timeout: 240_000 }
   )
 })

@@ -187,9 +187,9 @@ describe("SimulatedMarket", () => {
     expect(highest).toBeGreaterThan(1.6)
   })
 
-  it("the walk spans 1960 to 2100: no candles outside it, and a price at any time, promptly", () => {
+  // Correctness only: the simulator's speed is measured by bench/simulator.bench.ts, never asserted by a test.
+  it("the walk spans 1960 to 2100: no candles outside it, and a price at any time", () => {
     const m = simulatedSymbol(seed, "ETH", "venue1")!
-    const started = performance.now()
     const farthest = 8.64e15
     expect(m.candles("1d", -farthest, -farthest + 3 * day, now)).toEqual([])
     expect(m.candles("1d", Date.UTC(1959, 11, 30), Date.UTC(1960, 0, 3), now).map((c) => c.time)).toEqual([
@@ -201,7 +201,6 @@ describe("SimulatedMarket", () => {
       expect(m.price(t)).toBeGreaterThan(0)
       expect(m.day(t).volume_24h).toBeGreaterThan(0)
     }
-    expect(performance.now() - started).toBeLessThan(2_000)
   })
 
   it("the same candles in a fresh module instance, whatever was asked for first", async () => {
