@@ -17,9 +17,12 @@ import { Clock, Data, type Duration, Effect, Option, Schema, Stream } from "effe
 /**
  * Why a live stream stopped. `retryable` failures (the connection dropped or the server ended the
  * stream, a 5xx, a 429) are retried by the retry rule before they reach you; the others (a 4xx,
- * a WebSocket closed for breaking its rules, a channel refused) end the stream at once.
+ * a WebSocket closed for breaking its rules, a channel refused) end the stream at once. Its
+ * `message` says what failed in one line: the HTTP status with the envelope's code and text, the
+ * WebSocket's close code and reason, or the error frame's code, text and channel.
  */
 export class LiveStreamError extends Data.TaggedError("LiveStreamError")<{
+  /** The server's own words (the envelope's or the error frame's `error`), or what went wrong on the way. */
   readonly error: string
   /** The error envelope's code (`unauthorized`, `rate_limited`, …), `transport_error` or `stream_ended`. */
   readonly code: string
@@ -27,12 +30,21 @@ export class LiveStreamError extends Data.TaggedError("LiveStreamError")<{
   readonly status?: number | undefined
   /** The WebSocket close code, when the server closed it. */
   readonly closeCode?: number | undefined
+  /** The reason the server gave with its close code. */
+  readonly closeReason?: string | undefined
   /** The channel an error frame was about. */
   readonly channel?: string | null | undefined
   readonly retryable: boolean
   /** The server's `Retry-After`, for a 429 or 503. */
   readonly retryAfter: Option.Option<Duration.Duration>
-}> {}
+}> {
+  override get message(): string {
+    const about = this.channel ? ` (channel ${this.channel})` : ""
+    return this.status !== undefined
+      ? `HTTP ${this.status} ${this.code}: ${this.error}`
+      : `${this.code}: ${this.error}${about}`
+  }
+}
 
 // Stream.retry resets the schedule once an element gets through, so each outage starts from 1 s.
 const retrying = (options: RetryOptions | false | undefined) => <A, R>(stream: Stream.Stream<A, LiveStreamError, R>) =>
@@ -67,9 +79,10 @@ const sseEvents = (http: HttpClient.HttpClient, request: HttpClientRequest.HttpC
     if (response.status !== 200) {
       const body = yield* Effect.orElseSucceed(response.json, () => ({})) as Effect.Effect<any>
       const now = yield* Clock.currentTimeMillis
+      const envelope = typeof body?.code === "string" && typeof body?.error === "string"
       return yield* new LiveStreamError({
-        error: body?.error ?? `HTTP ${response.status}`,
-        code: body?.code ?? "unexpected_response",
+        error: envelope ? body.error : "The server answered without the error envelope",
+        code: envelope ? body.code : "unexpected_response",
         status: response.status,
         retryable: isRetryableStatus(response.status),
         retryAfter: parseRetryAfter(response.headers["retry-after"], now)
@@ -145,6 +158,29 @@ export interface ChannelEvent {
   readonly data: unknown
 }
 
+/** What a close code means (RFC 6455 §7.4.1), for a close that came without a reason. */
+const closeMeaning = (code: number): string =>
+  ({
+    1000: "closed normally",
+    1001: "the server is going away",
+    1006: "the connection dropped without a close frame",
+    1008: "a policy was broken",
+    1009: "a message was too big",
+    1011: "the server failed",
+    1013: "the server is busy; try again later"
+  })[code] ?? "no reason given"
+
+/** What a socket error says happened (a refused upgrade answers `Unexpected server response: 404`). */
+const socketFailure = (e: Socket.SocketError): string => {
+  const cause = (e as { readonly cause?: unknown }).cause
+  const said = cause instanceof Error
+    ? cause.message
+    : typeof cause === "object" && cause !== null && "message" in cause && typeof cause.message === "string"
+    ? cause.message
+    : ""
+  return said || e.message
+}
+
 // Closed for breaking the rules (1008) or for a message over the server's cap (1009): reconnecting
 // would break them again. 1013 (the server is busy) and 1001 (it went away) are worth another try.
 const retryableClose = (code: number) => code !== 1000 && code !== 1008 && code !== 1009
@@ -187,20 +223,27 @@ export const subscribe = (
           )
         }
       }, { onOpen: Effect.forEach(hello, (m) => Effect.ignore(write(JSON.stringify(m))), { discard: true }) }).pipe(
-        Effect.catchAll((e) => {
-          const closeCode = Socket.SocketCloseError.is(e) ? e.code : undefined
-          return Effect.sync(() =>
+        Effect.catchAll((e) =>
+          Effect.sync(() =>
             emit.fail(
-              new LiveStreamError({
-                error: closeCode === undefined ? "The WebSocket failed" : `The WebSocket closed with ${closeCode}`,
-                code: closeCode === undefined ? "transport_error" : "stream_ended",
-                closeCode,
-                retryable: closeCode === undefined || retryableClose(closeCode),
-                retryAfter: Option.none()
-              })
+              Socket.SocketCloseError.is(e)
+                ? new LiveStreamError({
+                  error: `The WebSocket closed with ${e.code} (${e.closeReason || closeMeaning(e.code)})`,
+                  code: "stream_ended",
+                  closeCode: e.code,
+                  closeReason: e.closeReason || undefined,
+                  retryable: retryableClose(e.code),
+                  retryAfter: Option.none()
+                })
+                : new LiveStreamError({
+                  error: `The WebSocket to ${url} failed: ${socketFailure(e)}`,
+                  code: "transport_error",
+                  retryable: true,
+                  retryAfter: Option.none()
+                })
             )
           )
-        }),
+        ),
         Effect.forkScoped
       )
     })

@@ -6,6 +6,8 @@ import { createClient, LiveStreamError, makeClient } from "@trading-platform/cli
 import { MarketHub } from "@trading-platform/core"
 import type { MarketEvent } from "@trading-platform/core/contract"
 import { Effect, Fiber, Queue, Stream } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import WebSocket from "ws"
 import { evaluate, poolMetAt, StreamTestServer } from "../../server/test/support/StreamClients.js"
 import { baseUrl, signUp } from "../../server/test/support/TestServer.js"
@@ -56,7 +58,65 @@ layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })
         const error = yield* client.marketIntelligence(["NOPE"]).pipe(Stream.runDrain, Effect.flip)
         expect(error).toBeInstanceOf(LiveStreamError)
         expect(error).toMatchObject({ status: 422, code: "symbol_not_listed", retryable: false })
+        expect(error.message).toBe(`HTTP 422 symbol_not_listed: ${error.error}`)
+        expect(error.error).toMatch(/NOPE/)
       }))
+
+    it.effect("Effect client: a second stream on the token fails with a message naming 429, rate_limited and the server's text", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp("client429")
+        const client = yield* makeClient({ baseUrl: yield* baseUrl, token: user.token, retry: false }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        const events = yield* Queue.unbounded<MarketEvent>()
+        const first = yield* client.marketIntelligence(["BTC"]).pipe(
+          Stream.runForEach((event) => Queue.offer(events, event)),
+          Effect.fork
+        )
+        expect((yield* Queue.take(events)).event).toBe("snapshot")
+        const error = yield* client.marketIntelligence(["ETH"]).pipe(Stream.runDrain, Effect.flip)
+        expect(error).toMatchObject({ status: 429, code: "rate_limited", retryable: true })
+        expect(error.message).toBe(
+          "HTTP 429 rate_limited: Only 1 concurrent stream per session token; close the open one first"
+        )
+        // A WebSocket on the same token: the server's error frame, its code and text.
+        const refused = yield* client.subscribe(["triggers"]).pipe(
+          Stream.runDrain,
+          Effect.provide(NodeSocket.layerWebSocketConstructor),
+          Effect.flip
+        )
+        expect(refused).toMatchObject({ code: "rate_limited", channel: null })
+        expect(refused.message).toBe(
+          "rate_limited: Only 1 concurrent stream per session token; close the open one first"
+        )
+        yield* Fiber.interrupt(first)
+      }))
+
+    it.effect("Effect client: an answer without the error envelope, and a WebSocket nobody upgrades, say so", () =>
+      Effect.gen(function*() {
+        // A host that does not serve the platform: 502 in plain text, and no upgrade handler.
+        const host = createServer((_, response) => response.writeHead(502).end("Bad gateway"))
+        yield* Effect.acquireRelease(
+          Effect.async<void>((resume) => void host.listen(0, "127.0.0.1", () => resume(Effect.void))),
+          () => Effect.async<void>((resume) => void host.close(() => resume(Effect.void)))
+        )
+        const base = `http://127.0.0.1:${(host.address() as AddressInfo).port}`
+        const client = yield* makeClient({ baseUrl: base, token: "t", retry: false }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        const error = yield* client.marketIntelligence(["BTC"]).pipe(Stream.runDrain, Effect.flip)
+        expect(error).toMatchObject({ status: 502, code: "unexpected_response", retryable: true })
+        expect(error.message).toBe("HTTP 502 unexpected_response: The server answered without the error envelope")
+        const failed = yield* client.subscribe(["triggers"]).pipe(
+          Stream.runDrain,
+          Effect.provide(NodeSocket.layerWebSocketConstructor),
+          Effect.flip
+        )
+        expect(failed).toMatchObject({ code: "transport_error", retryable: true })
+        expect(failed.message).toMatch(
+          new RegExp(`^transport_error: The WebSocket to ws://127\\.0\\.0\\.1:\\d+/api/ws failed: \\S`)
+        )
+      }).pipe(Effect.scoped))
 
     it.effect("Effect client: subscribe streams a WebSocket channel's events", () =>
       Effect.gen(function*() {
@@ -94,7 +154,9 @@ layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })
           Effect.provide(NodeSocket.layerWebSocketConstructor),
           Effect.flip
         )
-        expect(error).toMatchObject({ closeCode: 1009, retryable: false })
+        // `ws` refuses the frame on its header and closes without a reason: the code's meaning stands in.
+        expect(error).toMatchObject({ closeCode: 1009, closeReason: undefined, retryable: false })
+        expect(error.message).toBe("stream_ended: The WebSocket closed with 1009 (a message was too big)")
       }))
 
     it.effect("Promise client: assistantChat yields the answer's deltas, then done", () =>
@@ -115,6 +177,7 @@ layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })
         const client = yield* makeClient({ baseUrl: yield* baseUrl, retry }).pipe(Effect.provide(FetchHttpClient.layer))
         const error = yield* client.assistantChat({ message: "hello" }).pipe(Stream.runDrain, Effect.flip)
         expect(error).toMatchObject({ status: 401, code: "unauthorized" })
+        expect(error.message).toBe(`HTTP 401 unauthorized: ${error.error}`)
       }))
 
     it.effect("Promise client: async iterators over the SSE stream and the WebSocket", () =>
