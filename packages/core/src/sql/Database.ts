@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
 import { PlatformConfig, type StorageConfig } from "../config/PlatformConfig.js"
 import { acquireDataDirectory } from "./DataDirectory.js"
+import * as MigratedTemplate from "./MigratedTemplate.js"
 import { migrate, migrateAlone } from "./Migrations.js"
 import * as PgliteClient from "./PgliteClient.js"
 import type { StorageKind } from "./StorageKind.js"
@@ -16,7 +17,8 @@ const client = (storage: StorageConfig) => {
       Effect.map(Effect.promise(() => import("@effect/sql-pg")), ({ PgClient }) => PgClient.layer({ url: storage.url }))
     )
   }
-  return PgliteClient.layer(storage.dataDir.startsWith("memory://") ? undefined : storage.dataDir)
+  // In memory: from the migrated template, so a one-off process or a test does not create and migrate a database.
+  return storage.dataDir.startsWith("memory://") ? MigratedTemplate.layerMemory() : PgliteClient.layer(storage.dataDir)
 }
 
 const migrated = (storage: StorageConfig) =>

@@ -25,6 +25,7 @@ import m0021 from "./migrations/0021_trading_rules.js"
 import m0022 from "./migrations/0022_news_per_source.js"
 import m0023 from "./migrations/0023_operators.js"
 import m0024 from "./migrations/0024_backtest_warmup.js"
+import { scriptText } from "./SqlScript.js"
 
 /**
  * The one schema, for PGlite and PostgreSQL alike: one file per migration in `migrations/`,
@@ -58,6 +59,11 @@ const byName = {
   "0024_backtest_warmup": m0024
 }
 export const migrations = Migrator.fromRecord(byName)
+
+/** Each migration's name and statements (undefined for one that is not a `script`): what a migrated template is keyed by. */
+export const migrationTexts: ReadonlyArray<readonly [string, string | undefined]> = Object.entries(byName).map((
+  [name, migration]
+) => [name, scriptText(migration)])
 
 const table = "trading_platform_migrations"
 const latest = Math.max(...Object.keys(byName).map((name) => Number.parseInt(name, 10)))

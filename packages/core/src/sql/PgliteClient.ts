@@ -12,7 +12,7 @@ import { requirePath } from "../jobs/WorkerThread.js"
 
 // PostgreSQL's default 128 MB of shared buffers is resident memory in the server's own process;
 // the embedded database is small and its files are in the OS page cache anyway.
-const startParams = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"]
+export const startParams = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"]
 
 /**
  * V8's WebAssembly tiering budget: its default (in V8 11 and 12), and the one for PGlite's start.
@@ -78,19 +78,34 @@ const initialise = (dataDir: string) =>
   })
 
 /**
- * An `@effect/sql` client over PGlite (PostgreSQL compiled to WASM, in process).
- * `dataDir` persists to a folder; `undefined` keeps everything in memory.
+ * Opens PGlite on `dataDir` (a folder, created first if new; `undefined` keeps everything in
+ * memory), or in memory from a data directory dumped earlier (`loadDataDir`, see
+ * `MigratedTemplate.ts`); closed with the scope.
  */
-export const make = (dataDir: string | undefined) =>
+export const open = (dataDir: string | undefined, loadDataDir?: Blob) =>
   Effect.gen(function*() {
     if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) yield* initialise(dataDir)
-    const db = yield* Effect.acquireRelease(
+    return yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => PGlite.create(dataDir, { startParams }),
+        try: () =>
+          loadDataDir === undefined
+            ? PGlite.create(dataDir, { startParams })
+            : PGlite.create({ startParams, loadDataDir }),
         catch: (cause) => new SqlError({ cause, message: `PGlite failed to start${dataDir ? ` in ${dataDir}` : ""}` })
       }),
       (db) => Effect.promise(() => db.close()).pipe(Effect.zipRight(Effect.logDebug("Embedded database closed")))
     )
+  })
+
+/**
+ * An `@effect/sql` client over PGlite (PostgreSQL compiled to WASM, in process).
+ * `dataDir` persists to a folder; `undefined` keeps everything in memory.
+ */
+export const make = (dataDir: string | undefined) => Effect.flatMap(open(dataDir), clientOf)
+
+/** The `@effect/sql` client over an open PGlite. */
+export const clientOf = (db: PGlite) =>
+  Effect.gen(function*() {
     const fail = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
     const query = (sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array" = "object") =>
       Effect.tryPromise({ try: () => db.query<any>(sql, params as Array<unknown>, { rowMode }), catch: fail })
