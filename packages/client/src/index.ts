@@ -1,4 +1,8 @@
-/** Typed clients for the trading platform API, and the retry helper they use. */
+/**
+ * Typed clients for the trading platform API, and the retry helper they use.
+ *
+ * @module @trading-platform/client
+ */
 /** The Effect client of the whole contract: `makeClient({ baseUrl, token?, retry? })`. */
 export { type ClientOptions, makeClient, RequestInputError, type TradingClient } from "./Client.js"
 /** The Promise client (`createClient`) and the Error subclass its Promises reject with. */

@@ -1,6 +1,9 @@
 /**
  * The HTTP contract alone: schemas, errors, the API, the retry rule. Loads no storage, so clients
- * can import it (`@trading-platform/core/contract`).
+ * can import it (`@trading-platform/core/contract`; the client bundles it as
+ * `@trading-platform/client/contract`).
+ *
+ * @module @trading-platform/core/contract
  */
 export { TradingApi } from "./Api.js"
 

@@ -1,4 +1,8 @@
-/** The reference HTTP server and the helpers that embed the platform in another host. */
+/**
+ * The reference HTTP server and the helpers that embed the platform in another host.
+ *
+ * @module @trading-platform/server
+ */
 export { ApiLive } from "./ApiLive.js"
 export { ConsoleLive } from "./console/ConsolePage.js"
 export { openApiDocument, OpenApiLive } from "./docs/OpenApiDocument.js"
