@@ -5,6 +5,7 @@ import {
   BacktestProgressFeed,
   type CurrentUserShape,
   type HubUpdate,
+  InvalidInput,
   MarketData,
   MarketHub,
   PlatformConfig,
@@ -404,7 +405,15 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
         const place = Option.isNone(authenticated)
           ? Option.some(yield* unauthenticatedPlace(clientIp(request)))
           : Option.none()
-        const socket = yield* request.upgrade
+        // A request that is no upgrade, or a host that cannot upgrade (a fetch-style handler).
+        const socket = yield* request.upgrade.pipe(
+          Effect.catchTag("RequestError", () =>
+            new InvalidInput({
+              error:
+                "GET /api/ws opens a WebSocket: send it as an upgrade (Upgrade: websocket) to a server that serves WebSockets",
+              issues: [{ path: "upgrade", message: "must be websocket" }]
+            }))
+        )
         yield* session(socket, authenticated, {
           request: NodeHttpServerRequest.toIncomingMessage(request),
           connectedAt,

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
+import { type PlatformOptions, rateLimitPolicyPerMinute } from "@trading-platform/core"
 import { testOptions } from "@trading-platform/core/testing"
-import { makeNodeHandler, makeWebHandler } from "@trading-platform/server"
-import { Duration, Option } from "effect"
+import { type EmbedOptions, makeNodeHandler, makeWebHandler } from "@trading-platform/server"
+import { Duration, Effect, Option } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import WebSocket from "ws"
+import { openSseAt, openWsAt } from "../support/StreamClients.js"
 import { uniqueUser } from "../support/TestServer.js"
 
 const config = testOptions({ kind: "pglite", dataDir: "memory://" })
@@ -12,6 +15,53 @@ const json = (body: unknown, token?: string) => ({
   headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
   body: JSON.stringify(body)
 })
+
+/** A host as docs/embedding.md shows it: its own page, `/api/` to the platform, and its upgrades too. */
+const embeddedHost = async (options: EmbedOptions) => {
+  const platform = await makeNodeHandler(options)
+  const host = createServer((req, res) => {
+    if (req.url?.startsWith("/api/")) return platform.handler(req, res)
+    res.writeHead(200, { "content-type": "text/plain" }).end("host page")
+  })
+  host.on("upgrade", platform.upgrade)
+  await new Promise<void>((resolve) => host.listen(0, "127.0.0.1", resolve))
+  const base = `http://127.0.0.1:${(host.address() as AddressInfo).port}`
+  let closed: Promise<void> | undefined
+  return {
+    base,
+    /** Ends the platform (its streams first), then the host; once. */
+    close: () =>
+      closed ??= platform.dispose().then(() => {
+        host.closeAllConnections()
+        return new Promise<void>((resolve) => host.close(() => resolve()))
+      })
+  }
+}
+
+const signUp = async (base: string, prefix: string) => {
+  const user = uniqueUser(prefix)
+  expect((await fetch(`${base}/api/users/register`, json(user))).status).toBe(201)
+  const login = await fetch(`${base}/api/users/login`, json({ email: user.email, password: user.password }))
+  return (await login.json()).session_token as string
+}
+
+const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+
+/** An upgrade of `path` (not `/api/ws`): the status and body of the refusal. */
+const upgradeRefusal = (url: string) =>
+  new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const socket = new WebSocket(url)
+    socket.on("open", () => reject(new Error(`${url} upgraded`)))
+    socket.on("error", () => {})
+    socket.on("unexpected-response", (request, response) => {
+      let text = ""
+      response.on("data", (chunk) => (text += chunk))
+      response.on("end", () => {
+        request.destroy()
+        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) })
+      })
+    })
+  })
 
 describe("embedding", () => {
   it(
@@ -73,8 +123,129 @@ describe("embedding", () => {
       const body = await bad.json()
       expect(body.code).toBe("invalid_input")
       expect(body.request_id).toBe(bad.headers.get("x-request-id"))
+      // No socket to upgrade: the WebSocket answers the envelope, and holds no lease after.
+      for (let i = 0; i < 2; i++) {
+        const ws = await handler(
+          new Request(`http://host/api/ws?session_token=${login.session_token}`, {
+            headers: { upgrade: "websocket", connection: "Upgrade" }
+          })
+        )
+        expect(ws.status).toBe(400)
+        expect(await ws.json()).toMatchObject({
+          code: "invalid_input",
+          error: expect.stringMatching(/^GET \/api\/ws opens a WebSocket/)
+        })
+      }
     } finally {
       await dispose()
     }
   })
+
+  it(
+    "makeNodeHandler's upgrade handler serves /api/ws beside the SSE stream: the reference server's auth, lease, channels and close on dispose",
+    { timeout: 90_000 },
+    async () => {
+      const host = await embeddedHost({ config })
+      try {
+        const token = await signUp(host.base, "embedws")
+        const sse = await run(openSseAt(host.base, "?symbols=BTC", { token }))
+        expect(sse.status).toBe(200)
+        expect((await sse.next("snapshot")).data.exchange).toBe("venue1")
+
+        // The token's one stream is open: the upgrade is refused with the envelope, as by `npm start`.
+        const second = await run(openWsAt(host.base, `?session_token=${token}`, {}))
+        expect(await second.refusal).toMatchObject({ status: 429, body: { code: "rate_limited", retry_after: 5 } })
+        const bad = await run(openWsAt(host.base, "?session_token=not-a-token", {}))
+        expect(await bad.refusal).toMatchObject({ status: 401, body: { code: "unauthorized" } })
+        expect(await upgradeRefusal(`${host.base.replace("http", "ws")}/api/nothing-here`)).toMatchObject({
+          status: 404,
+          body: { code: "not_found" }
+        })
+
+        // Closed, the stream's lease is free at once: a socket authenticating by its first message opens.
+        sse.close()
+        const ws = await run(openWsAt(host.base, "", {}))
+        expect(await ws.refused).toBeUndefined()
+        ws.send({ type: "auth", token })
+        ws.send({ type: "ping" })
+        expect(await ws.next()).toEqual({ type: "pong", channel: null })
+        ws.send({ type: "subscribe", channel: "prices:btc" })
+        expect(await ws.next()).toEqual({ type: "subscribed", channel: "prices:btc" })
+        ws.send({ type: "subscribe", channel: "prices:NOPE" })
+        expect(await ws.next()).toMatchObject({ type: "error", code: "symbol_not_listed", channel: "prices:NOPE" })
+        ws.send({ type: "subscribe", channel: "weather" })
+        expect(await ws.next()).toMatchObject({ type: "error", code: "invalid_input", channel: "weather" })
+
+        // Disposing the platform closes its sockets as stopping the reference server does.
+        await host.close()
+        expect(await ws.closed).toEqual({ code: 1001, reason: "Server shutting down" })
+      } finally {
+        await host.close()
+      }
+    }
+  )
+
+  it(
+    "the WebSocket limits hold through makeNodeHandler: message size, messages a minute, inbox, unauthenticated sockets per address, time to authenticate",
+    { timeout: 90_000 },
+    async () => {
+      const limited: PlatformOptions = {
+        ...config,
+        trustProxy: true,
+        rateLimits: {
+          ...rateLimitPolicyPerMinute({ auth: 10_000, read: 10_000, write: 10_000 }),
+          websocket_messages_per_min: 20
+        },
+        websocket: {
+          ...config.websocket,
+          maxQueuedMessages: 3,
+          maxUnauthenticatedPerIp: 2,
+          authTimeout: Duration.seconds(1)
+        }
+      }
+      const host = await embeddedHost({ config: limited })
+      const from = (ip: string) => ({ "x-forwarded-for": ip })
+      try {
+        const big = await run(openWsAt(host.base, "", from("10.1.0.1")))
+        big.send("x".repeat(2 * 1024 * 1024))
+        expect((await big.closed).code).toBe(1009)
+
+        const silent = await run(openWsAt(host.base, "", from("10.1.0.2")))
+        expect(await silent.next()).toMatchObject({ type: "error", code: "unauthorized", error: "No token within 1s" })
+        expect(await silent.closed).toEqual({ code: 1008, reason: "Authentication timeout" })
+
+        const waiting = [
+          await run(openWsAt(host.base, "", from("10.1.0.3"))),
+          await run(openWsAt(host.base, "", from("10.1.0.3")))
+        ]
+        const third = await run(openWsAt(host.base, "", from("10.1.0.3")))
+        expect(await third.next()).toMatchObject({ type: "error", code: "rate_limited" })
+        expect(await third.closed).toEqual({ code: 1013, reason: "Too many unauthenticated sockets" })
+        for (const ws of waiting) ws.socket.close()
+
+        const inbox = await run(
+          openWsAt(host.base, `?session_token=${await signUp(host.base, "embedinbox")}`, from("10.1.0.4"))
+        )
+        inbox.send({ type: "ping" })
+        expect(await inbox.next()).toEqual({ type: "pong", channel: null })
+        for (let i = 0; i < 10; i++) inbox.send({ type: "ping" })
+        expect(await inbox.next((m) => m.type === "error")).toMatchObject({ code: "rate_limited" })
+        expect(await inbox.closed).toEqual({ code: 1013, reason: "Too many messages waiting" })
+
+        const flood = await run(
+          openWsAt(host.base, `?session_token=${await signUp(host.base, "embedflood")}`, from("10.1.0.5"))
+        )
+        // One at a time, so the inbox never fills: what closes it is the count a minute.
+        for (let i = 0; i < 20; i++) {
+          flood.send({ type: "ping" })
+          expect(await flood.next()).toEqual({ type: "pong", channel: null })
+        }
+        flood.send({ type: "ping" })
+        expect(await flood.next()).toMatchObject({ type: "error", code: "rate_limited" })
+        expect(await flood.closed).toEqual({ code: 1008, reason: "Message rate limit exceeded" })
+      } finally {
+        await host.close()
+      }
+    }
+  )
 })

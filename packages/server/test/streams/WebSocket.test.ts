@@ -149,6 +149,17 @@ layer(
       expect((yield* wait(() => ws.closed)).code).toBe(1008)
     }))
 
+  it.effect("GET /api/ws that is no upgrade answers 400 invalid_input and leaves the token's stream free", () =>
+    Effect.gen(function*() {
+      const user = yield* signUp("noupgrade")
+      const plain = yield* call("GET", `/api/ws?session_token=${user.token}`)
+      expectError(plain, 400, "invalid_input")
+      expect(plain.body.error).toMatch(/^GET \/api\/ws opens a WebSocket: send it as an upgrade/)
+      const ws = yield* openWs(`?session_token=${user.token}`)
+      expect(yield* wait(() => ws.refused)).toBeUndefined()
+      ws.socket.close()
+    }))
+
   it.effect("the WebSocket shares the token's one stream with the SSE stream: 429 either way", () =>
     Effect.gen(function*() {
       const user = yield* signUp("share")

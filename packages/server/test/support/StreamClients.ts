@@ -74,64 +74,64 @@ export interface SseConnection {
   readonly close: () => void
 }
 
-/** Opens the market-intelligence stream over real HTTP and parses its events as they come. */
+/** Opens the market-intelligence stream over real HTTP (the test server's, or `options.base`) and parses its events as they come. */
 export const openSse = (query: string, options: { token?: string; lastEventId?: string; base?: string } = {}) =>
-  Effect.flatMap(
-    options.base ? Effect.succeed(options.base) : baseUrl,
-    (base) =>
-      Effect.promise(async (): Promise<SseConnection> => {
-        const controller = new AbortController()
-        const headers: Record<string, string> = {}
-        if (options.token) headers["authorization"] = `Bearer ${options.token}`
-        if (options.lastEventId) headers["last-event-id"] = options.lastEventId
-        const response = await fetch(`${base}/api/market-intelligence/stream${query}`, {
-          headers,
-          signal: controller.signal
-        })
-        if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
-          const text = await response.text()
-          const noEvents = () => Promise.reject(new Error(`no stream: ${response.status} ${text}`))
-          return {
-            status: response.status,
-            headers: response.headers,
-            body: JSON.parse(text),
-            next: noEvents,
-            ended: Promise.resolve(),
-            close: () => {}
-          }
+  Effect.flatMap(options.base ? Effect.succeed(options.base) : baseUrl, (base) => openSseAt(base, query, options))
+
+/** `openSse` on the server at `base`. */
+export const openSseAt = (base: string, query: string, options: { token?: string; lastEventId?: string } = {}) =>
+  Effect.promise(async (): Promise<SseConnection> => {
+    const controller = new AbortController()
+    const headers: Record<string, string> = {}
+    if (options.token) headers["authorization"] = `Bearer ${options.token}`
+    if (options.lastEventId) headers["last-event-id"] = options.lastEventId
+    const response = await fetch(`${base}/api/market-intelligence/stream${query}`, {
+      headers,
+      signal: controller.signal
+    })
+    if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      const text = await response.text()
+      const noEvents = () => Promise.reject(new Error(`no stream: ${response.status} ${text}`))
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: JSON.parse(text),
+        next: noEvents,
+        ended: Promise.resolve(),
+        close: () => {}
+      }
+    }
+    const events: Array<ReadEvent> = []
+    const parser = Sse.makeParser((e) => {
+      if (e._tag === "Event") events.push({ event: e.event, id: e.id ?? "", data: JSON.parse(e.data) })
+    })
+    const ended = (async () => {
+      const decoder = new TextDecoder()
+      try {
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+          parser.feed(decoder.decode(chunk, { stream: true }))
         }
-        const events: Array<ReadEvent> = []
-        const parser = Sse.makeParser((e) => {
-          if (e._tag === "Event") events.push({ event: e.event, id: e.id ?? "", data: JSON.parse(e.data) })
-        })
-        const ended = (async () => {
-          const decoder = new TextDecoder()
-          try {
-            for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-              parser.feed(decoder.decode(chunk, { stream: true }))
-            }
-          } catch {
-            // aborted by the test
-          }
-        })()
-        const next = (event?: string, deadlineMs = 5_000) =>
-          until(`event ${event ?? "any"}`, () => {
-            while (events.length > 0) {
-              const e = events.shift()!
-              if (event === undefined || e.event === event) return e
-            }
-            return undefined
-          }, deadlineMs)
-        return {
-          status: response.status,
-          headers: response.headers,
-          body: undefined,
-          next,
-          ended,
-          close: () => controller.abort()
+      } catch {
+        // aborted by the test
+      }
+    })()
+    const next = (event?: string, deadlineMs = 5_000) =>
+      until(`event ${event ?? "any"}`, () => {
+        while (events.length > 0) {
+          const e = events.shift()!
+          if (event === undefined || e.event === event) return e
         }
-      })
-  )
+        return undefined
+      }, deadlineMs)
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: undefined,
+      next,
+      ended,
+      close: () => controller.abort()
+    }
+  })
 
 /**
  * Opens the stream again and again while it answers 429: for a lease let go by another process
@@ -160,37 +160,48 @@ export interface WsConnection {
   readonly closed: Promise<{ code: number; reason: string }>
   /** The HTTP status when the server refused to upgrade. */
   readonly refused: Promise<number | undefined>
+  /** The status and JSON body of the answer when the server refused to upgrade. */
+  readonly refusal: Promise<{ readonly status: number; readonly body: any } | undefined>
 }
 
-/** Opens `GET /api/ws` over a real WebSocket; answers once it is open or refused. */
+/** Opens the test server's `GET /api/ws` over a real WebSocket; answers once it is open or refused. */
 export const openWs = (query = "", headers: Record<string, string> = {}) =>
-  Effect.flatMap(baseUrl, (base) =>
-    Effect.promise(async (): Promise<WsConnection> => {
-      const socket = new WebSocket(`${base.replace("http", "ws")}/api/ws${query}`, { headers })
-      const messages: Array<any> = []
-      socket.on("message", (data) => messages.push(JSON.parse(String(data))))
-      socket.on("error", () => {})
-      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-        socket.on("close", (code, reason) => resolve({ code, reason: String(reason) }))
-      )
-      const refused = new Promise<number | undefined>((resolve) => {
-        socket.on("unexpected-response", (_req, res) => resolve(res.statusCode))
-        socket.on("open", () => resolve(undefined))
-        socket.on("close", () => resolve(undefined))
+  Effect.flatMap(baseUrl, (base) => openWsAt(base, query, headers))
+
+/** `openWs` on the server at `base`. */
+export const openWsAt = (base: string, query = "", headers: Record<string, string> = {}) =>
+  Effect.promise(async (): Promise<WsConnection> => {
+    const socket = new WebSocket(`${base.replace("http", "ws")}/api/ws${query}`, { headers })
+    const messages: Array<any> = []
+    socket.on("message", (data) => messages.push(JSON.parse(String(data))))
+    socket.on("error", () => {})
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.on("close", (code, reason) => resolve({ code, reason: String(reason) }))
+    )
+    const refusal = new Promise<{ status: number; body: any } | undefined>((resolve) => {
+      socket.on("unexpected-response", (_req, res) => {
+        let text = ""
+        res.on("data", (chunk) => (text += chunk))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text === "" ? undefined : JSON.parse(text) }))
       })
-      await refused
-      const next = (match: (m: any) => boolean = () => true, deadlineMs = 5_000) =>
-        until("a WebSocket message", () => {
-          const i = messages.findIndex(match)
-          return i === -1 ? undefined : messages.splice(i, 1)[0]
-        }, deadlineMs)
-      return {
-        socket,
-        next,
-        send: (message) => socket.send(typeof message === "string" ? message : JSON.stringify(message)),
-        closed,
-        refused
-      }
-    }))
+      socket.on("open", () => resolve(undefined))
+      socket.on("close", () => resolve(undefined))
+    })
+    const refused = refusal.then((r) => r?.status)
+    await refused
+    const next = (match: (m: any) => boolean = () => true, deadlineMs = 5_000) =>
+      until("a WebSocket message", () => {
+        const i = messages.findIndex(match)
+        return i === -1 ? undefined : messages.splice(i, 1)[0]
+      }, deadlineMs)
+    return {
+      socket,
+      next,
+      send: (message) => socket.send(typeof message === "string" ? message : JSON.stringify(message)),
+      closed,
+      refused,
+      refusal
+    }
+  })
 
 export { until }
