@@ -1,3 +1,4 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import { testStorages } from "@trading-platform/core/testing"
 import { Duration, Effect, TestClock } from "effect"
@@ -67,13 +68,29 @@ const paperTrader = (code: string, account: Record<string, unknown> = {}) =>
 /** Whether the exit watcher has closed the position: an exit after the entry, filled (a pass records it, then fills it). */
 const exited = (orders: ReadonlyArray<any>) => orders.length >= 2 && orders[0].status === "filled"
 
-/** Moves the clock on an hour at a time (the scheduler's pass runs on each), at most 120 hours, until `done` holds. */
+/** Waits (on the wall, polling) until the scheduler's pass at `at` on the Clock is over: its lease records each pass. */
+const passed = (at: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+      const [lease] = yield* sql<{ last_run_at: Date | null }>`
+        SELECT last_run_at FROM leases WHERE name = 'automation_scheduler'`
+      if (lease?.last_run_at && lease.last_run_at.getTime() >= at) return
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+    }
+    return yield* Effect.die(new Error(`the scheduler's pass at ${new Date(at).toISOString()} did not end in a minute`))
+  }).pipe(Effect.orDie)
+
+/**
+ * Moves the clock on an hour at a time, until `done` holds (at most 120 hours): after each step, the
+ * scheduler's pass at that hour (which runs the exit watcher) has ended before `done` is asked.
+ */
 const hourByHour = <R>(done: Effect.Effect<boolean, never, R>) =>
   Effect.gen(function*() {
     const start = Math.floor((yield* TestClock.currentTimeMillis) / hour) * hour
     for (let h = 1; h <= 120; h++) {
       yield* TestClock.setTime(start + h * hour)
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+      yield* passed(start + h * hour)
       if (yield* done) return
     }
   })
