@@ -1,5 +1,6 @@
-// The platform inside an Express 5 app, under the prefix /trading. `npm start` keeps serving on
-// PORT (3002); with EXAMPLE_EXIT=1 it takes a free port, shows a few requests and exits.
+// The platform inside an Express 5 app, under the prefix /trading, WebSockets (/trading/api/ws)
+// included. `npm start` keeps serving on PORT (3002); with EXAMPLE_EXIT=1 it takes a free port,
+// shows a few requests and exits.
 import { makeNodeHandler } from "@trading-platform/server"
 import express from "express"
 import type { AddressInfo } from "node:net"
@@ -34,6 +35,14 @@ const server = app.listen(demo ? 0 : Number(process.env["PORT"] ?? 3002), "127.0
   console.log(`GET /trading/api/users/me without a token -> ${me.status} ${(await me.json()).code}`)
   const echo = await fetch(`${base}/echo`, { method: "POST", headers: json, body: JSON.stringify({ hello: "host" }) })
   console.log(`POST /echo -> ${echo.status} ${JSON.stringify(await echo.json())}`)
-  server.close()
+  // The platform first: it ends its open streams, which the server's close would wait for.
   await platform.dispose()
+  server.close()
+})
+
+// WebSocket upgrades never pass through Express's routing: strip the prefix as app.use does.
+server.on("upgrade", (request, socket, head) => {
+  if (!request.url?.startsWith("/trading/")) return socket.destroy()
+  request.url = request.url.slice("/trading".length)
+  platform.upgrade(request, socket, head)
 })

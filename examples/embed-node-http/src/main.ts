@@ -1,6 +1,6 @@
-// The platform inside a host's own node:http server: the host sends /api/ to it and serves the rest.
-// `npm start` keeps serving on PORT (3001); with EXAMPLE_EXIT=1 it takes a free port, shows a few
-// requests and exits.
+// The platform inside a host's own node:http server: the host sends /api/ to it and serves the rest,
+// and hands it the WebSocket upgrades (GET /api/ws). `npm start` keeps serving on PORT (3001); with
+// EXAMPLE_EXIT=1 it takes a free port, shows a few requests and exits.
 import { makeNodeHandler } from "@trading-platform/server"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -12,6 +12,8 @@ const server = createServer((request, response) => {
   if (request.url?.startsWith("/api/")) return platform.handler(request, response)
   response.writeHead(200, { "content-type": "text/plain" }).end("Hello from the host")
 })
+// WebSockets (GET /api/ws) come as "upgrade" events, which a request handler never sees.
+server.on("upgrade", platform.upgrade)
 
 const demo = process.env["EXAMPLE_EXIT"] === "1"
 server.listen(demo ? 0 : Number(process.env["PORT"] ?? 3001), "127.0.0.1", async () => {
@@ -24,6 +26,7 @@ server.listen(demo ? 0 : Number(process.env["PORT"] ?? 3001), "127.0.0.1", async
   console.log(`GET /api/nothing-here -> ${unknown.status} ${(await unknown.json()).code}`)
   const page = await fetch(`${base}/`)
   console.log(`GET / -> ${page.status} ${await page.text()}`)
-  server.close()
+  // The platform first: it ends its open streams, which the server's close would wait for.
   await platform.dispose()
+  server.close()
 })
