@@ -197,7 +197,8 @@ export const wrong: Promise<number> = api.users.me().then((user) => user.email)
 describe("the published packages", () => {
   it("build in a scratch copy, pack, install alone into an empty project and work as ESM and as CommonJS", async () => {
     const work = scratchCopy()
-    await run("npm", ["run", "build"], work)
+    // Each package builds from the sources alone (core's types and the client's bundled contract too), so all at once.
+    await Promise.all(packages.map((name) => run("npm", ["run", "build"], join(work, "packages", name))))
     // Each module is in one CommonJS file only: the entries are stubs requiring one bundle.
     for (const name of packages) {
       const files = commonJsSources(join(work, "packages", name, "dist"))
@@ -229,16 +230,19 @@ describe("the published packages", () => {
     const footprints: Record<string, ReturnType<typeof footprint>> = {}
     const alone = { client: ["client"], core: ["core"], server: ["core", "server"] }
     const projects: Record<string, string> = {}
-    for (const [name, names] of Object.entries(alone)) {
-      const project = emptyProject(`trading-${name}-`)
-      await installInto(project, names.map((n) => tarballs[n]!))
-      footprints[name] = footprint(join(project, "node_modules"), `@trading-platform/${name}`)
-      // One copy of effect whatever the packages: no package brings its own.
-      const nested = readdirSync(join(project, "node_modules"), { recursive: true, encoding: "utf8" })
-        .filter((path) => /node_modules\/effect$/.test(path))
-      expect(nested, name).toEqual([])
-      projects[name] = project
-    }
+    // Into projects of their own at once: npm's cache takes concurrent installs.
+    await Promise.all(
+      Object.entries(alone).map(async ([name, names]) => {
+        const project = emptyProject(`trading-${name}-`)
+        await installInto(project, names.map((n) => tarballs[n]!))
+        footprints[name] = footprint(join(project, "node_modules"), `@trading-platform/${name}`)
+        // One copy of effect whatever the packages: no package brings its own.
+        const nested = readdirSync(join(project, "node_modules"), { recursive: true, encoding: "utf8" })
+          .filter((path) => /node_modules\/effect$/.test(path))
+        expect(nested, name).toEqual([])
+        projects[name] = project
+      })
+    )
     console.log(`installed alone from its tarball: ${JSON.stringify(footprints)}`)
     // The client with Effect is mostly Effect itself (effect 27 MiB, @effect/platform 19 MiB unpacked).
     expect(footprints.client!.all.packages).toBeLessThanOrEqual(20)
@@ -288,8 +292,12 @@ describe("the published packages", () => {
       imports: [24, 24, 48],
       onDataset: { status: "completed", error: null, points: 48 }
     }
-    expect(JSON.parse(await run("node", ["check.mjs"], project))).toEqual(expected)
-    expect(JSON.parse(await run("node", ["check.cjs"], project))).toEqual(expected)
+    // Two processes, each with its own in-memory database: run side by side.
+    const [asModule, asCommonJs] = await Promise.all(
+      ["check.mjs", "check.cjs"].map((file) => run("node", [file], project))
+    )
+    expect(JSON.parse(asModule!)).toEqual(expected)
+    expect(JSON.parse(asCommonJs!)).toEqual(expected)
     expect(await run(join(project, "node_modules/.bin/trading-platform"), ["--help"], project)).toMatch(/^Usage: /)
 
     for (const dir of [packs, ...Object.values(projects)]) rmSync(dir, { recursive: true })
