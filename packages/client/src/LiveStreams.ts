@@ -181,6 +181,25 @@ const socketFailure = (e: Socket.SocketError): string => {
   return said || e.message
 }
 
+/**
+ * A WebSocket that did not open. Where the WebSocket class tells the status of a refused upgrade
+ * (`ws` does; browsers tell nothing), it is kept and retried by the rule for HTTP answers: a 404
+ * (a host that does not route the upgrade) ends the stream at once instead of retrying.
+ */
+const upgradeFailure = (url: string, said: string) => {
+  const refused = /Unexpected server response: (\d{3})/.exec(said)
+  const status = refused ? Number(refused[1]) : undefined
+  return new LiveStreamError({
+    error: status === undefined
+      ? `The WebSocket to ${url} failed: ${said}`
+      : `The server refused to upgrade ${url} to a WebSocket`,
+    code: "transport_error",
+    status,
+    retryable: status === undefined || isRetryableStatus(status),
+    retryAfter: Option.none()
+  })
+}
+
 // Closed for breaking the rules (1008) or for a message over the server's cap (1009): reconnecting
 // would break them again. 1013 (the server is busy) and 1001 (it went away) are worth another try.
 const retryableClose = (code: number) => code !== 1000 && code !== 1008 && code !== 1009
@@ -235,12 +254,7 @@ export const subscribe = (
                   retryable: retryableClose(e.code),
                   retryAfter: Option.none()
                 })
-                : new LiveStreamError({
-                  error: `The WebSocket to ${url} failed: ${socketFailure(e)}`,
-                  code: "transport_error",
-                  retryable: true,
-                  retryAfter: Option.none()
-                })
+                : upgradeFailure(url, socketFailure(e))
             )
           )
         ),

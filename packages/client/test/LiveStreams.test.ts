@@ -92,10 +92,11 @@ layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })
         yield* Fiber.interrupt(first)
       }))
 
-    it.effect("Effect client: an answer without the error envelope, and a WebSocket nobody upgrades, say so", () =>
+    it.effect("Effect client: an answer without the error envelope, and a refused or failed upgrade, say so", () =>
       Effect.gen(function*() {
-        // A host that does not serve the platform: 502 in plain text, and no upgrade handler.
+        // A host that does not serve the platform: 502 in plain text, 404 to an upgrade.
         const host = createServer((_, response) => response.writeHead(502).end("Bad gateway"))
+        host.on("upgrade", (_, socket) => socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"))
         yield* Effect.acquireRelease(
           Effect.async<void>((resume) => void host.listen(0, "127.0.0.1", () => resume(Effect.void))),
           () => Effect.async<void>((resume) => void host.close(() => resume(Effect.void)))
@@ -107,14 +108,28 @@ layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })
         const error = yield* client.marketIntelligence(["BTC"]).pipe(Stream.runDrain, Effect.flip)
         expect(error).toMatchObject({ status: 502, code: "unexpected_response", retryable: true })
         expect(error.message).toBe("HTTP 502 unexpected_response: The server answered without the error envelope")
+        const ws = `ws://127.0.0.1:${(host.address() as AddressInfo).port}/api/ws`
+        // Not retried, even with the retry rule on: the host does not route the upgrade.
+        const retrying = yield* makeClient({ baseUrl: base, token: "t", retry }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        const refused = yield* retrying.subscribe(["triggers"]).pipe(
+          Stream.runDrain,
+          Effect.provide(NodeSocket.layerWebSocketConstructor),
+          Effect.flip
+        )
+        expect(refused).toMatchObject({ status: 404, code: "transport_error", retryable: false })
+        expect(refused.message).toBe(`HTTP 404 transport_error: The server refused to upgrade ${ws} to a WebSocket`)
+        // Nothing listens: the cause, as the socket told it.
+        yield* Effect.async<void>((resume) => void host.close(() => resume(Effect.void)))
         const failed = yield* client.subscribe(["triggers"]).pipe(
           Stream.runDrain,
           Effect.provide(NodeSocket.layerWebSocketConstructor),
           Effect.flip
         )
-        expect(failed).toMatchObject({ code: "transport_error", retryable: true })
-        expect(failed.message).toMatch(
-          new RegExp(`^transport_error: The WebSocket to ws://127\\.0\\.0\\.1:\\d+/api/ws failed: \\S`)
+        expect(failed).toMatchObject({ code: "transport_error", retryable: true, status: undefined })
+        expect(failed.message).toBe(
+          `transport_error: The WebSocket to ${ws} failed: connect ECONNREFUSED 127.0.0.1:${new URL(ws).port}`
         )
       }).pipe(Effect.scoped))
 
