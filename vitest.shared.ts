@@ -7,7 +7,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["@trading-platform/source"] } },
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
+    // Timeouts catch a hang, not slowness: generous, so a loaded machine does not fail a test.
+    testTimeout: 120_000,
     hookTimeout: 120_000
   }
 })

@@ -54,7 +54,7 @@ const runInThread = (code: string, warmup: ReadonlyArray<Candle> = []) =>
 
 /** Polls (on the real clock) until no backtest thread is left; fails at the deadline. */
 const untilNoThreads = Effect.gen(function*() {
-  const deadline = Date.now() + 10_000
+  const deadline = Date.now() + 60_000
   while (liveBacktestThreads() > 0) {
     if (Date.now() > deadline) return yield* Effect.die(new Error(`${liveBacktestThreads()} threads still alive`))
     yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))

@@ -37,7 +37,7 @@ layer(PlatformLive.pipe(Layer.provideMerge(TestConfig(testStorages[0], { retenti
             sql<{ fired_at: Date }>`SELECT fired_at FROM signal_triggers ORDER BY fired_at`,
             (rows) => rows.length
           )
-        const deadline = Date.now() + 20_000
+        const deadline = Date.now() + 60_000
         while ((yield* remaining()) !== 1 && Date.now() < deadline) {
           yield* Effect.promise(() => new Promise((r) => setTimeout(r, 50)))
         }

@@ -37,7 +37,7 @@ layer(RetentionServer, { timeout: "120 seconds" })("backtest retention", (it) =>
         const recent = yield* run()
         yield* TestClock.adjust("1 hour")
 
-        const deadline = Date.now() + 20_000
+        const deadline = Date.now() + 60_000
         let status = 200
         while (status !== 404 && Date.now() < deadline) {
           status = (yield* call("GET", `/api/programs/backtest/${old}`, { token })).status

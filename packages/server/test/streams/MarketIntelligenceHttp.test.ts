@@ -208,7 +208,7 @@ layer(StreamTestServer().pipe(Layer.provide(Supervisor.addSupervisor(tracked))),
                 size.triggerWatchers === during.triggerWatchers - 1 && fibers <= before
               ? true
               : undefined
-          }, 5_000)
+          }, 60_000)
         )
         // And its lease: the token may open a stream again.
         const again = yield* openSse("?symbols=BTC", { token: user.token })

@@ -8,7 +8,7 @@ const retention = { ...platformOptions().retention, purgeInterval: Duration.hour
 /** The reason a token is refused for, polled (the purge runs in the background) until it is `want` or the deadline passes. */
 const reasonBecomes = (token: string, want: string | undefined) =>
   Effect.gen(function*() {
-    const deadline = Date.now() + 20_000
+    const deadline = Date.now() + 60_000
     for (;;) {
       const reply = yield* call("GET", "/api/users/me", { token })
       const reason: string | undefined = reply.status === 200 ? undefined : reply.body.reason
