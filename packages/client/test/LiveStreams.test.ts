@@ -133,6 +133,30 @@ layer(StreamTestServer(), { timeout: "120 seconds", excludeTestServices: true })
         )
       }).pipe(Effect.scoped))
 
+    it.effect("Promise client: a stream its reader leaves frees the token at once: the next opens without a retry", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp("clientclose")
+        // No retries: a 429 would fail the next stream rather than be waited out.
+        const client = createClient({ baseUrl: yield* baseUrl, token: user.token, retry: false, WebSocket })
+        // A refused stream would throw its LiveStreamError (429, or the WebSocket's rate_limited frame).
+        const seen = yield* Effect.promise(async () => {
+          const seen: Array<string> = []
+          for (let round = 0; round < 3; round++) {
+            for await (const event of client.marketIntelligence(["BTC"])) {
+              seen.push(event.event)
+              break
+            }
+            // The first price comes with the market's next read after subscribing.
+            for await (const { channel } of client.subscribe(["prices:BTC"])) {
+              seen.push(channel)
+              break
+            }
+          }
+          return seen
+        })
+        expect(seen).toEqual(["snapshot", "prices:BTC", "snapshot", "prices:BTC", "snapshot", "prices:BTC"])
+      }))
+
     it.effect("Effect client: subscribe streams a WebSocket channel's events", () =>
       Effect.gen(function*() {
         const user = yield* signUp("clientws")
