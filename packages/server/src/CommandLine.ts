@@ -1,4 +1,4 @@
-import { settings } from "./ServerConfig.js"
+import { settings } from "./ServerSettings.js"
 
 const names = new Set<string>(settings.map(([name]) => name))
 
@@ -17,7 +17,9 @@ export const parseArgs = (argv: ReadonlyArray<string>): ParsedArgs => {
     if (arg === "--version" || arg === "-v") return { _tag: "Version" }
     const match = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(arg)
     const name = match?.[1]?.replaceAll("-", "_").toUpperCase()
-    if (!match || !name || !names.has(name)) return { _tag: "Invalid", message: `Unknown argument ${arg}; see --help` }
+    if (!match || !name || !names.has(name)) {
+      return { _tag: "Invalid", message: `${arg} is not a flag of trading-platform; see trading-platform --help` }
+    }
     const next = argv[i + 1]
     const value = match[2] ?? (next !== undefined && !next.startsWith("--") ? (i++, next) : "true")
     values.set(name, value)

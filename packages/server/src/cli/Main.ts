@@ -1,25 +1,45 @@
 #!/usr/bin/env node
 // `trading-platform <command>`: `serve` (also the default, so `trading-platform --port 0` still serves),
-// `backtest`, `import`, `migrate`, `openapi` and `operator`. Each path imports only what it runs, so serving loads no commands.
+// `backtest`, `import`, `migrate`, `openapi` and `operator`. Flags are checked first, by modules that
+// load no storage, so `--help` and a wrong flag answer at once; each path then imports only what it runs.
 
 const [command, ...rest] = process.argv.slice(2)
 
-if (command === "serve") {
+const serve = async () => {
+  const { parseArgs, usage } = await import("../CommandLine.js")
+  const args = parseArgs(process.argv.slice(2))
+  if (args._tag === "Help") return console.log(usage)
+  if (args._tag === "Version") return console.log((await import("../Version.js")).version)
+  if (args._tag === "Invalid") {
+    console.error(args.message)
+    return void (process.exitCode = 2)
+  }
   // The server's entry reads its flags from process.argv.
+  await import("../main.js")
+}
+
+const runOne = async (name: string, argv: ReadonlyArray<string>) => {
+  const { checkCommand, commandUsage, isCommand } = await import("./CommandFlags.js")
+  if (name === "help") return console.log(commandUsage)
+  if (!isCommand(name)) {
+    console.error(`Unknown command ${name}\n\n${commandUsage}`)
+    return void (process.exitCode = 2)
+  }
+  const checked = await checkCommand(name, argv)
+  if (checked._tag === "Help") return console.log(checked.text)
+  if (checked._tag === "Mistake") {
+    console.error(checked.message)
+    return void (process.exitCode = 2)
+  }
+  const { runCommand } = await import("./Commands.js")
+  process.exitCode = await runCommand(checked.plan)
+}
+
+if (command === "serve") {
   process.argv.splice(2, 1)
-  void import("../main.js")
+  void serve()
 } else if (command === undefined || command.startsWith("-")) {
-  void import("../main.js")
+  void serve()
 } else {
-  void import("./Commands.js").then(async ({ commandUsage, runCommand }) => {
-    if (
-      command === "backtest" || command === "import" || command === "migrate" || command === "openapi" ||
-      command === "operator"
-    ) {
-      process.exitCode = await runCommand(command, rest)
-    } else {
-      console.error(`Unknown command ${command}\n\n${commandUsage}`)
-      process.exitCode = 2
-    }
-  })
+  void runOne(command, rest)
 }

@@ -3,10 +3,11 @@ import { PlatformLive, StorageStats, Users } from "@trading-platform/core"
 import { TestConfig, testStorages } from "@trading-platform/core/testing"
 import { Effect, Layer } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { afterAll } from "vitest"
 import { tradingProgram } from "../support/Backtests.js"
 
 const cli = fileURLToPath(new URL("../../src/cli/Main.ts", import.meta.url))
@@ -17,10 +18,43 @@ interface Outcome {
   readonly stderr: string
 }
 
+/**
+ * Loaded before the command: records every module the process resolves into the file `LOAD_PROBE`
+ * names, so a test can tell that the embedded database, the migrations or the sandbox never loaded.
+ */
+const probeDir = mkdtempSync(join(tmpdir(), "tp-cli-probe-"))
+afterAll(() => rmSync(probeDir, { recursive: true, force: true }))
+writeFileSync(
+  join(probeDir, "hooks.mjs"),
+  [
+    "import { appendFileSync } from \"node:fs\"",
+    "export async function resolve(specifier, context, next) {",
+    "  const resolved = await next(specifier, context)",
+    "  if (process.env.LOAD_PROBE) appendFileSync(process.env.LOAD_PROBE, resolved.url + \"\\n\")",
+    "  return resolved",
+    "}"
+  ].join("\n")
+)
+writeFileSync(
+  join(probeDir, "probe.mjs"),
+  `import { register } from "node:module"\nregister(${
+    JSON.stringify(pathToFileURL(join(probeDir, "hooks.mjs")).href)
+  })\n`
+)
+const loadProbe = pathToFileURL(join(probeDir, "probe.mjs")).href
+
 /** Runs `trading-platform ...args` as `npx trading-platform` would, in its own process. */
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   new Promise<Outcome>((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@trading-platform/source", cli, ...args], {
+    const child = spawn(process.execPath, [
+      "--import",
+      loadProbe,
+      "--import",
+      "tsx",
+      "--conditions=@trading-platform/source",
+      cli,
+      ...args
+    ], {
       env: { PATH: process.env["PATH"] ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -42,23 +76,66 @@ const withTemp = async (body: (dir: string) => Promise<void>) => {
 
 const range = ["--symbol", "BTC", "--timeframe", "1h", "--from", "2025-01-01T00:00:00Z", "--to", "2025-01-15T00:00:00Z"]
 
+/** What a process loaded, by the probe above: whether any of the embedded database, the migrations or the sandbox. */
+const startedStorage = (probe: string) =>
+  readFileSync(probe, "utf8").split("\n").filter((url) =>
+    /@electric-sql\/pglite|quickjs|\/sql\/(Migrations|PgliteClient|Database)\.|\/Platform\./.test(url)
+  )
+
 describe("trading-platform command line", () => {
-  it("an unknown command or flag prints the usage and exits 2", async () => {
+  it("an unknown command prints the commands and exits 2", async () => {
     const unknown = await run(["frobnicate"])
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toMatch(/Unknown command frobnicate[\s\S]*Usage: trading-platform <command>/)
-    const badFlag = await run(["backtest", "--bogus", "1"])
-    expect(badFlag.code).toBe(2)
-    expect(badFlag.stderr).toMatch(/--bogus[\s\S]*Usage: /)
-    const missing = await run(["backtest", "--symbol", "BTC"])
-    expect(missing.code).toBe(2)
-    expect(missing.stderr).toMatch(/--program is required/)
   }, 60_000)
 
-  it("backtest --help prints the usage and exits 0", async () => {
-    const help = await run(["backtest", "--help"])
-    expect(help.code).toBe(0)
-    expect(help.stdout).toMatch(/--program FILE/)
+  it(
+    "a wrong flag is answered in one line and exit 2, before the database, its migrations or the sandbox load",
+    async () => {
+      await withTemp(async (dir) => {
+        writeFileSync(join(dir, "program.js"), tradingProgram)
+        const data = join(dir, "data")
+        const flags = ["--program", join(dir, "program.js"), ...range, "--data-dir", data]
+        const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+          [[...flags, "--bogus", "1"], "--bogus is not a flag of backtest; its flags are --program, --symbol,"],
+          [
+            [...flags.slice(0, 4), "--timeframe", "2h", ...flags.slice(6)],
+            "--timeframe must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d; got '2h'"
+          ],
+          [
+            [...flags.slice(0, 6), "--from", "soon", ...flags.slice(8)],
+            "--from must be an ISO-8601 date and time; got 'soon'"
+          ],
+          [[...flags, "--leverage", "x2"], "--leverage must be a number; got 'x2'"],
+          [flags.slice(2), "--program is required"]
+        ]
+        for (const [i, [args, expected]] of cases.entries()) {
+          const probe = join(dir, `probe-${i}`)
+          const out = await run(["backtest", ...args], { LOAD_PROBE: probe })
+          expect(out.code).toBe(2)
+          expect(out.stdout).toBe("")
+          expect(out.stderr.split("\n")).toHaveLength(2)
+          expect(out.stderr.startsWith(expected)).toBe(true)
+          expect(startedStorage(probe)).toEqual([])
+          expect(existsSync(data)).toBe(false)
+        }
+      })
+    },
+    120_000
+  )
+
+  it("backtest --help prints its flags and exits 0, loading neither the contract nor storage", async () => {
+    await withTemp(async (dir) => {
+      const probe = join(dir, "probe")
+      const help = await run(["backtest", "--help"], { LOAD_PROBE: probe })
+      expect(help.code).toBe(0)
+      expect(help.stdout).toMatch(/--program FILE/)
+      expect(startedStorage(probe)).toEqual([])
+      expect(readFileSync(probe, "utf8")).not.toMatch(/core\/src\/contract/)
+      const serveHelp = await run(["--help"], { LOAD_PROBE: probe })
+      expect(serveHelp.stdout).toMatch(/--data-dir/)
+      expect(startedStorage(probe)).toEqual([])
+    })
   }, 60_000)
 
   it("runs a backtest embedded on a data directory and prints it as JSON with --json", async () => {
@@ -88,6 +165,8 @@ describe("trading-platform command line", () => {
       writeFileSync(join(dir, "program.js"), tradingProgram)
       const out = await run(["backtest", "--program", join(dir, "program.js"), ...range])
       expect(out.code).toBe(0)
+      // Not a terminal: a line of progress at each tenth, with the bar count.
+      expect(out.stderr.trim().split("\n").at(-1)).toMatch(/\] 100% 336\/336 bars, completed$/)
       expect(out.stdout).toMatch(/^Backtest of BTC 1h on venue1/)
       expect(out.stdout).toMatch(/Final balance\s+\d+\.\d\d/)
       expect(out.stdout).toMatch(/Trades\s+[1-9]\d*/)
@@ -126,8 +205,8 @@ describe("trading-platform command line", () => {
       expect(badRange.code).toBe(1)
       expect(badRange.stderr).toMatch(/end must be after start/)
       const missingFile = await run(["backtest", "--program", join(dir, "absent.js"), ...range])
-      expect(missingFile.code).toBe(1)
-      expect(missingFile.stderr).toMatch(/ENOENT/)
+      expect(missingFile.code).toBe(2)
+      expect(missingFile.stderr).toMatch(/^--program .*absent\.js cannot be read: ENOENT/)
     })
   }, 120_000)
 
@@ -197,7 +276,7 @@ describe("trading-platform command line", () => {
         expect(stranger.code).toBe(1)
         expect(stranger.stderr).toContain("No user with the e-mail bob@example.com")
         const badTimeframe = await run(["import", "candles", join(dir, "btc.csv"), ...flags, "--timeframe", "2h"])
-        expect(badTimeframe.code).toBe(1)
+        expect(badTimeframe.code).toBe(2)
         expect(badTimeframe.stderr.trim()).toBe("--timeframe must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d; got '2h'")
         expect((await run(["import", "candles", ...flags])).code).toBe(2)
         expect((await run(["import", "rows", join(dir, "btc.csv"), ...flags])).code).toBe(2)
