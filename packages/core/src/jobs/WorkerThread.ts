@@ -1,8 +1,9 @@
 import { Effect, Queue, type Scope } from "effect"
-import { readFileSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import { mkdirSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
-import { extname } from "node:path"
-import { pathToFileURL } from "node:url"
+import { basename, extname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { type ResourceLimits, Worker } from "node:worker_threads"
 import { heartbeatSlot, makeHeartbeatBuffer } from "./Heartbeat.js"
 
@@ -13,11 +14,52 @@ const here = () => (typeof __filename === "string" ? pathToFileURL(__filename) :
 export const requirePath = (specifier: string) => createRequire(here()).resolve(specifier)
 
 /**
+ * From the sources, an entry bundled by esbuild (a dev dependency, so present wherever the sources
+ * run), once per process and entry: a thread then reads one file, where loading the entry's
+ * thousands of modules through tsx took seconds per thread (10 s under load; 5x the whole
+ * BacktestThread suite). Bundled as the server's build bundles its threads
+ * (`packages/server/bundle.config.ts`): dependencies inlined but for those that find their own
+ * files (PGlite, QuickJS), which Node resolves from `node_modules`, so the bundle is written under
+ * `node_modules/.cache` and removed when the process exits.
+ */
+const bundles = new Map<string, URL>()
+const bundled = (entry: URL): URL => {
+  const known = bundles.get(entry.href)
+  if (known !== undefined) return known
+  const esbuildPath = requirePath("esbuild")
+  const modules = esbuildPath.slice(0, esbuildPath.lastIndexOf("node_modules") + "node_modules".length)
+  const dir = join(modules, ".cache", "trading-platform", "threads")
+  mkdirSync(dir, { recursive: true })
+  const outfile = join(dir, `${process.pid}-${randomBytes(4).toString("hex")}-${basename(entry.pathname, ".ts")}.mjs`)
+  const esbuild = createRequire(here())("esbuild") as typeof import("esbuild")
+  esbuild.buildSync({
+    entryPoints: [fileURLToPath(entry)],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    conditions: ["@trading-platform/source"],
+    external: ["@electric-sql/pglite", "quickjs-emscripten", "@jitl/*", "msgpackr-extract"],
+    // Bundled CommonJS dependencies call `require` (for Node's built-in modules).
+    banner: {
+      js:
+        "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
+    },
+    logLevel: "warning"
+  })
+  process.once("exit", () => rmSync(outfile, { force: true }))
+  const url = pathToFileURL(outfile)
+  bundles.set(entry.href, url)
+  return url
+}
+
+/**
  * Starts a thread's entry module, named by its path under `src/` without extension (e.g.
  * `backtests/BacktestThreadEntry`). The build has it at the same path under `dist/` (see
  * `tsup.config.ts`) with this module's extension: `.js` or `.cjs` in the build (bundled into the
- * package's root), `.ts` in the sources (vitest, tsx). A plain Node thread cannot load
- * TypeScript, so from the sources it first registers tsx's loader.
+ * package's root), `.ts` in the sources (vitest, tsx), which a plain Node thread cannot load: from
+ * the sources the thread loads the entry's bundle (`bundled`).
  */
 const spawn = (entry: string, workerData: unknown, resourceLimits: ResourceLimits | undefined) => {
   const base = here()
@@ -26,17 +68,7 @@ const spawn = (entry: string, workerData: unknown, resourceLimits: ResourceLimit
   const root = new URL(extension === ".ts" ? "../" : "./", base)
   const url = new URL(`${entry}${extension}`, root)
   const options = { workerData, ...(resourceLimits === undefined ? {} : { resourceLimits }) }
-  if (extension !== ".ts") return new Worker(url, options)
-  // tsx's ESM API (its CommonJS one cannot register from here), found through its exports map.
-  const tsxPackage = requirePath("tsx/package.json")
-  const tsx = new URL(
-    JSON.parse(readFileSync(tsxPackage, "utf8")).exports["./esm/api"].import.default,
-    pathToFileURL(tsxPackage)
-  )
-  const bootstrap = `import(${JSON.stringify(tsx.href)}).then(({ register }) => { register(); return import(${
-    JSON.stringify(url.href)
-  }) })`
-  return new Worker(bootstrap, { ...options, eval: true })
+  return new Worker(extension === ".ts" ? bundled(url) : url, options)
 }
 
 /** What the main thread hears from a worker thread. */
