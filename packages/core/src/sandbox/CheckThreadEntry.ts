@@ -1,8 +1,8 @@
 /**
  * The body of a program check thread (see `CheckWorker.ts`): loads the program in QuickJS as a
- * run does and posts `{ loaded: true }` or the `LoadFailure`. It imports only relative paths, so
- * it loads the same way from the sources and from the build, and not Effect, which takes seconds
- * to load through tsx. Nothing is disposed: the thread ends with the check.
+ * run does and posts `{ loaded: true }` or the `LoadFailure`. It imports only relative paths and
+ * not Effect, so the thread, which a check starts for every program saved, stays small. Nothing is
+ * disposed: the thread ends with the check.
  */
 import { parentPort, workerData } from "node:worker_threads"
 import { newQuickJSWASMModule } from "quickjs-emscripten"

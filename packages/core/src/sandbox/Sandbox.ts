@@ -4,7 +4,7 @@ import type { LoadFailure } from "./LoadFailure.js"
 import type { SandboxLimits } from "./SandboxLimits.js"
 
 // Plain functions, without Effect: the check thread (`CheckThreadEntry.ts`) imports this module,
-// and a thread that loads the sources through tsx takes seconds to import Effect.
+// and stays small without Effect.
 
 /**
  * One QuickJS instance with these limits, on its own WASM module (so nothing a run does can reach
