@@ -11,6 +11,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync
 } from "node:fs"
 import { homedir } from "node:os"
@@ -83,7 +84,8 @@ const save = (dir: string, key: string, db: PGlite) =>
             e.isFile() && e.name.startsWith(prefix) && e.name.endsWith(".tar") && e.name !== `${prefix}${key}.tar`
           )
           .map((e) => join(dir, e.name))
-        for (const old of others.slice(0, Math.max(0, others.length - keptOthers))) rmSync(old, { force: true })
+          .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+        for (const old of others.slice(keptOthers)) rmSync(old, { force: true })
       })
     ),
     Effect.tapError((cause) => Effect.logDebug("The migrated template could not be saved", cause)),

@@ -2,7 +2,7 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { existsSync, mkdtempSync, openAsBlob, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, openAsBlob, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as MigratedTemplate from "../../src/sql/MigratedTemplate.js"
@@ -37,12 +37,24 @@ describe("the migrated template of in-memory databases", () => {
         yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
         const file = join(dir, `pglite-template-${Option.getOrThrow(MigratedTemplate.templateKey())}.tar`)
         writeFileSync(file, "not a tarball")
+        // Other releases' templates: the two newest are kept when a template is written.
+        for (const [i, name] of ["old", "newer", "newest"].entries()) {
+          const other = join(dir, `pglite-template-${name}.tar`)
+          writeFileSync(other, name)
+          utimesSync(other, 1_000_000 + i, 1_000_000 + i)
+        }
 
         // The corrupt template: the database is created and migrated, and the template written anew.
         const created = yield* MigratedTemplate.makeMemory(dir)
         expect(yield* applied(created)).toBe(migrationTexts.length)
         expect(statSync(file).size).toBeGreaterThan(1_000_000)
-        expect(readdirSync(dir)).toEqual([`pglite-template-${Option.getOrThrow(MigratedTemplate.templateKey())}.tar`])
+        expect(readdirSync(dir).sort()).toEqual(
+          [
+            `pglite-template-${Option.getOrThrow(MigratedTemplate.templateKey())}.tar`,
+            "pglite-template-newer.tar",
+            "pglite-template-newest.tar"
+          ].sort()
+        )
 
         // A template with a table of its own shows that the next database is loaded from it.
         const marked = yield* PgliteClient.open(undefined, yield* Effect.promise(() => openAsBlob(file)))

@@ -145,7 +145,7 @@ interface Read {
   readonly values: ReadonlyMap<string, string | true>
   readonly positionals: ReadonlyArray<string>
   readonly mistakes: ReadonlyArray<string>
-  /** Flags given without their value (said already, so not "required" again). */
+  /** Flags given without a value, or without a number (said already, so not "required" again). */
   readonly unset: ReadonlySet<string>
 }
 
@@ -193,6 +193,7 @@ const read = (name: CommandName, argv: ReadonlyArray<string>): Read => {
       unset.add(flag.name)
     } else if (flag.number && !numeric.test(value.trim())) {
       mistakes.push(`--${flag.name} must be a number; got '${value}'`)
+      unset.add(flag.name)
     } else values.set(flag.name, value)
   }
   return { values, positionals, mistakes, unset }
