@@ -9,6 +9,7 @@ import { build, type Metafile, type Plugin } from "esbuild"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { requireBanner, selfLocatingPackages } from "../core/src/jobs/WorkerThread.js"
 import { writeConsole } from "./src/console/ConsoleBuild.js"
 
 const source = (path: string) => fileURLToPath(new URL(`src/${path}`, import.meta.url))
@@ -17,17 +18,9 @@ const coreSource = (path: string) => fileURLToPath(new URL(`../core/src/${path}`
 /**
  * Left to Node's resolution: packages that find their own files next to their modules (PGlite's
  * and QuickJS's WebAssembly and data files), native or optional modules, and the build tools that
- * only the sources load (esbuild for the console, tsx for threads started from `.ts`).
+ * only the sources load (esbuild, for the console and for threads started from `.ts`).
  */
-export const externalPackages = [
-  "@electric-sql/pglite",
-  "quickjs-emscripten",
-  "@jitl/*",
-  "pg-native",
-  "msgpackr-extract",
-  "esbuild",
-  "tsx"
-]
+export const externalPackages = [...selfLocatingPackages, "pg-native", "esbuild"]
 
 /**
  * `@effect/platform`'s index re-exports `HttpApiScalar`, and esbuild's code splitting then puts the
@@ -73,11 +66,7 @@ export const bundleServer = async (outdir: string): Promise<Metafile> => {
     conditions: ["@trading-platform/source"],
     external: externalPackages,
     plugins: [scalarOnDemand],
-    // Bundled CommonJS dependencies call `require` (for Node's built-in modules).
-    banner: {
-      js:
-        "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
-    },
+    banner: { js: requireBanner },
     logLevel: "warning"
   })
   await writeConsole(join(outdir, "console"))

@@ -23,6 +23,14 @@ export const requirePath = (specifier: string) => createRequire(here()).resolve(
  * `node_modules/.cache` and removed when the process exits.
  */
 const bundles = new Map<string, URL>()
+
+/** Packages that find their own files (WebAssembly, data, native modules) next to their modules: never bundled. */
+export const selfLocatingPackages = ["@electric-sql/pglite", "quickjs-emscripten", "@jitl/*", "msgpackr-extract"]
+
+/** An ES module bundle's first line: bundled CommonJS dependencies call `require` (for Node's built-in modules). */
+export const requireBanner =
+  "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
+
 const bundled = (entry: URL): URL => {
   const known = bundles.get(entry.href)
   if (known !== undefined) return known
@@ -40,12 +48,8 @@ const bundled = (entry: URL): URL => {
     platform: "node",
     target: "node20",
     conditions: ["@trading-platform/source"],
-    external: ["@electric-sql/pglite", "quickjs-emscripten", "@jitl/*", "msgpackr-extract"],
-    // Bundled CommonJS dependencies call `require` (for Node's built-in modules).
-    banner: {
-      js:
-        "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
-    },
+    external: selfLocatingPackages,
+    banner: { js: requireBanner },
     logLevel: "warning"
   })
   process.once("exit", () => rmSync(outfile, { force: true }))
