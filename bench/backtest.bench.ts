@@ -7,6 +7,7 @@ import {
   Decision,
   defaultSettings,
   hold,
+  oneSymbol,
   ProgramRuntime,
   QuickJsProgramRuntime,
   runBacktest
@@ -77,7 +78,7 @@ const backtest = <R>(data: ReadonlyArray<Candle>, decider: Effect.Effect<Decider
   Effect.gen(function*() {
     const started = performance.now()
     const result = yield* Effect.scoped(
-      Effect.flatMap(decider, (d) => runBacktest(settings, Stream.fromIterable(data), d))
+      Effect.flatMap(decider, (d) => runBacktest(settings, oneSymbol(Stream.fromIterable(data)), d))
     )
     const seconds = (performance.now() - started) / 1000
     return { barsPerSecond: data.length / seconds, trades: result.metrics.total_trades, pnl: result.metrics.total_pnl }
@@ -86,7 +87,7 @@ const backtest = <R>(data: ReadonlyArray<Candle>, decider: Effect.Effect<Decider
 const sandboxed = (code: string) =>
   Effect.flatMap(
     ProgramRuntime,
-    (runtime) => runtime.load({ code: `export ${code}`, symbol: "BTC", timeframe: "1m", params: {}, seed: 1 })
+    (runtime) => runtime.load({ code: `export ${code}`, symbols: ["BTC"], timeframe: "1m", params: {}, seed: 1 })
   ).pipe(
     Effect.orDie
   )

@@ -71,8 +71,8 @@ export const promiseCalls = everyOperation(promise)
 // The defaults are optional, not gone: a wrong value is still refused.
 // @ts-expect-error leverage is a number
 effect.backtests.submit({ ...program, payload: { ...range, leverage: "high" } })
-// @ts-expect-error symbol is required
-promise.backtests.submit({ ...program, payload: { timeframe: "1h", start: range.start, end: range.end } })
+// @ts-expect-error timeframe is required
+promise.backtests.submit({ ...program, payload: { symbol: "BTC", start: range.start, end: range.end } })
 // The Promise client takes list calls without their all-optional params; the Effect client cannot
 // (HttpApiClient's request type demands `urlParams`).
 export const promiseWithoutParams = [

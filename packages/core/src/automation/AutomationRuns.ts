@@ -75,7 +75,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           return yield* new FinalFailure({ message: `No closed ${binding.timeframe} candles of ${run.symbol}` })
         }
         return yield* threads.decide({
-          run: { code, symbol: run.symbol, timeframe: binding.timeframe, params: binding.params, seed: run.id },
+          run: { code, symbols: [run.symbol], timeframe: binding.timeframe, params: binding.params, seed: run.id },
           candles,
           view: {
             position: held === null

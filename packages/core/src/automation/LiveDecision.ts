@@ -13,7 +13,7 @@ export interface LiveView {
   readonly balance: number
 }
 
-const unbounded = { floor: -Infinity, ceiling: Infinity }
+const unbounded = [{ floor: -Infinity, ceiling: Infinity }]
 
 /**
  * The decision at the last of `candles`: every bar is fed to the program in turn, as a backtest
@@ -22,13 +22,14 @@ const unbounded = { floor: -Infinity, ceiling: Infinity }
  * bar's decision is the program's own even when it holds, so a hold keeps its reason.
  */
 export const decideAtLastBar = (decider: Decider, candles: ReadonlyArray<Candle>, view: LiveView): Decision => {
-  decider.chunk(candles)
+  decider.chunk([candles])
+  const account = { balance: view.balance, positions: [view.position] }
   const last = candles.length - 1
   for (let from = 0; from < last;) {
-    const stop = decider.decide(from, view, unbounded, last)
-    from = stop.decision ? stop.index + 1 : Math.max(stop.index, from + 1)
+    const stop = decider.decide(from, account, unbounded, last)
+    from = stop.decisions ? stop.index + 1 : Math.max(stop.index, from + 1)
   }
-  return decider.decide(last, view, unbounded, last + 1, true).decision ?? hold
+  return decider.decide(last, account, unbounded, last + 1, true).decisions?.[0] ?? hold
 }
 
 /** What a decision thread starts with (its `workerData`, with the heartbeat added). */

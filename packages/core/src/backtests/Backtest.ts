@@ -50,11 +50,35 @@ export const backtestDefaults = {
   warmup_bars: candleWindow
 } as const
 
-/** `POST /api/programs/{id}/backtest`; the service fills in `backtestDefaults`. */
+/** The most symbols one backtest trades from its balance, and the most further timeframes its program reads. */
+export const maxBacktestSymbols = 10
+export const maxExtraTimeframes = 4
+
+const SymbolName = TrimmedText(40)
+
+/**
+ * `POST /api/programs/{id}/backtest`; the service fills in `backtestDefaults`. A run trades
+ * `symbol`, or every one of `symbols` from one balance (the program sees them all and names the
+ * symbol of each decision): one of the two, which the service checks; `timeframes` are longer
+ * timeframes the program reads besides its own.
+ */
 export const BacktestRequest = Schema.Struct({
-  symbol: TrimmedText(40),
+  symbol: Schema.optional(SymbolName),
+  symbols: Schema.optional(
+    Schema.Array(SymbolName).pipe(
+      Schema.minItems(1),
+      Schema.maxItems(maxBacktestSymbols),
+      Schema.filter((list) => new Set(list).size === list.length || "must not repeat a symbol")
+    )
+  ),
   exchange: defaulted(CandleExchange, backtestDefaults.exchange),
   timeframe: Timeframe,
+  timeframes: Schema.optional(
+    Schema.Array(Timeframe).pipe(
+      Schema.maxItems(maxExtraTimeframes),
+      Schema.filter((list) => new Set(list).size === list.length || "must not repeat a timeframe")
+    )
+  ),
   start: Instant,
   end: Instant,
   initial_balance: defaulted(PositiveAmount, backtestDefaults.initial_balance),
@@ -70,7 +94,16 @@ export const BacktestRequest = Schema.Struct({
   account_id: Schema.optionalWith(AccountId, { nullable: true })
 }).annotations({
   parseOptions: { errors: "all" },
-  examples: [{ symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-02-01T00:00:00Z" }]
+  examples: [
+    { symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-02-01T00:00:00Z" },
+    {
+      symbols: ["BTC", "ETH"],
+      timeframe: "1h",
+      timeframes: ["4h"],
+      start: "2025-01-01T00:00:00Z",
+      end: "2025-02-01T00:00:00Z"
+    }
+  ]
 })
 export type BacktestRequest = typeof BacktestRequest.Type
 
@@ -96,7 +129,7 @@ export const BacktestMetricsSchema = Schema.Struct({
   average_trade_pnl: later,
   /** The most bars the equity spent below an earlier peak. */
   longest_drawdown_bars: later,
-  /** Holding the symbol from the first open to the last close, in percent: the benchmark. */
+  /** Holding the symbol (the symbols, equally weighted) from the first open to the last close, in percent: the benchmark. */
   buy_and_hold_percent: later,
   /** Every fee paid, liquidation fees included. */
   total_fees: later,
@@ -116,6 +149,7 @@ export type ExitReason = typeof ExitReason.Type
 
 /** A closed position; `pnl` is net of the entry and exit fees and of its funding. */
 export const BacktestTradeSchema = Schema.Struct({
+  symbol: Schema.String,
   side: Schema.Literal("long", "short"),
   size: Schema.Number,
   entry_time: Schema.Number,
@@ -132,6 +166,7 @@ export type BacktestTrade = typeof BacktestTradeSchema.Type
 
 /** One fill: an order the program's decision or a protective exit placed, as a paper account's order list shows it. */
 export const BacktestFillSchema = Schema.Struct({
+  symbol: Schema.String,
   time: Schema.Number,
   side: Schema.Literal("buy", "sell"),
   quantity: Schema.Number,
@@ -142,9 +177,27 @@ export const BacktestFillSchema = Schema.Struct({
 })
 export type BacktestFill = typeof BacktestFillSchema.Type
 
+/** One symbol's share of a backtest: its trades and costs, the bars it was held, and holding it as the benchmark. */
+export const SymbolMetricsSchema = Schema.Struct({
+  symbol: Schema.String,
+  /** The sum of its trades' `pnl` (fees and funding included). */
+  total_pnl: Schema.Number,
+  total_trades: Schema.Int,
+  win_rate: Schema.Number,
+  profit_factor: Schema.NullOr(Schema.Number),
+  average_trade_pnl: Schema.NullOr(Schema.Number),
+  exposure_percent: Schema.Number,
+  buy_and_hold_percent: Schema.NullOr(Schema.Number),
+  total_fees: Schema.Number,
+  total_funding: Schema.Number
+})
+export type SymbolMetrics = typeof SymbolMetricsSchema.Type
+
 /** What a completed run stores: the engine's result with the curve downsampled. */
 export const BacktestOutcome = Schema.Struct({
   metrics: BacktestMetricsSchema,
+  // Kept since portfolios; earlier results have none.
+  per_symbol: Schema.optionalWith(Schema.Array(SymbolMetricsSchema), { default: () => [] }),
   final_balance: Schema.Number,
   equity_curve: Schema.Array(EquityPointSchema),
   trades: Schema.Array(BacktestTradeSchema),
@@ -188,9 +241,14 @@ const entryFields = {
   status: BacktestStatus,
   account_id: Schema.NullOr(AccountId),
   program_id: Schema.NullOr(ProgramId),
+  /** The first of `symbols`. */
   symbol: Schema.String,
+  /** Every symbol the run trades from its balance. */
+  symbols: Schema.Array(Schema.String),
   exchange: CandleExchange,
   timeframe: Timeframe,
+  /** The longer timeframes its program reads. */
+  timeframes: Schema.Array(Timeframe),
   created_at: Schema.String,
   started_at: Schema.NullOr(Schema.String),
   finished_at: Schema.NullOr(Schema.String),
@@ -222,6 +280,8 @@ export class Backtest extends Schema.Class<Backtest>("Backtest")({
   attempts: Schema.Int,
   error: Schema.NullOr(Schema.String),
   metrics: Schema.NullOr(BacktestMetricsSchema),
+  /** Each symbol's share, once the run completes. */
+  per_symbol: Schema.Array(SymbolMetricsSchema),
   final_balance: Schema.NullOr(Schema.Number),
   equity_curve: Schema.Array(EquityPointSchema),
   trades: Schema.Array(BacktestTradeSchema),

@@ -24,8 +24,15 @@ import {
   stopOf
 } from "../trading/Ledger.js"
 import { fromMoney, type Money, toMoney } from "../trading/Money.js"
-import type { Candle, FundingRate } from "../venues/Venue.js"
-import type { BacktestFill, BacktestResult, BacktestSettings, BacktestTrade, ExitReason } from "./Backtest.js"
+import type { Candle, FundingRate, SymbolSpec } from "../venues/Venue.js"
+import type {
+  BacktestFill,
+  BacktestResult,
+  BacktestSettings,
+  BacktestTrade,
+  ExitReason,
+  SymbolMetrics
+} from "./Backtest.js"
 import { computeMetrics } from "./BacktestMetrics.js"
 
 /** The open position: the rulebook's `Held`, and what its trade record needs. */
@@ -42,7 +49,7 @@ interface Open {
   best: number
 }
 
-/** The symbol's funding payments whose time lies in `[start, end)`, oldest first. */
+/** A symbol's funding payments whose time lies in `[start, end)`, oldest first. */
 export type FundingFeed = (start: number, end: number) => ReadonlyArray<FundingRate>
 
 /** The feed of payments known up front, oldest first: each chunk's found by bisection, not by a pass over them all. */
@@ -60,6 +67,12 @@ export const fundingOf = (rates: ReadonlyArray<FundingRate>): FundingFeed => {
   return (start, end) => rates.slice(firstAtOrAfter(start), firstAtOrAfter(end))
 }
 
+/** A symbol a backtest trades: its rules at the venue and its funding payments. */
+export interface MarketTerms {
+  readonly rules: SymbolSpec
+  readonly funding: FundingFeed
+}
+
 /** A limit or stop entry waiting for the price to reach its level. */
 interface Resting {
   readonly decision: Decision
@@ -68,107 +81,160 @@ interface Resting {
   readonly level: number
 }
 
+/** One symbol's side of a run: its terms, what is open, pending or resting on it, and its own counts. */
+interface Book {
+  readonly symbol: string
+  /** The run's settings with the symbol's rules. */
+  readonly terms: BacktestSettings
+  readonly feed: FundingFeed
+  open: Open | undefined
+  /** Decided at a close, filled at the next bar's open. */
+  pending: Decision | undefined
+  /** A limit or stop entry placed and not yet reached. */
+  resting: Resting | undefined
+  lastBar: Candle | undefined
+  /** The payments due over the chunk of bars being run, and the next one to settle. */
+  funding: ReadonlyArray<FundingRate>
+  fundingIndex: number
+  fees: number
+  paidFunding: number
+  exposedBars: number
+  firstOpen: number | undefined
+  readonly trades: Array<BacktestTrade>
+}
+
+const anywhere: ExitBand = { floor: -Infinity, ceiling: Infinity }
+
 /**
  * The backtest as a state machine over chunks of bars, so any candle source can drive it. It keeps
  * no rules of its own: sizes, fills, margin, liquidation and funding are the rulebook's
- * (`trading/`), as paper trading's ledger applies them. Each bar first pays the funding due inside
- * it and fills the decision of the bar before at its open (with `fillTiming: "next_open"`), then
- * settles take profit, stop loss and liquidation inside its range; the program decides at its
- * close. Deterministic: no clock, no randomness.
+ * (`trading/`), as paper trading's ledger applies them. It trades one or more symbols from one
+ * balance, each in a `Book`; their bars come aligned (the same times). Each bar first pays the
+ * funding due inside it and fills the decisions of the bar before at its open (with `fillTiming:
+ * "next_open"`), symbol by symbol in the run's order, then settles take profit, stop loss and
+ * liquidation inside its range; the program decides at its close. Deterministic: no clock, no
+ * randomness.
  */
 export class BacktestEngine {
-  /** Free cash, exact: the balance less the open position's margin (the paper ledger's `current_cash`). */
+  /** Free cash, exact: the balance less the open positions' margin (the paper ledger's `current_cash`). */
   private cash: Money
   /** `cash` as the paper ledger reads its column back. */
   private free: number
-  private open: Open | undefined
-  /** Decided at a close, filled at the next bar's open. */
-  private pending: Decision | undefined
-  /** A limit or stop entry placed and not yet reached. */
-  private resting: Resting | undefined
+  private readonly books: ReadonlyArray<Book>
   /** The open time of the last bar whose open was settled. */
   private opened = -Infinity
-  private lastBar: Candle | undefined
-  /** The payments due over the chunk of bars being run, and the next one to settle. */
-  private funding: ReadonlyArray<FundingRate> = []
-  private fundingIndex = 0
   private totalFees = 0
   private totalFunding = 0
   private exposedBars = 0
-  private firstOpen: number | undefined
   private readonly trades: Array<BacktestTrade> = []
   private readonly fills: Array<BacktestFill> = []
   private readonly times: Array<number> = []
   private readonly equities: Array<number> = []
   private warmedUp = 0
 
-  /** `feed`: the symbol's funding payments, asked for one chunk of bars at a time. */
-  constructor(readonly settings: BacktestSettings, private readonly feed: FundingFeed = () => []) {
+  /** `markets`: the symbols traded, in the order their bars come; by default the settings' symbol, without funding. */
+  constructor(
+    readonly settings: BacktestSettings,
+    markets: ReadonlyArray<MarketTerms> = [{ rules: settings.rules, funding: () => [] }]
+  ) {
     this.cash = toMoney(settings.initialBalance)
     this.free = fromMoney(this.cash)
+    this.books = markets.map((market) => ({
+      symbol: market.rules.symbol,
+      terms: { ...settings, rules: market.rules },
+      feed: market.funding,
+      open: undefined,
+      pending: undefined,
+      resting: undefined,
+      lastBar: undefined,
+      funding: [],
+      fundingIndex: 0,
+      fees: 0,
+      paidFunding: 0,
+      exposedBars: 0,
+      firstOpen: undefined,
+      trades: []
+    }))
   }
 
   /**
-   * The bars before the start, oldest first: the program sees and decides each of them, flat and
-   * with the starting balance, so its window and its own state are full at the start; nothing
-   * fills and nothing is measured. A live run replays its window the same way before deciding.
+   * The bars before the start, oldest first, one array per symbol: the program sees and decides
+   * each of them, flat and with the starting balance, so its window and its own state are full at
+   * the start; nothing fills and nothing is measured. A live run replays its window the same way
+   * before deciding.
    */
-  warmUp(bars: ReadonlyArray<Candle>, decider: Decider): void {
-    if (bars.length === 0) return
+  warmUp(bars: ReadonlyArray<ReadonlyArray<Candle>>, decider: Decider): void {
+    const length = bars[0]?.length ?? 0
+    if (length === 0) return
     decider.chunk(bars)
-    const flat = { position: null, balance: this.balance() }
-    const anywhere = { floor: -Infinity, ceiling: Infinity }
-    for (let i = 0; i < bars.length;) {
-      const stop = decider.decide(i, flat, anywhere)
-      i = stop.decision === undefined ? stop.index : stop.index + 1
+    const flat = { positions: this.books.map(() => null), balance: this.balance() }
+    const bands = this.books.map(() => anywhere)
+    for (let i = 0; i < length;) {
+      const stop = decider.decide(i, flat, bands)
+      i = stop.decisions === undefined ? stop.index : stop.index + 1
     }
-    this.warmedUp += bars.length
+    this.warmedUp += length
   }
 
-  /** Steps through one chunk of bars, oldest first. */
-  run(bars: ReadonlyArray<Candle>, decider: Decider): void {
-    if (bars.length === 0) return
+  /** Steps through one chunk of bars, oldest first, one array per symbol. */
+  run(bars: ReadonlyArray<ReadonlyArray<Candle>>, decider: Decider): void {
+    const times = bars[0]!
+    if (times.length === 0) return
     decider.chunk(bars)
     // Chunks follow each other, so each payment falls in one chunk's span.
-    this.funding = this.feed(bars[0]!.time, bars[bars.length - 1]!.time + this.settings.barMillis)
-    this.fundingIndex = 0
-    for (let i = 0; i < bars.length;) {
-      if (bars[i]!.time > this.opened) this.openBar(bars[i]!)
-      const band = this.band()
-      const stop = decider.decide(i, this.view(), band, this.nextChange(bars, i))
+    for (const book of this.books) {
+      book.funding = book.feed(times[0]!.time, times[times.length - 1]!.time + this.settings.barMillis)
+      book.fundingIndex = 0
+    }
+    for (let i = 0; i < times.length;) {
+      if (times[i]!.time > this.opened) this.openBar(bars, i)
+      const stop = decider.decide(i, this.view(), this.books.map((book) => this.band(book)), this.nextChange(times, i))
       // The bars before the stop were quiet: nothing filled, the program held.
-      for (; i < stop.index; i++) this.record(bars[i]!)
-      if (i === bars.length) break
-      const bar = bars[i]!
-      if (stop.decision === undefined) {
-        // Stopped before a bar with funding due (its open is settled first), or one touching the band.
-        if (bar.time > this.opened) continue
-        // Settling closes a position or fills an entry the bar reaches, so the next band lets the bar through.
-        this.settleInsideBar(bar)
+      for (; i < stop.index; i++) this.record(bars, i)
+      if (i === times.length) break
+      if (stop.decisions === undefined) {
+        // Stopped before a bar with funding due (its open is settled first), or one touching a band.
+        if (times[i]!.time > this.opened) continue
+        // Settling closes a position or fills an entry the bar reaches, so the next bands let the bar through.
+        this.books.forEach((book, b) => this.settleInsideBar(book, bars[b]![i]!))
         continue
       }
-      if (this.settings.fillTiming === "close") this.apply(stop.decision, bar.close, bar.volume, bar.time)
-      else this.pending = stop.decision
-      this.record(bar)
+      this.books.forEach((book, b) => {
+        const decision = stop.decisions![b]!
+        const bar = bars[b]![i]!
+        if (this.settings.fillTiming === "close") this.apply(book, decision, bar.close, bar.volume, bar.time)
+        else if (decision.operation !== "hold") book.pending = decision
+      })
+      this.record(bars, i)
       i++
     }
   }
 
-  /** Closes what is still open at the last close and answers the metrics, curve and trades; a decision at the last bar has no open to fill at. */
+  /**
+   * Closes what is still open at the last close and answers the metrics, curve and trades; a
+   * decision at the last bar has no open to fill at.
+   */
   finish(): BacktestResult {
-    const bar = this.lastBar
-    if (bar !== undefined && this.open !== undefined) {
-      this.closeAtMarket(bar.close, bar.volume, bar.time, "end_of_data")
-      this.equities[this.equities.length - 1] = this.free
+    let closed = false
+    for (const book of this.books) {
+      const bar = book.lastBar
+      if (bar === undefined || book.open === undefined) continue
+      this.closeAtMarket(book, bar.close, bar.volume, bar.time, "end_of_data")
+      closed = true
     }
+    if (closed) this.equities[this.equities.length - 1] = this.free
+    const barCount = this.equities.length
+    const symbols = this.books.map((book) => symbolMetrics(book, barCount))
+    const benchmarks = symbols.flatMap((s) => s.buy_and_hold_percent === null ? [] : [s.buy_and_hold_percent])
     return {
       metrics: computeMetrics(this.settings, this.equities, this.trades, {
         fees: this.totalFees,
         funding: this.totalFunding,
         exposedBars: this.exposedBars,
-        firstOpen: this.firstOpen,
-        lastClose: bar?.close
+        // Equal weights over the symbols: the benchmark of holding them all from the start.
+        buyAndHoldPercent: benchmarks.length === 0 ? null : benchmarks.reduce((a, b) => a + b, 0) / benchmarks.length
       }),
+      per_symbol: symbols,
       final_balance: this.free,
       equity_curve: this.times.map((time, i) => ({ time, equity: this.equities[i]! })),
       trades: this.trades,
@@ -177,94 +243,122 @@ export class BacktestEngine {
     }
   }
 
-  private record(bar: Candle): void {
-    this.firstOpen ??= bar.open
-    const open = this.open
-    if (open !== undefined) {
-      this.exposedBars++
+  private record(bars: ReadonlyArray<ReadonlyArray<Candle>>, i: number): void {
+    let exposed = false
+    let equity = this.free
+    this.books.forEach((book, b) => {
+      const bar = bars[b]![i]!
+      book.firstOpen ??= bar.open
+      book.lastBar = bar
+      const open = book.open
+      if (open === undefined) return
+      exposed = true
+      book.exposedBars++
+      equity += open.held.margin + dir(open.held.side) * open.held.size * (bar.close - open.held.entry_price)
       // The trail follows the bar's extreme from the next bar on: inside a bar the order of its high and low is unknown.
       open.best = bestOf(open.held.side, open.best, open.held.side === "long" ? bar.high : bar.low)
-    }
-    this.lastBar = bar
-    this.times.push(bar.time)
-    this.equities.push(this.equity(bar.close))
+    })
+    if (exposed) this.exposedBars++
+    this.times.push(bars[0]![i]!.time)
+    this.equities.push(equity)
   }
 
-  private view(): { readonly position: PositionView | null; readonly balance: number } {
-    const held = this.open?.held
+  private view(): {
+    readonly positions: ReadonlyArray<PositionView | null>
+    readonly balance: number
+  } {
     return {
-      position: held === undefined
-        ? null
-        : { side: held.side, size: held.size, entry_price: held.entry_price, leverage: held.leverage },
+      positions: this.books.map(({ open }) =>
+        open === undefined
+          ? null
+          : {
+            side: open.held.side,
+            size: open.held.size,
+            entry_price: open.held.entry_price,
+            leverage: open.held.leverage
+          }
+      ),
       balance: this.balance()
     }
   }
 
   /** Free cash plus margin, added as a paper run adds its account's two columns. */
   private balance(): number {
-    return this.free + (this.open?.held.margin ?? 0)
+    let balance = this.free
+    for (const book of this.books) balance += book.open?.held.margin ?? 0
+    return balance
   }
 
-  private equity(price: number): number {
-    const held = this.open?.held
-    return held === undefined ? this.free : this.balance() + dir(held.side) * held.size * (price - held.entry_price)
-  }
-
-  /** A bar's open: the funding due inside it is paid on the position held then, then the last decision fills. */
-  private openBar(bar: Candle): void {
-    this.opened = bar.time
-    const end = bar.time + this.settings.barMillis
-    for (; this.fundingIndex < this.funding.length; this.fundingIndex++) {
-      const due = this.funding[this.fundingIndex]!
-      if (due.time >= end) break
-      if (this.open === undefined || due.time < bar.time) continue
-      const paid = fundingPayment(this.open.held, due.rate, bar.open)
-      this.credit(toMoney(paid))
-      this.open.funding += paid
-      this.totalFunding += paid
-    }
-    const decision = this.pending
-    if (decision === undefined) return
-    this.pending = undefined
-    // The order's size is judged against the bar it was decided on, the last one the program saw.
-    this.apply(decision, bar.open, this.lastBar?.volume ?? bar.volume, bar.time)
+  /** A bar's open: the funding due inside it is paid on the positions held then, then the last decisions fill. */
+  private openBar(bars: ReadonlyArray<ReadonlyArray<Candle>>, i: number): void {
+    const time = bars[0]![i]!.time
+    this.opened = time
+    const end = time + this.settings.barMillis
+    this.books.forEach((book, b) => {
+      const bar = bars[b]![i]!
+      for (; book.fundingIndex < book.funding.length; book.fundingIndex++) {
+        const due = book.funding[book.fundingIndex]!
+        if (due.time >= end) break
+        if (book.open === undefined || due.time < time) continue
+        const paid = fundingPayment(book.open.held, due.rate, bar.open)
+        this.credit(toMoney(paid))
+        book.open.funding += paid
+        book.paidFunding += paid
+        this.totalFunding += paid
+      }
+    })
+    this.books.forEach((book, b) => {
+      const decision = book.pending
+      if (decision === undefined) return
+      book.pending = undefined
+      const bar = bars[b]![i]!
+      // The order's size is judged against the bar it was decided on, the last one the program saw.
+      this.apply(book, decision, bar.open, book.lastBar?.volume ?? bar.volume, bar.time)
+    })
   }
 
   /**
    * The first bar after `from` where the account or the exits change without a fill: the next bar
-   * while a trailing stop follows the price, else the next with funding due while a position is
-   * open. The decider stops before it.
+   * while a trailing stop follows the price, else the next with funding due on an open position.
+   * The decider stops before it.
    */
-  private nextChange(bars: ReadonlyArray<Candle>, from: number): number {
-    if (this.open?.trail !== undefined) return from + 1
-    const due = this.funding[this.fundingIndex]
-    if (this.open === undefined || due === undefined) return bars.length
-    for (let k = from + 1; k < bars.length; k++) {
-      if (bars[k]!.time + this.settings.barMillis > due.time) return k
+  private nextChange(times: ReadonlyArray<Candle>, from: number): number {
+    let next = times.length
+    for (const book of this.books) {
+      if (book.open === undefined) continue
+      if (book.open.trail !== undefined) return from + 1
+      const due = book.funding[book.fundingIndex]
+      if (due === undefined) continue
+      for (let k = from + 1; k < next; k++) {
+        if (times[k]!.time + this.settings.barMillis > due.time) {
+          next = k
+          break
+        }
+      }
     }
-    return bars.length
+    return next
   }
 
-  private stop(): number | null {
-    const p = this.open!
+  private stop(book: Book): number | null {
+    const p = book.open!
     return stopOf(p.held.side, p.stopLoss ?? null, p.trail ?? null, p.best)
   }
 
-  /** What backs the open position against its losses: its margin, and with cross margin the free cash too. */
-  private backing(): number {
-    return this.open!.held.margin + (this.settings.marginMode === "cross" ? Math.max(this.free, 0) : 0)
+  /** What backs an open position against its losses: its margin, and with cross margin the free cash too. */
+  private backing(book: Book): number {
+    return book.open!.held.margin + (this.settings.marginMode === "cross" ? Math.max(this.free, 0) : 0)
   }
 
   /**
    * Where the open position's protective exits lie. When the stop and the liquidation price both
    * exist, the one nearer the entry is the adverse exit.
    */
-  private exitBand(): ExitBand {
-    const p = this.open
-    if (p === undefined) return { floor: -Infinity, ceiling: Infinity }
+  private exitBand(book: Book): ExitBand {
+    const p = book.open
+    if (p === undefined) return anywhere
     const d = dir(p.held.side)
-    const liquidation = liquidationPrice(p.held, this.settings.rules.margin, this.backing())
-    const stop = this.stop()
+    const liquidation = liquidationPrice(p.held, book.terms.rules.margin, this.backing(book))
+    const stop = this.stop(book)
     const adverse = stop !== null && d * (stop - liquidation) >= 0 ? stop : liquidation
     return d === 1
       ? { floor: adverse, ceiling: p.takeProfit ?? Infinity }
@@ -272,9 +366,9 @@ export class BacktestEngine {
   }
 
   /** The exits' band, narrowed to where a resting entry is reached: the prices a bar must not touch to be quiet. */
-  private band(): ExitBand {
-    const band = this.exitBand()
-    const r = this.resting
+  private band(book: Book): ExitBand {
+    const band = this.exitBand(book)
+    const r = book.resting
     if (r === undefined) return band
     return reachedFromAbove(r.type, r.side)
       ? { floor: Math.max(band.floor, r.level), ceiling: band.ceiling }
@@ -282,14 +376,14 @@ export class BacktestEngine {
   }
 
   /** What the bar reaches first: the position's protective exits, then a resting entry. */
-  private settleInsideBar(bar: Candle): void {
-    if (this.settleExits(bar)) return
-    const r = this.resting
+  private settleInsideBar(book: Book, bar: Candle): void {
+    if (this.settleExits(book, bar)) return
+    const r = book.resting
     if (r === undefined || !entryReached(r.type, r.side, r.level, reachingPrice(r.type, r.side, bar))) return
-    this.resting = undefined
+    book.resting = undefined
     // A bar that opens past the level fills it at the open.
     const seen = entryReached(r.type, r.side, r.level, bar.open) ? bar.open : r.level
-    this.apply(r.decision, entryPrice(r.type, r.side, seen, this.settings), bar.volume, bar.time, r.type)
+    this.apply(book, r.decision, entryPrice(r.type, r.side, seen, book.terms), bar.volume, bar.time, r.type)
   }
 
   /**
@@ -297,42 +391,51 @@ export class BacktestEngine {
    * adverse and the favourable exit both lie inside one bar, the adverse one is assumed first (the
    * pessimistic reading). A bar that opens past an exit's level fills it at the open.
    */
-  private settleExits(bar: Candle): boolean {
-    const p = this.open
+  private settleExits(book: Book, bar: Candle): boolean {
+    const p = book.open
     if (p === undefined) return false
-    const band = this.exitBand()
+    const band = this.exitBand(book)
     const d = dir(p.held.side)
     const seen = (level: number, favourable: boolean) =>
       d * (bar.open - level) * (favourable ? 1 : -1) >= 0 ? bar.open : level
     const adverse = d === 1 ? band.floor : band.ceiling
     if (d === 1 ? bar.low <= adverse : bar.high >= adverse) {
       // A gap through the liquidation price still liquidates at it: the loss stops at the margin.
-      if (adverse === this.stop()) this.exit("stop_loss", seen(adverse, false), bar.time)
-      else this.exit("liquidation", adverse, bar.time)
+      if (adverse === this.stop(book)) this.exit(book, "stop_loss", seen(adverse, false), bar.time)
+      else this.exit(book, "liquidation", adverse, bar.time)
       return true
     }
     const favourable = d === 1 ? band.ceiling : band.floor
     if (d === 1 ? bar.high >= favourable : bar.low <= favourable) {
-      this.exit("take_profit", seen(favourable, true), bar.time)
+      this.exit(book, "take_profit", seen(favourable, true), bar.time)
       return true
     }
     return false
   }
 
-  private exit(trigger: ExitTrigger, seen: number, time: number): void {
-    const held = this.open!.held
-    const price = exitPrice(trigger, dir(held.side), seen, this.settings)
+  private exit(book: Book, trigger: ExitTrigger, seen: number, time: number): void {
+    const held = book.open!.held
+    const price = exitPrice(trigger, dir(held.side), seen, book.terms)
     const fee = trigger === "liquidation"
-      ? liquidationFee(held, price, this.settings.rules.margin, this.backing())
-      : feeOf(held.size * price, trigger, this.settings)
-    this.fill(held.side === "long" ? "sell" : "buy", held.size, price, fee, held.leverage, time, trigger)
+      ? liquidationFee(held, price, book.terms.rules.margin, this.backing(book))
+      : feeOf(held.size * price, trigger, book.terms)
+    this.fill(book, held.side === "long" ? "sell" : "buy", held.size, price, fee, held.leverage, time, trigger)
   }
 
-  private closeAtMarket(price: number, volume: number, time: number, reason: ExitReason): void {
-    const held = this.open!.held
+  private closeAtMarket(book: Book, price: number, volume: number, time: number, reason: ExitReason): void {
+    const held = book.open!.held
     const side = held.side === "long" ? "sell" : "buy"
-    const filled = takerPrice(price, held.side === "long" ? -1 : 1, slippageOf(this.settings, held.size, volume))
-    this.fill(side, held.size, filled, feeOf(held.size * filled, "market", this.settings), held.leverage, time, reason)
+    const filled = takerPrice(price, held.side === "long" ? -1 : 1, slippageOf(book.terms, held.size, volume))
+    this.fill(
+      book,
+      side,
+      held.size,
+      filled,
+      feeOf(held.size * filled, "market", book.terms),
+      held.leverage,
+      time,
+      reason
+    )
   }
 
   /**
@@ -341,41 +444,49 @@ export class BacktestEngine {
    * stop entry not reached at `price` rests (unless `ioc`), one reached fills at once at market.
    * `resting` names the entry being filled at `price`, its own fill price, instead.
    */
-  private apply(decision: Decision, price: number, volume: number, time: number, resting?: "limit" | "stop"): void {
+  private apply(
+    book: Book,
+    decision: Decision,
+    price: number,
+    volume: number,
+    time: number,
+    resting?: "limit" | "stop"
+  ): void {
     if (decision.operation === "hold") return
-    this.resting = undefined
-    const held = this.open?.held ?? null
+    book.resting = undefined
+    const held = book.open?.held ?? null
     const side = decision.operation === "close" ? (held?.side === "long" ? "sell" : "buy") : decision.operation
     const sign = side === "buy" ? 1 : -1
     const type = decision.order_type ?? "market"
     if (resting === undefined && type !== "market" && !entryReached(type, sign, decision.entry_price!, price)) {
-      if (decision.time_in_force !== "ioc") this.resting = { decision, type, side: sign, level: decision.entry_price! }
+      if (decision.time_in_force !== "ioc") book.resting = { decision, type, side: sign, level: decision.entry_price! }
       return
     }
-    const leverage = decision.leverage ?? this.settings.leverage
+    const terms = book.terms
+    const leverage = decision.leverage ?? terms.leverage
     const sizeAt = (fillPrice: number) =>
       sizeOrder(decision, held, {
         freeCash: this.free,
-        feeRate: this.settings.takerFeeRate,
+        feeRate: terms.takerFeeRate,
         leverage,
         price: fillPrice,
-        rules: this.settings.rules
+        rules: terms.rules
       })
-    const first = sizeAt(resting === undefined ? takerPrice(price, sign, this.settings.slippage) : price)
+    const first = sizeAt(resting === undefined ? takerPrice(price, sign, terms.slippage) : price)
     // An order the symbol's rules refuse (below its minimums, above its leverage cap) is not placed, as on paper.
     if (first._tag !== "Order") return
     // The market impact of the volume model depends on the size; the size is then taken again at that price.
     const filled = resting === undefined
-      ? takerPrice(price, sign, slippageOf(this.settings, first.quantity, volume))
+      ? takerPrice(price, sign, slippageOf(terms, first.quantity, volume))
       : price
-    const sizing = this.settings.slippageModel === "fixed" || resting !== undefined ? first : sizeAt(filled)
+    const sizing = terms.slippageModel === "fixed" || resting !== undefined ? first : sizeAt(filled)
     if (sizing._tag !== "Order") return
-    const fee = feeOf(sizing.quantity * filled, resting ?? "market", this.settings)
+    const fee = feeOf(sizing.quantity * filled, resting ?? "market", terms)
     const opposite = held !== null && held.side !== (side === "buy" ? "long" : "short")
     const reversing = opposite && sizing.quantity > held.size
-    this.fill(side, sizing.quantity, filled, fee, leverage, time, reversing ? "reversal" : "signal")
+    this.fill(book, side, sizing.quantity, filled, fee, leverage, time, reversing ? "reversal" : "signal")
     // A new position takes the decision's exits, an addition those it gives; a reduction keeps them.
-    const open = this.open
+    const open = book.open
     if (open === undefined || (opposite && !reversing)) return
     const opened = open.entryTime === time
     open.takeProfit = opened ? decision.take_profit_price : decision.take_profit_price ?? open.takeProfit
@@ -390,6 +501,7 @@ export class BacktestEngine {
 
   /** One fill through the rulebook's ledger; the part that closes the position is a trade. */
   private fill(
+    book: Book,
     side: "buy" | "sell",
     quantity: number,
     price: number,
@@ -398,11 +510,12 @@ export class BacktestEngine {
     time: number,
     reason: ExitReason
   ): void {
-    const before = this.open
+    const before = book.open
     const effect = applyFill(before?.held ?? null, { side, quantity, price, fee, leverage })
     this.credit(effect.cash)
     this.totalFees += fee
-    this.fills.push({ time, side, quantity, price, fee, reason })
+    book.fees += fee
+    this.fills.push({ symbol: book.symbol, time, side, quantity, price, fee, reason })
     // The fee splits between the part that closes and the part that opens, by quantity.
     const closingFee = fee * (effect.closed / quantity)
     if (before !== undefined && effect.closed > 0) {
@@ -410,7 +523,8 @@ export class BacktestEngine {
       const share = effect.closed / before.held.size
       const entryFees = before.fees * share
       const funding = before.funding * share
-      this.trades.push({
+      const trade: BacktestTrade = {
+        symbol: book.symbol,
         side: before.held.side,
         size: effect.closed,
         entry_time: before.entryTime,
@@ -421,7 +535,9 @@ export class BacktestEngine {
         funding,
         pnl: effect.realized - entryFees - closingFee + funding,
         exit_reason: reason
-      })
+      }
+      this.trades.push(trade)
+      book.trades.push(trade)
       if (!whole) {
         before.fees -= entryFees
         before.funding -= funding
@@ -429,9 +545,9 @@ export class BacktestEngine {
     }
     const position = effect.position
     if (position === null) {
-      this.open = undefined
+      book.open = undefined
     } else if (before === undefined || before.held.side !== position.side) {
-      this.open = {
+      book.open = {
         held: position,
         fees: fee - closingFee,
         funding: 0,
@@ -448,20 +564,48 @@ export class BacktestEngine {
   }
 }
 
+/** One symbol's share of a run: its trades, costs, exposure and benchmark. */
+const symbolMetrics = (book: Book, barCount: number): SymbolMetrics => {
+  const { trades } = book
+  const won = trades.reduce((sum, t) => sum + Math.max(t.pnl, 0), 0)
+  const lost = trades.reduce((sum, t) => sum - Math.min(t.pnl, 0), 0)
+  const first = book.firstOpen, last = book.lastBar?.close
+  return {
+    symbol: book.symbol,
+    total_pnl: trades.reduce((sum, t) => sum + t.pnl, 0),
+    total_trades: trades.length,
+    win_rate: trades.length === 0 ? 0 : trades.filter((t) => t.pnl > 0).length / trades.length,
+    profit_factor: lost > 0 ? won / lost : null,
+    average_trade_pnl: trades.length === 0 ? null : trades.reduce((sum, t) => sum + t.pnl, 0) / trades.length,
+    exposure_percent: barCount === 0 ? 0 : (book.exposedBars / barCount) * 100,
+    buy_and_hold_percent: first === undefined || last === undefined ? null : (last / first - 1) * 100,
+    total_fees: book.fees,
+    total_funding: book.paidFunding
+  }
+}
+
+/** Bars of one or more symbols, one array per symbol, aligned: the same times in each. */
+export type Bars = ReadonlyArray<ReadonlyArray<Candle>>
+
+/** A stream of one symbol's candles as windows of `Bars`, one per chunk. */
+export const oneSymbol = <E, R>(candles: Stream.Stream<Candle, E, R>): Stream.Stream<Bars, E, R> =>
+  Stream.mapChunks(candles, (chunk) => Chunk.of([Chunk.toReadonlyArray(chunk)]))
+
 /**
- * Runs a backtest over candles from any source (oldest first), with the symbol's funding payments
- * for each chunk, after feeding the program the `warmup` bars before them. The engine steps through each chunk synchronously; between chunks the fiber
- * yields, so a long run neither blocks the server nor ignores interruption.
+ * Runs a backtest over windows of bars from any source (oldest first), with each symbol's terms
+ * and funding payments, after feeding the program the `warmup` bars before them. The engine steps
+ * through each window synchronously; between windows the fiber yields, so a long run neither
+ * blocks the server nor ignores interruption.
  */
 export const runBacktest = <E, R>(
   settings: BacktestSettings,
-  candles: Stream.Stream<Candle, E, R>,
+  windows: Stream.Stream<Bars, E, R>,
   decider: Decider,
-  funding: FundingFeed = () => [],
-  warmup: ReadonlyArray<Candle> = []
+  markets?: ReadonlyArray<MarketTerms>,
+  warmup: Bars = []
 ): Effect.Effect<BacktestResult, E | ProgramRunError, R> =>
   Effect.suspend(() => {
-    const engine = new BacktestEngine(settings, funding)
+    const engine = new BacktestEngine(settings, markets)
     // The program's own failure fails the run; anything else is a defect.
     const step = (work: () => void) =>
       Effect.suspend(() => {
@@ -473,9 +617,7 @@ export const runBacktest = <E, R>(
         }
       })
     return step(() => engine.warmUp(warmup, decider)).pipe(
-      Effect.zipRight(
-        Stream.runForEachChunk(candles, (chunk) => step(() => engine.run(Chunk.toReadonlyArray(chunk), decider)))
-      ),
+      Effect.zipRight(Stream.runForEach(windows, (bars) => step(() => engine.run(bars, decider)))),
       Effect.map(() => engine.finish())
     )
   }).pipe(Effect.withSpan("BacktestEngine.run"))

@@ -6,9 +6,8 @@ export interface RunTotals {
   readonly funding: number
   /** Bars that closed with a position open. */
   readonly exposedBars: number
-  /** The first bar's open and the last bar's close; undefined without bars. */
-  readonly firstOpen: number | undefined
-  readonly lastClose: number | undefined
+  /** Holding the traded symbols (equally weighted) from the first open to the last close; null without bars. */
+  readonly buyAndHoldPercent: number | null
 }
 
 /** The largest fall from a running peak of equity (a fraction of that peak) and the most bars spent below a peak. */
@@ -66,7 +65,6 @@ export const computeMetrics = (
   const { longest, worst } = drawdowns([initial, ...equities])
   const years = equities.length / settings.barsPerYear
   const annualReturn = years > 0 && final > 0 ? (final / initial) ** (1 / years) - 1 : -1
-  const { firstOpen, lastClose } = totals
   return {
     total_pnl: final - initial,
     total_pnl_percent: ((final - initial) / initial) * 100,
@@ -80,7 +78,7 @@ export const computeMetrics = (
     exposure_percent: equities.length === 0 ? 0 : (totals.exposedBars / equities.length) * 100,
     average_trade_pnl: trades.length === 0 ? null : trades.reduce((sum, t) => sum + t.pnl, 0) / trades.length,
     longest_drawdown_bars: longest,
-    buy_and_hold_percent: firstOpen === undefined || lastClose === undefined ? null : (lastClose / firstOpen - 1) * 100,
+    buy_and_hold_percent: totals.buyAndHoldPercent,
     total_fees: totals.fees,
     total_funding: totals.funding
   }

@@ -3,22 +3,28 @@
  * the engine over the windows of candles the main thread sends. It imports only relative paths,
  * so it loads the same way from the sources and from the build.
  */
-import { Cause, Chunk, Effect, Either, Exit, Option, Queue, Schema, Stream } from "effect"
+import { Cause, Effect, Either, Exit, Option, Queue, Schema, Stream } from "effect"
 import { parentPort, workerData } from "node:worker_threads"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "../sandbox/QuickJsRuntime.js"
 import { simulatedSymbol } from "../venues/SimulatedMarket.js"
 import { type FundingFeed, fundingOf, runBacktest } from "./BacktestEngine.js"
-import { type BacktestThreadInput, FromThread, outcomeOf, type ToThread } from "./BacktestThreadProtocol.js"
+import {
+  type BacktestThreadInput,
+  FromThread,
+  outcomeOf,
+  type ThreadMarket,
+  type ToThread
+} from "./BacktestThreadProtocol.js"
 
 const port = parentPort!
-const { funding, heartbeat, limits, run, settings } = workerData as BacktestThreadInput
+const { heartbeat, limits, markets, run, settings } = workerData as BacktestThreadInput
 const { call, setBusy } = threadHeartbeat(heartbeat)
 
-const feed = (): FundingFeed => {
+const feed = ({ funding, rules }: ThreadMarket): FundingFeed => {
   if (funding._tag === "Rates") return fundingOf(funding.rates)
-  const market = simulatedSymbol(funding.seed, run.symbol, funding.venue, funding.correlation)
+  const market = simulatedSymbol(funding.seed, rules.symbol, funding.venue, funding.correlation)
   return (start, end) => market?.fundingHistory(start, end) ?? []
 }
 const post = (message: FromThread) => port.postMessage(Schema.encodeSync(FromThread)(message))
@@ -34,12 +40,11 @@ const pull = Effect.suspend(() => {
   return Queue.take(inbox)
 }).pipe(Effect.tap(() => setBusy(true)))
 
-/** The windows of candles after the warm-up, until the end of the range. */
-const candles = Stream.repeatEffectChunkOption(
+/** The windows of bars after the warm-up, until the end of the range. */
+const windows = Stream.repeatEffectOption(
   Effect.flatMap(
     pull,
-    (message) =>
-      message._tag === "End" ? Effect.fail(Option.none()) : Effect.succeed(Chunk.fromIterable(message.candles))
+    (message) => message._tag === "Window" ? Effect.succeed(message.bars) : Effect.fail(Option.none())
   )
 )
 
@@ -49,8 +54,9 @@ const backtest = Effect.gen(function*() {
   const loaded = yield* runtime.load(run)
   // The first answer is the warm-up (the main thread sends it first, maybe empty).
   const first = yield* pull
-  const warmup = first._tag === "Warmup" ? first.candles : []
-  return outcomeOf(yield* runBacktest(settings, candles, loaded, feed(), warmup))
+  const warmup = first._tag === "Warmup" ? first.bars : []
+  const terms = markets.map((market) => ({ rules: market.rules, funding: feed(market) }))
+  return outcomeOf(yield* runBacktest(settings, windows, loaded, terms, warmup))
 }).pipe(
   Effect.scoped,
   Effect.provide(QuickJsProgramRuntime(limits, call))

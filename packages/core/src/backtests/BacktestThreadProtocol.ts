@@ -3,8 +3,9 @@ import { ProgramInvalid } from "../http/Errors.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
 import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
-import type { Candle, FundingRate } from "../venues/Venue.js"
+import type { FundingRate, SymbolSpec } from "../venues/Venue.js"
 import { BacktestOutcome, type BacktestResult, type BacktestSettings, type EquityPoint } from "./Backtest.js"
+import type { Bars } from "./BacktestEngine.js"
 
 /** Most points of an equity curve a backtest keeps. */
 export const maxEquityPoints = 1_000
@@ -18,6 +19,7 @@ export const downsample = (points: ReadonlyArray<EquityPoint>, max = maxEquityPo
 /** What a completed run stores; computed in the thread, so only the downsampled curve crosses over. */
 export const outcomeOf = (result: BacktestResult): BacktestOutcome => ({
   metrics: result.metrics,
+  per_symbol: result.per_symbol,
   final_balance: result.final_balance,
   equity_curve: downsample(result.equity_curve),
   trades: result.trades,
@@ -34,12 +36,18 @@ export type FundingSource =
   | { readonly _tag: "Rates"; readonly rates: ReadonlyArray<FundingRate> }
   | { readonly _tag: "Simulated"; readonly seed: number; readonly venue: string; readonly correlation: number }
 
+/** A symbol the run trades: its rules at the venue, and where its funding payments come from. */
+export interface ThreadMarket {
+  readonly rules: SymbolSpec
+  readonly funding: FundingSource
+}
+
 /** What a backtest thread starts with (its `workerData`). */
 export interface BacktestThreadInput {
   readonly run: ProgramRun
   readonly settings: BacktestSettings
-  /** The symbol's funding payments: the rates over the run, or the simulation that computes them. */
-  readonly funding: FundingSource
+  /** The symbols traded, in `run.symbols`' order. */
+  readonly markets: ReadonlyArray<ThreadMarket>
   readonly limits: SandboxLimits
   /** Added by `startWorkerThread`, see `jobs/Heartbeat.ts`. */
   readonly heartbeat: SharedArrayBuffer
@@ -47,11 +55,12 @@ export interface BacktestThreadInput {
 
 /**
  * From the main thread: first the bars before the start to warm the program up with (maybe none),
- * then the next window of candles (oldest first) each time, or the end of the range.
+ * then the next window of bars (oldest first, one array per symbol, aligned) each time, or the end
+ * of the range.
  */
 export type ToThread =
-  | { readonly _tag: "Warmup"; readonly candles: ReadonlyArray<Candle> }
-  | { readonly _tag: "Window"; readonly candles: ReadonlyArray<Candle> }
+  | { readonly _tag: "Warmup"; readonly bars: Bars }
+  | { readonly _tag: "Window"; readonly bars: Bars }
   | { readonly _tag: "End" }
 
 /** How a run fails because of its program; the main thread handles these as it always did. */

@@ -4,6 +4,7 @@ import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
 import { type CandleSource, MarketData, venueOf } from "../market/MarketData.js"
 import { unlistedRules } from "../trading/Fills.js"
 import { type Candle, timeframeMillis } from "../venues/Venue.js"
+import { alignBars } from "./AlignedBars.js"
 import { type BacktestSettings, defaultSettings } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
 import { type BacktestThread, startBacktestThread } from "./BacktestThread.js"
@@ -30,31 +31,46 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
     const market = yield* MarketData
 
     /**
-     * Feeds the thread the job's candles, oldest first, a window each time it asks, until it
-     * answers the outcome. A checkpoint before each window writes progress, renews the lease and
-     * stops the run when the row is no longer its own; while the thread steps a window (or loads
-     * the program), the lease is kept alive, so a slow program keeps its job.
+     * Feeds the thread the job's bars, oldest first, a window each time it asks, until it answers
+     * the outcome: each symbol's candles, aligned (see `alignBars`). A checkpoint before each
+     * window writes progress, renews the lease and stops the run when the row is no longer its
+     * own; while the thread steps a window (or loads the program), the lease is kept alive, so a
+     * slow program keeps its job.
      */
     const feed = (row: BacktestRow, source: CandleSource, thread: BacktestThread, lease: JobLease) =>
       Effect.gen(function*() {
         const step = timeframeMillis[row.timeframe]
         const start = Math.ceil(Date.parse(row.start_at) / step) * step
         const end = Date.parse(row.end_at)
+        const carried: Array<Candle | undefined> = row.symbols.map(() => undefined)
+        const window = (from: number, to: number) =>
+          Effect.gen(function*() {
+            const candles = yield* Effect.forEach(
+              row.symbols,
+              (symbol) => market.candles(source, { symbol, timeframe: row.timeframe, start: from, end: to })
+            )
+            const bars = alignBars(candles, carried)
+            if (bars !== undefined) return bars
+            const missing = row.symbols.filter((_, s) => candles[s]!.length === 0 && carried[s] === undefined)
+            return yield* new JobFailed({
+              message: `No ${row.timeframe} candles of ${missing.join(", ")} from ${new Date(from).toISOString()} to ${
+                new Date(to).toISOString()
+              }`
+            })
+          })
         let from = start
         let warmedUp = false
         for (;;) {
           const message = yield* lease.keepAlive(thread.take)
           if (message._tag === "Done") return message.outcome
-          // The first ask is for the warm-up: the bars before the start, as many as there are up to `warmup_bars`.
+          // The first ask is for the warm-up: the bars before the start, as many as there are up to
+          // `warmup_bars` (a symbol without them leaves the warm-up to the others).
           if (!warmedUp) {
             warmedUp = true
-            const warmup: ReadonlyArray<Candle> = row.warmup_bars === 0 ? [] : yield* market.candles(source, {
-              symbol: row.symbol,
-              timeframe: row.timeframe,
-              start: start - row.warmup_bars * step,
-              end: start
-            })
-            yield* thread.post({ _tag: "Warmup", candles: warmup })
+            const warmup = row.warmup_bars === 0 ? [] : yield* window(start - row.warmup_bars * step, start).pipe(
+              Effect.catchTag("JobFailed", () => Effect.succeed([]))
+            )
+            yield* thread.post({ _tag: "Warmup", bars: warmup })
             continue
           }
           if (from >= end) {
@@ -63,27 +79,26 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
           }
           yield* lease.checkpoint((from - start) / (end - start))
           const to = Math.min(end, from + barsPerCheckpoint * step)
-          const candles: ReadonlyArray<Candle> = yield* market.candles(source, {
-            symbol: row.symbol,
-            timeframe: row.timeframe,
-            start: from,
-            end: to
-          })
-          yield* thread.post({ _tag: "Window", candles })
+          yield* thread.post({ _tag: "Window", bars: yield* window(from, to) })
           from = to
         }
       })
 
     const run = (row: BacktestRow, lease: JobLease) => {
-      const program = { code: row.code, symbol: row.symbol, timeframe: row.timeframe, params: {}, seed }
+      const program = {
+        code: row.code,
+        symbols: row.symbols,
+        timeframe: row.timeframe,
+        timeframes: row.timeframes,
+        params: {},
+        seed
+      }
       return Effect.gen(function*() {
         const source = yield* market.source({ id: row.user_id }, row.exchange)
         const venue = venueOf(source)
-        // The symbol's rules at its venue; a dataset's symbol the venue does not list trades by the venue's margin table alone.
-        const listed = (yield* market.symbols({ exchange: venue })).symbols.find((s) => s.symbol === row.symbol)
+        const listed = (yield* market.symbols({ exchange: venue })).symbols
         const settings: BacktestSettings = {
           ...defaultSettings(row.timeframe, venue),
-          rules: listed ?? unlistedRules(row.symbol, venues.marginTables[venue]),
           initialBalance: row.initial_balance,
           takerFeeRate: row.fee_rate,
           makerFeeRate: row.maker_fee_rate,
@@ -93,18 +108,29 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
           marginMode: row.margin_mode,
           leverage: row.leverage
         }
-        // A dataset has no funding of its own: its backtests pay none. The simulation's is computed in the thread.
-        const funding: FundingSource = source._tag === "Venue" && venues[venue].mode !== "http"
-          ? { _tag: "Simulated", seed: venues.simulationSeed, venue, correlation: venues.simulationCorrelation }
-          : {
-            _tag: "Rates",
-            rates: yield* lease.keepAlive(market.fundingRates(source, {
-              symbol: row.symbol,
-              start: Date.parse(row.start_at),
-              end: Date.parse(row.end_at)
-            }))
-          }
-        const thread = yield* startBacktestThread({ run: program, settings, funding, limits: sandbox })
+        const markets = yield* Effect.forEach(row.symbols, (symbol) =>
+          Effect.gen(function*() {
+            // The symbol's rules at its venue; a dataset's symbol the venue does not list trades by the venue's margin table alone.
+            const rules = listed.find((s) => s.symbol === symbol) ?? unlistedRules(symbol, venues.marginTables[venue])
+            // A dataset has no funding of its own: its backtests pay none. The simulation's is computed in the thread.
+            const funding: FundingSource = source._tag === "Venue" && venues[venue].mode !== "http"
+              ? { _tag: "Simulated", seed: venues.simulationSeed, venue, correlation: venues.simulationCorrelation }
+              : {
+                _tag: "Rates",
+                rates: yield* lease.keepAlive(market.fundingRates(source, {
+                  symbol,
+                  start: Date.parse(row.start_at),
+                  end: Date.parse(row.end_at)
+                }))
+              }
+            return { rules, funding }
+          }))
+        const thread = yield* startBacktestThread({
+          run: program,
+          settings: { ...settings, rules: markets[0]!.rules },
+          markets,
+          limits: sandbox
+        })
         return yield* feed(row, source, thread, lease)
       }).pipe(
         // The program's own failure: running it again would fail the same way.

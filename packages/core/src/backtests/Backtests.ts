@@ -34,8 +34,10 @@ const toEntry = (row: BacktestRow) =>
     account_id: row.account_id,
     program_id: row.program_id,
     symbol: row.symbol,
+    symbols: row.symbols,
     exchange: row.exchange,
     timeframe: row.timeframe,
+    timeframes: row.timeframes,
     created_at: row.created_at,
     started_at: row.started_at,
     finished_at: row.finished_at,
@@ -63,6 +65,7 @@ const toBacktest = (row: BacktestRow) =>
     attempts: row.attempts,
     error: row.error,
     metrics: row.result?.metrics ?? null,
+    per_symbol: row.result?.per_symbol ?? [],
     final_balance: row.result?.final_balance ?? null,
     equity_curve: row.result?.equity_curve ?? [],
     trades: row.result?.trades ?? [],
@@ -109,9 +112,32 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         return { start, end }
       })
 
+    /**
+     * The symbols the run trades (`symbol`, or `symbols`: one of the two), once its longer
+     * timeframes are whole multiples of its own.
+     */
+    const marketsOf = (input: BacktestRequest) =>
+      Effect.gen(function*() {
+        if ((input.symbol === undefined) === (input.symbols === undefined)) {
+          return yield* invalid("symbol", "or symbols (a list) is required, and not both")
+        }
+        const step = timeframeMillis[input.timeframe]
+        for (const [i, timeframe] of (input.timeframes ?? []).entries()) {
+          const length = timeframeMillis[timeframe]
+          if (length <= step || length % step !== 0) {
+            return yield* invalid(
+              `timeframes[${i}]`,
+              `must be longer than ${input.timeframe} and a whole number of ${input.timeframe} bars; got ${timeframe}`
+            )
+          }
+        }
+        return input.symbols ?? [input.symbol!]
+      })
+
     const submit = (caller: CurrentUserShape, programId: ProgramId, request: BacktestRequest) =>
       Effect.gen(function*() {
         const input = { ...backtestDefaults, ...request }
+        const symbols = yield* marketsOf(input)
         const { start, end } = yield* range(input)
         const program = yield* programs.owned(caller, programId)
         if (input.account_id !== undefined) {
@@ -123,17 +149,19 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
           }
         }
         const source = yield* market.source(caller, input.exchange)
-        yield* market.check(source, input.symbol, input.timeframe)
-        // The venue's cap on the symbol (a dataset's venue, for a dataset; its highest when the
+        for (const symbol of symbols) yield* market.check(source, symbol, input.timeframe)
+        // The venue's cap on each symbol (a dataset's venue, for a dataset; its highest when the
         // venue does not list the dataset's symbol).
         const venue = venueOf(source)
-        const { symbols } = yield* market.symbols({ exchange: venue })
-        const listed = symbols.find((s) => s.symbol === input.symbol)
-        const cap = listed?.max_leverage ?? Math.max(...symbols.map((s) => s.max_leverage))
-        if (symbols.length > 0 && input.leverage > cap) {
-          return yield* new LeverageTooHigh({
-            error: `Leverage ${input.leverage} is above ${venue}'s cap of ${cap} on ${input.symbol}`
-          })
+        const listed = (yield* market.symbols({ exchange: venue })).symbols
+        for (const symbol of symbols) {
+          const cap = listed.find((s) => s.symbol === symbol)?.max_leverage ??
+            Math.max(...listed.map((s) => s.max_leverage))
+          if (listed.length > 0 && input.leverage > cap) {
+            return yield* new LeverageTooHigh({
+              error: `Leverage ${input.leverage} is above ${venue}'s cap of ${cap} on ${symbol}`
+            })
+          }
         }
         // The job keeps the code as it is now: editing or deleting the program later does not change the run.
         const code = yield* compileProgram(program.code, program.language)
@@ -144,9 +172,11 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
             user_id: caller.id,
             program_id: programId,
             account_id: input.account_id ?? null,
-            symbol: input.symbol,
+            symbol: symbols[0]!,
+            symbols,
             exchange: input.exchange,
             timeframe: input.timeframe,
+            timeframes: input.timeframes ?? [],
             start_at: new Date(start),
             end_at: new Date(end),
             initial_balance: input.initial_balance,
@@ -166,7 +196,9 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         return toBacktest(row)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Backtests.submit", { attributes: { userId: caller.id, programId, symbol: request.symbol } })
+        Effect.withSpan("Backtests.submit", {
+          attributes: { userId: caller.id, programId, symbols: request.symbols ?? request.symbol }
+        })
       )
 
     const get = (caller: CurrentUserShape, id: BacktestId) =>

@@ -18,8 +18,10 @@ export const BacktestRow = Schema.Struct({
   program_id: Schema.NullOr(ProgramId),
   account_id: Schema.NullOr(AccountId),
   symbol: Schema.String,
+  symbols: Schema.parseJson(Schema.Array(Schema.String)),
   exchange: CandleExchange,
   timeframe: Timeframe,
+  timeframes: Schema.parseJson(Schema.Array(Timeframe)),
   start_at: IsoTimestamp,
   end_at: IsoTimestamp,
   initial_balance: Numeric,
@@ -53,8 +55,10 @@ const NewBacktest = Schema.Struct({
   program_id: ProgramId,
   account_id: Schema.NullOr(AccountId),
   symbol: Schema.String,
+  symbols: Schema.parseJson(Schema.Array(Schema.String)),
   exchange: CandleExchange,
   timeframe: Timeframe,
+  timeframes: Schema.parseJson(Schema.Array(Timeframe)),
   start_at: Schema.DateFromSelf,
   end_at: Schema.DateFromSelf,
   initial_balance: Schema.Number,
@@ -101,11 +105,11 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
       Result: BacktestRow,
       execute: (b) =>
         sql`
-        INSERT INTO backtests (user_id, program_id, account_id, symbol, exchange, timeframe, start_at, end_at,
-          initial_balance, fee_rate, maker_fee_rate, slippage, slippage_model, fill_timing, margin_mode, leverage,
-          warmup_bars, code, status, created_at)
-        VALUES (${b.user_id}, ${b.program_id}, ${b.account_id}, ${b.symbol}, ${b.exchange}, ${b.timeframe},
-          ${b.start_at}, ${b.end_at}, ${b.initial_balance}, ${b.fee_rate}, ${b.maker_fee_rate}, ${b.slippage},
+        INSERT INTO backtests (user_id, program_id, account_id, symbol, symbols, exchange, timeframe, timeframes,
+          start_at, end_at, initial_balance, fee_rate, maker_fee_rate, slippage, slippage_model, fill_timing,
+          margin_mode, leverage, warmup_bars, code, status, created_at)
+        VALUES (${b.user_id}, ${b.program_id}, ${b.account_id}, ${b.symbol}, ${b.symbols}, ${b.exchange}, ${b.timeframe},
+          ${b.timeframes}, ${b.start_at}, ${b.end_at}, ${b.initial_balance}, ${b.fee_rate}, ${b.maker_fee_rate}, ${b.slippage},
           ${b.slippage_model}, ${b.fill_timing}, ${b.margin_mode}, ${b.leverage}, ${b.warmup_bars}, ${b.code}, 'queued',
           ${b.now})
         RETURNING *`

@@ -1,5 +1,5 @@
 import type { Candle } from "../venues/Venue.js"
-import type { AccountView, Decision } from "./Decision.js"
+import type { AccountView, Decision, PositionView } from "./Decision.js"
 
 /** A program as one function called once per bar, oldest first; may throw `ProgramRunError`. */
 export type Decide = (bar: Candle, account: AccountView) => Decision
@@ -13,28 +13,37 @@ export interface ExitBand {
   readonly ceiling: number
 }
 
-/** Where `Decider.decide` stopped; `decision` is absent when it stopped before feeding bar `index`. */
+/**
+ * Where `Decider.decide` stopped; `decisions` (one per symbol of the run, in its order, a hold
+ * where the program named none) is absent when it stopped before feeding bar `index`.
+ */
 export interface DecisionStop {
   readonly index: number
-  readonly decision?: Decision
+  readonly decisions?: ReadonlyArray<Decision>
+}
+
+/** The account before a bar: the balance, and each symbol's position (null when flat). */
+export interface AccountState {
+  readonly balance: number
+  readonly positions: ReadonlyArray<PositionView | null>
 }
 
 /**
- * A program as the engine drives it: one chunk of bars at a time, asking only where something can
- * change, so a runtime can decide a run of quiet bars in one call. `decide` feeds the chunk's bars
- * from `from` on to the program, each with `account` and its equity marked to the bar's close, and
- * stops at the first bar whose decision is not hold; before feeding a bar that touches `band`
- * (which the engine settles first); before bar `until` when given (where the account changes, by a
- * funding payment); or wherever it likes (the engine asks again from there). With `holds`, a hold
- * stops it too, with its decision (a live run's last bar, whose reason is shown). It may throw
- * `ProgramRunError`.
+ * A program as the engine drives it: one chunk of bars at a time (one array per symbol, aligned),
+ * asking only where something can change, so a runtime can decide a run of quiet bars in one
+ * call. `decide` feeds the chunk's bars from `from` on to the program, each with `account` and its
+ * equity marked to the bar's close, and stops at the first bar whose decision is not hold; before
+ * feeding a bar that touches its symbol's band in `bands` (which the engine settles first); before
+ * bar `until` when given (where the account changes, by a funding payment); or wherever it likes
+ * (the engine asks again from there). With `holds`, a hold stops it too, with its decisions (a
+ * live run's last bar, whose reason is shown). It may throw `ProgramRunError`.
  */
 export interface Decider {
-  readonly chunk: (bars: ReadonlyArray<Candle>) => void
+  readonly chunk: (bars: ReadonlyArray<ReadonlyArray<Candle>>) => void
   readonly decide: (
     from: number,
-    account: Omit<AccountView, "equity">,
-    band: ExitBand,
+    account: AccountState,
+    bands: ReadonlyArray<ExitBand>,
     until?: number,
     holds?: boolean
   ) => DecisionStop
@@ -42,22 +51,22 @@ export interface Decider {
 
 const touches = (bar: Candle, band: ExitBand) => bar.low <= band.floor || bar.high >= band.ceiling
 
-/** The `Decider` of a per-bar function, for programs written in the host's JavaScript. */
+/** The `Decider` of a per-bar function of one symbol, for programs written in the host's JavaScript. */
 export const decideEachBar = (decide: Decide): Decider => {
   let bars: ReadonlyArray<Candle> = []
   return {
     chunk: (chunk) => {
-      bars = chunk
+      bars = chunk[0]!
     },
-    decide: (from, { balance, position: p }, band, until = bars.length, holds = false) => {
+    decide: (from, { balance, positions: [p = null] }, [band], until = bars.length, holds = false) => {
       for (let i = from; i < until; i++) {
         const bar = bars[i]!
-        if (touches(bar, band)) return { index: i }
+        if (touches(bar, band!)) return { index: i }
         const equity = p === null
           ? balance
           : balance + (p.side === "long" ? 1 : -1) * p.size * (bar.close - p.entry_price)
         const decision = decide(bar, { position: p, balance, equity })
-        if (holds || decision.operation !== "hold") return { index: i, decision }
+        if (holds || decision.operation !== "hold") return { index: i, decisions: [decision] }
       }
       return { index: until }
     }

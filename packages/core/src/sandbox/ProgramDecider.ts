@@ -1,9 +1,9 @@
 import { Either, Schema } from "effect"
 import type { QuickJSHandle } from "quickjs-emscripten"
 import { parseErrorIssues, summarizeIssues } from "../http/DecodeFailure.js"
-import type { Candle } from "../venues/Venue.js"
+import { type Candle, timeframeMillis } from "../venues/Venue.js"
 import type { Decider } from "./Decider.js"
-import { Decision, ProgramRunError } from "./Decision.js"
+import { Decision, hold, ProgramRunError } from "./Decision.js"
 import { firstLine } from "./LoadFailure.js"
 import type { ProgramRun } from "./ProgramRuntime.js"
 import { describeError, type Helpers, type Sandbox } from "./Sandbox.js"
@@ -32,7 +32,9 @@ const barFields = 6
 
 const exhausted = /out of memory|stack overflow|string too long/
 
-const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(Decision))
+/** One decision, or one per symbol the program trades (each naming its symbol). */
+const Answer = Schema.Union(Decision, Schema.Array(Decision))
+const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(Answer))
 
 /** Decodes decisions, remembering the last ones: programs tend to repeat a few exact answers. */
 const decisionDecoder = () => {
@@ -55,22 +57,41 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
     helpers.makeDriver,
     vm.undefined,
     helpers.decide,
-    own(vm.newString(run.symbol)),
+    own(vm.newString(JSON.stringify(run.symbols))),
     own(vm.newString(run.timeframe)),
+    own(vm.newNumber(timeframeMillis[run.timeframe])),
+    own(vm.newString(JSON.stringify((run.timeframes ?? []).map((t) => [t, timeframeMillis[t]])))),
     own(vm.newString(JSON.stringify(run.params ?? {})))
   )))
+  const symbolCount = run.symbols.length
+  const slotOf = new Map(run.symbols.map((symbol, s) => [symbol, s]))
   const [chunk, wanted, account, decide, at] = ["chunk", "wanted", "account", "decide", "at"].map((name) =>
     own(vm.getProp(driver, name))
   ) as [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle]
   const decodeDecision = decisionDecoder()
+  /** The answer as one decision per symbol of the run: each names its symbol, or means the first. */
+  const perSymbol = (answer: Decision | ReadonlyArray<Decision>, invalid: (message: string) => never) => {
+    const decisions: Array<Decision> = run.symbols.map(() => hold)
+    const named = new Set<number>()
+    for (const decision of Array.isArray(answer) ? answer : [answer as Decision]) {
+      const slot = slotOf.get(decision.symbol ?? run.symbols[0]!)
+      if (slot === undefined) {
+        return invalid(`decide named ${decision.symbol}, which this run does not trade (${run.symbols.join(", ")})`)
+      }
+      if (named.has(slot)) return invalid(`decide answered more than one decision for ${run.symbols[slot]}`)
+      named.add(slot)
+      decisions[slot] = decision
+    }
+    return decisions
+  }
   const indicators = makeWindowIndicators(candleWindow)
-  let bars: ReadonlyArray<Candle> = []
+  let bars: ReadonlyArray<ReadonlyArray<Candle>> = []
   /** The account the sandbox was last sent (position, balance and band, as `account` takes them). */
   let sent = new Float64Array(0)
   /** The bars of `bars` the sandbox holds now, and how many the next piece may hold. */
   let pieceStart = 0, pieceEnd = 0, pieceSize = firstPiece
   const fail = (index: number, reason: ProgramRunError["reason"], message: string): never => {
-    throw new ProgramRunError({ reason, message, time: bars[index]!.time })
+    throw new ProgramRunError({ reason, message, time: bars[0]![index]!.time })
   }
   /** Fails the run for an error that escaped the driver's own try/catch: only an interrupt or an exhausted heap does. */
   const escaped = (error: QuickJSHandle, index: number, overBudget: boolean): never => {
@@ -93,21 +114,25 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
   }
   /** Hands the sandbox the bars from `start` on, with the host's indicator values for them. */
   const loadPiece = (start: number) => {
-    const piece = bars.slice(start, start + pieceSize)
+    const pieces = bars.map((symbolBars) => symbolBars.slice(start, start + pieceSize))
+    const piece = pieces[0]!
     pieceSize = Math.min(barsPerPiece, 2 * pieceSize)
     const asked = callDriver(wanted, start)
     indicators.want(vm.getString(asked))
     asked.dispose()
     const values = indicators.chunk(piece)
-    // One column per field, which the driver reads as six arrays.
-    const n = piece.length, buffer = new Float64Array(n * barFields)
-    piece.forEach((bar, i) => {
-      buffer[i] = bar.time
-      buffer[n + i] = bar.open
-      buffer[2 * n + i] = bar.high
-      buffer[3 * n + i] = bar.low
-      buffer[4 * n + i] = bar.close
-      buffer[5 * n + i] = bar.volume
+    // One column per field and symbol, which the driver reads in place.
+    const n = piece.length, buffer = new Float64Array(n * barFields * symbolCount)
+    pieces.forEach((symbolPiece, s) => {
+      const o = s * barFields * n
+      symbolPiece.forEach((bar, i) => {
+        buffer[o + i] = bar.time
+        buffer[o + n + i] = bar.open
+        buffer[o + 2 * n + i] = bar.high
+        buffer[o + 3 * n + i] = bar.low
+        buffer[o + 4 * n + i] = bar.close
+        buffer[o + 5 * n + i] = bar.volume
+      })
     })
     callDriver(
       chunk,
@@ -125,17 +150,20 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
       bars = next
       pieceStart = pieceEnd = 0
     },
-    decide: (from, { balance, position: p }, band, until = Infinity, holds = false) => {
+    decide: (from, { balance, positions }, bands, until = Infinity, holds = false) => {
       if (from >= pieceEnd) loadPiece(from)
-      const next = Float64Array.of(
-        p === null ? 0 : p.side === "long" ? 1 : -1,
-        p?.size ?? 0,
-        p?.entry_price ?? 0,
-        p?.leverage ?? 0,
-        balance,
-        band.floor,
-        band.ceiling
-      )
+      const next = new Float64Array(1 + 6 * symbolCount)
+      next[0] = balance
+      positions.forEach((p, s) => {
+        next.set([
+          p === null ? 0 : p.side === "long" ? 1 : -1,
+          p?.size ?? 0,
+          p?.entry_price ?? 0,
+          p?.leverage ?? 0,
+          bands[s]!.floor,
+          bands[s]!.ceiling
+        ], 1 + 6 * s)
+      })
       if (next.some((n, i) => n !== sent[i])) {
         callDriver(account, from, vm.newArrayBuffer(next.buffer)).dispose()
         sent = next
@@ -178,7 +206,7 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
           "decide returned a Promise; it must return its decision directly (decide cannot be async)"
         )
       }
-      const decision = Either.getOrElse(
+      const decided = Either.getOrElse(
         decodeDecision(answer),
         (e) =>
           fail(
@@ -187,7 +215,7 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
             `decide returned an invalid decision: ${summarizeIssues(parseErrorIssues(e)).slice(0, 500)}`
           )
       )
-      return { index, decision }
+      return { index, decisions: perSymbol(decided, (message) => fail(index, "invalid_decision", message)) }
     }
   }
 }

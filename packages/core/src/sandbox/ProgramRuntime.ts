@@ -1,13 +1,17 @@
 import { Context, type Effect, type Scope } from "effect"
 import type { ProgramInvalid } from "../http/Errors.js"
+import type { Timeframe } from "../venues/Venue.js"
 import type { Decider } from "./Decider.js"
 
 /** What one run of a program sees besides the bars. */
 export interface ProgramRun {
   /** The program as JavaScript (TypeScript is compiled first, see `compileProgram`). */
   readonly code: string
-  readonly symbol: string
-  readonly timeframe: string
+  /** The symbols it trades, the first being `data.symbol`; their bars come aligned, in this order. */
+  readonly symbols: ReadonlyArray<string>
+  readonly timeframe: Timeframe
+  /** Longer timeframes whose closed candles it reads (`data.timeframes`), built from its own bars. */
+  readonly timeframes?: ReadonlyArray<Timeframe>
   /** Passed to the program as `data.params`; must be JSON. */
   readonly params: unknown
   /** Seeds the program's `Math.random`, so a run can be repeated exactly. */

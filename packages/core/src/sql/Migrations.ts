@@ -25,6 +25,7 @@ import m0021 from "./migrations/0021_trading_rules.js"
 import m0022 from "./migrations/0022_news_per_source.js"
 import m0023 from "./migrations/0023_operators.js"
 import m0024 from "./migrations/0024_backtest_warmup.js"
+import m0025 from "./migrations/0025_backtest_portfolios.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -56,7 +57,8 @@ const byName = {
   "0021_trading_rules": m0021,
   "0022_news_per_source": m0022,
   "0023_operators": m0023,
-  "0024_backtest_warmup": m0024
+  "0024_backtest_warmup": m0024,
+  "0025_backtest_portfolios": m0025
 }
 export const migrations = Migrator.fromRecord(byName)
 

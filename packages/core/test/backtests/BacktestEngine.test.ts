@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
 import type { BacktestSettings } from "../../src/backtests/Backtest.js"
-import { BacktestEngine, fundingOf, runBacktest } from "../../src/backtests/BacktestEngine.js"
+import { BacktestEngine, fundingOf, oneSymbol, runBacktest } from "../../src/backtests/BacktestEngine.js"
 import { computeMetrics } from "../../src/backtests/BacktestMetrics.js"
 import { type Decide, decideEachBar } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
@@ -48,7 +48,7 @@ const run = (s: BacktestSettings, script: ReadonlyArray<readonly [Candle, Decisi
   const seen: Array<AccountView> = []
   const decisions = new Map(script.map(([candle, decision]) => [candle, decision]))
   engine.run(
-    script.map(([candle]) => candle),
+    [script.map(([candle]) => candle)],
     decideEachBar((candle, account) => {
       seen.push(account)
       return decisions.get(candle) ?? { operation: "hold" }
@@ -339,9 +339,10 @@ describe("BacktestEngine", () => {
       { time: bars[2]!.time, rate: 0.01 },
       { time: bars[3]!.time, rate: -0.02 }
     ]
-    const engine = new BacktestEngine(settings({ fillTiming: "close" }), fundingOf(funding))
+    const s = settings({ fillTiming: "close" })
+    const engine = new BacktestEngine(s, [{ rules: s.rules, funding: fundingOf(funding) }])
     engine.run(
-      bars,
+      [bars],
       decideEachBar((candle) =>
         candle === bars[0] ? { operation: "buy" } : candle === bars[3] ? { operation: "close" } : { operation: "hold" }
       )
@@ -391,10 +392,10 @@ describe("BacktestEngine", () => {
       }
       const warmed = yield* runBacktest(
         settings(),
-        Stream.fromIterable(candles),
+        oneSymbol(Stream.fromIterable(candles)),
         decideEachBar(counting()),
-        () => [],
-        warmup
+        undefined,
+        [warmup]
       )
       expect(warmed.warmed_up_bars).toBe(40)
       expect(warmed.equity_curve.map((p) => p.time)).toEqual(candles.map((c) => c.time))
@@ -403,7 +404,7 @@ describe("BacktestEngine", () => {
         [candles[19]!.time, "end_of_data"]
       ])
       // Without a warm-up the same program buys at the run's first bar and never sees a 50th.
-      const cold = yield* runBacktest(settings(), Stream.fromIterable(candles), decideEachBar(counting()))
+      const cold = yield* runBacktest(settings(), oneSymbol(Stream.fromIterable(candles)), decideEachBar(counting()))
       expect(cold.warmed_up_bars).toBe(0)
       expect(cold.fills[0]!.time).toBe(candles[0]!.time)
     }).pipe(Effect.runPromise))
@@ -411,7 +412,7 @@ describe("BacktestEngine", () => {
   it("runBacktest drives the engine from a stream and fails with the program's typed error", () =>
     Effect.gen(function*() {
       const first = bar(100)
-      const candles = Stream.fromIterable([first, bar(101), bar(102)])
+      const candles = oneSymbol(Stream.fromIterable([first, bar(101), bar(102)]))
       const flat: Decide = () => ({ operation: "hold" })
       const result = yield* runBacktest(settings(), candles, decideEachBar(flat))
       expect(result.equity_curve).toHaveLength(3)
@@ -425,7 +426,7 @@ describe("BacktestEngine", () => {
 
 describe("computeMetrics", () => {
   const trade = (pnl: number) => ({ pnl }) as never
-  const totals = { fees: 0, funding: 0, exposedBars: 0, firstOpen: undefined, lastClose: undefined }
+  const totals = { fees: 0, funding: 0, exposedBars: 0, buyAndHoldPercent: null }
 
   it("derives pnl, win rate, profit factor, drawdown and Sharpe from the curve and the trades", () => {
     const metrics = computeMetrics(settings(), [11_000, 9_900, 12_000], [trade(1000), trade(-500), trade(1500)], totals)
@@ -446,7 +447,7 @@ describe("computeMetrics", () => {
   })
 
   it("answers zeros and a null profit factor without trades or variation", () => {
-    expect(computeMetrics(settings(), [10_000, 10_000], [], { ...totals, firstOpen: 100, lastClose: 110 })).toEqual({
+    expect(computeMetrics(settings(), [10_000, 10_000], [], { ...totals, buyAndHoldPercent: 10 })).toEqual({
       total_pnl: 0,
       total_pnl_percent: 0,
       total_trades: 0,
@@ -459,7 +460,7 @@ describe("computeMetrics", () => {
       exposure_percent: 0,
       average_trade_pnl: null,
       longest_drawdown_bars: 0,
-      buy_and_hold_percent: 10.000000000000009,
+      buy_and_hold_percent: 10,
       total_fees: 0,
       total_funding: 0
     })

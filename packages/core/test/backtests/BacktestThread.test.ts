@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { defaultSandboxLimits, defaultSettings, runBacktest } from "@trading-platform/core"
+import { defaultSandboxLimits, defaultSettings, oneSymbol, runBacktest } from "@trading-platform/core"
 import { Chunk, Effect, Exit, Scope, Stream } from "effect"
 import { liveBacktestThreads, startBacktestThread } from "../../src/backtests/BacktestThread.js"
 import { outcomeOf, type ToThread } from "../../src/backtests/BacktestThreadProtocol.js"
@@ -25,7 +25,8 @@ const stuckCall = "(2n ** 1000000n - 1n).toString()"
 // A short wall-clock cap, so the watchdog (twice the cap) fires long before the stuck call ends.
 const limits = { ...defaultSandboxLimits, wallMillisPerCall: 200 }
 const settings = defaultSettings("1h")
-const run = (code: string) => ({ code, symbol: "BTC", timeframe: "1h", params: {}, seed: 1 })
+const run = (code: string) => ({ code, symbols: ["BTC"], timeframe: "1h" as const, params: {}, seed: 1 })
+const markets = [{ rules: settings.rules, funding: { _tag: "Rates", rates: [] } }] as const
 
 /** Runs `code` in a backtest thread over `bars` after `warmup`, fed 1000 at a time as the workers do. */
 const runInThread = (code: string, warmup: ReadonlyArray<Candle> = []) =>
@@ -33,7 +34,7 @@ const runInThread = (code: string, warmup: ReadonlyArray<Candle> = []) =>
     const thread = yield* startBacktestThread({
       run: run(code),
       settings,
-      funding: { _tag: "Rates", rates: [] },
+      markets,
       limits
     })
     let from = 0
@@ -43,11 +44,11 @@ const runInThread = (code: string, warmup: ReadonlyArray<Candle> = []) =>
       if (message._tag === "Done") return message.outcome
       if (!warmedUp) {
         warmedUp = true
-        yield* thread.post({ _tag: "Warmup", candles: warmup })
+        yield* thread.post({ _tag: "Warmup", bars: [warmup] })
         continue
       }
       yield* thread.post(
-        from >= bars.length ? { _tag: "End" } : { _tag: "Window", candles: bars.slice(from, from += 1000) }
+        from >= bars.length ? { _tag: "End" } : { _tag: "Window", bars: [bars.slice(from, from += 1000)] }
       )
     }
   }))
@@ -77,10 +78,10 @@ describe("backtest threads", () => {
             const thread = yield* startBacktestThread({
               run: run(patient),
               settings,
-              funding: { _tag: "Rates", rates: [] },
+              markets,
               limits
             })
-            const sent: Array<ToThread> = [{ _tag: "Warmup", candles: warmup }, { _tag: "Window", candles: run20 }, {
+            const sent: Array<ToThread> = [{ _tag: "Warmup", bars: [warmup] }, { _tag: "Window", bars: [run20] }, {
               _tag: "End"
             }]
             for (;;) {
@@ -104,7 +105,9 @@ describe("backtest threads", () => {
     Effect.gen(function*() {
       const inThread = yield* runInThread(tradingProgram)
       const here = yield* Effect.flatMap(ProgramRuntime, (runtime) => runtime.load(run(tradingProgram))).pipe(
-        Effect.flatMap((loaded) => runBacktest(settings, Stream.fromChunk(Chunk.fromIterable(bars)), loaded)),
+        Effect.flatMap((loaded) =>
+          runBacktest(settings, oneSymbol(Stream.fromChunk(Chunk.fromIterable(bars))), loaded)
+        ),
         Effect.scoped,
         Effect.provide(QuickJsProgramRuntime(limits))
       )
@@ -169,14 +172,14 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
           const thread = yield* startBacktestThread({
             run: run(tradingProgram),
             settings,
-            funding: { _tag: "Rates", rates: [] },
+            markets,
             limits
           })
           expect((yield* thread.take)._tag).toBe("Pull")
-          yield* thread.post({ _tag: "Warmup", candles: [] })
+          yield* thread.post({ _tag: "Warmup", bars: [] })
           expect((yield* thread.take)._tag).toBe("Pull")
           // Not candles: the engine's stream fails on it, a defect of the thread rather than of the program.
-          yield* thread.post({ _tag: "Window", candles: null as never })
+          yield* thread.post({ _tag: "Window", bars: null as never })
           return yield* thread.take
         })))
         expect(error._tag).toBe("BacktestThreadDied")
@@ -193,16 +196,16 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
         startBacktestThread({
           run: run(`export function decide() { for (;;); }`),
           settings,
-          funding: { _tag: "Rates", rates: [] },
+          markets,
           limits
         }),
         scope
       )
       expect(liveBacktestThreads()).toBe(1)
       expect((yield* thread.take)._tag).toBe("Pull")
-      yield* thread.post({ _tag: "Warmup", candles: [] })
+      yield* thread.post({ _tag: "Warmup", bars: [] })
       expect((yield* thread.take)._tag).toBe("Pull")
-      yield* thread.post({ _tag: "Window", candles: bars.slice(0, 1000) })
+      yield* thread.post({ _tag: "Window", bars: [bars.slice(0, 1000)] })
       yield* Scope.close(scope, Exit.void)
       expect(liveBacktestThreads()).toBe(0)
     }), { timeout: 60_000 })

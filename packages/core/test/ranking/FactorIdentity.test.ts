@@ -2,13 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { builtinFactors, taCall } from "../../src/ranking/FactorCatalogue.js"
 import { factorValue, tableBars } from "../../src/ranking/FactorTable.js"
-import type { AccountView } from "../../src/sandbox/Decision.js"
+import type { AccountState } from "../../src/sandbox/Decider.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
 import { randomWalk } from "./ReferenceFactors.js"
 
-const flat: AccountView = { position: null, balance: 10_000, equity: 10_000 }
-const open = { floor: -Infinity, ceiling: Infinity }
+const flat: AccountState = { positions: [null], balance: 10_000 }
+const open = [{ floor: -Infinity, ceiling: Infinity }]
 const candleFactors = builtinFactors.filter((f) => f.input.kind === "ta")
 
 describe("factors in programs", () => {
@@ -34,15 +34,15 @@ describe("factors in programs", () => {
             return { operation: "close", reason: JSON.stringify({ fromHost, differ, checked }) }
           }`
         const runtime = yield* ProgramRuntime
-        const decider = yield* runtime.load({ code, symbol: "BTC", timeframe: "1h", params: {}, seed: 1 })
+        const decider = yield* runtime.load({ code, symbols: ["BTC"], timeframe: "1h", params: {}, seed: 1 })
         let reason: string | undefined
         for (let start = 0; start < candles.length; start += 500) {
           const chunk = candles.slice(start, start + 500)
-          decider.chunk(chunk)
+          decider.chunk([chunk])
           for (let from = 0; from < chunk.length;) {
             const stop = decider.decide(from, flat, open)
-            if (stop.decision !== undefined) reason = stop.decision.reason ?? undefined
-            from = stop.decision === undefined ? stop.index : stop.index + 1
+            if (stop.decisions !== undefined) reason = stop.decisions[0]!.reason ?? undefined
+            from = stop.decisions === undefined ? stop.index : stop.index + 1
           }
         }
         const report = JSON.parse(reason!)

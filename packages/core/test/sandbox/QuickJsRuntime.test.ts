@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
 import { defaultSettings } from "../../src/backtests/Backtest.js"
-import { runBacktest } from "../../src/backtests/BacktestEngine.js"
+import { oneSymbol, runBacktest } from "../../src/backtests/BacktestEngine.js"
 import { ProgramInvalid } from "../../src/http/Errors.js"
 import { decideEachBar, type Decider } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
@@ -28,12 +28,13 @@ const flat: AccountView = { position: null, balance: 10_000, equity: 10_000 }
 
 /** Feeds the bars to the program and answers its decisions other than hold. */
 const decisions = (decider: Decider, candles: ReadonlyArray<Candle>, account: AccountView = flat) => {
-  decider.chunk(candles)
+  decider.chunk([candles])
   const out: Array<Decision> = []
+  const state = { balance: account.balance, positions: [account.position] }
   for (let from = 0; from < candles.length;) {
-    const stop = decider.decide(from, account, { floor: -Infinity, ceiling: Infinity })
-    if (stop.decision !== undefined) out.push(stop.decision)
-    from = stop.decision === undefined ? stop.index : stop.index + 1
+    const stop = decider.decide(from, state, [{ floor: -Infinity, ceiling: Infinity }])
+    if (stop.decisions !== undefined) out.push(stop.decisions[0]!)
+    from = stop.decisions === undefined ? stop.index : stop.index + 1
   }
   return out
 }
@@ -42,7 +43,7 @@ const decisions = (decider: Decider, candles: ReadonlyArray<Candle>, account: Ac
 const load = (code: string, seed = 7) =>
   Effect.flatMap(
     ProgramRuntime,
-    (runtime) => runtime.load({ code, symbol: "BTC", timeframe: "1h", params: { fast: 3 }, seed })
+    (runtime) => runtime.load({ code, symbols: ["BTC"], timeframe: "1h", params: { fast: 3 }, seed })
   )
 
 /** A program that reports `expression` (evaluated inside decide) through `reason`. */
@@ -80,11 +81,22 @@ describe("QuickJS program runtime", () => {
           balance: 9_000,
           equity: 0
         }
-        const data = yield* report("data", 3, account)
+        // `data.symbols` holds each symbol's view; the first's is the top level's own.
+        const data = yield* report(
+          `Object.assign({}, data, {
+            symbols: Object.keys(data.symbols),
+            same: ["candles", "bar", "position", "timeframes"].every((k) => data.symbols.BTC[k] === data[k])
+          })`,
+          3,
+          account
+        )
         const [, , third] = bars(3)
         expect(data).toEqual({
           symbol: "BTC",
+          symbols: ["BTC"],
+          same: true,
           timeframe: "1h",
+          timeframes: {},
           bar: third,
           candles: bars(3),
           position: { side: "short", size: 2, entry_price: 101, leverage: 3 },
@@ -283,7 +295,7 @@ describe("QuickJS program runtime", () => {
           return { operation: fast > slow ? "buy" : "sell", target_portion_of_balance: 0.5 + Math.random() / 2 }
         }`
         const once = Effect.flatMap(load(code), (decide) =>
-          runBacktest(defaultSettings("1h"), Stream.fromIterable(bars(300)), decide))
+          runBacktest(defaultSettings("1h"), oneSymbol(Stream.fromIterable(bars(300))), decide))
         const first = yield* once
         expect(first.metrics.total_trades).toBeGreaterThan(5)
         expect(yield* once).toEqual(first)
@@ -306,7 +318,7 @@ describe("QuickJS program runtime", () => {
         // A seeded random walk with wide bars.
         let seed = 42, close = 100
         const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
-        const candles = Stream.fromIterable(
+        const candles = oneSymbol(Stream.fromIterable(
           bars(2_000).map((bar) => {
             const open = close
             close = open * (1 + (random() - 0.5) * 0.06)
@@ -318,7 +330,7 @@ describe("QuickJS program runtime", () => {
               low: Math.min(open, close) * (1 - random() * 0.02)
             }
           })
-        )
+        ))
         const settings = defaultSettings("1h")
         const sandboxed = yield* Effect.flatMap(
           load(`export ${source}`),
@@ -346,7 +358,9 @@ describe("QuickJS program runtime", () => {
         const decide = yield* load(
           `export function decide(data) { if (data.candles.length === 3) throw new Error("third"); return { operation: "hold" } }`
         )
-        const exit = yield* Effect.exit(runBacktest(defaultSettings("1h"), Stream.fromIterable(bars(10)), decide))
+        const exit = yield* Effect.exit(
+          runBacktest(defaultSettings("1h"), oneSymbol(Stream.fromIterable(bars(10))), decide)
+        )
         expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error).toMatchObject({
           reason: "threw",
           time: bars(3)[2]!.time

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Decider } from "../../src/sandbox/Decider.js"
-import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
+import type { AccountState } from "../../src/sandbox/Decider.js"
+import { type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
 import type { Candle } from "../../src/venues/Venue.js"
@@ -18,13 +19,13 @@ const walk = (count: number): Array<Candle> => {
   })
 }
 
-const flat: AccountView = { position: null, balance: 10_000, equity: 10_000 }
-const open = { floor: -Infinity, ceiling: Infinity }
+const flat: AccountState = { positions: [null], balance: 10_000 }
+const open = [{ floor: -Infinity, ceiling: Infinity }]
 
 const load = (code: string) =>
   Effect.flatMap(
     ProgramRuntime,
-    (runtime) => runtime.load({ code, symbol: "BTC", timeframe: "1h", params: {}, seed: 1 })
+    (runtime) => runtime.load({ code, symbols: ["BTC"], timeframe: "1h", params: {}, seed: 1 })
   )
 
 /** Feeds the bars in engine chunks of `chunkSize`, as the engine does, and answers the decisions other than hold. */
@@ -32,11 +33,11 @@ const drive = (decider: Decider, candles: ReadonlyArray<Candle>, chunkSize: numb
   const out: Array<Decision> = []
   for (let start = 0; start < candles.length; start += chunkSize) {
     const chunk = candles.slice(start, start + chunkSize)
-    decider.chunk(chunk)
+    decider.chunk([chunk])
     for (let from = 0; from < chunk.length;) {
       const stop = decider.decide(from, flat, open)
-      if (stop.decision !== undefined) out.push(stop.decision)
-      from = stop.decision === undefined ? stop.index : stop.index + 1
+      if (stop.decisions !== undefined) out.push(stop.decisions[0]!)
+      from = stop.decisions === undefined ? stop.index : stop.index + 1
     }
   }
   return out
@@ -203,10 +204,10 @@ describe("ta over data.candles, computed by the host", () => {
         )
         /** Feeds bars 0 to 1497 of `first`, where the first pieces see the call and the later ones get the host's values. */
         const upTo1497 = (decider: Decider, first: ReadonlyArray<Candle>) => {
-          decider.chunk(first)
+          decider.chunk([first])
           for (let from = 0;;) {
             const stop = decider.decide(from, flat, open)
-            if (stop.decision !== undefined) return
+            if (stop.decisions !== undefined) return
             from = stop.index
           }
         }
@@ -214,12 +215,12 @@ describe("ta over data.candles, computed by the host", () => {
         // Bar 1498 skipped inside a chunk.
         const skipped = yield* load(program)
         upTo1497(skipped, candles)
-        expect(skipped.decide(1_499, flat, open).decision?.reason).toBe(expected)
+        expect(skipped.decide(1_499, flat, open).decisions?.[0]!.reason).toBe(expected)
         // Bar 1498 left out at the end of a chunk.
         const leftOut = yield* load(program)
         upTo1497(leftOut, candles.slice(0, 1_499))
-        leftOut.chunk(candles.slice(1_499))
-        expect(leftOut.decide(0, flat, open).decision?.reason).toBe(expected)
+        leftOut.chunk([candles.slice(1_499)])
+        expect(leftOut.decide(0, flat, open).decisions?.[0]!.reason).toBe(expected)
       }))
 
     it.scoped("a program that garbles the report of its calls (a toJSON on arrays) only loses the host's values", () =>

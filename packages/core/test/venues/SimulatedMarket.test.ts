@@ -90,7 +90,7 @@ const finalEquity = (
   const engine = new BacktestEngine({ ...defaultSettings(timeframe), ...costs })
   const wants = strategies[strategy]!()
   engine.run(
-    bars,
+    [bars],
     decideEachBar((bar, { position }) => {
       const side = wants(bar)
       if (side === null || position?.side === side) return { operation: "hold" }

@@ -155,6 +155,7 @@ for (const storage of testStorages) {
 
             const orders = (yield* call("GET", `/api/account/${account.id}/orders?limit=100`, { token })).body.orders
             const paperFills = orders.toReversed().map((o: any) => ({
+              symbol: o.symbol,
               time: Date.parse(o.filled_at),
               side: o.side,
               quantity: o.quantity,

@@ -411,12 +411,20 @@ for (const storage of testStorages) {
             "started_at",
             "status",
             "symbol",
+            "symbols",
             "timeframe",
+            "timeframes",
             "total_pnl",
             "total_trades",
             "win_rate"
           ])
-          expect(completed).toMatchObject({ status: "completed", program_id: programId, account_id: null })
+          expect(completed).toMatchObject({
+            status: "completed",
+            program_id: programId,
+            account_id: null,
+            symbols: ["BTC"],
+            timeframes: []
+          })
           expect(typeof completed.total_pnl).toBe("number")
           expect(typeof completed.total_trades).toBe("number")
 

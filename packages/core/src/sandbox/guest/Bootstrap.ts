@@ -38,14 +38,16 @@ export type MakeGuestWindow = (
 /**
  * Runs once in each sandbox, before the program: meters the built-ins, seeds `Math.random`,
  * replaces the clock with the current bar's time, installs `ta`, and answers `describe` (an
- * error as one line of text) and `makeDriver`, which the host drives: `chunk` takes the next piece
- * of bars as a buffer of six Float64 columns (time, open, high, low, close, volume), their count,
- * and the host's indicator values for them (see WindowIndicators.ts); `wanted` answers the
- * indicator calls the host should compute from the next piece on; `account` takes the position,
- * balance and exit band after a fill; and `decide` runs the program over the bars as
- * `Decider.decide` does (its third argument is `holds`). It answers the index where it stopped without a decision, or
- * `"<index>:<decision as JSON>"`, or `"<index>:!<message>"` when the program threw; `at` answers
- * the bar being decided (-1 before the piece's first).
+ * error as one line of text) and `makeDriver`, which the host drives for a run of one or more
+ * symbols (the first is `data.symbol`): `chunk` takes the next piece of bars as a buffer of six
+ * Float64 columns per symbol (time, open, high, low, close, volume; symbol after symbol), their
+ * count, and the host's indicator values for the first symbol's window (see WindowIndicators.ts);
+ * `wanted` answers the indicator calls the host should compute from the next piece on; `account`
+ * takes the balance and, per symbol, the position and exit band after a fill; and `decide` runs
+ * the program over the bars as `Decider.decide` does (its third argument is `holds`). It answers
+ * the index where it stopped without a decision, or `"<index>:<answer as JSON>"` (a decision, or a
+ * list of them), or `"<index>:!<message>"` when the program threw; `at` answers the bar being
+ * decided (-1 before the piece's first).
  */
 export function bootstrap(
   seed: number,
@@ -55,7 +57,8 @@ export function bootstrap(
   makeWindow: MakeGuestWindow
 ) {
   // The driver's own calls use the unmetered built-ins.
-  const shift = Array.prototype.shift, stringify = JSON.stringify, parse = JSON.parse, Float64 = Float64Array
+  const shift = Array.prototype.shift, isArray = Array.isArray, stringify = JSON.stringify, parse = JSON.parse
+  const Float64 = Float64Array
   installMetering()
   let state = seed >>> 0
   Math.random = function random() {
@@ -90,6 +93,16 @@ export function bootstrap(
     Float64
   )
   Object.defineProperty(globalThis, "ta", { value: windowTa })
+  /** Whether an answer is a hold, or a list of holds (a program trading several symbols answers a list). */
+  const holdsAll = (d: unknown): boolean => {
+    if (d === null || typeof d !== "object") return false
+    if (!isArray(d)) return (d as { operation?: unknown }).operation === "hold"
+    for (let k = 0; k < d.length; k++) {
+      const item = d[k] as { operation?: unknown } | null
+      if (item === null || typeof item !== "object" || item.operation !== "hold") return false
+    }
+    return true
+  }
   const describe = (e: unknown) => {
     try {
       const text = e instanceof Error ? e.name + ": " + e.message + "\n" + e.stack : String(e)
@@ -98,64 +111,153 @@ export function bootstrap(
       return "a value that cannot be shown"
     }
   }
-  const makeDriver = (decide: (data: unknown) => unknown, symbol: string, timeframe: string, paramsJson: string) => {
+  const makeDriver = (
+    decide: (data: unknown) => unknown,
+    symbolsJson: string,
+    timeframe: string,
+    baseMillis: number,
+    framesJson: string,
+    paramsJson: string
+  ) => {
+    // Index loops only: the program has run by now, and may have replaced Array.prototype's methods and iterator.
+    const symbols: Array<string> = parse(symbolsJson)
+    // The longer timeframes, as [name, length in ms]: each symbol's closed candles of each.
+    const frames: Array<[string, number]> = parse(framesJson)
+    type Market = {
+      view: {
+        symbol: string
+        bar: GuestBar | null
+        candles: Array<GuestBar>
+        position: object | null
+        timeframes: Record<string, Array<GuestBar>>
+      }
+      // The candle of each longer timeframe being built, and whether it began at its period's start.
+      building: Array<{ bar: GuestBar | null; whole: boolean }>
+    }
+    const markets: Array<Market> = []
+    const bySymbol: Record<string, object> = {}
+    for (let s = 0; s < symbols.length; s++) {
+      const timeframes: Record<string, Array<GuestBar>> = {}
+      const building: Market["building"] = []
+      for (let f = 0; f < frames.length; f++) {
+        timeframes[frames[f]![0]] = []
+        building[f] = { bar: null, whole: false }
+      }
+      const view = { symbol: symbols[s]!, bar: null, candles: s === 0 ? candles : [], position: null, timeframes }
+      markets[s] = { view, building }
+      bySymbol[view.symbol] = view
+    }
+    const first = markets[0]!.view
     const data = {
-      symbol,
+      symbol: first.symbol,
       timeframe,
       bar: null as GuestBar | null,
       candles,
       position: null as object | null,
+      timeframes: first.timeframes,
+      symbols: bySymbol,
       balance: 0,
       equity: 0,
       params: parse(paramsJson)
     }
-    let count = 0, side = 0, size = 0, entry = 0, balance = 0, floor = 0, ceiling = 0
-    let times = new Float64(0), opens = times, highs = times, lows = times, closes = times, volumes = times
+    const n = markets.length
+    // Per symbol: side (+1, -1, 0 flat), size, entry price, and the exit band.
+    const sides = new Float64(n), sizes = new Float64(n), entries = new Float64(n)
+    const floors = new Float64(n), ceilings = new Float64(n)
+    let count = 0, balance = 0, columns = new Float64(0), stride = 0
     const chunk = (buffer: ArrayBuffer, bars: number, values: ArrayBuffer, calls: string) => {
       // Every bar of the last chunk must have been appended, for the window to stay the host's.
       if (cursor.at + 1 !== count) windowOutOfOrder()
       count = bars
-      const column = (f: number) => new Float64(buffer, f * count * 8, count)
-      times = column(0)
-      opens = column(1)
-      highs = column(2)
-      lows = column(3)
-      closes = column(4)
-      volumes = column(5)
+      columns = new Float64(buffer)
+      stride = 6 * count
       cursor.at = -1
       installWindow(values, calls)
     }
     // The account changes only on fills, so the host sends it only then, as one buffer.
     const account = (buffer: ArrayBuffer) => {
       const a = new Float64(buffer)
-      side = a[0]!
-      size = a[1]!
-      entry = a[2]!
-      balance = a[4]!
-      floor = a[5]!
-      ceiling = a[6]!
-      data.position = side === 0
-        ? null
-        : { side: side > 0 ? "long" : "short", size, entry_price: entry, leverage: a[3] }
+      balance = a[0]!
+      for (let s = 0; s < n; s++) {
+        const o = 1 + 6 * s
+        sides[s] = a[o]!
+        sizes[s] = a[o + 1]!
+        entries[s] = a[o + 2]!
+        floors[s] = a[o + 4]!
+        ceilings[s] = a[o + 5]!
+        markets[s]!.view.position = sides[s] === 0
+          ? null
+          : { side: sides[s]! > 0 ? "long" : "short", size: sizes[s], entry_price: entries[s], leverage: a[o + 3] }
+      }
+      data.position = first.position
       data.balance = balance
+    }
+    /** Adds a closed bar to the longer timeframes' candles being built; one whose period ends with it closes. */
+    const aggregate = (market: Market, bar: GuestBar) => {
+      for (let f = 0; f < frames.length; f++) {
+        const name = frames[f]![0], length = frames[f]![1]
+        const building = market.building[f]!
+        const start = bar.time - (bar.time % length)
+        const current = building.bar
+        if (current === null || current.time !== start) {
+          building.bar = {
+            time: start,
+            open: bar.open,
+            high: bar.high,
+            low: bar.low,
+            close: bar.close,
+            volume: bar.volume
+          }
+          building.whole = bar.time === start
+        } else {
+          if (bar.high > current.high) current.high = bar.high
+          if (bar.low < current.low) current.low = bar.low
+          current.close = bar.close
+          current.volume += bar.volume
+        }
+        // The last bar of the period closes its candle; one that began before the first bar seen is left out.
+        if (bar.time + baseMillis === start + length && building.whole) {
+          const closed = market.view.timeframes[name]!
+          closed[closed.length] = building.bar!
+          if (closed.length > candleWindow) shift.call(closed)
+          building.bar = null
+        }
+      }
     }
     const decideFrom = (from: number, to: number, holds: boolean) => {
       if (from !== cursor.at + 1) windowOutOfOrder()
       try {
         for (let i = from; i < to; i++) {
-          const high = highs[i]!, low = lows[i]!
-          if (low <= floor || high >= ceiling) return i
+          for (let s = 0, o = 0; s < n; s++, o += stride) {
+            if (columns[o + 3 * count + i]! <= floors[s]! || columns[o + 2 * count + i]! >= ceilings[s]!) return i
+          }
           cursor.at = i
-          now = times[i]!
-          const close = closes[i]!, bar = { time: now, open: opens[i]!, high, low, close, volume: volumes[i]! }
-          // Neither push nor the window's shift may be the program's own.
-          candles[candles.length] = bar
-          if (candles.length > candleWindow) shift.call(candles)
-          data.bar = bar
-          data.equity = side === 0 ? balance : balance + side * size * (close - entry)
+          now = columns[i]!
+          let equity = balance
+          for (let s = 0, o = 0; s < n; s++, o += stride) {
+            const market = markets[s]!
+            const close = columns[o + 4 * count + i]!
+            const bar = {
+              time: now,
+              open: columns[o + count + i]!,
+              high: columns[o + 2 * count + i]!,
+              low: columns[o + 3 * count + i]!,
+              close,
+              volume: columns[o + 5 * count + i]!
+            }
+            // Neither push nor the window's shift may be the program's own.
+            const window = market.view.candles
+            window[window.length] = bar
+            if (window.length > candleWindow) shift.call(window)
+            market.view.bar = bar
+            if (frames.length > 0) aggregate(market, bar)
+            equity += sides[s]! * sizes[s]! * (close - entries[s]!)
+          }
+          data.bar = first.bar
+          data.equity = equity
           const d = decide(data) as { operation?: unknown; then?: unknown } | null
           // A Promise (an async decide) would stringify as {}; it is named instead.
-          if (holds || d === null || typeof d !== "object" || d.operation !== "hold") {
+          if (holds || !holdsAll(d)) {
             return i + ":" + (typeof d?.then === "function" ? "promise" : (stringify(d) ?? "undefined"))
           }
         }
