@@ -126,7 +126,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
           const length = timeframeMillis[timeframe]
           if (length <= step || length % step !== 0) {
             return yield* invalid(
-              `timeframes[${i}]`,
+              `timeframes.${i}`,
               `must be longer than ${input.timeframe} and a whole number of ${input.timeframe} bars; got ${timeframe}`
             )
           }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
 import type { BacktestSettings } from "../../src/backtests/Backtest.js"
-import { BacktestEngine, fundingOf, oneSymbol, runBacktest } from "../../src/backtests/BacktestEngine.js"
+import { BacktestEngine, type Bars, fundingOf, oneSymbol, runBacktest } from "../../src/backtests/BacktestEngine.js"
 import { computeMetrics } from "../../src/backtests/BacktestMetrics.js"
-import { type Decide, decideEachBar } from "../../src/sandbox/Decider.js"
+import { type AccountState, type Decide, decideEachBar, type Decider } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { unlistedRules } from "../../src/trading/Fills.js"
 import { type Candle } from "../../src/venues/Venue.js"
@@ -422,6 +422,133 @@ describe("BacktestEngine", () => {
       const exit = yield* Effect.exit(runBacktest(settings(), candles, decideEachBar(failing)))
       expect(exit).toEqual(Exit.fail(new ProgramRunError({ reason: "threw", message: "boom", time: first.time })))
     }).pipe(Effect.runPromise))
+})
+
+/**
+ * A program of several symbols in the host: `script(i)` answers bar i's decisions (a hold for each
+ * symbol it leaves out), and `seen` records the account it was shown at each bar.
+ */
+const portfolio = (script: (i: number) => ReadonlyArray<Decision> | undefined) => {
+  const seen: Array<AccountState> = []
+  let bars: Bars = []
+  const decider: Decider = {
+    chunk: (next) => {
+      bars = next
+    },
+    decide: (from, account, bands, until = bars[0]!.length) => {
+      for (let i = from; i < until; i++) {
+        if (bars.some((symbol, s) => symbol[i]!.low <= bands[s]!.floor || symbol[i]!.high >= bands[s]!.ceiling)) {
+          return { index: i }
+        }
+        seen[i] = account
+        const decided = script(i)
+        if (decided !== undefined) return { index: i, decisions: decided }
+      }
+      return { index: until }
+    }
+  }
+  return { decider, seen }
+}
+
+describe("BacktestEngine over several symbols", () => {
+  const btc = unlistedRules("BTC", bare)
+  const eth = unlistedRules("ETH", bare)
+  const markets = [{ rules: btc, funding: () => [] }, { rules: eth, funding: () => [] }]
+  const pair = (closes: ReadonlyArray<readonly [number, number]>): Bars => {
+    const btcBars = closes.map(([b]) => bar(b))
+    return [
+      btcBars,
+      btcBars.map((b, i) => ({
+        ...b,
+        open: closes[i]![1],
+        high: closes[i]![1],
+        low: closes[i]![1],
+        close: closes[i]![1]
+      }))
+    ]
+  }
+  const hold = { operation: "hold" } as const
+
+  it("trades them from one balance: each order is sized against the cash the orders before it left, in the run's order", () => {
+    const bars = pair([[100, 10], [110, 12], [120, 9], [130, 9]])
+    const { decider, seen } = portfolio((i) =>
+      i === 0
+        ? [{ operation: "buy", target_portion_of_balance: 0.5 }, { operation: "buy", target_portion_of_balance: 0.5 }]
+        : i === 2
+        ? [{ operation: "close" }, hold]
+        : undefined
+    )
+    const engine = new BacktestEngine(settings({ feeRate: 0.001 }), markets)
+    engine.run(bars, decider)
+    const result = engine.finish()
+    // BTC takes half of 10 000 (margin + fee), ETH half of what is left.
+    const btcSize = 5000 / (1 + 0.001) / 100
+    const ethSize = (10_000 - 5000) * 0.5 / (1 + 0.001) / 10
+    expect(result.fills.map((f) => [f.symbol, f.side, f.reason])).toEqual([
+      ["BTC", "buy", "signal"],
+      ["ETH", "buy", "signal"],
+      ["BTC", "sell", "signal"],
+      ["ETH", "sell", "end_of_data"]
+    ])
+    expect(result.fills[0]!.quantity).toBeCloseTo(btcSize, 6)
+    expect(result.fills[1]!.quantity).toBeCloseTo(ethSize, 6)
+    // The program saw both positions and one balance; equity marks both at each close.
+    expect(seen[1]!.positions.map((p) => p?.side ?? null)).toEqual(["long", "long"])
+    const equity1 = result.equity_curve[1]!.equity
+    expect(equity1).toBeCloseTo(seen[1]!.balance + btcSize * 10 + ethSize * 2, 6)
+    expect(result.trades.map((t) => [t.symbol, t.exit_reason])).toEqual([["BTC", "signal"], ["ETH", "end_of_data"]])
+    // Each symbol's share adds up to the whole.
+    expect(result.per_symbol.map((m) => [m.symbol, m.total_trades])).toEqual([["BTC", 1], ["ETH", 1]])
+    const sum = (key: "total_pnl" | "total_fees") => result.per_symbol.reduce((a, m) => a + m[key], 0)
+    expect(sum("total_pnl")).toBeCloseTo(result.metrics.total_pnl, 6)
+    expect(sum("total_fees")).toBeCloseTo(result.metrics.total_fees!, 9)
+    // BTC was held at the closes of bars 0 and 1 (closed at bar 2's), ETH at all four.
+    expect(result.per_symbol.map((m) => m.exposure_percent)).toEqual([50, 100])
+    // The benchmark holds both, equally weighted: BTC +30 %, ETH -10 %.
+    expect(result.per_symbol.map((m) => m.buy_and_hold_percent)).toEqual([30.000000000000004, -9.999999999999998])
+    expect(result.metrics.buy_and_hold_percent).toBeCloseTo(10, 9)
+  })
+
+  it("settles each symbol's exits inside the bar that reaches them, and the other symbol's position stays open", () => {
+    const bars = pair([[100, 10], [100, 10], [100, 10], [100, 10]])
+    // ETH's bar 2 falls through its stop.
+    const eth = bars[1] as Array<Candle>
+    eth[2] = { ...eth[2]!, low: 8 }
+    const { decider } = portfolio((i) =>
+      i === 0
+        ? [
+          { operation: "buy", target_portion_of_balance: 0.5 },
+          { operation: "buy", target_portion_of_balance: 0.5, stop_loss_price: 9 }
+        ]
+        : undefined
+    )
+    const engine = new BacktestEngine(settings(), markets)
+    engine.run(bars, decider)
+    const result = engine.finish()
+    expect(result.trades.map((t) => [t.symbol, t.exit_reason, t.exit_time])).toEqual([
+      ["ETH", "stop_loss", bars[1]![2]!.time],
+      ["BTC", "end_of_data", bars[0]![3]!.time]
+    ])
+  })
+
+  it("pays each symbol's funding on its own position", () => {
+    const bars = pair([[100, 10], [100, 10], [100, 10]])
+    const funded = [
+      { rules: btc, funding: fundingOf([{ time: bars[0]![1]!.time, rate: 0.01 }]) },
+      { rules: eth, funding: fundingOf([{ time: bars[0]![1]!.time, rate: -0.01 }]) }
+    ]
+    const { decider } = portfolio((i) =>
+      i === 0
+        ? [{ operation: "buy", target_portion_of_balance: 0.5 }, { operation: "sell", target_portion_of_balance: 0.5 }]
+        : undefined
+    )
+    const engine = new BacktestEngine(settings(), funded)
+    engine.run(bars, decider)
+    const result = engine.finish()
+    // A long pays 1 % of 5000; a short pays 1 % of 2500 when the rate is negative.
+    expect(result.per_symbol.map((m) => m.total_funding)).toEqual([-50, -25])
+    expect(result.metrics.total_funding).toBe(-75)
+  })
 })
 
 describe("computeMetrics", () => {

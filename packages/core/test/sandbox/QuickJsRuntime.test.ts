@@ -369,6 +369,93 @@ describe("QuickJS program runtime", () => {
   })
 })
 
+/** 1h bars of two symbols from two hours into a 4h period (ETH at a tenth of BTC's price), and their decider's drive. */
+const fourHours = 14_400_000
+const pairBars = (count: number): [Array<Candle>, Array<Candle>] => {
+  const btc = bars(count).map((b, i) => ({ ...b, time: 118_056 * fourHours + (i + 2) * 3_600_000 }))
+  return [btc, btc.map((b) => ({ ...b, open: b.open / 10, high: b.high / 10, low: b.low / 10, close: b.close / 10 }))]
+}
+const open = { floor: -Infinity, ceiling: Infinity }
+const driveBoth = (decider: Decider, both: ReadonlyArray<ReadonlyArray<Candle>>, positions = [null, null]) => {
+  decider.chunk(both)
+  const out: Array<ReadonlyArray<Decision>> = []
+  for (let from = 0; from < both[0]!.length;) {
+    const stop = decider.decide(from, { balance: 10_000, positions }, [open, open])
+    if (stop.decisions !== undefined) out.push(stop.decisions)
+    from = stop.decisions === undefined ? stop.index : stop.index + 1
+  }
+  return out
+}
+
+describe("QuickJS program runtime over several symbols and timeframes", () => {
+  const loadPair = (code: string, timeframes: ReadonlyArray<"4h" | "1d"> = []) =>
+    Effect.flatMap(
+      ProgramRuntime,
+      (runtime) => runtime.load({ code, symbols: ["BTC", "ETH"], timeframe: "1h", timeframes, params: {}, seed: 1 })
+    )
+
+  it.layer(QuickJsProgramRuntime())((it) => {
+    it.scoped("data.symbols holds each symbol's candles, bar and position; decisions name their symbol, or mean the first", () =>
+      Effect.gen(function*() {
+        const decider = yield* loadPair(`export function decide(data) {
+          if (data.candles.length < 3) return { operation: "hold" }
+          const eth = data.symbols.ETH
+          const seen = [Object.keys(data.symbols), eth.candles.length, eth.bar.close, eth.candles[eth.candles.length - 1] === eth.bar, eth.position]
+          return [{ symbol: "ETH", operation: "buy", reason: JSON.stringify(seen) }, { operation: "sell" }]
+        }`)
+        const both = pairBars(5)
+        const long = { side: "long" as const, size: 3, entry_price: 9, leverage: 2 }
+        const [first] = driveBoth(decider, both, [null, long] as never)
+        expect(first![0]).toEqual({ operation: "sell" })
+        expect(first![1]).toMatchObject({ symbol: "ETH", operation: "buy" })
+        expect(JSON.parse(first![1]!.reason!)).toEqual([["BTC", "ETH"], 3, both[1][2]!.close, true, long])
+      }))
+
+    it.scoped("a decision naming a symbol the run does not trade, or two for one symbol, stop with invalid_decision", () =>
+      Effect.gen(function*() {
+        for (
+          const [answer, message] of [
+            [`{ operation: "buy", symbol: "SOL" }`, "decide named SOL, which this run does not trade (BTC, ETH)"],
+            [`[{ operation: "buy" }, { operation: "sell", symbol: "BTC" }]`, "more than one decision for BTC"]
+          ]
+        ) {
+          const decider = yield* loadPair(`export function decide() { return ${answer} }`)
+          const error = yield* Effect.flip(Effect.try({
+            try: () => driveBoth(decider, pairBars(1)),
+            catch: (e) => e as ProgramRunError
+          }))
+          expect(error.reason).toBe("invalid_decision")
+          expect(error.message).toContain(message)
+        }
+      }))
+
+    it.scoped("data.timeframes holds the longer timeframes' closed candles, built from the run's bars, the partial first one left out", () =>
+      Effect.gen(function*() {
+        const decider = yield* loadPair(
+          `export function decide(data) {
+            return { operation: "close", reason: JSON.stringify([data.timeframes, data.symbols.ETH.timeframes["4h"].length]) }
+          }`,
+          ["4h", "1d"]
+        )
+        const both = pairBars(11)
+        const reported = driveBoth(decider, both).map((d) => JSON.parse(d[0]!.reason!))
+        // Bars 0-1 finish a period begun before them; bars 2-5 and 6-9 make the two whole 4h candles.
+        const hourly = both[0]
+        const candle = (from: number) => ({
+          time: hourly[from]!.time,
+          open: hourly[from]!.open,
+          high: Math.max(...hourly.slice(from, from + 4).map((b) => b.high)),
+          low: Math.min(...hourly.slice(from, from + 4).map((b) => b.low)),
+          close: hourly[from + 3]!.close,
+          volume: hourly.slice(from, from + 4).reduce((sum, b) => sum + b.volume, 0)
+        })
+        expect(reported[4]).toEqual([{ "4h": [], "1d": [] }, 0])
+        expect(reported[5]).toEqual([{ "4h": [candle(2)], "1d": [] }, 1])
+        expect(reported[10]).toEqual([{ "4h": [candle(2), candle(6)], "1d": [] }, 2])
+      }))
+  })
+})
+
 describe("compileProgram", () => {
   it.effect("compiles TypeScript to JavaScript that keeps its lines", () =>
     Effect.gen(function*() {

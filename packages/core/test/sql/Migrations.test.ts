@@ -16,6 +16,61 @@ describe("migrate", () => {
       expect(yield* migrate).toEqual([])
     }).pipe(Effect.provide(PgliteClient.layer(undefined))), { timeout: 60_000 })
 
+  it.effect(
+    "0025 names the one symbol of earlier backtests in their symbols and in their stored trades and fills",
+    () =>
+      Effect.gen(function*() {
+        const all = yield* migrations
+        const at = all.findIndex(([, name]) => name === "backtest_portfolios")
+      expect(at).toBeGreaterThan(0)
+        yield* Migrator.make({})({ loader: Effect.succeed(all.slice(0, at)), table: "trading_platform_migrations" })
+        const sql = yield* SqlClient.SqlClient
+        const now = new Date(0)
+        const [user] = yield* sql<{ id: number }>`
+        INSERT INTO users (email, username, password_hash, created_at, updated_at)
+        VALUES ('a@example.com', 'a', 'x', ${now}, ${now}) RETURNING id`
+        const trade = {
+          side: "long",
+          size: 0.1,
+          entry_time: 1,
+          entry_price: 100.25,
+          exit_time: 2,
+          exit_price: 1e-7,
+          fee: 0.000123,
+          funding: 0,
+          pnl: -10.02,
+          exit_reason: "signal"
+        }
+        const fill = { time: 1, side: "buy", quantity: 0.1, price: 100.25, fee: 0.000123, reason: "signal" }
+        const stored = {
+          metrics: {},
+          final_balance: 1,
+          equity_curve: [],
+          trades: [trade, { ...trade, size: 0.2 }],
+          fills: [fill]
+        }
+        yield* sql`
+        INSERT INTO backtests (user_id, symbol, exchange, timeframe, start_at, end_at, initial_balance, fee_rate,
+          maker_fee_rate, slippage, leverage, code, status, result, created_at)
+        VALUES (${user!.id}, 'ETH', 'venue1', '1h', ${now}, ${now}, 1, 0, 0, 0, 1, '', 'completed',
+          ${JSON.stringify(stored)}, ${now}), (${user!.id}, 'BTC', 'venue1', '1h', ${now}, ${now}, 1, 0, 0, 0, 1, '',
+          'queued', NULL, ${now})`
+        yield* migrate
+        const rows = yield* sql<{ symbols: string; timeframes: string; result: string | null }>`
+        SELECT symbols, timeframes, result FROM backtests ORDER BY id`
+        expect(rows.map((r) => [JSON.parse(r.symbols), JSON.parse(r.timeframes)])).toEqual([[["ETH"], []], [
+          ["BTC"],
+          []
+        ]])
+        const migrated = JSON.parse(rows[0]!.result!)
+        // The same numbers, in the same order, each naming the symbol.
+        expect(migrated.trades).toEqual([{ ...trade, symbol: "ETH" }, { ...trade, size: 0.2, symbol: "ETH" }])
+        expect(migrated.fills).toEqual([{ ...fill, symbol: "ETH" }])
+        expect(rows[1]!.result).toBeNull()
+      }).pipe(Effect.provide(PgliteClient.layer(undefined))),
+    { timeout: 60_000 }
+  )
+
   const postgres = testStorages[1]!
   it.scoped.skipIf(!postgres.available)(
     "replicas starting together on one new PostgreSQL database migrate it once, one after the other",

@@ -129,6 +129,76 @@ for (const storage of testStorages) {
           expect(done.finished_at).not.toBeNull()
         }))
 
+      it.effect("a backtest over a list of symbols trades them from one balance, reading a longer timeframe, with each symbol's share", () =>
+        Effect.gen(function*() {
+          // Holds each symbol while its last closed 4h candle rose.
+          const rotation = `export function decide(data) {
+  const out = []
+  for (const symbol of Object.keys(data.symbols)) {
+    const { position, timeframes } = data.symbols[symbol]
+    const fours = timeframes["4h"]
+    if (fours.length < 2) continue
+    const up = fours[fours.length - 1].close > fours[fours.length - 2].close
+    if (up && !position) out.push({ symbol, operation: "buy", target_portion_of_balance: 0.4 })
+    if (!up && position) out.push({ symbol, operation: "close" })
+  }
+  return out
+}
+`
+          const { programId, token } = yield* withProgram(rotation)
+          const reply = yield* submit(token, programId, {
+            symbol: undefined,
+            symbols: ["BTC", "ETH"],
+            timeframes: ["4h"]
+          })
+          expect(reply.status).toBe(202)
+          expect(reply.body).toMatchObject({
+            symbol: "BTC",
+            symbols: ["BTC", "ETH"],
+            timeframes: ["4h"],
+            per_symbol: []
+          })
+          const done = yield* waitForBacktest(token, reply.body.id, isFinished)
+          expect(done.status).toBe("completed")
+          expect(done.per_symbol.map((m: any) => m.symbol)).toEqual(["BTC", "ETH"])
+          for (const symbol of ["BTC", "ETH"]) {
+            const trades = done.trades.filter((t: any) => t.symbol === symbol)
+            expect(trades.length, symbol).toBeGreaterThan(3)
+            const share = done.per_symbol.find((m: any) => m.symbol === symbol)
+            expect(share.total_trades).toBe(trades.length)
+            expect(share.total_pnl).toBeCloseTo(trades.reduce((sum: number, t: any) => sum + t.pnl, 0), 6)
+          }
+          expect(new Set(done.fills.map((f: any) => f.symbol))).toEqual(new Set(["BTC", "ETH"]))
+          // One balance: the curve ends where the cash ends, both symbols' trades included.
+          expect(done.final_balance).toBeCloseTo(10_000 + done.metrics.total_pnl, 6)
+          expect(done.metrics.total_trades).toBe(done.trades.length)
+          const history = (yield* call("GET", "/api/programs/backtest/history", { token })).body.backtests
+          expect(history[0]).toMatchObject({ id: done.id, symbols: ["BTC", "ETH"], timeframes: ["4h"] })
+        }))
+
+      it.effect("symbols and timeframes that cannot be run answer 400 invalid_input naming the field, an unlisted symbol 422", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram()
+          const issue = (body: Record<string, unknown>) =>
+            Effect.map(submit(token, programId, body), (reply) => {
+              expectError(reply, 400, "invalid_input")
+              return reply.body.issues[0].path
+            })
+          expect(yield* issue({ symbols: ["ETH"] })).toBe("symbol")
+          expect(yield* issue({ symbol: undefined })).toBe("symbol")
+          expect(yield* issue({ symbol: undefined, symbols: [] })).toBe("symbols")
+          expect(yield* issue({ symbol: undefined, symbols: ["BTC", "BTC"] })).toBe("symbols")
+          expect(yield* issue({ symbol: undefined, symbols: Array.from({ length: 11 }, (_, i) => `S${i}`) })).toBe(
+            "symbols"
+          )
+          expect(yield* issue({ timeframes: ["30m"] })).toBe("timeframes.0")
+          expect(yield* issue({ timeframes: ["4h", "4h"] })).toBe("timeframes")
+          expect(yield* issue({ timeframes: ["1d", "2d"] })).toBe("timeframes.1")
+          const unlisted = yield* submit(token, programId, { symbol: undefined, symbols: ["BTC", "NOPE"] })
+          expectError(unlisted, 422, "symbol_not_listed")
+          expect(unlisted.body.symbols).toEqual(["NOPE"])
+        }))
+
       it.effect("GET /api/programs/backtest/:id/trades pages the trades the result embeds, with their total", () =>
         Effect.gen(function*() {
           const { programId, token } = yield* withProgram()
