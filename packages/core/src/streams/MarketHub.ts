@@ -1,6 +1,5 @@
 import { Clock, Data, Duration, Effect, FiberHandle, Queue, Schedule } from "effect"
 import { News } from "../news/News.js"
-import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import type { UserId } from "../users/User.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
@@ -8,11 +7,19 @@ import type { MarketUpdate, NewsUpdate, PriceUpdate, TriggerUpdate } from "./Str
 
 /** How often the venues' tickers are read while anyone watches a price. */
 export const priceInterval = Duration.seconds(1)
+/** A `heartbeat` event this often keeps proxies from closing an idle stream and shows the client the stream is alive. */
+export const heartbeatInterval = Duration.seconds(15)
 /** Triggers and stories waiting for one slow stream before it is closed (its client resumes with `Last-Event-ID`). */
 export const maxPendingEvents = 256
 
-/** What a mailbox hands over: a price or trigger update, or a story about a watched symbol. */
-export type HubUpdate = MarketUpdate | { readonly kind: "news"; readonly item: NewsUpdate }
+/**
+ * What a mailbox hands over: a price or trigger update, a story about a watched symbol, or (to a
+ * mailbox that asked for them) a heartbeat. One object per event is handed to every mailbox it goes to.
+ */
+export type HubUpdate =
+  | MarketUpdate
+  | { readonly kind: "news"; readonly item: NewsUpdate }
+  | { readonly kind: "heartbeat"; readonly timestamp: string }
 
 /** A stream fell too far behind on triggers; it ends so its client reconnects and replays. */
 export class MailboxOverflow extends Data.TaggedError("MailboxOverflow") {}
@@ -21,56 +28,90 @@ export class MailboxClosed extends Data.TaggedError("MailboxClosed") {}
 
 const priceKey = (exchange: Exchange, symbol: string) => `${exchange}:${symbol}`
 
+type Queued = TriggerUpdate | { readonly kind: "news"; readonly item: NewsUpdate }
+
 /**
  * What one open stream has not sent yet. Bounded whatever the consumer's speed: prices are
  * coalesced (the latest per symbol), triggers and stories are queued up to `maxPendingEvents`,
- * past which the mailbox overflows.
+ * past which the mailbox overflows. Its consumer is called back when something arrives, so a
+ * stream waiting for events holds no fiber.
  */
 export class Mailbox {
   /** The last price this stream has seen or been sent, per watched symbol. */
   readonly known = new Map<string, number>()
   private readonly prices = new Map<string, PriceUpdate>()
-  private queued: Array<TriggerUpdate | { readonly kind: "news"; readonly item: NewsUpdate }> = []
+  private queued: Array<Queued> = []
+  private heartbeat: HubUpdate | undefined = undefined
   private overflowed = false
   private closed = false
-  constructor(readonly userId: UserId, private readonly wake: Queue.Queue<void>) {}
+  private ready: (() => void) | undefined = undefined
+  constructor(readonly userId: UserId) {}
 
   offerPrice(key: string, update: PriceUpdate) {
     if (this.known.get(key) === update.price) return
     this.known.set(key, update.price)
     this.prices.set(key, update)
-    this.wake.unsafeOffer(undefined)
+    this.wake()
   }
 
-  offerTrigger(trigger: Trigger) {
-    this.enqueue({ kind: "trigger", trigger })
+  offerTrigger(update: TriggerUpdate) {
+    this.enqueue(update)
   }
 
-  offerNews(item: NewsUpdate) {
-    this.enqueue({ kind: "news", item })
+  offerNews(update: Queued) {
+    this.enqueue(update)
   }
 
-  private enqueue(update: TriggerUpdate | { readonly kind: "news"; readonly item: NewsUpdate }) {
+  offerHeartbeat(update: HubUpdate) {
+    this.heartbeat = update
+    this.wake()
+  }
+
+  private enqueue(update: Queued) {
     if (this.queued.length >= maxPendingEvents) this.overflowed = true
     else this.queued.push(update)
-    this.wake.unsafeOffer(undefined)
+    this.wake()
   }
 
   close() {
     this.closed = true
-    this.wake.unsafeOffer(undefined)
+    this.wake()
   }
 
-  /** Waits until something is pending, then hands over all of it: triggers and stories first, in order. */
-  readonly take: Effect.Effect<ReadonlyArray<HubUpdate>, MailboxOverflow | MailboxClosed> = Effect.suspend(() => {
-    if (this.closed) return Effect.fail(new MailboxClosed())
-    if (this.overflowed) return Effect.fail(new MailboxOverflow())
-    if (this.prices.size === 0 && this.queued.length === 0) return Effect.zipRight(Queue.take(this.wake), this.take)
+  private wake() {
+    const ready = this.ready
+    this.ready = undefined
+    ready?.()
+  }
+
+  /** Calls `f` once, as soon as `poll` has something (at once if it has already). */
+  onReady(f: () => void) {
+    if (this.closed || this.overflowed || this.prices.size > 0 || this.queued.length > 0 || this.heartbeat) f()
+    else this.ready = f
+  }
+
+  /** Hands over all that is pending: triggers and stories first, in order, then prices and the heartbeat. */
+  poll(): ReadonlyArray<HubUpdate> | MailboxOverflow | MailboxClosed {
+    if (this.closed) return new MailboxClosed()
+    if (this.overflowed) return new MailboxOverflow()
     const out: Array<HubUpdate> = this.queued
     for (const update of this.prices.values()) out.push(update)
+    if (this.heartbeat) out.push(this.heartbeat)
     this.queued = []
     this.prices.clear()
-    return Effect.succeed(out)
+    this.heartbeat = undefined
+    return out
+  }
+
+  /** Waits until something is pending, then hands over all of it (as `poll`). */
+  readonly take: Effect.Effect<ReadonlyArray<HubUpdate>, MailboxOverflow | MailboxClosed> = Effect.async((resume) => {
+    this.onReady(() => {
+      const out = this.poll()
+      resume(Array.isArray(out) ? Effect.succeed(out) : Effect.fail(out as MailboxOverflow | MailboxClosed))
+    })
+    return Effect.sync(() => {
+      this.ready = undefined
+    })
   })
 }
 
@@ -93,7 +134,8 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
     const triggers = yield* engine.subscribe
     yield* Queue.take(triggers).pipe(
       Effect.map((trigger) => {
-        for (const mailbox of triggerWatchers.get(trigger.user_id) ?? []) mailbox.offerTrigger(trigger)
+        const update: TriggerUpdate = { kind: "trigger", trigger }
+        for (const mailbox of triggerWatchers.get(trigger.user_id) ?? []) mailbox.offerTrigger(update)
       }),
       Effect.forever,
       Effect.forkScoped
@@ -106,7 +148,8 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
         for (const symbol of item.symbols) {
           for (const box of newsWatchers.get(symbol) ?? []) if (readers.has(box.userId)) boxes.add(box)
         }
-        for (const box of boxes) box.offerNews(item)
+        const update = { kind: "news", item } as const
+        for (const box of boxes) box.offerNews(update)
       }),
       Effect.forever,
       Effect.forkScoped
@@ -141,12 +184,56 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
     const poller = yield* FiberHandle.make()
     const pollerLoop = Effect.repeat(pollPrices, Schedule.spaced(priceInterval)).pipe(Effect.delay(priceInterval))
 
-    /** A mailbox for one stream of `userId`, unregistered from everything when the scope closes. */
-    const mailbox = (userId: UserId) =>
+    // Heartbeats: each stream's every `heartbeatInterval` from its opening, by one fiber for all of
+    // them. Every stream waits the same interval, so the queue in order of arrival is in order of due time.
+    let beats: Array<{ readonly box: Mailbox; due: number }> = []
+    let beatsHead = 0
+    const beatsWaiting = yield* Effect.makeLatch(false)
+    yield* Effect.gen(function*() {
+      const interval = Duration.toMillis(heartbeatInterval)
+      for (;;) {
+        const next = beats[beatsHead]
+        if (next === undefined) {
+          beats = []
+          beatsHead = 0
+          yield* beatsWaiting.close
+          if (beats.length === 0) yield* beatsWaiting.await
+          continue
+        }
+        const now = yield* Clock.currentTimeMillis
+        if (next.due > now) {
+          yield* Effect.sleep(next.due - now)
+          continue
+        }
+        const update = { kind: "heartbeat", timestamp: new Date(now).toISOString() } as const
+        while (beatsHead < beats.length && beats[beatsHead]!.due <= now) {
+          const beat = beats[beatsHead]!
+          beats[beatsHead++] = undefined!
+          if (!open.has(beat.box)) continue
+          beat.box.offerHeartbeat(update)
+          beat.due += interval
+          beats.push(beat)
+        }
+        // Drops the slots already passed once they are most of the queue.
+        if (beatsHead > 1024 && beatsHead * 2 > beats.length) {
+          beats = beats.slice(beatsHead)
+          beatsHead = 0
+        }
+      }
+    }).pipe(Effect.forkScoped)
+
+    /**
+     * A mailbox for one stream of `userId`, unregistered from everything when the scope closes;
+     * with `heartbeats`, it is handed a heartbeat every `heartbeatInterval`.
+     */
+    const mailbox = (userId: UserId, options?: { readonly heartbeats?: boolean }) =>
       Effect.gen(function*() {
-        const wake = yield* Queue.sliding<void>(1)
-        const box = new Mailbox(userId, wake)
+        const box = new Mailbox(userId)
         open.add(box)
+        if (options?.heartbeats) {
+          beats.push({ box, due: (yield* Clock.currentTimeMillis) + Duration.toMillis(heartbeatInterval) })
+          yield* beatsWaiting.open
+        }
         const watchedPrices = new Set<string>()
 
         const watchPrice = (exchange: Exchange, symbol: string, baseline?: number) =>
@@ -212,6 +299,8 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
         )
         return {
           take: box.take,
+          poll: () => box.poll(),
+          onReady: (f: () => void) => box.onReady(f),
           watchPrice,
           unwatchPrice,
           watchTriggers,

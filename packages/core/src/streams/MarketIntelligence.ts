@@ -1,15 +1,13 @@
-import { Clock, Duration, Effect, Option, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import { MarketData } from "../market/MarketData.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import { Signals } from "../signals/Signals.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
-import { MarketHub } from "./MarketHub.js"
-import type { FlowSummary, MarketEvent, MarketSnapshot, MarketStreamParams, MarketUpdate } from "./StreamEvents.js"
+import { type HubUpdate, MarketHub, type MarketMailbox } from "./MarketHub.js"
+import type { FlowSummary, MarketEvent, MarketSnapshot, MarketStreamParams } from "./StreamEvents.js"
 
-/** A `heartbeat` event this often keeps proxies from closing an idle stream and shows the client the stream is alive. */
-export const heartbeatInterval = Duration.seconds(15)
 /** Triggers in a snapshot. */
 const snapshotTriggers = 20
 /** Resuming replays the triggers fired since the client's last event among the caller's latest this many. */
@@ -24,6 +22,64 @@ const flowTrades = 1000
  */
 const cursorOf = (lastEventId: Option.Option<string>) =>
   Option.flatMap(lastEventId, (id) => Option.fromNullable(/^(\d+)-\d+$/.exec(id.trim())?.[1]).pipe(Option.map(Number)))
+
+/** An open market-intelligence stream: its events as they become ready, pulled by whoever writes them. */
+export interface MarketFeed {
+  /**
+   * The events ready now, in order (the snapshot and the replay first), possibly none; `undefined`
+   * once the stream has ended (it fell behind, or the server stops).
+   */
+  readonly poll: () => ReadonlyArray<MarketEvent> | undefined
+  /** Calls `f` once, as soon as `poll` has something. */
+  readonly onReady: (f: () => void) => void
+}
+
+/**
+ * The feed of a stream whose first events are `snapshot` and the `replay`ed triggers, then what
+ * its mailbox hands over. Built apart from `open` so the stream holds only this, not what opening read.
+ */
+const makeFeed = (
+  mailbox: MarketMailbox,
+  snapshot: MarketSnapshot,
+  replay: ReadonlyArray<Trigger>,
+  from: number
+): MarketFeed => {
+  let cursor = from
+  let n = 0
+  const next = (event: MarketEvent["event"], data: unknown) => ({ event, id: `${cursor}-${++n}`, data } as MarketEvent)
+  let first: Array<MarketEvent> | undefined = [next("snapshot", snapshot)]
+  for (const trigger of replay) {
+    cursor = trigger.id
+    first.push(next("update", { kind: "trigger", trigger }))
+  }
+  return {
+    poll: () => {
+      if (first !== undefined) {
+        const out = first
+        first = undefined
+        return out
+      }
+      // A stream that fell behind ends, its client resuming from its last event; so does every
+      // stream when the server stops.
+      const updates = mailbox.poll()
+      if (!Array.isArray(updates)) return undefined
+      const out: Array<MarketEvent> = []
+      for (const update of updates as ReadonlyArray<HubUpdate>) {
+        if (update.kind === "heartbeat") out.push(next("heartbeat", { timestamp: update.timestamp }))
+        // Stories are not replayed on resume (the id's cursor counts triggers only): a client
+        // back from away reads what it missed from `GET /api/news`.
+        else if (update.kind === "news") out.push(next("news", update.item))
+        else if (update.kind === "price") out.push(next("update", update))
+        else if (update.trigger.id > cursor) {
+          cursor = update.trigger.id
+          out.push(next("update", update))
+        }
+      }
+      return out
+    },
+    onReady: (f) => (first !== undefined ? f() : mailbox.onReady(f))
+  }
+}
 
 /**
  * The market-intelligence stream (DESIGN §4 "Streams"): a snapshot of the symbols (prices and 24 h
@@ -80,7 +136,7 @@ export class MarketIntelligence
           yield* market.listed(exchange, symbols)
           const prices = yield* market.prices({ exchange, symbols })
           // Watching starts before the snapshot is taken, so nothing between the two is missed.
-          const mailbox = yield* hub.mailbox(caller.id)
+          const mailbox = yield* hub.mailbox(caller.id, { heartbeats: true })
           yield* mailbox.watchTriggers
           for (const [symbol, snap] of Object.entries(prices.prices)) {
             yield* mailbox.watchPrice(exchange, symbol, snap.price)
@@ -110,50 +166,8 @@ export class MarketIntelligence
             triggers: latest.slice(0, snapshotTriggers)
           }
 
-          let cursor = Option.getOrElse(resumeFrom, () => Math.max(0, ...latest.map((t) => t.id)))
-          let n = 0
-          const next = (event: MarketEvent["event"], data: unknown) => {
-            if (event === "update" && (data as MarketUpdate).kind === "trigger") {
-              cursor = (data as { trigger: Trigger }).trigger.id
-            }
-            return { event, id: `${cursor}-${++n}`, data } as MarketEvent
-          }
-          const isNew = (update: MarketUpdate) => update.kind === "price" || update.trigger.id > cursor
-
-          // Stories are not replayed on resume (the id's cursor counts triggers only): a client
-          // back from away reads what it missed from `GET /api/news`.
-          const updates = Stream.repeatEffect(mailbox.take).pipe(
-            Stream.flattenIterables,
-            // A stream that fell behind ends, its client resuming from its last event; so does every
-            // stream when the server stops.
-            Stream.catchTags({ MailboxOverflow: () => Stream.empty, MailboxClosed: () => Stream.empty }),
-            Stream.map((update) =>
-              update.kind === "news"
-                ? { event: "news" as const, data: update.item }
-                : { event: "update" as const, data: update }
-            )
-          )
-          const heartbeats = Stream.fromSchedule(Schedule.spaced(heartbeatInterval)).pipe(
-            Stream.mapEffect(() =>
-              Effect.map(
-                Clock.currentTimeMillis,
-                (ms) => ({ event: "heartbeat" as const, data: { timestamp: new Date(ms).toISOString() } })
-              )
-            )
-          )
-          const live = Stream.merge(updates, heartbeats, { haltStrategy: "left" }).pipe(
-            Stream.filter((item) => item.event !== "update" || isNew(item.data)),
-            Stream.map((item) => next(item.event, item.data))
-          )
-          return Stream.concat(
-            Stream.sync(() => next("snapshot", snapshot)),
-            Stream.concat(
-              Stream.suspend(() =>
-                Stream.fromIterable(replay.map((trigger) => next("update", { kind: "trigger", trigger })))
-              ),
-              live
-            )
-          )
+          const from = Option.getOrElse(resumeFrom, () => Math.max(0, ...latest.map((t) => t.id)))
+          return makeFeed(mailbox, snapshot, replay, from)
         }).pipe(
           Effect.withSpan("MarketIntelligence.open", {
             attributes: { userId: caller.id, symbols: params.symbols.length }

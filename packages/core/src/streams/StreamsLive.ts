@@ -5,6 +5,7 @@ import { MarketIntelligence } from "./MarketIntelligence.js"
 
 export { BacktestProgressFeed, progressInterval } from "./BacktestProgressFeed.js"
 export {
+  heartbeatInterval,
   type HubUpdate,
   MailboxClosed,
   MailboxOverflow,
@@ -13,7 +14,7 @@ export {
   maxPendingEvents,
   priceInterval
 } from "./MarketHub.js"
-export { heartbeatInterval, MarketIntelligence, replayLimit } from "./MarketIntelligence.js"
+export { type MarketFeed, MarketIntelligence, replayLimit } from "./MarketIntelligence.js"
 
 /** The live streams' services over one fan-out hub; needs the market data, the signal engine, news and the backtests. */
 export const StreamsLive = Layer.mergeAll(MarketIntelligence.Default, BacktestProgressFeed.Default).pipe(

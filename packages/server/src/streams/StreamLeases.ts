@@ -1,5 +1,5 @@
 import { PlatformConfig, RateLimited, type Unauthorized, Users } from "@trading-platform/core"
-import { Deferred, Duration, Effect, Option, Redacted, Runtime, Schedule, type Scope } from "effect"
+import { Duration, Effect, FiberHandle, Option, Redacted, Runtime, Schedule, type Scope } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { onClientGone } from "./ClientGone.js"
 
@@ -15,7 +15,8 @@ const keyOf = (token: string) => createHash("sha256").update(token).digest("hex"
 interface LeaseStore {
   /** Takes a lease on `key` unless `limit` are held; false when refused. */
   readonly take: (key: string, id: string, limit: number) => Effect.Effect<boolean>
-  readonly renew: (key: string, id: string) => Effect.Effect<void>
+  /** Renews every lease of this process at once (one round trip). */
+  readonly renew: (leases: ReadonlyArray<{ readonly key: string; readonly id: string }>) => Effect.Effect<void>
   readonly release: (key: string, id: string) => Effect.Effect<void>
 }
 
@@ -80,7 +81,12 @@ const redisStore = (url: Redacted.Redacted, prefix: string) =>
         run("take", () => redis.eval(takeScript, 1, prefix + key, id, String(limit), ttlMs), 1).pipe(
           Effect.map((r) => r === 1)
         ),
-      renew: (key, id) => Effect.asVoid(run("renew", () => redis.eval(renewScript, 1, prefix + key, id, ttlMs), 0)),
+      renew: (leases) =>
+        Effect.asVoid(run("renew", () => {
+          const batch = redis.pipeline()
+          for (const { id, key } of leases) batch.eval(renewScript, 1, prefix + key, id, ttlMs)
+          return batch.exec()
+        }, null)),
       release: (key, id) => Effect.asVoid(run("release", () => redis.zrem(prefix + key, id), 0))
     } satisfies LeaseStore
   })
@@ -92,6 +98,8 @@ export interface StreamLease {
    * password change or from the sessions list, expired, its user deleted): the stream ends then.
    */
   readonly ended: Effect.Effect<Unauthorized>
+  /** Calls `f` (once) when the token no longer authenticates, as `ended` succeeds. */
+  readonly onEnded: (f: (reason: Unauthorized) => void) => void
   /** Lets the lease go now (the end of its scope does too; only the first release counts). */
   readonly release: Effect.Effect<void>
 }
@@ -115,24 +123,75 @@ export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platf
       : memoryStore()
     const limit = rateLimits.concurrent_streams
 
-    /** Renews a taken lease while the scope lives; storage that cannot answer ends no stream. */
+    // Started in the event that tells a client left: the store hears of it before the client's next request.
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+
+    /** The leases this process holds, each with whoever waits for its token to stop authenticating. */
+    interface Held {
+      readonly token: string
+      readonly key: string
+      readonly id: string
+      reason: Unauthorized | undefined
+      readonly waiting: Set<(reason: Unauthorized) => void>
+    }
+    const held = new Set<Held>()
+
+    /**
+     * One pass for all of them, rather than a fiber and a timer per stream: renews them in the
+     * store and authenticates each token again; storage that cannot answer ends no stream.
+     */
+    const pass = Effect.suspend(() => {
+      const leases = Array.from(held)
+      const byToken = new Map<string, Array<Held>>()
+      for (const lease of leases) {
+        if (lease.reason === undefined) byToken.set(lease.token, [...(byToken.get(lease.token) ?? []), lease])
+      }
+      return Effect.zipRight(
+        store.renew(leases),
+        Effect.forEach(byToken, ([token, of]) =>
+          users.authenticate(token).pipe(
+            Effect.asVoid,
+            Effect.catchTag("Unauthorized", (reason) =>
+              Effect.sync(() => {
+                for (const lease of of) {
+                  lease.reason = reason
+                  for (const f of lease.waiting) f(reason)
+                  lease.waiting.clear()
+                }
+              })),
+            Effect.catchAllDefect((defect) =>
+              Effect.logWarning("Could not check an open stream's session token", defect)
+            )
+          ), { concurrency: 8, discard: true })
+      )
+    })
+    // Runs only while some lease is held, so an idle server has no timer for it.
+    const renewing = yield* FiberHandle.make()
+    const renewal = Effect.repeat(pass, Schedule.fixed(renewEvery)).pipe(Effect.delay(renewEvery))
+
+    /** Holds a taken lease until it is released; the release also runs the moment the client goes away. */
     const hold = (token: string, key: string, id: string, release: Effect.Effect<void>) =>
       Effect.gen(function*() {
-        const ended = yield* Deferred.make<Unauthorized>()
-        const check = users.authenticate(token).pipe(
-          Effect.asVoid,
-          Effect.catchTag("Unauthorized", (reason) => Deferred.succeed(ended, reason)),
-          Effect.catchAllDefect((defect) => Effect.logWarning("Could not check an open stream's session token", defect))
+        const lease: Held = { token, key, id, reason: undefined, waiting: new Set() }
+        held.add(lease)
+        yield* FiberHandle.run(renewing, renewal, { onlyIfMissing: true })
+        yield* Effect.addFinalizer(() =>
+          Effect.suspend(() => {
+            held.delete(lease)
+            return held.size === 0 ? FiberHandle.clear(renewing) : Effect.void
+          })
         )
-        yield* Effect.forkScoped(
-          Effect.repeat(Effect.zipRight(store.renew(key, id), check), Schedule.spaced(renewEvery)).pipe(
-            Effect.delay(renewEvery)
-          )
-        )
-        // Started in the listener itself: the store hears of it before the client's next request.
-        const runFork = Runtime.runFork(yield* Effect.runtime<never>())
         yield* onClientGone(() => runFork(release))
-        return { ended: Deferred.await(ended), release } satisfies StreamLease
+        const onEnded = (f: (reason: Unauthorized) => void) => {
+          if (lease.reason !== undefined) f(lease.reason)
+          else lease.waiting.add(f)
+        }
+        const ended = Effect.async<Unauthorized>((resume) => {
+          const f = (reason: Unauthorized) => resume(Effect.succeed(reason))
+          onEnded(f)
+          return Effect.sync(() => lease.waiting.delete(f))
+        })
+        return { ended, onEnded, release } satisfies StreamLease
       })
 
     /**

@@ -1,7 +1,9 @@
 import * as Sse from "@effect/experimental/Sse"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { CurrentUser, MarketIntelligence, TradingApi } from "@trading-platform/core"
-import { Effect, Exit, Option, Scope, Stream } from "effect"
+import { CurrentUser, type MarketEvent, type MarketFeed, MarketIntelligence, TradingApi } from "@trading-platform/core"
+import { Effect, Exit, Option, Runtime, Scope } from "effect"
+import { IncomingMessage } from "node:http"
+import { Readable } from "node:stream"
 import { presentedToken } from "../http/PresentedToken.js"
 import { StreamLeases } from "./StreamLeases.js"
 
@@ -13,35 +15,86 @@ export const sessionToken = Effect.flatMap(HttpServerRequest.HttpServerRequest, 
     : Effect.dieMessage("an authenticated request presents a token")
 })
 
+// An event's data goes to every stream it reaches as the same object: encoded once, not once per stream.
+const encoded = new WeakMap<object, string>()
+const frameOf = ({ data, event, id }: MarketEvent) => {
+  let json = encoded.get(data)
+  if (json === undefined) {
+    json = JSON.stringify(data)
+    encoded.set(data, json)
+  }
+  return Sse.encoder.write({ _tag: "Event", event, id, data: json })
+}
+
+/**
+ * The response body of a stream: frames written as the feed has them, and only while the socket
+ * takes them (the next ones wait for `read`, called once it drains), so nothing queues in Node's
+ * buffers and a waiting stream holds no fiber. Ends when the feed does; `end` ends it from outside.
+ */
+const bodyOf = (feed: MarketFeed, onClose: () => void) => {
+  let waiting = false
+  const pump = () => {
+    for (;;) {
+      const events = feed.poll()
+      if (events === undefined) return body.push(null)
+      if (events.length === 0) {
+        waiting = true
+        return feed.onReady(() => {
+          waiting = false
+          if (!body.destroyed) pump()
+        })
+      }
+      let more = true
+      for (const event of events) more = body.push(frameOf(event))
+      if (!more) return
+    }
+  }
+  const body = new Readable({
+    read() {
+      if (!waiting) pump()
+    },
+    destroy(error, callback) {
+      onClose()
+      callback(error)
+    }
+  })
+  body.once("end", onClose)
+  return body
+}
+
 export const StreamsHttpLive = HttpApiBuilder.group(TradingApi, "streams", (handlers) =>
   Effect.gen(function*() {
     const intelligence = yield* MarketIntelligence
     const leases = yield* StreamLeases
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     return handlers.handle("marketIntelligence", ({ headers, urlParams }) =>
       Effect.gen(function*() {
         const caller = yield* CurrentUser
         const token = yield* sessionToken
+        const request = yield* HttpServerRequest.HttpServerRequest
         // The lease and the stream's subscriptions outlive the handler: they are held in a scope
-        // the response's stream closes when it ends, fails, or its client goes away.
+        // the response's body closes when it ends, fails, or its client goes away.
         const scope = yield* Scope.make()
-        const [lease, events] = yield* Effect.zip(
+        const [lease, feed] = yield* Effect.zip(
           leases.acquire(token),
           intelligence.open(caller, urlParams, Option.fromNullable(headers["last-event-id"]))
         ).pipe(
           Scope.extend(scope),
           Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
         )
-        return HttpServerResponse.stream(
-          events.pipe(
-            // A token revoked meanwhile ends the stream; the client's reconnection is then refused.
-            Stream.interruptWhen(lease.ended),
-            Stream.map(({ data, event, id }) =>
-              Sse.encoder.write({ _tag: "Event", event, id, data: JSON.stringify(data) })
-            ),
-            Stream.encodeText,
-            Stream.ensuring(Scope.close(scope, Exit.void))
-          ),
-          { contentType: "text/event-stream", headers: { "cache-control": "no-cache", "x-accel-buffering": "no" } }
+        let closed = false
+        const body = bodyOf(feed, () => {
+          if (closed) return
+          closed = true
+          runFork(Scope.close(scope, Exit.void))
+        })
+        // A token revoked meanwhile ends the stream; the client's reconnection is then refused.
+        lease.onEnded(() => body.push(null))
+        const headersOut = { "cache-control": "no-cache", "x-accel-buffering": "no" }
+        // Node hosts pipe the body into the response; fetch-style ones need a web stream.
+        return HttpServerResponse.raw(
+          request.source instanceof IncomingMessage ? body : Readable.toWeb(body),
+          { contentType: "text/event-stream", headers: headersOut }
         )
       }))
   }))

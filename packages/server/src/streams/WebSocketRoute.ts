@@ -263,6 +263,8 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
               ? [{ type: "event", channel: "triggers", data: update.trigger }]
               : update.kind === "price"
               ? [{ type: "event", channel: `prices:${update.symbol}`, data: update }]
+              : update.kind === "heartbeat"
+              ? []
               : update.item.symbols.filter((symbol) => newsSymbols.has(symbol)).map((symbol) => ({
                 type: "event",
                 channel: `news:${symbol}`,
