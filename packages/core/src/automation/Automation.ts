@@ -5,7 +5,7 @@ import { idParam, StoredId } from "../http/IdParam.js"
 import { documentTrimmed } from "../http/TrimmedText.js"
 import { ProgramId } from "../programs/Program.js"
 import { Decision } from "../sandbox/Decision.js"
-import { Exchange, Timeframe } from "../venues/Venue.js"
+import { Exchange, LongerTimeframes, Timeframe } from "../venues/Venue.js"
 
 /** A binding's id. */
 export const BindingId = StoredId.pipe(Schema.brand("BindingId"))
@@ -43,9 +43,11 @@ const hasTrigger = (
 /** What a binding request leaves out; the service fills it in. */
 export const bindingDefaults = {
   timeframe: "1h" as Timeframe,
+  timeframes: [] as typeof LongerTimeframes.Type,
   signal_pool_ids: [] as typeof PoolIds.Type,
   params: {} as typeof Params.Type,
-  enabled: true
+  enabled: true,
+  portfolio: false
 }
 
 /** `POST /api/programs/{id}/bindings`: a schedule, signal pools, or both. */
@@ -53,11 +55,15 @@ export const BindingRequest = Schema.Struct({
   account_id: AccountId,
   symbols: Symbols,
   timeframe: defaulted(Timeframe, bindingDefaults.timeframe),
+  /** Longer timeframes the program reads in `data.timeframes`. */
+  timeframes: defaulted(LongerTimeframes, bindingDefaults.timeframes),
   interval_minutes: Schema.optionalWith(IntervalMinutes, { nullable: true }),
   signal_pool_ids: defaulted(PoolIds, bindingDefaults.signal_pool_ids),
   params: defaulted(Params, bindingDefaults.params),
   leverage: Schema.optionalWith(Leverage, { nullable: true }),
-  enabled: defaulted(Schema.Boolean, bindingDefaults.enabled)
+  enabled: defaulted(Schema.Boolean, bindingDefaults.enabled),
+  /** One run decides for every symbol at once (a program of several symbols), instead of one run per symbol. */
+  portfolio: defaulted(Schema.Boolean, bindingDefaults.portfolio)
 }).annotations({
   // Here too: the document shows the struct's examples, not those of the filter below.
   examples: [{ account_id: AccountId.make(1), symbols: ["BTC"], interval_minutes: 60 }]
@@ -76,11 +82,13 @@ export const BindingUpdate = Schema.Struct({
   account_id: Schema.optional(AccountId),
   symbols: Schema.optional(Symbols),
   timeframe: Schema.optional(Timeframe),
+  timeframes: Schema.optional(LongerTimeframes),
   interval_minutes: Schema.optional(Schema.NullOr(IntervalMinutes)),
   signal_pool_ids: Schema.optional(PoolIds),
   params: Schema.optional(Params),
   leverage: Schema.optional(Schema.NullOr(Leverage)),
-  enabled: Schema.optional(Schema.Boolean)
+  enabled: Schema.optional(Schema.Boolean),
+  portfolio: Schema.optional(Schema.Boolean)
 }).annotations({ parseOptions: { errors: "all" }, examples: [{ enabled: false }] })
 export type BindingUpdate = typeof BindingUpdate.Type
 
@@ -90,11 +98,14 @@ export class Binding extends Schema.Class<Binding>("Binding")({
   account_id: AccountId,
   symbols: Schema.Array(Schema.String),
   timeframe: Timeframe,
+  timeframes: Schema.Array(Timeframe),
   interval_minutes: Schema.NullOr(Schema.Int),
   signal_pool_ids: Schema.Array(Schema.Int),
   params: Params,
   leverage: Schema.NullOr(Schema.Int),
   enabled: Schema.Boolean,
+  /** Whether one run decides for all `symbols` at once, rather than one run per symbol. */
+  portfolio: Schema.Boolean,
   /** When the schedule fires next; null without a schedule or while disabled. */
   next_run_at: Schema.NullOr(Schema.String),
   created_at: Schema.String,
@@ -116,12 +127,17 @@ export class Run extends Schema.Class<Run>("Run")({
   binding_id: BindingId,
   program_id: ProgramId,
   account_id: AccountId,
+  /** The first of `symbols`. */
   symbol: Schema.String,
+  /** What the run decides for: its one symbol, or every symbol of a portfolio binding. */
+  symbols: Schema.Array(Schema.String),
   trigger: RunTrigger,
   status: RunStatus,
   attempts: Schema.Int,
-  /** The program's decision at the last closed bar; null until it has decided. */
+  /** The program's decision for `symbol` at the last closed bar; null until it has decided. */
   decision: Schema.NullOr(Decision),
+  /** Its decision for each of `symbols`, in their order; null until it has decided. */
+  decisions: Schema.NullOr(Schema.Array(Decision)),
   error: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   started_at: Schema.NullOr(Schema.String),

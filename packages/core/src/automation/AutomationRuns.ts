@@ -1,10 +1,13 @@
 import { Clock, Effect, Layer, Option } from "effect"
 import { type AccountRow, Accounts } from "../accounts/Accounts.js"
+
+import { alignBars } from "../backtests/AlignedBars.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { Forbidden, NotFound } from "../http/Errors.js"
 import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
 import { MarketData } from "../market/MarketData.js"
 import { Programs } from "../programs/Programs.js"
+import type { Decision } from "../sandbox/Decision.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { candleWindow } from "../sandbox/SandboxLimits.js"
 import { entryReached, takerPrice } from "../trading/Fills.js"
@@ -16,7 +19,7 @@ import { type BindingRow, BindingsRepo } from "./BindingsRepo.js"
 import { LedgerRepo } from "./LedgerRepo.js"
 import { makeDecisionThreads } from "./LiveDecision.js"
 import { FinalFailure, OrderPlacement } from "./OrderPlacement.js"
-import { automationJobKind, type RunRow, RunsRepo } from "./RunsRepo.js"
+import { automationJobKind, decisionsOf, type RunRow, RunsRepo } from "./RunsRepo.js"
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -65,63 +68,68 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         (e) => Effect.fail(new FinalFailure({ message: e.error }))
       )
 
-    /** The program's decision at the last closed bar, in a thread of its own (see `makeDecisionThreads`). */
-    const decide = (run: RunRow, binding: BindingRow, account: AccountRow, held: Held | null, exchange: Exchange) =>
+    /**
+     * The program's decisions at the last closed bar, one per symbol of the run, in a thread of its
+     * own (see `makeDecisionThreads`): it is fed each symbol's latest closed candles, aligned as a
+     * backtest's, with the account's positions in them and its balance.
+     */
+    const decide = (
+      run: RunRow,
+      binding: BindingRow,
+      account: AccountRow,
+      held: ReadonlyArray<Held | null>,
+      exchange: Exchange
+    ) =>
       Effect.gen(function*() {
         const program = yield* programs.owned({ id: run.user_id }, run.program_id).pipe(gone)
         const code = yield* compileProgram(program.code, program.language)
-        const candles = yield* market.latest({ _tag: "Venue", exchange }, run.symbol, binding.timeframe, candleWindow)
-        if (candles.length === 0) {
-          return yield* new FinalFailure({ message: `No closed ${binding.timeframe} candles of ${run.symbol}` })
+        const candles = yield* Effect.forEach(
+          run.symbols,
+          (symbol) => market.latest({ _tag: "Venue", exchange }, symbol, binding.timeframe, candleWindow)
+        )
+        const bars = alignBars(candles, run.symbols.map(() => undefined))
+        if (bars === undefined || bars[0]!.length === 0) {
+          const missing = run.symbols.filter((_, s) => candles[s]!.length === 0)
+          return yield* new FinalFailure({ message: `No closed ${binding.timeframe} candles of ${missing.join(", ")}` })
         }
         return yield* threads.decide({
-          run: { code, symbols: [run.symbol], timeframe: binding.timeframe, params: binding.params, seed: run.id },
-          candles,
-          view: {
-            position: held === null
-              ? null
-              : { side: held.side, size: held.size, entry_price: held.entry_price, leverage: held.leverage },
-            balance: account.current_cash + account.frozen_cash
+          run: {
+            code,
+            symbols: run.symbols,
+            timeframe: binding.timeframe,
+            timeframes: binding.timeframes,
+            params: binding.params,
+            seed: run.id
+          },
+          bars,
+          account: {
+            balance: account.current_cash + account.frozen_cash,
+            positions: held.map((p) =>
+              p === null ? null : { side: p.side, size: p.size, entry_price: p.entry_price, leverage: p.leverage }
+            )
           }
         })
       })
 
-    /** One claimed run, from the decision to the fill (or from wherever an earlier attempt stopped). */
-    const execute = (run: RunRow) =>
+    /** Sizes, records and fills the run's order for one symbol, as a backtest would; answers its refusal, if any. */
+    const place = (
+      run: RunRow,
+      binding: BindingRow,
+      account: AccountRow,
+      exchange: Exchange,
+      symbol: string,
+      decision: Decision
+    ) =>
       Effect.gen(function*() {
-        const binding = yield* Effect.flatMap(bindings.findById(run.binding_id), found(`Binding ${run.binding_id}`))
-        const account = yield* accounts.owned({ id: run.user_id }, run.account_id).pipe(gone)
-        const recorded = yield* ledger.orderOfRun(run.id)
-        if (Option.isSome(recorded)) return yield* placement.settle(recorded.value)
-        if (!account.is_active) return yield* new FinalFailure({ message: `Account ${account.id} is not active` })
-        const exchange = accountExchange(account)
-        const position = yield* ledger.position({ account_id: account.id, symbol: run.symbol })
-        // Funding due by now is paid before the order is sized, as a backtest pays it at the bar's open.
-        if (Option.isSome(position)) yield* placement.chargeFunding(position.value, yield* now)
-        const held: Held | null = Option.getOrNull(position)
-        let decision = run.decision
-        if (decision === null) {
-          decision = yield* decide(run, binding, account, held, exchange)
-          const at = yield* now
-          yield* runs.decided(run, decision)
-          yield* ledger.logDecision({
-            account_id: account.id,
-            decision_time: at,
-            symbol: run.symbol,
-            operation: decision.operation,
-            target_portion_of_balance: decision.target_portion_of_balance ?? null,
-            leverage: decision.leverage === undefined ? null : Math.round(decision.leverage),
-            reason: decision.reason ?? null
-          })
-        }
+        const held: Held | null = Option.getOrNull(yield* ledger.position({ account_id: account.id, symbol }))
         const leverage = decision.leverage ?? binding.leverage ?? account.default_leverage ?? 1
-        const ticker = (yield* venues[exchange].tickers).get(run.symbol)
+        const ticker = (yield* venues[exchange].tickers).get(symbol)
         if (ticker === undefined) {
-          return yield* new FinalFailure({ message: `Unknown symbol on ${exchange}: ${run.symbol}` })
+          return yield* new FinalFailure({ message: `Unknown symbol on ${exchange}: ${symbol}` })
         }
         // Any decision but hold replaces the entries the binding left open, as in a backtest.
         if (decision.operation !== "hold") {
-          yield* ledger.cancelOpenEntries({ binding_id: binding.id, symbol: run.symbol })
+          yield* ledger.cancelOpenEntries({ binding_id: binding.id, symbol })
         }
         const type = decision.order_type ?? "market"
         const sign = decision.operation === "sell" ? -1 : 1
@@ -129,7 +137,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         const resting = type !== "market" && !entryReached(type, sign, decision.entry_price!, ticker.price)
         if (resting && decision.time_in_force === "ioc") return null
         // Sized at the price it is expected to fill at, as a backtest sizes it.
-        const terms = yield* placement.termsOf(exchange, run.symbol)
+        const terms = yield* placement.termsOf(exchange, symbol)
         const sizing = resting
           ? {
             _tag: "Order" as const,
@@ -165,10 +173,11 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           program_id: run.program_id,
           user_id: run.user_id,
           account_id: account.id,
-          symbol: run.symbol,
+          symbol,
           exchange,
           route,
-          idempotency_key: `run:${run.idempotency_key}`,
+          // A portfolio run places an order per symbol, each with a key of its own.
+          idempotency_key: `run:${run.idempotency_key}${run.symbols.length === 1 ? "" : `:${symbol}`}`,
           side: sizing.side,
           quantity: sizing.quantity,
           leverage: Math.max(1, Math.round(leverage)),
@@ -183,6 +192,56 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           created_at: yield* now
         })
         return yield* placement.settle(order)
+      })
+
+    /**
+     * One claimed run, from the decisions to the fills (or from wherever an earlier attempt
+     * stopped): the orders go out symbol by symbol in the run's order, each sized against what the
+     * ones before it left, as a backtest fills a bar's decisions.
+     */
+    const execute = (run: RunRow) =>
+      Effect.gen(function*() {
+        const binding = yield* Effect.flatMap(bindings.findById(run.binding_id), found(`Binding ${run.binding_id}`))
+        const account = yield* accounts.owned({ id: run.user_id }, run.account_id).pipe(gone)
+        const recorded = yield* Effect.forEach(run.symbols, (symbol) => ledger.orderOfRun({ run_id: run.id, symbol }))
+        const placed = recorded.filter(Option.isSome).length
+        if (placed < run.symbols.length && !account.is_active) {
+          return yield* new FinalFailure({ message: `Account ${account.id} is not active` })
+        }
+        const exchange = accountExchange(account)
+        // Funding due by now is paid before the orders are sized, as a backtest pays it at the bar's open.
+        const held = yield* Effect.forEach(run.symbols, (symbol) =>
+          Effect.gen(function*() {
+            const position = yield* ledger.position({ account_id: account.id, symbol })
+            if (Option.isSome(position)) yield* placement.chargeFunding(position.value, yield* now)
+            return Option.getOrNull(position)
+          }))
+        let decisions = decisionsOf(run)
+        if (decisions === null) {
+          decisions = yield* decide(run, binding, account, held, exchange)
+          const at = yield* now
+          yield* runs.decided(run, decisions)
+          for (const [s, decision] of decisions.entries()) {
+            yield* ledger.logDecision({
+              account_id: account.id,
+              decision_time: at,
+              symbol: run.symbols[s]!,
+              operation: decision.operation,
+              target_portion_of_balance: decision.target_portion_of_balance ?? null,
+              leverage: decision.leverage === undefined ? null : Math.round(decision.leverage),
+              reason: decision.reason ?? null
+            })
+          }
+        }
+        const refusals: Array<string> = []
+        for (const [s, symbol] of run.symbols.entries()) {
+          const order = recorded[s]!
+          const refusal = Option.isSome(order)
+            ? yield* placement.settle(order.value)
+            : yield* place(run, binding, account, exchange, symbol, decisions[s]!)
+          if (refusal !== null) refusals.push(refusal)
+        }
+        return refusals.length === 0 ? null : refusals.join("; ")
       })
 
     yield* runJobWorkers({

@@ -7,13 +7,15 @@ import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import { BindingsRepo } from "./BindingsRepo.js"
 import { OrderPlacement } from "./OrderPlacement.js"
-import { automationJobKind, RunsRepo } from "./RunsRepo.js"
+import { automationJobKind, runsFor, RunsRepo } from "./RunsRepo.js"
 
 /**
  * The schedule of bindings: every poll interval, the replica holding the `automation_scheduler`
- * lease queues one run per symbol of each binding whose slot is due, and moves the binding to its
- * next slot (missed slots, after downtime, run once, not once each). A slot's runs carry the key
- * `schedule:<binding>:<slot>:<symbol>`, so a slot is queued once even if two replicas saw it.
+ * lease queues the runs of each binding whose slot is due (one per symbol, or one for them all for
+ * a portfolio binding, see `runsFor`), and moves the binding to its next slot (missed slots, after
+ * downtime, run once, not once each). A slot's runs carry the key
+ * `schedule:<binding>:<slot>:<symbol>` (`*` for a portfolio's), so a slot is queued once even if
+ * two replicas saw it.
  * The same pass watches the take profits and stop losses of open positions (`OrderPlacement`).
  */
 export const AutomationSchedulerLive = Layer.scopedDiscard(
@@ -35,15 +37,7 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
         const queued = yield* sql.withTransaction(Effect.gen(function*() {
           if (!(yield* bindings.advance(binding.id, new Date(slot), new Date(next)))) return false
           yield* runs.enqueue(
-            binding.symbols.map((symbol) => ({
-              binding_id: binding.id,
-              user_id: binding.user_id,
-              program_id: binding.program_id,
-              account_id: binding.account_id,
-              symbol,
-              trigger: "schedule" as const,
-              idempotency_key: `schedule:${binding.id}:${slot}:${symbol}`
-            })),
+            runsFor(binding, "schedule", (symbol) => `schedule:${binding.id}:${slot}:${symbol}`),
             new Date(now)
           )
           return true
@@ -59,7 +53,8 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
 
 /**
  * Runs on signals: every trigger of a signal pool queues a run for each enabled binding that
- * listens to the pool and trades the trigger's symbol. Every replica sees every trigger; the key
+ * listens to the pool and trades the trigger's symbol: of that symbol, or over all of them for a
+ * portfolio binding. Every replica sees every trigger; the key
  * `signal:<binding>:<trigger>:<symbol>` makes each one run once.
  */
 export const AutomationSignalTriggersLive = Layer.scopedDiscard(
@@ -76,15 +71,9 @@ export const AutomationSignalTriggersLive = Layer.scopedDiscard(
           b.symbols.includes(trigger.symbol)
         )
         const queued = yield* runs.enqueue(
-          listening.map((binding) => ({
-            binding_id: binding.id,
-            user_id: binding.user_id,
-            program_id: binding.program_id,
-            account_id: binding.account_id,
-            symbol: trigger.symbol,
-            trigger: "signal" as const,
-            idempotency_key: `signal:${binding.id}:${trigger.id}:${trigger.symbol}`
-          })),
+          listening.flatMap((binding) =>
+            runsFor(binding, "signal", (symbol) => `signal:${binding.id}:${trigger.id}:${symbol}`, trigger.symbol)
+          ),
           new Date(yield* Clock.currentTimeMillis)
         )
         if (queued.length > 0) yield* wakeup.wake(automationJobKind)

@@ -13,7 +13,7 @@ import { Signals } from "../signals/Signals.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
-import type { Exchange } from "../venues/Venue.js"
+import { type Exchange, longerTimeframeIssue } from "../venues/Venue.js"
 import {
   AccountPosition,
   Binding,
@@ -32,7 +32,7 @@ import {
 } from "./Automation.js"
 import { type BindingEdit, type BindingRow, BindingsRepo } from "./BindingsRepo.js"
 import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
-import { automationJobKind, type RunRow, RunsRepo } from "./RunsRepo.js"
+import { automationJobKind, decisionsOf, type RunRow, runsFor, RunsRepo } from "./RunsRepo.js"
 
 /** The venue an account trades on: venue1 when enabled for it, venue2 otherwise (as the leverage rule reads it). */
 export const accountExchange = (account: Pick<AccountRow, "venue1_enabled">): Exchange =>
@@ -53,10 +53,12 @@ export const toRun = (row: RunRow) =>
     program_id: row.program_id,
     account_id: row.account_id,
     symbol: row.symbol,
+    symbols: row.symbols,
     trigger: row.trigger,
     status: row.status,
     attempts: row.attempts,
-    decision: row.decision,
+    decision: decisionsOf(row)?.[0] ?? null,
+    decisions: decisionsOf(row),
     error: row.error,
     created_at: row.created_at,
     started_at: row.started_at,
@@ -93,9 +95,16 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         return binding
       })
 
-    /** The rules of a binding's settings against its account: leverage within the account's, symbols listed on its venue. */
+    /**
+     * The rules of a binding's settings against its account: leverage within the account's,
+     * symbols listed on its venue, longer timeframes its bars can build.
+     */
     const checked = (caller: CurrentUserShape, edit: BindingEdit) =>
       Effect.gen(function*() {
+        const issue = longerTimeframeIssue(edit.timeframe, edit.timeframes)
+        if (issue !== undefined) {
+          return yield* new InvalidInput({ error: `${issue.path} ${issue.message}`, issues: [issue] })
+        }
         const account = yield* accounts.owned(caller, edit.account_id)
         const max = maxLeverageOf(account)
         if (edit.leverage !== null && (edit.leverage < 1 || edit.leverage > max)) {
@@ -119,11 +128,13 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           account_id: input.account_id,
           symbols: Array.from(new Set(input.symbols)),
           timeframe: input.timeframe,
+          timeframes: input.timeframes,
           interval_minutes: input.interval_minutes ?? null,
           signal_pool_ids: Array.from(new Set(input.signal_pool_ids)),
           params: input.params,
           leverage: input.leverage ?? null,
           enabled: input.enabled,
+          portfolio: input.portfolio,
           next_run_at: null
         }
         yield* checked(caller, edit)
@@ -158,6 +169,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           account_id: input.account_id ?? current.account_id,
           symbols: input.symbols === undefined ? current.symbols : Array.from(new Set(input.symbols)),
           timeframe: input.timeframe ?? current.timeframe,
+          timeframes: input.timeframes ?? current.timeframes,
           interval_minutes: input.interval_minutes === undefined ? current.interval_minutes : input.interval_minutes,
           signal_pool_ids: input.signal_pool_ids === undefined
             ? current.signal_pool_ids
@@ -165,6 +177,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           params: input.params ?? current.params,
           leverage: input.leverage === undefined ? current.leverage : input.leverage,
           enabled: input.enabled ?? current.enabled,
+          portfolio: input.portfolio ?? current.portfolio,
           next_run_at: null
         }
         if (edit.interval_minutes === null && edit.signal_pool_ids.length === 0) {
@@ -193,21 +206,13 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         Effect.withSpan("Bindings.remove", { attributes: { userId: caller.id, bindingId: id } })
       )
 
-    /** Queues one run per symbol now, whatever the schedule; answers the queued runs. */
+    /** Queues the binding's runs now (one per symbol, or one for a portfolio), whatever the schedule; answers them. */
     const runNow = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
       Effect.gen(function*() {
         const binding = yield* owned(caller, programId, id)
         const at = yield* now
         const queued = yield* runs.enqueue(
-          binding.symbols.map((symbol) => ({
-            binding_id: binding.id,
-            user_id: binding.user_id,
-            program_id: binding.program_id,
-            account_id: binding.account_id,
-            symbol,
-            trigger: "manual" as const,
-            idempotency_key: `manual:${binding.id}:${symbol}:${randomUUID()}`
-          })),
+          runsFor(binding, "manual", (symbol) => `manual:${binding.id}:${symbol}:${randomUUID()}`),
           at
         )
         yield* wakeup.wake(automationJobKind)

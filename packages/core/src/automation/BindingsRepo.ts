@@ -17,11 +17,13 @@ export const BindingRow = Schema.Struct({
   account_id: AccountId,
   symbols: Json(Schema.Array(Schema.String)),
   timeframe: Timeframe,
+  timeframes: Json(Schema.Array(Timeframe)),
   interval_minutes: Schema.NullOr(Schema.Int),
   signal_pool_ids: Json(Schema.Array(Schema.Int)),
   params: Json(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   leverage: Schema.NullOr(Schema.Int),
   enabled: Schema.Boolean,
+  portfolio: Schema.Boolean,
   next_run_at: Schema.NullOr(IsoTimestamp),
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp
@@ -33,11 +35,13 @@ export const BindingEdit = Schema.Struct({
   account_id: AccountId,
   symbols: Json(Schema.Array(Schema.String)),
   timeframe: Timeframe,
+  timeframes: Json(Schema.Array(Timeframe)),
   interval_minutes: Schema.NullOr(Schema.Int),
   signal_pool_ids: Json(Schema.Array(Schema.Int)),
   params: Json(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   leverage: Schema.NullOr(Schema.Int),
   enabled: Schema.Boolean,
+  portfolio: Schema.Boolean,
   next_run_at: Schema.NullOr(Schema.DateFromSelf)
 })
 export type BindingEdit = typeof BindingEdit.Type

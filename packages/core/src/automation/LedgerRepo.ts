@@ -118,10 +118,11 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    /** A run's order for one of its symbols. */
     const orderOfRun = SqlSchema.findOne({
-      Request: RunId,
+      Request: Schema.Struct({ run_id: RunId, symbol: Schema.String }),
       Result: OrderRow,
-      execute: (id) => sql`SELECT * FROM automation_orders WHERE run_id = ${id}`
+      execute: (q) => sql`SELECT * FROM automation_orders WHERE run_id = ${q.run_id} AND symbol = ${q.symbol}`
     })
 
     const orderById = SqlSchema.findOne({
@@ -130,13 +131,13 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       execute: (id) => sql`SELECT * FROM automation_orders WHERE id = ${id}`
     })
 
-    /** Records a run's order; the run's earlier attempt may have recorded it already, and that one wins. */
+    /** Records a run's order for a symbol; the run's earlier attempt may have recorded it already, and that one wins. */
     const insertOrder = (order: NewOrder) =>
       Effect.flatMap(
         Schema.encode(NewOrder)(order),
-        (row) => sql`INSERT INTO automation_orders ${sql.insert(row)} ON CONFLICT (run_id) DO NOTHING`
+        (row) => sql`INSERT INTO automation_orders ${sql.insert(row)} ON CONFLICT (run_id, symbol) DO NOTHING`
       ).pipe(
-        Effect.zipRight(orderOfRun(order.run_id)),
+        Effect.zipRight(orderOfRun(order)),
         Effect.flatMap(Option.match({ onNone: () => Effect.die(new Error("order vanished")), onSome: Effect.succeed }))
       )
 

@@ -1,35 +1,29 @@
 import { Effect, Pool, Schema, Scope } from "effect"
 import { ProgramInvalid } from "../http/Errors.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
-import type { Decider } from "../sandbox/Decider.js"
-import { Decision, hold, type PositionView, ProgramRunError } from "../sandbox/Decision.js"
+import type { AccountState, Bars, Decider } from "../sandbox/Decider.js"
+import { Decision, hold, ProgramRunError } from "../sandbox/Decision.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
 import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
-import type { Candle } from "../venues/Venue.js"
 
-/** The account as a run shows it to the program. */
-export interface LiveView {
-  readonly position: PositionView | null
-  readonly balance: number
-}
-
-const unbounded = [{ floor: -Infinity, ceiling: Infinity }]
+const unbounded = { floor: -Infinity, ceiling: Infinity }
 
 /**
- * The decision at the last of `candles`: every bar is fed to the program in turn, as a backtest
- * would (so `data.candles`, `ta` and the program's own state build up the same way), with the
- * account as it is now; decisions before the last bar are its warm-up and are dropped. The last
- * bar's decision is the program's own even when it holds, so a hold keeps its reason.
+ * The decisions at the last of `bars` (one array per symbol, aligned), one per symbol: every bar
+ * is fed to the program in turn, as a backtest would (so `data.candles`, `ta` and the program's
+ * own state build up the same way), with the account as it is now; decisions before the last bar
+ * are its warm-up and are dropped. The last bar's decisions are the program's own even when they
+ * hold, so a hold keeps its reason.
  */
-export const decideAtLastBar = (decider: Decider, candles: ReadonlyArray<Candle>, view: LiveView): Decision => {
-  decider.chunk([candles])
-  const account = { balance: view.balance, positions: [view.position] }
-  const last = candles.length - 1
+export const decideAtLastBar = (decider: Decider, bars: Bars, account: AccountState): ReadonlyArray<Decision> => {
+  decider.chunk(bars)
+  const bands = bars.map(() => unbounded)
+  const last = bars[0]!.length - 1
   for (let from = 0; from < last;) {
-    const stop = decider.decide(from, account, unbounded, last)
+    const stop = decider.decide(from, account, bands, last)
     from = stop.decisions ? stop.index + 1 : Math.max(stop.index, from + 1)
   }
-  return decider.decide(last, account, unbounded, last + 1, true).decisions?.[0] ?? hold
+  return decider.decide(last, account, bands, last + 1, true).decisions ?? bars.map(() => hold)
 }
 
 /** What a decision thread starts with (its `workerData`, with the heartbeat added). */
@@ -37,16 +31,16 @@ export interface DecisionThreadInput {
   readonly limits: SandboxLimits
 }
 
-/** One decision asked of a thread: the run, its candles (oldest first) and the account. */
+/** One decision asked of a thread: the run, its symbols' bars (oldest first) and the account. */
 export interface DecisionRequest {
   readonly run: ProgramRun
-  readonly candles: ReadonlyArray<Candle>
-  readonly view: LiveView
+  readonly bars: Bars
+  readonly account: AccountState
 }
 
 /** From the thread: the decision, the program's failure, or a defect of the thread's own code. */
 export const FromDecisionThread = Schema.Union(
-  Schema.TaggedStruct("Decided", { decision: Decision }),
+  Schema.TaggedStruct("Decided", { decisions: Schema.Array(Decision) }),
   Schema.TaggedStruct("Failed", { error: Schema.Union(ProgramRunError, ProgramInvalid) }),
   Schema.TaggedStruct("Crashed", { message: Schema.String })
 )
@@ -104,7 +98,7 @@ export const makeDecisionThreads = (limits: SandboxLimits, size: number) =>
             const message = yield* Effect.orDie(decode(event.message))
             switch (message._tag) {
               case "Decided":
-                return message.decision
+                return message.decisions
               case "Failed":
                 return yield* Effect.fail(message.error)
               case "Crashed":

@@ -17,13 +17,13 @@ const { call, setBusy } = threadHeartbeat(heartbeat)
 const post = (message: FromDecisionThread) => port.postMessage(Schema.encodeSync(FromDecisionThread)(message))
 const runtime = QuickJsProgramRuntime(limits, call)
 
-const decide = ({ candles, run, view }: DecisionRequest) =>
+const decide = ({ account, bars, run }: DecisionRequest) =>
   Effect.gen(function*() {
     const decider = yield* Effect.flatMap(ProgramRuntime, (r) => r.load(run))
     // The decider throws the program's failure; anything else it throws is a defect of this thread.
     return yield* Effect.suspend(() => {
       try {
-        return Effect.succeed(decideAtLastBar(decider, candles, view))
+        return Effect.succeed(decideAtLastBar(decider, bars, account))
       } catch (e) {
         return e instanceof ProgramRunError ? Effect.fail(e) : Effect.die(e)
       }
@@ -36,7 +36,7 @@ port.on("message", (request: DecisionRequest) => {
   void Effect.runPromiseExit(decide(request)).then((exit) => {
     setBusy(false)
     post(Exit.match(exit, {
-      onSuccess: (decision): FromDecisionThread => ({ _tag: "Decided", decision }),
+      onSuccess: (decisions): FromDecisionThread => ({ _tag: "Decided", decisions }),
       onFailure: (cause): FromDecisionThread =>
         Either.match(Cause.failureOrCause(cause), {
           onLeft: (error) => ({ _tag: "Failed", error }),

@@ -14,7 +14,7 @@ import { checkOrder, roundQuantity } from "../venues/SymbolRules.js"
 import { type Exchange, type Ticker, type VenueFailure, Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
 import { LedgerRepo, type OrderRow, type PositionRow } from "./LedgerRepo.js"
-import { RunsRepo } from "./RunsRepo.js"
+import { decisionsOf, RunsRepo } from "./RunsRepo.js"
 
 /** A run or an order ends for a reason that trying again would not change (the program, a rule, a venue that may have it). */
 export class FinalFailure extends Data.TaggedError("FinalFailure")<{ readonly message: string }> {}
@@ -145,7 +145,9 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     const fillEntry = (order: OrderRow, type: "limit" | "stop") =>
       Effect.gen(function*() {
         const run = order.run_id === null ? Option.none() : yield* runs.findById(order.run_id)
-        const decision = Option.isSome(run) ? run.value.decision : null
+        const decision = Option.isSome(run)
+          ? decisionsOf(run.value)?.[run.value.symbols.indexOf(order.symbol)] ?? null
+          : null
         if (decision === null) return yield* ledger.reject(order.id, "the run that placed it is gone")
         const terms = yield* termsOf(order.exchange, order.symbol)
         const at = yield* now

@@ -8,6 +8,7 @@ import { Decision } from "../sandbox/Decision.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { BindingId, RunId, RunStatus, RunTrigger } from "./Automation.js"
+import type { BindingRow } from "./BindingsRepo.js"
 
 export const RunRow = Schema.Struct({
   id: RunId,
@@ -16,13 +17,15 @@ export const RunRow = Schema.Struct({
   program_id: ProgramId,
   account_id: AccountId,
   symbol: Schema.String,
+  symbols: Schema.parseJson(Schema.Array(Schema.String)),
   trigger: RunTrigger,
   idempotency_key: Schema.String,
   status: RunStatus,
   attempts: Schema.Int,
   lease_until: Schema.NullOr(IsoTimestamp),
   claimed_by: Schema.NullOr(Schema.String),
-  decision: Schema.NullOr(Schema.parseJson(Decision)),
+  /** A run of one symbol keeps its decision; a portfolio run the list, one per symbol. */
+  decision: Schema.NullOr(Schema.parseJson(Schema.Union(Decision, Schema.Array(Decision)))),
   error: Schema.NullOr(Schema.String),
   created_at: IsoTimestamp,
   started_at: Schema.NullOr(IsoTimestamp),
@@ -45,9 +48,44 @@ export interface NewRun {
   readonly program_id: ProgramId
   readonly account_id: AccountId
   readonly symbol: string
+  readonly symbols: ReadonlyArray<string>
   readonly trigger: RunTrigger
   readonly idempotency_key: string
 }
+
+/** The binding's side of the runs it queues. */
+type Queuing = Pick<BindingRow, "id" | "user_id" | "program_id" | "account_id" | "symbols" | "portfolio">
+
+/**
+ * The runs a trigger queues for a binding: one per symbol (`only` that one, when given), or one
+ * deciding for all of them for a portfolio binding. `key` makes each run's idempotency key from
+ * its symbol, `*` for a portfolio run.
+ */
+export const runsFor = (
+  binding: Queuing,
+  trigger: RunTrigger,
+  key: (symbol: string) => string,
+  only?: string
+): Array<NewRun> => {
+  const run = (symbols: ReadonlyArray<string>, keyed: string): NewRun => ({
+    binding_id: binding.id,
+    user_id: binding.user_id,
+    program_id: binding.program_id,
+    account_id: binding.account_id,
+    symbol: symbols[0]!,
+    symbols,
+    trigger,
+    idempotency_key: key(keyed)
+  })
+  if (binding.portfolio) return [run(binding.symbols, "*")]
+  return binding.symbols.filter((symbol) => only === undefined || symbol === only).map((symbol) =>
+    run([symbol], symbol)
+  )
+}
+
+/** A run's decisions, one per symbol in its order; null before it decided. */
+export const decisionsOf = (run: Pick<RunRow, "decision">): ReadonlyArray<Decision> | null =>
+  run.decision === null ? null : Array.isArray(run.decision) ? run.decision : [run.decision as Decision]
 
 /** SQL for automation runs: their queueing (one per trigger), reads, decisions, and the job queue that hands them to workers. */
 export class RunsRepo extends Effect.Service<RunsRepo>()("@trading-platform/core/RunsRepo", {
@@ -60,7 +98,11 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("@trading-platform/core
         ? Effect.succeed([])
         : Effect.flatMap(
           sql`
-            INSERT INTO automation_runs ${sql.insert(runs.map((r) => ({ ...r, status: "queued", created_at: now })))}
+            INSERT INTO automation_runs ${
+            sql.insert(
+              runs.map((r) => ({ ...r, symbols: JSON.stringify(r.symbols), status: "queued", created_at: now }))
+            )
+          }
             ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
           Schema.decodeUnknown(Schema.Array(RunRow))
         )
@@ -80,12 +122,15 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("@trading-platform/core
         ORDER BY id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
 
-    /** Keeps the program's decision, so a run taken over after a crash acts on it instead of deciding again. */
-    const decided = (run: JobRun, decision: Decision) =>
-      Effect.flatMap(Schema.encode(Schema.parseJson(Decision))(decision), (json) =>
-        sql`
+    /** Keeps the program's decisions, so a run taken over after a crash acts on them instead of deciding again. */
+    const decided = (run: JobRun & Pick<RunRow, "symbols">, decisions: ReadonlyArray<Decision>) =>
+      Effect.flatMap(
+        RunRow.fields.decision.pipe(Schema.encode)(run.symbols.length === 1 ? decisions[0]! : decisions),
+        (json) =>
+          sql`
           UPDATE automation_runs SET decision = ${json}
-          WHERE id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'`).pipe(Effect.asVoid)
+          WHERE id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'`
+      ).pipe(Effect.asVoid)
 
     /**
      * The runs as durable jobs, one per binding at a time. Two claimers racing for two runs of one

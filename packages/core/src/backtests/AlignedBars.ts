@@ -1,5 +1,5 @@
+import type { Bars } from "../sandbox/Decider.js"
 import type { Candle } from "../venues/Venue.js"
-import type { Bars } from "./BacktestEngine.js"
 
 /** A bar in which nothing traded: flat at `price`. */
 const flat = (time: number, price: number): Candle => ({

@@ -13,7 +13,7 @@ import { ProgramId } from "../programs/Program.js"
 import { candleWindow } from "../sandbox/SandboxLimits.js"
 import { paperTerms, type TradingTerms, unlistedRules } from "../trading/Fills.js"
 import { defaultMarginTables } from "../venues/MarginTiers.js"
-import { type Exchange, Timeframe, timeframeMillis } from "../venues/Venue.js"
+import { type Exchange, LongerTimeframes, Timeframe, timeframeMillis } from "../venues/Venue.js"
 
 /** A backtest's id. */
 /** The longest backtest, in bars of its timeframe. */
@@ -50,9 +50,8 @@ export const backtestDefaults = {
   warmup_bars: candleWindow
 } as const
 
-/** The most symbols one backtest trades from its balance, and the most further timeframes its program reads. */
+/** The most symbols one backtest trades from its balance. */
 export const maxBacktestSymbols = 10
-export const maxExtraTimeframes = 4
 
 const SymbolName = TrimmedText(40)
 
@@ -73,12 +72,7 @@ export const BacktestRequest = Schema.Struct({
   ),
   exchange: defaulted(CandleExchange, backtestDefaults.exchange),
   timeframe: Timeframe,
-  timeframes: Schema.optional(
-    Schema.Array(Timeframe).pipe(
-      Schema.maxItems(maxExtraTimeframes),
-      Schema.filter((list) => new Set(list).size === list.length || "must not repeat a timeframe")
-    )
-  ),
+  timeframes: Schema.optional(LongerTimeframes),
   start: Instant,
   end: Instant,
   initial_balance: defaulted(PositiveAmount, backtestDefaults.initial_balance),

@@ -1,5 +1,5 @@
 import { Chunk, Effect, Stream } from "effect"
-import type { Decider, ExitBand } from "../sandbox/Decider.js"
+import type { Bars, Decider, ExitBand } from "../sandbox/Decider.js"
 import { type Decision, type PositionView, ProgramRunError } from "../sandbox/Decision.js"
 import {
   entryPrice,
@@ -583,9 +583,6 @@ const symbolMetrics = (book: Book, barCount: number): SymbolMetrics => {
     total_funding: book.paidFunding
   }
 }
-
-/** Bars of one or more symbols, one array per symbol, aligned: the same times in each. */
-export type Bars = ReadonlyArray<ReadonlyArray<Candle>>
 
 /** A stream of one symbol's candles as windows of `Bars`, one per chunk. */
 export const oneSymbol = <E, R>(candles: Stream.Stream<Candle, E, R>): Stream.Stream<Bars, E, R> =>

@@ -1,11 +1,11 @@
 import { Schema } from "effect"
 import { ProgramInvalid } from "../http/Errors.js"
+import type { Bars } from "../sandbox/Decider.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
 import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
 import type { FundingRate, SymbolSpec } from "../venues/Venue.js"
 import { BacktestOutcome, type BacktestResult, type BacktestSettings, type EquityPoint } from "./Backtest.js"
-import type { Bars } from "./BacktestEngine.js"
 
 /** Most points of an equity curve a backtest keeps. */
 export const maxEquityPoints = 1_000

@@ -13,7 +13,7 @@ import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
-import { timeframeMillis } from "../venues/Venue.js"
+import { longerTimeframeIssue, timeframeMillis } from "../venues/Venue.js"
 import {
   Backtest,
   backtestDefaults,
@@ -121,16 +121,8 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         if ((input.symbol === undefined) === (input.symbols === undefined)) {
           return yield* invalid("symbol", "or symbols (a list) is required, and not both")
         }
-        const step = timeframeMillis[input.timeframe]
-        for (const [i, timeframe] of (input.timeframes ?? []).entries()) {
-          const length = timeframeMillis[timeframe]
-          if (length <= step || length % step !== 0) {
-            return yield* invalid(
-              `timeframes.${i}`,
-              `must be longer than ${input.timeframe} and a whole number of ${input.timeframe} bars; got ${timeframe}`
-            )
-          }
-        }
+        const issue = longerTimeframeIssue(input.timeframe, input.timeframes ?? [])
+        if (issue !== undefined) return yield* invalid(issue.path, issue.message)
         return input.symbols ?? [input.symbol!]
       })
 

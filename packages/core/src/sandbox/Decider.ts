@@ -1,6 +1,9 @@
 import type { Candle } from "../venues/Venue.js"
 import type { AccountView, Decision, PositionView } from "./Decision.js"
 
+/** Bars of one or more symbols, one array per symbol, aligned: the same times in each. */
+export type Bars = ReadonlyArray<ReadonlyArray<Candle>>
+
 /** A program as one function called once per bar, oldest first; may throw `ProgramRunError`. */
 export type Decide = (bar: Candle, account: AccountView) => Decision
 
@@ -39,7 +42,7 @@ export interface AccountState {
  * live run's last bar, whose reason is shown). It may throw `ProgramRunError`.
  */
 export interface Decider {
-  readonly chunk: (bars: ReadonlyArray<ReadonlyArray<Candle>>) => void
+  readonly chunk: (bars: Bars) => void
   readonly decide: (
     from: number,
     account: AccountState,

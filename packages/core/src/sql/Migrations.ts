@@ -26,6 +26,7 @@ import m0022 from "./migrations/0022_news_per_source.js"
 import m0023 from "./migrations/0023_operators.js"
 import m0024 from "./migrations/0024_backtest_warmup.js"
 import m0025 from "./migrations/0025_backtest_portfolios.js"
+import m0026 from "./migrations/0026_portfolio_bindings.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -58,7 +59,8 @@ const byName = {
   "0022_news_per_source": m0022,
   "0023_operators": m0023,
   "0024_backtest_warmup": m0024,
-  "0025_backtest_portfolios": m0025
+  "0025_backtest_portfolios": m0025,
+  "0026_portfolio_bindings": m0026
 }
 export const migrations = Migrator.fromRecord(byName)
 

@@ -18,6 +18,25 @@ export const timeframeMillis: Record<Timeframe, number> = {
   "1d": 86_400_000
 }
 
+/** The longer timeframes a program reads besides its run's own (`data.timeframes`): at most four, none twice. */
+export const LongerTimeframes = Schema.Array(Timeframe).pipe(
+  Schema.maxItems(4),
+  Schema.filter((list) => new Set(list).size === list.length || "must not repeat a timeframe")
+)
+
+/**
+ * Why a run of `timeframe` bars cannot build `longer`'s candles (each must be longer and a whole
+ * number of its bars), as an input issue naming the entry; undefined when it can.
+ */
+export const longerTimeframeIssue = (timeframe: Timeframe, longer: ReadonlyArray<Timeframe>) => {
+  const step = timeframeMillis[timeframe]
+  const i = longer.findIndex((t) => timeframeMillis[t] <= step || timeframeMillis[t] % step !== 0)
+  return i === -1 ? undefined : {
+    path: `timeframes.${i}`,
+    message: `must be longer than ${timeframe} and a whole number of ${timeframe} bars; got ${longer[i]}`
+  }
+}
+
 /** A closed bar; `time` is its open time in epoch milliseconds (as both venues send it). */
 export const Candle = Schema.Struct({
   time: Schema.Number,

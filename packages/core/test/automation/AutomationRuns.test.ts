@@ -129,10 +129,10 @@ describe("automation runs after a crash", () => {
               yield* runs.queue.claim({ now, leaseUntil: new Date(now.getTime() - 1), worker: "dead-worker" })
             )
             expect(claimed?.id).toBe(queued!.id)
-            yield* runs.decided({ id: claimed!.id, attempts: 1 }, {
+            yield* runs.decided({ id: claimed!.id, attempts: 1, symbols: claimed!.symbols }, [{
               operation: "buy",
               reason: "decided before the crash"
-            })
+            }])
             return yield* ledger.insertOrder({
               run_id: claimed!.id,
               binding_id: bindingId,
@@ -222,7 +222,7 @@ describe("automation runs after a crash", () => {
             const claimed = Option.getOrUndefined(
               yield* runs.queue.claim({ now, leaseUntil: new Date(now.getTime() - 1), worker: "dead-worker" })
             )
-            yield* runs.decided({ id: claimed!.id, attempts: 1 }, { operation: "buy" })
+            yield* runs.decided({ id: claimed!.id, attempts: 1, symbols: claimed!.symbols }, [{ operation: "buy" }])
             yield* ledger.insertOrder({
               run_id: claimed!.id,
               binding_id: bindingId,

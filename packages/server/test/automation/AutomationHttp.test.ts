@@ -57,6 +57,8 @@ for (const storage of testStorages) {
             params: { risk: 2 },
             leverage: 3,
             enabled: true,
+            portfolio: false,
+            timeframes: [],
             next_run_at: new Date(now + 15 * 60_000).toISOString()
           })
           const id = created.body.id
@@ -80,6 +82,11 @@ for (const storage of testStorages) {
             body: { enabled: true }
           })
           expect(enabled.body.next_run_at).toBe(new Date(now + 15 * 60_000).toISOString())
+          const portfolio = yield* call("PUT", `/api/programs/${program}/bindings/${id}`, {
+            token,
+            body: { portfolio: true, timeframes: ["4h", "1d"] }
+          })
+          expect(portfolio.body).toMatchObject({ portfolio: true, timeframes: ["4h", "1d"], symbols: ["BTC", "ETH"] })
 
           expect((yield* call("DELETE", `/api/programs/${program}/bindings/${id}`, { token })).status).toBe(204)
           expectError(yield* call("GET", `/api/programs/${program}/bindings/${id}`, { token }), 404, "not_found")
@@ -103,6 +110,18 @@ for (const storage of testStorages) {
             "invalid_input"
           )
           expectError(yield* bind(token, program, { account_id: account.id, timeframe: "2h" }), 400, "invalid_input")
+          // Longer timeframes: known, none twice, each a whole number of the binding's bars.
+          for (
+            const [timeframes, at] of [[["2h"], "timeframes.0"], [["4h", "4h"], "timeframes"], [
+              ["4h", "30m"],
+              "timeframes.1"
+            ]]
+          ) {
+            const refused = yield* bind(token, program, { account_id: account.id, timeframes })
+            expectError(refused, 400, "invalid_input")
+            expect(refused.body.issues[0].path, String(timeframes)).toBe(at)
+          }
+          expectError(yield* bind(token, program, { account_id: account.id, portfolio: "yes" }), 400, "invalid_input")
           expectError(
             yield* call("POST", path, { token, raw: "{", headers: { "content-type": "application/json" } }),
             400,
@@ -129,6 +148,15 @@ for (const storage of testStorages) {
             422,
             "leverage_too_high"
           )
+          const shorter = yield* call("PUT", `${path}/${ok.body.id}`, {
+            token,
+            body: { timeframe: "1d", timeframes: ["4h"] }
+          })
+          expectError(shorter, 400, "invalid_input")
+          expect(shorter.body.issues).toEqual([{
+            path: "timeframes.0",
+            message: "must be longer than 1d and a whole number of 1d bars; got 4h"
+          }])
           // A binding is reached only through its own program.
           const other = yield* createProgram(token)
           expectError(yield* call("GET", `/api/programs/${other}/bindings/${ok.body.id}`, { token }), 404, "not_found")
@@ -497,11 +525,15 @@ for (const storage of testStorages) {
           const created = Date.parse(binding.created_at)
           yield* TestClock.adjust("5 minutes")
           const first = yield* waitForRuns(token, program, binding.id, allFinished(2), tick)
-          expect(first.map((r) => [r.symbol, r.trigger, r.status]).sort()).toEqual([["BTC", "schedule", "completed"], [
-            "ETH",
-            "schedule",
-            "completed"
-          ]])
+          expect(first.map((r) => [r.symbols, r.trigger, r.status]).sort()).toEqual([
+            [["BTC"], "schedule", "completed"],
+            [
+              ["ETH"],
+              "schedule",
+              "completed"
+            ]
+          ])
+          for (const run of first) expect(run.decisions).toEqual([run.decision])
           yield* TestClock.adjust("5 minutes")
           const second = yield* waitForRuns(token, program, binding.id, allFinished(4), tick)
           expect(second).toHaveLength(4)
@@ -512,6 +544,15 @@ for (const storage of testStorages) {
           const next =
             (yield* call("GET", `/api/programs/${program}/bindings/${binding.id}`, { token })).body.next_run_at
           expect(next).toBe(new Date(created + 15 * 60_000).toISOString())
+          // A portfolio binding queues one run a slot for both symbols, whose program reads its 4h candles.
+          yield* call("PUT", `/api/programs/${program}/bindings/${binding.id}`, {
+            token,
+            body: { portfolio: true, timeframes: ["4h"] }
+          })
+          yield* TestClock.adjust("5 minutes")
+          const third = yield* waitForRuns(token, program, binding.id, allFinished(5), tick)
+          expect(third[0]).toMatchObject({ symbol: "BTC", symbols: ["BTC", "ETH"], status: "completed" })
+          expect(third[0].decisions).toHaveLength(2)
         }), 90_000)
 
       it.effect("GET /api/arena/check-pnl-status is ok after a refresh that marked every account with fills", () =>

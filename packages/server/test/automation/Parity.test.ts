@@ -187,6 +187,95 @@ for (const storage of testStorages) {
       )
 
       it.effect(
+        "a portfolio binding and a backtest of the same symbols decide once per bar and fill alike, symbol after symbol",
+        () =>
+          Effect.gen(function*() {
+            // Every four hours: long BTC and short ETH, close ETH, long ETH on what is left, close both.
+            const rotation = `export function decide(data) {
+              switch (Math.floor(data.bar.time / 3600000) % 4) {
+                case 0: return [
+                  { symbol: "BTC", operation: "buy", target_portion_of_balance: 0.5, leverage: 2 },
+                  { symbol: "ETH", operation: "sell", target_portion_of_balance: 0.5, leverage: 3 }
+                ]
+                case 1: return data.symbols.ETH.position ? [{ symbol: "ETH", operation: "close" }] : []
+                case 2: return [{ symbol: "ETH", operation: "buy", target_portion_of_balance: 0.3 }]
+                default: return [{ symbol: "BTC", operation: "close" }, { symbol: "ETH", operation: "close" }]
+              }
+            }`
+            const { token } = yield* signUp()
+            const program = yield* createProgram(token, rotation)
+            const account = yield* createAccount(token, { initial_capital: 10_000, max_leverage: 10 })
+            const binding = yield* call("POST", `/api/programs/${program}/bindings`, {
+              token,
+              body: {
+                account_id: account.id,
+                symbols: ["BTC", "ETH"],
+                portfolio: true,
+                timeframe: "1h",
+                interval_minutes: 60
+              }
+            })
+            expect(binding.status).toBe(201)
+            expect(binding.body).toMatchObject({ portfolio: true, symbols: ["BTC", "ETH"], timeframes: [] })
+            // Slot s decides bar s - 1 (from `base`, the hour the binding was made) and fills at bar s's open.
+            const base = Date.parse(binding.body.next_run_at) - hour
+            // At least 8 slots, the last deciding a "close both" bar, so both sides end flat.
+            const first = Math.floor(base / hour) % 4
+            const cycles = 8 + ((3 - (first + 7) % 4 + 4) % 4)
+            for (let slot = 1; slot <= cycles; slot++) {
+              yield* TestClock.setTime(base + slot * hour)
+              yield* waitForRuns(token, program, binding.body.id, allFinished(slot))
+            }
+            const runs = yield* waitForRuns(token, program, binding.body.id, allFinished(cycles))
+            // One run a slot, deciding for both symbols.
+            expect(runs).toHaveLength(cycles)
+            expect(runs.every((r: any) => r.status === "completed" && r.symbols.join() === "BTC,ETH")).toBe(true)
+            for (const run of runs) expect(run.decision).toEqual(run.decisions[0])
+            expect(runs.find((r: any) => r.decisions[1].operation === "sell")?.decisions[0]).toMatchObject({
+              operation: "buy",
+              symbol: "BTC"
+            })
+            yield* call("PUT", `/api/programs/${program}/bindings/${binding.body.id}`, {
+              token,
+              body: { enabled: false }
+            })
+            yield* TestClock.setTime(base + (cycles + 1) * hour)
+
+            const backtest = yield* call("POST", `/api/programs/${program}/backtest`, {
+              token,
+              body: {
+                symbols: ["BTC", "ETH"],
+                exchange: account.venue1_enabled ? "venue1" : "venue2",
+                timeframe: "1h",
+                start: new Date(base).toISOString(),
+                end: new Date(base + (cycles + 1) * hour).toISOString()
+              }
+            })
+            expect(backtest.status).toBe(202)
+            const result = yield* waitForBacktest(token, backtest.body.id, isFinished)
+            expect(result.status).toBe("completed")
+            const orders = (yield* call("GET", `/api/account/${account.id}/orders?limit=100`, { token })).body.orders
+            const paperFills = orders.toReversed().map((o: any) => ({
+              symbol: o.symbol,
+              time: Date.parse(o.filled_at),
+              side: o.side,
+              quantity: o.quantity,
+              price: o.price,
+              fee: o.fee
+            }))
+            const backtestFills = result.fills.map(({ reason: _, ...fill }: any) => fill)
+            // Two cycles or more of: BTC long and ETH short, ETH closed, ETH long, both closed.
+            expect(backtestFills.length).toBeGreaterThanOrEqual(12)
+            expect(new Set(backtestFills.map((f: any) => f.symbol))).toEqual(new Set(["BTC", "ETH"]))
+            expect(paperFills).toEqual(backtestFills)
+            const after = (yield* call("GET", `/api/account/${account.id}`, { token })).body
+            expect(after.frozen_cash).toBe(0)
+            expect(after.current_cash).toBe(result.final_balance)
+          }),
+        180_000
+      )
+
+      it.effect(
         "a paper limit entry rests until the mark reaches it, the next decision replaces it, and an ioc one never rests",
         () =>
           Effect.gen(function*() {
