@@ -22,7 +22,7 @@ describe("migrate", () => {
       Effect.gen(function*() {
         const all = yield* migrations
         const at = all.findIndex(([, name]) => name === "backtest_portfolios")
-      expect(at).toBeGreaterThan(0)
+        expect(at).toBeGreaterThan(0)
         yield* Migrator.make({})({ loader: Effect.succeed(all.slice(0, at)), table: "trading_platform_migrations" })
         const sql = yield* SqlClient.SqlClient
         const now = new Date(0)
