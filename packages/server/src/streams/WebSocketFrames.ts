@@ -5,16 +5,24 @@ interface Receiver {
   once?: (event: string, listener: () => void) => unknown
 }
 
-interface UpgradedSocket {
+/** What of `ws`'s WebSocket the platform's socket does not expose. */
+export interface UpgradedSocket {
   readonly _receiver?: Receiver
+  readonly readyState: number
+  readonly bufferedAmount: number
+  send(data: string): void
+  close(code: number, reason: string): void
+}
+
+/** The `ws` WebSocket upgraded from `request`, which `ws` keeps on the TCP socket. */
+export const webSocketOf = (request: IncomingMessage): UpgradedSocket | undefined => {
+  const socket = request.socket as unknown as Record<symbol, UpgradedSocket | undefined>
+  const key = Object.getOwnPropertySymbols(socket).find((symbol) => symbol.description === "websocket")
+  return key === undefined ? undefined : socket[key]
 }
 
 /** The frame reader `ws` keeps on the TCP socket of the WebSocket upgraded from `request`. */
-const receiverOf = (request: IncomingMessage): Receiver | undefined => {
-  const socket = request.socket as unknown as Record<symbol, UpgradedSocket | undefined>
-  const key = Object.getOwnPropertySymbols(socket).find((symbol) => symbol.description === "websocket")
-  return key === undefined ? undefined : socket[key]?._receiver
-}
+const receiverOf = (request: IncomingMessage): Receiver | undefined => webSocketOf(request)?._receiver
 
 /**
  * Caps each message the WebSocket upgraded from `request` accepts at `maxBytes`: `ws` refuses a

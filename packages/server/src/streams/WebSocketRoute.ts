@@ -6,32 +6,22 @@ import {
   type CurrentUserShape,
   type HubUpdate,
   InvalidInput,
+  type MailboxClosed,
+  type MailboxOverflow,
   MarketData,
   MarketHub,
+  type MarketMailbox,
   PlatformConfig,
   Unauthorized,
   Users,
   WsClientMessage,
   type WsServerMessage
 } from "@trading-platform/core"
-import {
-  Clock,
-  Deferred,
-  Duration,
-  Effect,
-  Either,
-  FiberMap,
-  Option,
-  Queue,
-  Runtime,
-  Schema,
-  Scope,
-  Stream
-} from "effect"
+import { Clock, Duration, Effect, Either, Fiber, FiberMap, FiberSet, Option, Schema, Scope, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import { presentedToken } from "../http/PresentedToken.js"
 import { type StreamLease, StreamLeases } from "./StreamLeases.js"
-import { capIncomingMessages, onCloseFrame } from "./WebSocketFrames.js"
+import { capIncomingMessages, onCloseFrame, type UpgradedSocket, webSocketOf } from "./WebSocketFrames.js"
 
 /** A socket whose unsent data passes this (a consumer that does not read) is closed with 1013. */
 export const maxBufferedBytes = 1024 * 1024
@@ -116,271 +106,335 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
         (place) => place.release
       )
 
-    /** One connection after upgrading; `authenticated` is set when the token came with the request. */
+    /**
+     * One connection after upgrading; `authenticated` is set when the token came with the request.
+     * Everything is driven by the socket's and the hub's events: the request's fiber waits for the
+     * socket to close, and a fiber runs only while messages are being handled (in order, one at a
+     * time), so an open socket holds no fiber of its own.
+     */
     const session = (
       socket: Socket.Socket,
       authenticated: Option.Option<{ readonly caller: CurrentUserShape; readonly lease: StreamLease }>,
       connection: Connection
     ) =>
       Effect.gen(function*() {
+        const scope = yield* Effect.scope
+        const runFork = yield* FiberSet.makeRuntime<Scope.Scope | HttpServerRequest.HttpServerRequest>()
+        const clock = yield* Effect.clock
         const write = yield* socket.writer
-        // Messages received and not yet handled; one more than it holds closes the socket.
-        const inbox = yield* Queue.dropping<string>(websocket.maxQueuedMessages)
-        const closed = yield* Deferred.make<void>()
-        let raw: globalThis.WebSocket | undefined
-        let count = 0
-        let windowStart = 0
-        // A client that sends its close frame is done: its lease goes then, not after the closing handshake.
-        const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+        // `ws`'s socket, written to directly; through the platform's writer should `ws` keep it elsewhere.
+        let raw: UpgradedSocket | undefined
+        const sendText = (text: string) => {
+          if (raw === undefined) return Effect.runSync(Effect.ignore(write(text)))
+          if (raw.readyState === 1) raw.send(text)
+        }
         let held = Option.getOrUndefined(Option.map(authenticated, (a) => a.lease))
-        let closing = false
-        const clientClosing = () => {
-          closing = true
+        let closed = false
+        const close = (code: number, reason: string) => {
+          if (closed) return
+          closed = true
+          if (raw === undefined) Effect.runSync(Effect.ignore(write(new Socket.CloseEvent(code, reason))))
+          else raw.close(code, reason)
+          // The stream is over for the client: its lease goes now, not after the closing handshake.
           if (held !== undefined) runFork(held.release)
         }
-
-        const send = (message: WsServerMessage) =>
-          Effect.suspend(() =>
-            raw !== undefined && raw.bufferedAmount > maxBufferedBytes
-              ? close(tryAgainLater, "The client does not read fast enough")
-              : Effect.ignore(write(JSON.stringify(message)))
-          )
-        const close = (code: number, reason: string) =>
-          Effect.zipRight(
-            Effect.ignore(write(new Socket.CloseEvent(code, reason))),
-            Deferred.succeed(closed, undefined)
-          )
+        const send = (message: WsServerMessage) => {
+          if (closed) return
+          if (raw !== undefined && raw.bufferedAmount > maxBufferedBytes) {
+            return close(tryAgainLater, "The client does not read fast enough")
+          }
+          sendText(JSON.stringify(message))
+        }
         const fail = (code: string, error: string, channel: string | null = null) =>
           send({ type: "error", channel, code, error })
         /** An error frame, then the close; nothing more happens on the socket. */
-        const refuse = (code: string, error: string, closeCode: number, reason: string) =>
-          fail(code, error).pipe(Effect.zipRight(close(closeCode, reason)), Effect.zipRight(Effect.never))
+        const refuse = (code: string, error: string, closeCode: number, reason: string) => {
+          fail(code, error)
+          close(closeCode, reason)
+        }
+        // A client that sends its close frame is done: its lease goes then, not after the closing handshake.
+        let clientClosed = false
+        const clientClosing = () => {
+          clientClosed = true
+          if (held !== undefined) runFork(held.release)
+        }
 
-        // Counted as they arrive, so a flood is cut off however far behind the handling is.
-        const receive = (data: string | Uint8Array) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) => {
-            if (now - windowStart >= messageWindow) {
-              windowStart = now
-              count = 0
+        // Prices, triggers and stories as the hub hands them over; a stream that fell behind is closed.
+        // An event that goes to many sockets is encoded once.
+        const encoded = new WeakMap<HubUpdate, string>()
+        const newsSymbols = new Set<string>()
+        let mailbox: MarketMailbox | undefined
+        const deliver = () => {
+          if (closed || mailbox === undefined) return
+          const updates = mailbox.poll()
+          if (!Array.isArray(updates)) {
+            return (updates as MailboxOverflow | MailboxClosed)._tag === "MailboxOverflow"
+              ? close(tryAgainLater, "The client fell behind")
+              : close(goingAway, "Server shutting down")
+          }
+          for (const update of updates as ReadonlyArray<HubUpdate>) {
+            if (update.kind === "news") {
+              for (const symbol of update.item.symbols) {
+                if (newsSymbols.has(symbol)) send({ type: "event", channel: `news:${symbol}`, data: update.item })
+              }
+              continue
             }
-            if (++count > messageLimit) {
-              return count === messageLimit + 1
-                ? Effect.zipRight(
-                  fail("rate_limited", `More than ${messageLimit} messages a minute`),
-                  close(policyViolation, "Message rate limit exceeded")
-                )
-                : Effect.void
+            if (update.kind === "heartbeat") continue
+            if (closed) return
+            if (raw !== undefined && raw.bufferedAmount > maxBufferedBytes) {
+              return close(tryAgainLater, "The client does not read fast enough")
             }
-            // `ws` refuses a larger frame before reading it (`capIncomingMessages`); this holds should it not.
-            const size = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength
-            if (size > websocket.maxMessageBytes) return close(messageTooBig, "Message too big")
-            return Queue.offer(inbox, typeof data === "string" ? data : new TextDecoder().decode(data)).pipe(
-              Effect.flatMap((queued) =>
-                queued ? Effect.void : Effect.zipRight(
-                  fail(
-                    "rate_limited",
-                    `More than ${websocket.maxQueuedMessages} messages are waiting to be handled; wait for the answers`
-                  ),
-                  close(tryAgainLater, "Too many messages waiting")
-                )
+            let text = encoded.get(update)
+            if (text === undefined) {
+              text = JSON.stringify(
+                update.kind === "trigger"
+                  ? { type: "event", channel: "triggers", data: update.trigger }
+                  : { type: "event", channel: `prices:${update.symbol}`, data: update }
               )
-            )
-          }).pipe(Effect.zipLeft(Effect.map(Effect.serviceOption(Socket.WebSocket), (ws) => {
-            raw = Option.getOrUndefined(ws)
-          })))
+              encoded.set(update, text)
+            }
+            sendText(text)
+          }
+          mailbox.onReady(deliver)
+        }
+
+        let caller: CurrentUserShape | undefined
+        let backtests: FiberMap.FiberMap<string> | undefined
+        const subscribed = new Set<string>()
+
+        const serve = (lease: StreamLease) =>
+          Effect.gen(function*() {
+            held = lease
+            if (clientClosed) yield* lease.release
+            // A token revoked meanwhile closes the socket as a refused one would.
+            lease.onEnded((reason) => refuse("unauthorized", reason.error, policyViolation, "Session ended"))
+            mailbox = yield* hub.mailbox(caller!.id)
+            mailbox.onReady(deliver)
+          })
+
+        const subscribe = (channel: string) =>
+          Effect.gen(function*() {
+            const parsed = parseChannel(channel)
+            if (parsed === undefined) {
+              return fail(
+                "invalid_input",
+                "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers or backtest:{id}",
+                channel
+              )
+            }
+            if (subscribed.has(channel)) return send({ type: "subscribed", channel })
+            switch (parsed.kind) {
+              case "triggers":
+                yield* mailbox!.watchTriggers
+                break
+              case "prices":
+              case "news": {
+                const listed = yield* Effect.either(market.listed("venue1", [parsed.symbol]))
+                if (Either.isLeft(listed)) {
+                  const { _tag, error } = listed.left
+                  const code = _tag === "SymbolNotListed"
+                    ? "symbol_not_listed"
+                    : _tag === "UpstreamTimeout"
+                    ? "upstream_timeout"
+                    : "upstream_error"
+                  return fail(code, error, channel)
+                }
+                if (parsed.kind === "prices") yield* mailbox!.watchPrice("venue1", parsed.symbol)
+                else {
+                  newsSymbols.add(parsed.symbol)
+                  yield* mailbox!.watchNews(parsed.symbol)
+                }
+                break
+              }
+              case "backtest": {
+                const stream = yield* Effect.either(progress.watch(caller!, parsed.id))
+                if (Either.isLeft(stream)) {
+                  return fail(
+                    stream.left._tag === "Forbidden" ? "forbidden" : "not_found",
+                    stream.left.error,
+                    channel
+                  )
+                }
+                backtests ??= yield* FiberMap.make<string>()
+                yield* FiberMap.run(
+                  backtests,
+                  channel,
+                  Stream.runForEach(stream.right, (data) => Effect.sync(() => send({ type: "event", channel, data })))
+                )
+              }
+            }
+            subscribed.add(channel)
+            send({ type: "subscribed", channel })
+          })
+
+        const unsubscribe = (channel: string) =>
+          Effect.gen(function*() {
+            const parsed = parseChannel(channel)
+            if (parsed?.kind === "triggers") yield* mailbox!.unwatchTriggers
+            if (parsed?.kind === "prices") yield* mailbox!.unwatchPrice("venue1", parsed.symbol)
+            if (parsed?.kind === "news") {
+              newsSymbols.delete(parsed.symbol)
+              yield* mailbox!.unwatchNews(parsed.symbol)
+            }
+            if (parsed?.kind === "backtest" && backtests !== undefined) yield* FiberMap.remove(backtests, channel)
+            subscribed.delete(channel)
+            send({ type: "unsubscribed", channel })
+          })
 
         /** The token of the first message, checked; each failure closes the socket. */
-        const authenticateByMessage = Effect.gen(function*() {
-          const message = decodeMessage(yield* Queue.take(inbox))
-          if (Either.isLeft(message) || message.right.type !== "auth") {
-            return yield* refuse(
-              "unauthorized",
-              "The first message must be {\"type\":\"auth\",\"token\":...} when the token is not in the query",
+        const authenticateByMessage = (text: string) =>
+          Effect.gen(function*() {
+            const message = decodeMessage(text)
+            if (Either.isLeft(message) || message.right.type !== "auth") {
+              return refuse(
+                "unauthorized",
+                "The first message must be {\"type\":\"auth\",\"token\":...} when the token is not in the query",
+                policyViolation,
+                "Authentication required"
+              )
+            }
+            const token = message.right.token
+            const user = yield* Effect.either(users.authenticate(token))
+            if (closed) return
+            if (Either.isLeft(user)) {
+              return refuse("unauthorized", user.left.error, policyViolation, "Authentication failed")
+            }
+            const lease = yield* Effect.either(leases.acquire(token))
+            if (Either.isLeft(lease)) {
+              return refuse("rate_limited", lease.left.error, policyViolation, "Another stream is open")
+            }
+            if (closed) {
+              return yield* lease.right.release
+            }
+            yield* Option.match(connection.place, {
+              onNone: () => Effect.void,
+              onSome: (place) => place.release
+            })
+            caller = user.right
+            yield* serve(lease.right)
+          })
+
+        const handle = (text: string) =>
+          Effect.suspend(() => {
+            if (closed) return Effect.void
+            if (caller === undefined) return authenticateByMessage(text)
+            const message = decodeMessage(text)
+            if (Either.isLeft(message)) {
+              return Effect.sync(() =>
+                fail("invalid_input", "Messages are JSON: {type: subscribe|unsubscribe, channel} or {type: ping}")
+              )
+            }
+            const m = message.right
+            if (m.type === "subscribe") return subscribe(m.channel)
+            if (m.type === "unsubscribe") return unsubscribe(m.channel)
+            return Effect.sync(() =>
+              m.type === "ping" ? send({ type: "pong", channel: null }) : fail("invalid_input", "Already authenticated")
+            )
+          })
+
+        // Messages waiting while one is handled; one more than it holds closes the socket.
+        const inbox: Array<string> = []
+        let handling = false
+        const drain = (first: string): Effect.Effect<void, never, Scope.Scope | HttpServerRequest.HttpServerRequest> =>
+          Effect.flatMap(handle(first), () =>
+            Effect.suspend(() => {
+              const next = inbox.shift()
+              if (next !== undefined) return drain(next)
+              handling = false
+              return Effect.void
+            }))
+
+        // Counted as they arrive, so a flood is cut off however far behind the handling is.
+        let count = 0
+        let windowStart = 0
+        const receive = (data: string | Uint8Array) => {
+          if (closed) return
+          const now = clock.unsafeCurrentTimeMillis()
+          if (now - windowStart >= messageWindow) {
+            windowStart = now
+            count = 0
+          }
+          if (++count > messageLimit) {
+            return refuse(
+              "rate_limited",
+              `More than ${messageLimit} messages a minute`,
               policyViolation,
-              "Authentication required"
+              "Message rate limit exceeded"
             )
           }
-          const token = message.right.token
-          const caller = yield* users.authenticate(token).pipe(
-            Effect.catchTag(
-              "Unauthorized",
-              (e) => refuse("unauthorized", e.error, policyViolation, "Authentication failed")
+          // `ws` refuses a larger frame before reading it (`capIncomingMessages`); this holds should it not.
+          const size = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength
+          if (size > websocket.maxMessageBytes) return close(messageTooBig, "Message too big")
+          const text = typeof data === "string" ? data : new TextDecoder().decode(data)
+          if (!handling) {
+            handling = true
+            // Handled after the messages that came with it are counted, so those wait their turn.
+            runFork(Effect.zipRight(Effect.yieldNow(), drain(text)))
+          } else if (inbox.length < websocket.maxQueuedMessages) inbox.push(text)
+          else {
+            refuse(
+              "rate_limited",
+              `More than ${websocket.maxQueuedMessages} messages are waiting to be handled; wait for the answers`,
+              tryAgainLater,
+              "Too many messages waiting"
             )
-          )
-          const lease = yield* leases.acquire(token).pipe(
-            Effect.catchTag(
-              "RateLimited",
-              (e) => refuse("rate_limited", e.error, policyViolation, "Another stream is open")
-            )
-          )
-          return { caller, lease }
-        })
+          }
+        }
 
-        const authenticate = Effect.gen(function*() {
-          if (Option.isSome(authenticated)) return authenticated.value
+        const start = Effect.gen(function*() {
+          raw = webSocketOf(connection.request)
+          if (
+            raw === undefined || !capIncomingMessages(connection.request, websocket.maxMessageBytes) ||
+            !onCloseFrame(connection.request, clientClosing)
+          ) {
+            yield* Effect.logWarning("WebSocket messages are not capped before they are read (ws internals changed)")
+          }
+          if (Option.isSome(authenticated)) {
+            caller = authenticated.value.caller
+            return yield* serve(authenticated.value.lease)
+          }
           if (Option.isSome(connection.place) && !connection.place.value.admitted) {
-            return yield* refuse(
+            return refuse(
               "rate_limited",
               `More than ${websocket.maxUnauthenticatedPerIp} sockets from this address are waiting to authenticate`,
               tryAgainLater,
               "Too many unauthenticated sockets"
             )
           }
-          // The time to authenticate runs from the request, however long the upgrade took.
-          const elapsed = (yield* Clock.currentTimeMillis) - connection.connectedAt
-          const left = Math.max(0, Duration.toMillis(websocket.authTimeout) - elapsed)
-          const outcome = yield* Effect.timeoutOption(authenticateByMessage, Duration.millis(left))
-          if (Option.isNone(outcome)) {
-            return yield* refuse(
-              "unauthorized",
-              `No token within ${Duration.format(websocket.authTimeout)}`,
-              policyViolation,
-              "Authentication timeout"
-            )
-          }
-          yield* Option.match(connection.place, { onNone: () => Effect.void, onSome: (place) => place.release })
-          return outcome.value
-        })
-
-        const serve = Effect.gen(function*() {
-          const { caller, lease } = yield* authenticate
-          held = lease
-          if (closing) yield* lease.release
-          // A token revoked meanwhile closes the socket as a refused one would.
-          yield* lease.ended.pipe(
-            Effect.flatMap((reason) =>
-              Effect.zipRight(fail("unauthorized", reason.error), close(policyViolation, "Session ended"))
-            ),
-            Effect.forkScoped
+          // The time to authenticate runs from the request, however long the upgrade took, and
+          // covers the auth message's checks.
+          const left = Math.max(
+            0,
+            Duration.toMillis(websocket.authTimeout) - (clock.unsafeCurrentTimeMillis() - connection.connectedAt)
           )
-          const mailbox = yield* hub.mailbox(caller.id)
-          const backtests = yield* FiberMap.make<string>()
-          const subscribed = new Set<string>()
-          // A story goes to each subscribed `news:` channel of a symbol it mentions.
-          const newsSymbols = new Set<string>()
-          const eventsOf = (update: HubUpdate): Array<WsServerMessage> =>
-            update.kind === "trigger"
-              ? [{ type: "event", channel: "triggers", data: update.trigger }]
-              : update.kind === "price"
-              ? [{ type: "event", channel: `prices:${update.symbol}`, data: update }]
-              : update.kind === "heartbeat"
-              ? []
-              : update.item.symbols.filter((symbol) => newsSymbols.has(symbol)).map((symbol) => ({
-                type: "event",
-                channel: `news:${symbol}`,
-                data: update.item
-              }))
-
-          // Prices, triggers and stories, as the hub hands them over; a stream that fell behind is closed.
-          yield* mailbox.take.pipe(
-            Effect.flatMap((updates) => Effect.forEach(updates.flatMap(eventsOf), send, { discard: true })),
-            Effect.forever,
-            Effect.catchTags({
-              MailboxOverflow: () => close(tryAgainLater, "The client fell behind"),
-              MailboxClosed: () => close(goingAway, "Server shutting down")
-            }),
-            Effect.forkScoped
-          )
-
-          const subscribe = (channel: string) =>
-            Effect.gen(function*() {
-              const parsed = parseChannel(channel)
-              if (parsed === undefined) {
-                return yield* fail(
-                  "invalid_input",
-                  "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers or backtest:{id}",
-                  channel
+          runFork(
+            Effect.sleep(Duration.millis(left)).pipe(
+              Effect.zipRight(Effect.sync(() => {
+                if (caller !== undefined) return
+                refuse(
+                  "unauthorized",
+                  `No token within ${Duration.format(websocket.authTimeout)}`,
+                  policyViolation,
+                  "Authentication timeout"
                 )
-              }
-              if (subscribed.has(channel)) return yield* send({ type: "subscribed", channel })
-              switch (parsed.kind) {
-                case "triggers":
-                  yield* mailbox.watchTriggers
-                  break
-                case "prices":
-                case "news": {
-                  const listed = yield* Effect.either(market.listed("venue1", [parsed.symbol]))
-                  if (Either.isLeft(listed)) {
-                    const { _tag, error } = listed.left
-                    const code = _tag === "SymbolNotListed"
-                      ? "symbol_not_listed"
-                      : _tag === "UpstreamTimeout"
-                      ? "upstream_timeout"
-                      : "upstream_error"
-                    return yield* fail(code, error, channel)
-                  }
-                  yield* (parsed.kind === "prices"
-                    ? mailbox.watchPrice("venue1", parsed.symbol)
-                    : Effect.zipRight(
-                      Effect.sync(() => newsSymbols.add(parsed.symbol)),
-                      mailbox.watchNews(parsed.symbol)
-                    ))
-                  break
-                }
-                case "backtest": {
-                  const stream = yield* Effect.either(progress.watch(caller, parsed.id))
-                  if (Either.isLeft(stream)) {
-                    return yield* fail(
-                      stream.left._tag === "Forbidden" ? "forbidden" : "not_found",
-                      stream.left.error,
-                      channel
-                    )
-                  }
-                  yield* FiberMap.run(
-                    backtests,
-                    channel,
-                    Stream.runForEach(stream.right, (data) => send({ type: "event", channel, data }))
-                  )
-                }
-              }
-              subscribed.add(channel)
-              yield* send({ type: "subscribed", channel })
-            })
-
-          const unsubscribe = (channel: string) =>
-            Effect.gen(function*() {
-              const parsed = parseChannel(channel)
-              if (parsed?.kind === "triggers") {
-                yield* mailbox.unwatchTriggers
-              }
-              if (parsed?.kind === "prices") yield* mailbox.unwatchPrice("venue1", parsed.symbol)
-              if (parsed?.kind === "news") {
-                newsSymbols.delete(parsed.symbol)
-                yield* mailbox.unwatchNews(parsed.symbol)
-              }
-              if (parsed?.kind === "backtest") yield* FiberMap.remove(backtests, channel)
-              subscribed.delete(channel)
-              yield* send({ type: "unsubscribed", channel })
-            })
-
-          for (;;) {
-            const message = decodeMessage(yield* Queue.take(inbox))
-            if (Either.isLeft(message)) {
-              yield* fail("invalid_input", "Messages are JSON: {type: subscribe|unsubscribe, channel} or {type: ping}")
-              continue
-            }
-            const m = message.right
-            if (m.type === "ping") yield* send({ type: "pong", channel: null })
-            else if (m.type === "subscribe") yield* subscribe(m.channel)
-            else if (m.type === "unsubscribe") yield* unsubscribe(m.channel)
-            else yield* fail("invalid_input", "Already authenticated")
-          }
+              }))
+            )
+          )
         })
 
-        const capFrames = Effect.suspend(() =>
-          capIncomingMessages(connection.request, websocket.maxMessageBytes) &&
-            onCloseFrame(connection.request, clientClosing)
-            ? Effect.void
-            : Effect.logWarning("WebSocket messages are not capped before they are read (ws internals changed)")
+        // In a fiber of its own, so the server stopping closes the socket with 1001 before the
+        // platform's release of the socket closes it without a code.
+        const running = yield* Effect.fork(
+          Effect.catchTag(socket.runRaw(receive, { onOpen: Scope.extend(start, scope) }), "SocketError", () =>
+            Effect.void)
         )
-
-        yield* Effect.raceFirst(
-          Effect.raceFirst(socket.runRaw(receive, { onOpen: capFrames }), Deferred.await(closed)),
-          serve
-        ).pipe(
+        yield* Fiber.join(running).pipe(
           // The server is stopping (not the client leaving, which ends runRaw first).
-          Effect.onInterrupt(() => Effect.ignore(write(new Socket.CloseEvent(goingAway, "Server shutting down")))),
-          Effect.catchTag("SocketError", () => Effect.void)
+          Effect.onInterrupt(() =>
+            Effect.sync(() =>
+              close(goingAway, "Server shutting down")
+            )
+          )
         )
       }).pipe(Effect.scoped)
 
