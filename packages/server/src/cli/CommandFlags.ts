@@ -22,6 +22,8 @@ interface Flag {
   readonly field?: string
   /** Read as a number. */
   readonly number?: true
+  /** Read as a comma-separated list. */
+  readonly list?: true
   readonly required?: true
 }
 
@@ -41,14 +43,21 @@ const database: ReadonlyArray<Flag> = [
 // The defaults shown are `backtestDefaults`' (a test holds them to it).
 const commands = {
   backtest: {
-    synopsis: "backtest --program FILE --symbol SYMBOL --from TIME --to TIME [flags]",
+    synopsis: "backtest --program FILE (--symbol SYMBOL | --symbols A,B,...) --from TIME --to TIME [flags]",
     summary: "run a backtest in this process, no server needed (on an in-memory database unless --data-dir)",
     flags: [
       { name: "program", value: "FILE", help: "the program's source", required: true },
-      { name: "symbol", value: "SYMBOL", help: "e.g. BTC", required: true },
+      { name: "symbol", value: "SYMBOL", help: "e.g. BTC (or --symbols)" },
+      {
+        name: "symbols",
+        value: "A,B,...",
+        help: "up to 10 symbols traded from one balance, e.g. BTC,ETH (or --symbol)",
+        list: true
+      },
       { name: "from", value: "TIME", help: "ISO date-time where the backtest starts", field: "start", required: true },
       { name: "to", value: "TIME", help: "ISO date-time where it ends", field: "end", required: true },
       { name: "timeframe", value: "TF", help: "1m 5m 15m 30m 1h 4h 1d (1h)" },
+      { name: "timeframes", value: "A,B,...", help: "longer timeframes the program reads, e.g. 4h,1d", list: true },
       { name: "exchange", value: "NAME", help: "venue1, venue2 or dataset:NAME (venue1)" },
       { name: "initial-balance", value: "N", help: "the balance it starts with (10000)", number: true },
       { name: "fee-rate", value: "F", help: "taker fee, a fraction of notional (0.00035)", number: true },
@@ -215,7 +224,9 @@ const decodeFlags = <A, I>(
   const input: Record<string, unknown> = {}
   for (const flag of command.flags) {
     const value = values.get(flag.name) ?? defaults[flag.name]
-    if (typeof value === "string") input[fieldOf(flag)] = flag.number ? Number(value) : value
+    if (typeof value === "string") {
+      input[fieldOf(flag)] = flag.number ? Number(value) : flag.list ? value.split(",").map((v) => v.trim()) : value
+    }
   }
   const decoded = Schema.decodeUnknownEither(schema)(input, { errors: "all", onExcessProperty: "ignore" })
   if (decoded._tag === "Right") return decoded
@@ -318,10 +329,13 @@ export const checkCommand = async (name: CommandName, argv: ReadonlyArray<string
     case "backtest": {
       const request = decodeFlags(needed!, name, needed!.BacktestRequest, given, { timeframe: "1h" })
       const program = text(values, "program")
+      const named = (flag: string) => values.has(flag) || given.unset.has(flag)
+      const markets = named("symbol") === named("symbols") ? ["--symbol or --symbols is required, one of the two"] : []
       const all = [
         ...mistakes,
         ...noPositionals(name, positionals),
         ...required,
+        ...markets,
         ...(program === undefined ? [] : [readable("--program", program)].filter((m) => m !== undefined)),
         ...(request._tag === "Left" ? [request.left] : [])
       ]

@@ -138,7 +138,7 @@ const summary = (b: Finished) => {
   const money = (n: number) => n.toFixed(2)
   const percent = (n: number) => `${(n * 100).toFixed(2)}%`
   return [
-    `Backtest of ${b.symbol} ${b.timeframe} on ${b.exchange}, ${b.start} to ${b.end}`,
+    `Backtest of ${b.symbols.join(", ")} ${b.timeframe} on ${b.exchange}, ${b.start} to ${b.end}`,
     "",
     table([
       ["Initial balance", money(b.initial_balance)],

@@ -104,6 +104,22 @@ describe("the commands' flags, checked before anything starts", () => {
     })
   })
 
+  it("--symbols and --timeframes are comma-separated lists; one of --symbol and --symbols is required", async () => {
+    const withoutSymbol = [...valid.slice(0, 2), ...valid.slice(4)]
+    const checked = await checkCommand("backtest", [...withoutSymbol, "--symbols", "BTC, ETH", "--timeframes", "4h,1d"])
+    expect(checked).toMatchObject({
+      _tag: "Ready",
+      plan: { request: { symbols: ["BTC", "ETH"], timeframes: ["4h", "1d"] } }
+    })
+    expect(await mistakeOf("backtest", [...valid, "--symbols", "ETH"])).toBe(
+      "--symbol or --symbols is required, one of the two"
+    )
+    expect(await mistakeOf("backtest", withoutSymbol)).toBe("--symbol or --symbols is required, one of the two")
+    expect(await mistakeOf("backtest", [...valid, "--timeframes", "4h,2h"])).toBe(
+      "--timeframes must be one of 1m, 5m, 15m, 30m, 1h, 4h, 1d; got '2h'"
+    )
+  })
+
   it("--help shows the contract's defaults", async () => {
     expect(await checkCommand("backtest", ["--bogus", "--help"])).toEqual({ _tag: "Help", text: usageOf("backtest") })
     const help = usageOf("backtest")
