@@ -60,7 +60,8 @@ const check = `(async () => {
   await send("POST", "/api/users/register", undefined, user)
   const { session_token: token } = await send("POST", "/api/users/login", undefined, { email: user.email, password: user.password })
   const program = await send("POST", "/api/programs", token, { name: "Always long", code: "export function decide() { return { operation: 'buy' } }" })
-  let backtest = await send("POST", "/api/programs/" + program.id + "/backtest", token, { symbol: "BTC", timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-01-15T00:00:00Z" })
+  // Two symbols from one balance, and a longer timeframe built in the sandbox.
+  let backtest = await send("POST", "/api/programs/" + program.id + "/backtest", token, { symbols: ["BTC", "ETH"], timeframes: ["4h"], timeframe: "1h", start: "2025-01-01T00:00:00Z", end: "2025-01-15T00:00:00Z" })
   for (let deadline = Date.now() + 60000; ["queued", "running"].includes(backtest.status) && Date.now() < deadline;) {
     await new Promise((resolve) => setTimeout(resolve, 200))
     backtest = await send("GET", "/api/programs/backtest/" + backtest.id, token)
@@ -107,7 +108,7 @@ const check = `(async () => {
     health: { status: health.status, version: health.version },
     console: { status: consoleScript.status, bytes: (await consoleScript.text()).length > 1000 },
     refused: { name: refused.name, status: refused.status, code: refused.code },
-    backtest: { status: backtest.status, error: backtest.error, points: backtest.equity_curve.length },
+    backtest: { status: backtest.status, error: backtest.error, points: backtest.equity_curve.length, symbols: backtest.per_symbol.map((m) => m.symbol) },
     rulebook: { fill_timing: backtest.fill_timing, fills: backtest.fills.length > 0, funding: typeof backtest.metrics.total_funding },
     paper: { runs: runs.map((run) => run.status), orders: orders.map((order) => order.status), funding: Array.isArray(funding.funding) },
     imports: [csv.imported, zipped.imported, zipped.dataset.bars],
@@ -286,7 +287,7 @@ describe("the published packages", () => {
       health: { status: "ok", version: "0.1.0" },
       console: { status: 200, bytes: true },
       refused: { name: "TradingApiError", status: 401, code: "unauthorized" },
-      backtest: { status: "completed", error: null, points: 336 },
+      backtest: { status: "completed", error: null, points: 336, symbols: ["BTC", "ETH"] },
       rulebook: { fill_timing: "next_open", fills: true, funding: "number" },
       paper: { runs: ["completed"], orders: ["filled"], funding: true },
       imports: [24, 24, 48],
