@@ -18,7 +18,7 @@ import {
   Users
 } from "@trading-platform/core"
 import { ApiLive, EndStreamsOnShutdown, requestContext } from "@trading-platform/server"
-import { Effect, Layer, Queue } from "effect"
+import { Effect, Layer, Queue, Tracer } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
 import { writeFileSync } from "node:fs"
@@ -153,7 +153,7 @@ const startClients = (kind: Kind, url: string, tokens: ReadonlyArray<string>) =>
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN
 
 interface Result {
   readonly bytesPerConnection: number
@@ -192,6 +192,8 @@ const rawBaseline = async (kind: Kind): Promise<Result> => {
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const port = (server.address() as AddressInfo).port
+  // What the previous run's connections left behind is let go first.
+  await pause(1000)
   const before = heap(`raw-${kind}-before`)
   const tokens = Array.from({ length: clients }, (_, i) => `t${i}`)
   const run = startClients(kind, kind === "sse" ? `http://127.0.0.1:${port}/` : `ws://127.0.0.1:${port}/`, tokens)
@@ -258,16 +260,35 @@ const platform = Effect.gen(function*() {
     }, login.session_token)
   )
 
-  // Publication times as a subscriber of the engine sees them, next to the hub's own subscription.
+  // A trigger counts from the end of the engine's round that fired it (its span's end, before the
+  // new trigger is read back and published): a subscriber of the engine next to the hub's may be
+  // scheduled after the hub has already written to every stream, so it cannot tell publication.
+  let roundEnded = 0
+  const native = yield* Effect.tracer
+  const roundTracer = Tracer.make({
+    context: native.context,
+    span: (...args) => {
+      const span = native.span(...args)
+      if (args[0] !== "SignalEngine.round") return span
+      const end = span.end.bind(span)
+      return Object.assign(span, {
+        end: (...endArgs: Parameters<Tracer.Span["end"]>) => {
+          roundEnded = now()
+          end(...endArgs)
+        }
+      })
+    }
+  })
   const published = new Map<number, number>()
   const seen = yield* engine.subscribe
-  yield* Effect.forkScoped(Effect.forever(Effect.map(Queue.take(seen), (t) => published.set(t.id, now()))))
+  yield* Effect.forkScoped(Effect.forever(Effect.map(Queue.take(seen), (t) => published.set(t.id, roundEnded))))
 
   const symbols = ["BTC", "ETH", "SOL", "BNB", "XRP", "DOGE", "ADA", "AVAX", "LINK", "DOT"]
   let pools = 0
   const measure = (kind: Kind, url: string, tokens: ReadonlyArray<string>) =>
     Effect.gen(function*() {
       published.clear()
+      yield* Effect.promise(() => pause(1000))
       const before = heap(`${kind}-before`)
       const run = startClients(kind, url, tokens)
       yield* Effect.promise(() => run.opened)
@@ -281,7 +302,7 @@ const platform = Effect.gen(function*() {
             symbols: [symbols[i % symbols.length]]
           }, login.session_token)
         )
-        yield* engine.evaluateNow
+        yield* engine.evaluateNow.pipe(Effect.withTracer(roundTracer), Effect.withTracerEnabled(true))
         yield* Effect.promise(() => pause(50))
       }
       const arrivals = yield* Effect.promise(() => run.arrivals([...published.keys()]))
