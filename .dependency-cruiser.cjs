@@ -15,6 +15,7 @@ const layers = {
     "indicators",
     "sandbox/SandboxLimits",
     "venues/MarginTiers",
+    "sql/Notifications",
     "jobs",
     "fetch/AddressPolicy",
     "config",

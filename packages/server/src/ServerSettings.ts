@@ -47,7 +47,10 @@ export const settings = [
   ["SIMULATION_CORRELATION", "correlation of two simulated symbols' returns through the market factor, 0 to 1 (0.8)"],
   ["MARKET_DATA_TTL_MS", "how long venue market data is served from the cache, in milliseconds (2000)"],
   ["BACKTEST_CONCURRENCY", "backtest jobs this instance runs at once; 0 runs none (2)"],
-  ["BACKTEST_POLL_INTERVAL_MS", "how often an idle backtest worker looks for jobs, in milliseconds (1000)"],
+  [
+    "BACKTEST_POLL_INTERVAL_MS",
+    "how often an idle backtest worker looks for jobs it was not woken for, in milliseconds (30000)"
+  ],
   [
     "BACKTEST_LEASE_MS",
     "how long a backtest claim holds without renewal before another worker takes the job over (30000)"
@@ -66,7 +69,10 @@ export const settings = [
   ],
   ["AUTOMATION_ENABLED", "run the automation scheduler, signal-triggered runs and the arena PnL refresher here (true)"],
   ["AUTOMATION_CONCURRENCY", "automation runs this instance executes at once; 0 runs none (2)"],
-  ["AUTOMATION_POLL_INTERVAL_MS", "how often the scheduler and idle run workers look for work, in milliseconds (1000)"],
+  [
+    "AUTOMATION_POLL_INTERVAL_MS",
+    "how often the scheduler, and idle run workers not woken, look for work, in milliseconds (1000)"
+  ],
   ["AUTOMATION_LEASE_MS", "how long a run's claim (or the scheduler's lease) holds without renewal (30000)"],
   ["AUTOMATION_MAX_ATTEMPTS", "claims of one automation run before it fails for good (3)"],
   ["ARENA_PNL_REFRESH_MS", "how often arena PnL is recomputed from fills and marks, in milliseconds (60000)"],
@@ -78,14 +84,20 @@ export const settings = [
   ["AI_INSIGHTS_PER_HOUR", "insight jobs per user per hour (20)"],
   ["AI_MAX_TOOL_CALLS", "tool calls the model may make while answering one message (8)"],
   ["INSIGHT_CONCURRENCY", "insight jobs this instance runs at once; 0 runs none (2)"],
-  ["INSIGHT_POLL_INTERVAL_MS", "how often an idle insight worker looks for jobs, in milliseconds (1000)"],
+  [
+    "INSIGHT_POLL_INTERVAL_MS",
+    "how often an idle insight worker looks for jobs it was not woken for, in milliseconds (30000)"
+  ],
   [
     "INSIGHT_LEASE_MS",
     "how long an insight claim holds without renewal before another worker takes the job over (30000)"
   ],
   ["INSIGHT_MAX_ATTEMPTS", "claims of one insight job before it fails for good (3)"],
   ["CANDLE_SYNC_CONCURRENCY", "candle sync jobs this instance runs at once; 0 runs none (2)"],
-  ["CANDLE_SYNC_POLL_INTERVAL_MS", "how often an idle candle sync worker looks for jobs, in milliseconds (1000)"],
+  [
+    "CANDLE_SYNC_POLL_INTERVAL_MS",
+    "how often an idle candle sync worker looks for jobs it was not woken for, in milliseconds (30000)"
+  ],
   [
     "CANDLE_SYNC_LEASE_MS",
     "how long a candle sync claim holds without renewal before another worker takes it over (30000)"

@@ -276,7 +276,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   candleSyncs: jobOptionsConfig("CANDLE_SYNC"),
   backtests: jobOptionsConfig("BACKTEST"),
   maxQueuedJobsPerUser: positiveInt("MAX_QUEUED_JOBS_PER_USER", 10),
-  automation: jobOptionsConfig("AUTOMATION"),
+  // The binding scheduler passes at this interval too (due slots, exits), hence 1 s.
+  automation: jobOptionsConfig("AUTOMATION", 1_000),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
   pnlRefreshMs: integerSetting(
     "ARENA_PNL_REFRESH_MS",

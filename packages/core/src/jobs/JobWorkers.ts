@@ -88,16 +88,20 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
           e instanceof JobStopped ? Effect.void : e instanceof JobFailed ? fail(e.message) : Effect.fail(e)
         ),
         // Anything else (a venue or the database failing, a thread dying, a defect) hands the job
-        // back for another attempt; the attempt limit ends a job that keeps failing this way.
+        // back for another attempt, woken for like a new one; the attempt limit ends a job that
+        // keeps failing this way.
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.failCause(cause)
-            : Effect.flatMap(now, (at) => queue.release(row, messageOf(cause), at))
+            : Effect.flatMap(now, (at) => queue.release(row, messageOf(cause), at)).pipe(
+              Effect.zipRight(wakeup.wake(kind))
+            )
         ),
         // Stopping (a shutdown) hands it back at once rather than when the lease runs out, and
-        // without using up an attempt.
+        // without using up an attempt; another instance's idle worker is woken for it.
         Effect.onInterrupt(() =>
           Effect.flatMap(now, (at) => queue.handBack(row, "The worker stopped", at)).pipe(
+            Effect.zipRight(wakeup.wake(kind)),
             Effect.zipRight(Effect.log(`Handed back ${kind} job ${row.id}: the worker stopped`)),
             Effect.ignore
           )
@@ -109,6 +113,8 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
     const claimAndRun = Effect.gen(function*() {
       const claimed = yield* queue.claim({ now: yield* now, leaseUntil: yield* leaseUntil, worker })
       if (Option.isNone(claimed)) return yield* wakeup.idle(kind, options.pollInterval)
+      // One wake-up stands for any number of jobs queued meanwhile: pass it on to the next idle worker.
+      yield* wakeup.relay(kind)
       yield* run(claimed.value)
     }).pipe(
       Effect.catchAllCause((cause) =>

@@ -4,6 +4,7 @@ import { PlatformConfig, type StorageConfig } from "../config/PlatformConfig.js"
 import { acquireDataDirectory } from "./DataDirectory.js"
 import * as MigratedTemplate from "./MigratedTemplate.js"
 import { migrate, migrateAlone } from "./Migrations.js"
+import { Notifications } from "./Notifications.js"
 import * as PgliteClient from "./PgliteClient.js"
 import type { StorageKind } from "./StorageKind.js"
 
@@ -14,7 +15,13 @@ const client = (storage: StorageConfig) => {
   // Loaded only for PostgreSQL: node-postgres need not load where PGlite is the storage.
   if (storage.kind === "postgres") {
     return Layer.unwrapEffect(
-      Effect.map(Effect.promise(() => import("@effect/sql-pg")), ({ PgClient }) => PgClient.layer({ url: storage.url }))
+      Effect.map(
+        Effect.promise(() => import("@effect/sql-pg")),
+        ({ PgClient }) =>
+          Layer.effect(Notifications, Effect.map(PgClient.PgClient, (pg) => ({ listen: pg.listen }))).pipe(
+            Layer.provideMerge(PgClient.layer({ url: storage.url }))
+          )
+      )
     )
   }
   // In memory: from the migrated template, so a one-off process or a test does not create and migrate a database.
@@ -27,13 +34,17 @@ const migrated = (storage: StorageConfig) =>
       // Embedded storage is one process's (its folder is locked); PostgreSQL may be several replicas'.
       storage.kind === "postgres" ? migrateAlone : migrate,
       Effect.map(
-        SqlClient.SqlClient,
-        (sql) => Context.make(SqlClient.SqlClient, sql).pipe(Context.add(Storage, { kind: storage.kind }))
+        Effect.all([SqlClient.SqlClient, Notifications]),
+        ([sql, notifications]) =>
+          Context.make(SqlClient.SqlClient, sql).pipe(
+            Context.add(Notifications, notifications),
+            Context.add(Storage, { kind: storage.kind })
+          )
       )
     )
   ).pipe(Layer.provide(client(storage)))
 
-/** The SqlClient the configuration asks for, migrated to the current schema. */
+/** The SqlClient the configuration asks for, migrated to the current schema, with its `Notifications`. */
 export const DatabaseLive = Layer.unwrapEffect(
   Effect.map(PlatformConfig, ({ storage }) =>
     storage.kind === "pglite" && !storage.dataDir.startsWith("memory://")

@@ -126,6 +126,6 @@ export const makeMemory = (dir: string = templateDirectory()) =>
     return sql
   })
 
-/** `SqlClient` over an in-memory PGlite that starts migrated (see above). */
+/** `SqlClient` (and its `Notifications`) over an in-memory PGlite that starts migrated (see above). */
 export const layerMemory = (dir?: string) =>
-  Layer.scoped(SqlClient.SqlClient, makeMemory(dir)).pipe(Layer.provide(Reactivity.layer))
+  Layer.scopedContext(Effect.map(makeMemory(dir), PgliteClient.context)).pipe(Layer.provide(Reactivity.layer))

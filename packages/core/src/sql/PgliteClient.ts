@@ -4,11 +4,12 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import { PGlite } from "@electric-sql/pglite"
-import { absurd, Effect, Layer, Stream } from "effect"
+import { absurd, Context, Effect, Layer, Stream } from "effect"
 import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { requirePath } from "../jobs/WorkerThread.js"
+import { Notifications } from "./Notifications.js"
 
 // PostgreSQL's default 128 MB of shared buffers is resident memory in the server's own process;
 // the embedded database is small and its files are in the OS page cache anyway.
@@ -128,13 +129,29 @@ export const clientOf = (db: PGlite) =>
     // inside its BEGIN..COMMIT. Statements inside withTransaction reuse the held connection.
     const lock = yield* Effect.makeSemaphore(1)
     const acquirer = Effect.as(Effect.acquireRelease(lock.take(1), () => lock.release(1)), connection)
-    return yield* SqlClient.make({
+    const sql = yield* SqlClient.make({
       acquirer,
       transactionAcquirer: acquirer,
       compiler,
       spanAttributes: [["db.system.name", "postgresql"], ["db.namespace", "pglite"]]
     })
+    // LISTEN and UNLISTEN take the connection too: inside another fiber's transaction they would
+    // only hold from its commit, and not at all after a rollback.
+    const listen = (channel: string) =>
+      Stream.asyncScoped<string, SqlError>((emit) =>
+        Effect.acquireRelease(
+          lock.withPermits(1)(
+            Effect.tryPromise({ try: () => db.listen(channel, (payload) => emit.single(payload)), catch: fail })
+          ),
+          (unlisten) => Effect.ignore(lock.withPermits(1)(Effect.tryPromise(() => unlisten())))
+        )
+      )
+    return Object.assign(sql, { listen })
   })
 
-export const layer = (dataDir: string | undefined): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  Layer.scoped(SqlClient.SqlClient, make(dataDir)).pipe(Layer.provide(Reactivity.layer))
+/** `SqlClient` and its `Notifications` over one PGlite client. */
+export const context = (client: SqlClient.SqlClient & Notifications["Type"]) =>
+  Context.make(SqlClient.SqlClient, client).pipe(Context.add(Notifications, client))
+
+export const layer = (dataDir: string | undefined): Layer.Layer<SqlClient.SqlClient | Notifications, SqlError> =>
+  Layer.scopedContext(Effect.map(make(dataDir), context)).pipe(Layer.provide(Reactivity.layer))

@@ -6,11 +6,11 @@ const load = (env: Record<string, string>) =>
   Effect.withConfigProvider(platformConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
 
 describe("backtest job settings", () => {
-  it.effect("default to 2 workers, a 1 s poll, a 30 s lease and 3 attempts; each variable sets its value", () =>
+  it.effect("default to 2 workers, a 30 s fallback poll, a 30 s lease and 3 attempts; each variable sets its value", () =>
     Effect.gen(function*() {
       expect((yield* load({})).backtests).toEqual({
         concurrency: 2,
-        pollInterval: Duration.millis(1000),
+        pollInterval: Duration.millis(30_000),
         lease: Duration.millis(30_000),
         maxAttempts: 3
       })
