@@ -1,4 +1,4 @@
-import { Either, Schema } from "effect"
+import { Either, type ParseResult, Schema } from "effect"
 import type { QuickJSHandle } from "quickjs-emscripten"
 import { parseErrorIssues, summarizeIssues } from "../http/DecodeFailure.js"
 import { type Candle, timeframeMillis } from "../venues/Venue.js"
@@ -32,9 +32,11 @@ const barFields = 6
 
 const exhausted = /out of memory|stack overflow|string too long/
 
-/** One decision, or one per symbol the program trades (each naming its symbol). */
-const Answer = Schema.Union(Decision, Schema.Array(Decision))
-const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(Answer))
+/** One decision, or a list of them (a program of several symbols, each naming its symbol); the issues are the shape's own. */
+const decodeOne = Schema.decodeUnknownEither(Schema.parseJson(Decision))
+const decodeList = Schema.decodeUnknownEither(Schema.parseJson(Schema.Array(Decision)))
+const decodeJson = (text: string): Either.Either<Decision | ReadonlyArray<Decision>, ParseResult.ParseError> =>
+  text.startsWith("[") ? decodeList(text) : decodeOne(text)
 
 /** Decodes decisions, remembering the last ones: programs tend to repeat a few exact answers. */
 const decisionDecoder = () => {
