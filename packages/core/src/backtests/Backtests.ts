@@ -25,9 +25,9 @@ import {
   BacktestTrades,
   maxBacktestBars
 } from "./Backtest.js"
-import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
+import { type BacktestEntryRow, backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
 
-const toEntry = (row: BacktestRow) =>
+const toEntry = (row: BacktestEntryRow) =>
   new BacktestEntry({
     id: row.id,
     status: row.status,
@@ -43,7 +43,12 @@ const toEntry = (row: BacktestRow) =>
     finished_at: row.finished_at,
     total_pnl: row.total_pnl,
     total_trades: row.total_trades,
-    win_rate: row.result?.metrics.win_rate ?? null
+    // The metrics' win rate from the summary columns (trades with pnl > 0 over all), as history reads no result.
+    win_rate: row.total_trades === null
+      ? null
+      : row.total_trades === 0
+      ? 0
+      : (row.winning_trades ?? 0) / row.total_trades
   })
 
 const toBacktest = (row: BacktestRow) =>

@@ -50,6 +50,26 @@ export const BacktestRow = Schema.Struct({
 })
 export type BacktestRow = typeof BacktestRow.Type
 
+/** A backtest as history lists it: the job and its summary columns, not its code or result. */
+export const BacktestEntryRow = BacktestRow.pick(
+  "id",
+  "program_id",
+  "account_id",
+  "symbol",
+  "symbols",
+  "exchange",
+  "timeframe",
+  "timeframes",
+  "status",
+  "created_at",
+  "started_at",
+  "finished_at",
+  "total_pnl",
+  "total_trades",
+  "winning_trades"
+)
+export type BacktestEntryRow = typeof BacktestEntryRow.Type
+
 const NewBacktest = Schema.Struct({
   user_id: UserId,
   program_id: ProgramId,
@@ -121,12 +141,15 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
       execute: (id) => sql`SELECT * FROM backtests WHERE id = ${id}`
     })
 
+    // Only the summary: a result (trades, equity curve) can be megabytes, and history lists a hundred.
     const history = SqlSchema.findAll({
       Request: HistoryQuery,
-      Result: BacktestRow,
+      Result: BacktestEntryRow,
       execute: (q) =>
         sql`
-          SELECT * FROM backtests WHERE ${
+          SELECT id, program_id, account_id, symbol, symbols, exchange, timeframe, timeframes, status, created_at,
+            started_at, finished_at, total_pnl, total_trades, winning_trades
+          FROM backtests WHERE ${
           sql.and([
             sql`user_id = ${q.user_id}`,
             ...(q.program_id === undefined ? [] : [sql`program_id = ${q.program_id}`]),

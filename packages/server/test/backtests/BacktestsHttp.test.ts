@@ -495,8 +495,13 @@ for (const storage of testStorages) {
             symbols: ["BTC"],
             timeframes: []
           })
-          expect(typeof completed.total_pnl).toBe("number")
-          expect(typeof completed.total_trades).toBe("number")
+          // History reads the summary columns, not the result: the same numbers as the result's metrics.
+          const full = (yield* call("GET", `/api/programs/backtest/${a}`, { token })).body
+          expect(completed).toMatchObject({
+            total_pnl: full.metrics.total_pnl,
+            total_trades: full.metrics.total_trades,
+            win_rate: full.metrics.win_rate
+          })
 
           const byProgram = yield* call("GET", `/api/programs/backtest/history?program_id=${programId}`, { token })
           expect(byProgram.body.backtests.map((x: any) => x.id)).toEqual([c, a])
