@@ -58,7 +58,7 @@ const decode = Schema.decodeUnknown(FromDecisionThread)
  * does can stall the server. The threads are kept in a pool of `size` (one per run worker) and
  * reused, since starting one costs far more than a decision; each decision still loads the program
  * in a QuickJS instance of its own. A thread's watchdog stops a call stuck for over twice the
- * wall-clock net, which hands the run back to be tried again (not the program's verdict); a stopped or dead thread leaves
+ * wall-clock cap, which fails the run with `cpu_budget_exceeded`; a stopped or dead thread leaves
  * the pool and a new one takes its place. The pool is started by the first decision (a server
  * that runs no programs starts no threads, and start-up does not wait for them) and lives as long
  * as the scope.
@@ -90,9 +90,9 @@ export const makeDecisionThreads = (limits: SandboxLimits, size: number) =>
           case "Died":
             return yield* new DecisionThreadDied({ message: event.message })
           case "Stalled":
-            // The wall-clock net, not the program's verdict: the run is tried again.
-            return yield* new DecisionThreadDied({
-              message: `The program was stuck in one call for over ${stallMillis} ms; its thread was stopped`
+            return yield* new ProgramRunError({
+              reason: "cpu_budget_exceeded",
+              message: `decide was stuck in one call for over ${stallMillis} ms; its thread was stopped`
             })
           case "Message": {
             const message = yield* Effect.orDie(decode(event.message))

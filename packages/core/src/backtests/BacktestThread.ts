@@ -2,6 +2,7 @@ import { Data, Effect, Schema, type Scope } from "effect"
 import type { ProgramInvalid } from "../http/Errors.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
+import { loadFailure } from "../sandbox/LoadFailure.js"
 import { type BacktestThreadInput, FromThread, type ToThread } from "./BacktestThreadProtocol.js"
 
 /** The thread crashed or exited on its own: not the program's verdict, so the job may be tried again. */
@@ -25,8 +26,7 @@ type Taken = Extract<FromThread, { _tag: "Pull" | "Done" }>
 export interface BacktestThread {
   /**
    * The thread's next message: `Pull` for the next window, or `Done` with the outcome. Fails with
-   * the program's failure, or when the thread died (or the watchdog stopped a stall), which is
-   * not the program's verdict.
+   * the program's failure (including a stall the watchdog stopped) or when the thread died.
    */
   readonly take: Effect.Effect<Taken, ProgramRunError | ProgramInvalid | BacktestThreadDied>
   readonly post: (message: ToThread) => Effect.Effect<void>
@@ -52,6 +52,7 @@ export const startBacktestThread = (
       onStart: () => live++,
       onExit: () => live--
     })
+    let loaded = false
 
     const decode = Schema.decodeUnknown(FromThread)
     const take: BacktestThread["take"] = Effect.flatMap(thread.take, (event) => {
@@ -59,11 +60,13 @@ export const startBacktestThread = (
         case "Died":
           return Effect.fail(new BacktestThreadDied({ message: event.message }))
         case "Stalled":
-          // The wall-clock net, not the program's verdict: the job is tried again.
           return Effect.fail(
-            new BacktestThreadDied({
-              message: `The program was stuck in one call for over ${stallMillis} ms; its thread was stopped`
-            })
+            loaded
+              ? new ProgramRunError({
+                reason: "cpu_budget_exceeded",
+                message: `decide was stuck in one call for over ${stallMillis} ms; its thread was stopped`
+              })
+              : loadFailure({ overBudget: true })
           )
         case "Message":
           return Effect.flatMap(
@@ -77,6 +80,8 @@ export const startBacktestThread = (
                     new BacktestThreadDied({ message: `The backtest thread failed: ${message.message}` })
                   )
                 case "Pull":
+                  loaded = true
+                  return Effect.succeed(message)
                 case "Done":
                   return Effect.succeed(message)
               }

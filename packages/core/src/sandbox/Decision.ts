@@ -1,4 +1,4 @@
-import { Data, Schema } from "effect"
+import { Schema } from "effect"
 
 /** The open position as a program sees it (`data.position`); null when flat. */
 export interface PositionView {
@@ -56,13 +56,6 @@ export type Decision = typeof Decision.Type
 
 /** The decision that does nothing. */
 export const hold: Decision = { operation: "hold" }
-
-/**
- * A call into the sandbox ran past the wall-clock safety net within its CPU budget (an overloaded
- * machine, or work the budget does not count): not the program's verdict, so the run is tried
- * again rather than failed (see `SandboxLimits.wallMillisPerCall`).
- */
-export class WallClockOverrun extends Data.TaggedError("WallClockOverrun")<{ readonly message: string }> {}
 
 /** Why a program run stopped: the program threw, ran out of CPU or memory, or returned garbage. */
 export class ProgramRunError extends Schema.TaggedError<ProgramRunError>()("ProgramRunError", {

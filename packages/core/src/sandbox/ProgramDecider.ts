@@ -3,7 +3,7 @@ import type { QuickJSHandle } from "quickjs-emscripten"
 import { parseErrorIssues, summarizeIssues } from "../http/DecodeFailure.js"
 import { type Candle, timeframeMillis } from "../venues/Venue.js"
 import type { Decider } from "./Decider.js"
-import { Decision, hold, ProgramRunError, WallClockOverrun } from "./Decision.js"
+import { Decision, hold, ProgramRunError } from "./Decision.js"
 import { firstLine } from "./LoadFailure.js"
 import type { ProgramRun } from "./ProgramRuntime.js"
 import { describeError, type Helpers, type Sandbox } from "./Sandbox.js"
@@ -95,20 +95,12 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
   const fail = (index: number, reason: ProgramRunError["reason"], message: string): never => {
     throw new ProgramRunError({ reason, message, time: bars[0]![index]!.time })
   }
-  /** What stopped the call that just ended, read before the budget starts again: the CPU budget, the wall-clock net, or neither. */
-  const stopCause = () => budget.overran ? "wall" as const : budget.exceeded ? "budget" as const : undefined
-  /**
-   * Fails the run for an error that escaped the driver's own try/catch: only an interrupt or an
-   * exhausted heap does. The wall-clock net is not the program's verdict: the run is tried again.
-   */
-  const escaped = (error: QuickJSHandle, index: number, stop: ReturnType<typeof stopCause>): never => {
-    if (stop !== undefined) error.dispose()
-    if (stop === "wall") {
-      throw new WallClockOverrun({
-        message: `decide ran past the ${budget.wallMillis} ms wall-clock safety net within its CPU budget`
-      })
+  /** Fails the run for an error that escaped the driver's own try/catch: only an interrupt or an exhausted heap does. */
+  const escaped = (error: QuickJSHandle, index: number, overBudget: boolean): never => {
+    if (overBudget) {
+      error.dispose()
+      return fail(index, "cpu_budget_exceeded", "decide exceeded its CPU budget")
     }
-    if (stop === "budget") return fail(index, "cpu_budget_exceeded", "decide exceeded its CPU budget")
     return fail(
       index,
       "memory_exceeded",
@@ -120,7 +112,7 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
     budget.start(1)
     const result = vm.callFunction(fn, vm.undefined, ...args)
     for (const handle of args) handle.dispose()
-    return result.error ? escaped(result.error, index, stopCause()) : result.value
+    return result.error ? escaped(result.error, index, budget.exceeded) : result.value
   }
   /** Hands the sandbox the bars from `start` on, with the host's indicator values for them. */
   const loadPiece = (start: number) => {
@@ -184,12 +176,12 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
       const result = vm.callFunction(decide, vm.undefined, ...args)
       for (const handle of args) handle.dispose()
       if (result.error) {
-        const stop = stopCause()
+        const overBudget = budget.exceeded
         const index = callDriver(at, from)
         // Stopped before its first bar (at is -1 then), the call is charged to that bar.
         const stoppedAt = pieceStart + Math.max(vm.getNumber(index), from - pieceStart)
         index.dispose()
-        return escaped(result.error, stoppedAt, stop)
+        return escaped(result.error, stoppedAt, overBudget)
       }
       // A number is where the run stopped without a decision; a decision's text reads as NaN.
       const stopped = vm.getNumber(result.value)

@@ -16,7 +16,6 @@ export const makeSandbox = (module: QuickJSWASMModule, limits: SandboxLimits, on
   runtime.setMaxStackSize(limits.stackBytes)
   /** The checks and wall time of the current call, which decides `bars` bars. */
   const budget = {
-    wallMillis: limits.wallMillisPerCall,
     used: 0,
     allowed: limits.cpuChecksPerCall,
     deadline: Infinity,
@@ -28,10 +27,6 @@ export const makeSandbox = (module: QuickJSWASMModule, limits: SandboxLimits, on
     },
     get exceeded() {
       return this.used > this.allowed || Date.now() > this.deadline
-    },
-    /** Whether the call was stopped by the wall-clock net alone, within its CPU budget: not the program's verdict. */
-    get overran() {
-      return this.used <= this.allowed && Date.now() > this.deadline
     }
   }
   runtime.setInterruptHandler(() => (++budget.used, budget.exceeded))

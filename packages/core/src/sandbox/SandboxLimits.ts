@@ -12,21 +12,19 @@ export interface SandboxLimits {
    */
   readonly cpuChecksPerCall: number
   /**
-   * Wall-clock safety net of one call into the sandbox, far above what the CPU budget allows on a
-   * loaded machine: it decides no program's outcome. A call past it (checked with the budget, so
-   * it may be overrun until the next check) or stuck past twice it in work QuickJS cannot
-   * interrupt (the thread's watchdog) ends the run as an infrastructure failure that is tried
-   * again (`WallClockOverrun`, a thread stopped), never as `cpu_budget_exceeded`.
+   * Wall-clock cap of one call into the sandbox, the safety net for work QuickJS counts as one
+   * operation (a large built-in call); it is checked with the budget, so it may be overrun until
+   * the next check.
    */
   readonly wallMillisPerCall: number
 }
 
-/** 32 MiB heap, 256 KiB stack, 100 interrupt checks and a 10 s wall-clock net per call. */
+/** 32 MiB heap, 256 KiB stack, 100 interrupt checks and 1 s per call. */
 export const defaultSandboxLimits: SandboxLimits = {
   memoryBytes: 32 * 1024 * 1024,
   stackBytes: 256 * 1024,
   cpuChecksPerCall: 100,
-  wallMillisPerCall: 10_000
+  wallMillisPerCall: 1000
 }
 
 /** The most candles `data.candles` holds. */

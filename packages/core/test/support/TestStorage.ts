@@ -82,9 +82,6 @@ export const testOptions = (storage: StorageConfig, overrides: Partial<PlatformO
     // scrypt at N=2^10 (PASSWORD_SCRYPT_COST): OWASP's 2^17 takes a few hundred ms and 128 MiB a hash,
     // and the suites register hundreds of users. Suites about hashing set their own.
     passwords: { scryptCost: 1024 },
-    // A short wall-clock net (2 s; the watchdog at twice it): a stuck program's attempts take
-    // seconds, not minutes. It decides no verdict, so the suites lose nothing by it.
-    sandbox: { ...defaults.sandbox, wallMillisPerCall: 2000 },
     ...overrides
   })
 }
