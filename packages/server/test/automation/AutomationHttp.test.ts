@@ -490,6 +490,36 @@ for (const storage of testStorages) {
           expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toEqual([])
         }))
 
+      it.effect("a portfolio run shows its program every symbol and the binding's longer timeframes, and logs a decision per symbol", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const program = yield* createProgram(
+            token,
+            `export function decide(data) {
+              const seen = (m) => [m.symbol, m.candles.length, m.timeframes["4h"].length, m.timeframes["4h"].at(-1)?.time ?? null]
+              return Object.keys(data.symbols).map((symbol) =>
+                ({ symbol, operation: "hold", reason: JSON.stringify(seen(data.symbols[symbol])) }))
+            }`
+          )
+          const account = yield* createAccount(token)
+          const { runs } = yield* bindAndRun(token, program, {
+            account_id: account.id,
+            symbols: ["BTC", "ETH"],
+            portfolio: true,
+            timeframes: ["4h"]
+          })
+          expect(runs).toHaveLength(1)
+          expect(runs[0]).toMatchObject({ status: "completed", symbol: "BTC", symbols: ["BTC", "ETH"] })
+          // 500 hourly bars to the last closed one (opened an hour before now), from a 4h boundary: 125 whole 4h candles.
+          const fourHours = 4 * 3_600_000
+          expect(runs[0].decisions.map((d: any) => JSON.parse(d.reason))).toEqual([
+            ["BTC", 500, 125, marketNow - fourHours],
+            ["ETH", 500, 125, marketNow - fourHours]
+          ])
+          const exported = (yield* call("GET", `/api/trader/${account.id}/export`, { token })).body
+          expect(exported.decision_logs.map((d: any) => d.symbol).sort()).toEqual(["BTC", "ETH"])
+        }))
+
       it.effect("a program that throws fails its run once, recorded and not retried", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
