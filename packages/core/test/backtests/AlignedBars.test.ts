@@ -10,14 +10,8 @@ const candle = (time: number, open: number, close: number): Candle => ({
   close,
   volume: 5
 })
-const flat = (time: number, price: number): Candle => ({
-  time,
-  open: price,
-  high: price,
-  low: price,
-  close: price,
-  volume: 0
-})
+/** What a symbol without a candle gets: nothing traded, at `price`. */
+const flat = (time: number, price: number): Candle => ({ ...candle(time, price, price), volume: 0 })
 
 describe("alignBars", () => {
   it("gives every symbol a bar at every time any has one: a gap is flat at the last close, before the first at its open", () => {

@@ -95,6 +95,33 @@ const hourByHour = <R>(done: Effect.Effect<boolean, never, R>) =>
     }
   })
 
+/**
+ * Backtests `body` (over the bars a paper account traded, on the venue it trades on) and answers
+ * the completed result with its fills and the account's fills in one shape, oldest first.
+ */
+const backtestBeside = (token: string, program: number, account: any, body: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const backtest = yield* call("POST", `/api/programs/${program}/backtest`, {
+      token,
+      // The venue the account trades on (venue2 unless venue1 is enabled for it).
+      body: { exchange: account.venue1_enabled ? "venue1" : "venue2", timeframe: "1h", ...body }
+    })
+    expect(backtest.status).toBe(202)
+    const result = yield* waitForBacktest(token, backtest.body.id, isFinished)
+    expect(result.status).toBe("completed")
+    const orders = (yield* call("GET", `/api/account/${account.id}/orders?limit=100`, { token })).body.orders
+    const paperFills = orders.toReversed().map((o: any) => ({
+      symbol: o.symbol,
+      time: Date.parse(o.filled_at),
+      side: o.side,
+      quantity: o.quantity,
+      price: o.price,
+      fee: o.fee
+    }))
+    const backtestFills = result.fills.map(({ reason: _, ...fill }: any) => fill)
+    return { result, paperFills, backtestFills }
+  })
+
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`one rulebook over ${storage.name}`, () => {
     // The scheduler passes once an hour, on the hour, so each slot's run fills at that hour's open.
@@ -137,32 +164,12 @@ for (const storage of testStorages) {
             expect(paused.status).toBe(200)
             yield* TestClock.setTime(marketNow + (slots + 1) * hour)
 
-            const backtest = yield* call("POST", `/api/programs/${program}/backtest`, {
-              token,
-              body: {
-                symbol: "BTC",
-                // The venue the account trades on (venue2 unless venue1 is enabled for it).
-                exchange: account.venue1_enabled ? "venue1" : "venue2",
-                timeframe: "1h",
-                start: new Date(marketNow).toISOString(),
-                // Bar 18 opens where slot 18 filled; the last decision (bar 18's, a hold) never fills.
-                end: new Date(marketNow + (slots + 1) * hour).toISOString()
-              }
+            const { backtestFills, paperFills, result } = yield* backtestBeside(token, program, account, {
+              symbol: "BTC",
+              start: new Date(marketNow).toISOString(),
+              // Bar 18 opens where slot 18 filled; the last decision (bar 18's, a hold) never fills.
+              end: new Date(marketNow + (slots + 1) * hour).toISOString()
             })
-            expect(backtest.status).toBe(202)
-            const result = yield* waitForBacktest(token, backtest.body.id, isFinished)
-            expect(result.status).toBe("completed")
-
-            const orders = (yield* call("GET", `/api/account/${account.id}/orders?limit=100`, { token })).body.orders
-            const paperFills = orders.toReversed().map((o: any) => ({
-              symbol: o.symbol,
-              time: Date.parse(o.filled_at),
-              side: o.side,
-              quantity: o.quantity,
-              price: o.price,
-              fee: o.fee
-            }))
-            const backtestFills = result.fills.map(({ reason: _, ...fill }: any) => fill)
             // 3 sets of: open, add, reverse, reduce, close.
             expect(backtestFills).toHaveLength(15)
             expect(paperFills).toEqual(backtestFills)
@@ -241,29 +248,11 @@ for (const storage of testStorages) {
             })
             yield* TestClock.setTime(base + (cycles + 1) * hour)
 
-            const backtest = yield* call("POST", `/api/programs/${program}/backtest`, {
-              token,
-              body: {
-                symbols: ["BTC", "ETH"],
-                exchange: account.venue1_enabled ? "venue1" : "venue2",
-                timeframe: "1h",
-                start: new Date(base).toISOString(),
-                end: new Date(base + (cycles + 1) * hour).toISOString()
-              }
+            const { backtestFills, paperFills, result } = yield* backtestBeside(token, program, account, {
+              symbols: ["BTC", "ETH"],
+              start: new Date(base).toISOString(),
+              end: new Date(base + (cycles + 1) * hour).toISOString()
             })
-            expect(backtest.status).toBe(202)
-            const result = yield* waitForBacktest(token, backtest.body.id, isFinished)
-            expect(result.status).toBe("completed")
-            const orders = (yield* call("GET", `/api/account/${account.id}/orders?limit=100`, { token })).body.orders
-            const paperFills = orders.toReversed().map((o: any) => ({
-              symbol: o.symbol,
-              time: Date.parse(o.filled_at),
-              side: o.side,
-              quantity: o.quantity,
-              price: o.price,
-              fee: o.fee
-            }))
-            const backtestFills = result.fills.map(({ reason: _, ...fill }: any) => fill)
             // Two cycles or more of: BTC long and ETH short, ETH closed, ETH long, both closed.
             expect(backtestFills.length).toBeGreaterThanOrEqual(12)
             expect(new Set(backtestFills.map((f: any) => f.symbol))).toEqual(new Set(["BTC", "ETH"]))
