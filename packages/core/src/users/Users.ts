@@ -176,6 +176,45 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
         } satisfies CurrentUserShape
       }).pipe(dieOnStorageFailure, withRequestSpan("Users.authenticate", { captureStackTrace: false }))
 
+    /**
+     * Authenticates many tokens in one query (a process's open streams, checked again together):
+     * the tokens that no longer authenticate, each with the reason `authenticate` would give.
+     */
+    const authenticateAll = (tokens: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const refused = new Map<string, Unauthorized>()
+        const at = yield* now
+        for (let i = 0; i < tokens.length; i += 1000) {
+          const chunk = tokens.slice(i, i + 1000)
+          const found = new Map(
+            (yield* repo.findSessionsByTokenHashes(chunk.map(hashSessionToken))).map((s) => [s.token_hash, s])
+          )
+          const touch: Array<SessionId> = []
+          for (const token of chunk) {
+            const session = found.get(hashSessionToken(token))
+            if (token === "") {
+              refused.set(token, new Unauthorized({ error: "A session token is required", reason: "token_missing" }))
+            } else if (session === undefined) {
+              refused.set(token, new Unauthorized({ error: "The session token is not valid", reason: "token_invalid" }))
+            } else if (session.revoked_at !== null) {
+              refused.set(
+                token,
+                new Unauthorized({ error: "The session token was revoked; log in again", reason: "token_revoked" })
+              )
+            } else if (Date.parse(session.expires_at) <= at.getTime()) {
+              refused.set(
+                token,
+                new Unauthorized({ error: "The session token has expired; log in again", reason: "token_expired" })
+              )
+            } else if (
+              session.last_used_at === null || at.getTime() - Date.parse(session.last_used_at) >= touchInterval
+            ) touch.push(session.id)
+          }
+          if (touch.length > 0) yield* repo.touchSessions(touch, at)
+        }
+        return refused as ReadonlyMap<string, Unauthorized>
+      }).pipe(dieOnStorageFailure, Effect.withSpan("Users.authenticateAll", { attributes: { tokens: tokens.length } }))
+
     const logout = (caller: CurrentUserShape) =>
       Effect.flatMap(now, (at) => repo.revokeSession(caller.sessionId, at)).pipe(
         dieOnStorageFailure,
@@ -251,6 +290,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
       register,
       login,
       authenticate,
+      authenticateAll,
       logout,
       changePassword,
       deleteMe,

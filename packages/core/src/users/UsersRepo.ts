@@ -92,6 +92,16 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
         FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = ${hash}`
     })
+    const findSessionsByTokenHashes = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: Schema.Struct({ ...SessionWithUser.fields, token_hash: Schema.String }),
+      execute: (hashes) =>
+        sql`
+        SELECT s.token_hash, s.id, s.user_id, s.user_agent, s.created_at, s.last_used_at, s.expires_at, s.revoked_at,
+          u.email, u.username, u.created_at AS user_created_at
+        FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE ${sql.in("s.token_hash", hashes)}`
+    })
     const findSessionById = SqlSchema.findOne({
       Request: SessionId,
       Result: SessionRow,
@@ -110,6 +120,8 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
     })
     const touchSession = (id: SessionId, now: Date) =>
       sql`UPDATE sessions SET last_used_at = ${now} WHERE id = ${id}`.pipe(Effect.asVoid)
+    const touchSessions = (ids: ReadonlyArray<SessionId>, now: Date) =>
+      sql`UPDATE sessions SET last_used_at = ${now} WHERE ${sql.in("id", ids)}`.pipe(Effect.asVoid)
     const revokeSession = (id: SessionId, now: Date) =>
       sql`UPDATE sessions SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL`.pipe(Effect.asVoid)
     const revokeAllSessions = (userId: UserId, now: Date) =>
@@ -128,9 +140,11 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@trading-platform/co
       updatePassword,
       insertSession,
       findSessionByTokenHash,
+      findSessionsByTokenHashes,
       findSessionById,
       listActiveSessions,
       touchSession,
+      touchSessions,
       revokeSession,
       revokeAllSessions
     } as const

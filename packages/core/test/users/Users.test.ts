@@ -79,6 +79,26 @@ for (const storage of testStorages) {
           expect(yield* repo.listActiveSessions({ user_id: user.id as UserId, now, limit: 50, offset: 0 })).toEqual([])
         }))
 
+      it.effect("authenticateAll answers, in one query, the tokens authenticate refuses, with its reasons", () =>
+        Effect.gen(function*() {
+          const users = yield* Users
+          const input = newUser()
+          yield* users.register(input)
+          const [valid, revoked, other] = [
+            yield* users.login(input, undefined),
+            yield* users.login(input, undefined),
+            yield* users.login(input, undefined)
+          ]
+          yield* users.logout(yield* users.authenticate(revoked.session_token))
+          const tokens = [valid.session_token, revoked.session_token, other.session_token, "tps_unknown", ""]
+          const refused = yield* users.authenticateAll(tokens)
+          for (const token of tokens) {
+            const one = yield* Effect.flip(users.authenticate(token)).pipe(Effect.option)
+            expect(Option.getOrUndefined(Option.map(one, (e) => e.reason)), token).toBe(refused.get(token)?.reason)
+          }
+          expect([...refused.keys()].sort()).toEqual(["", revoked.session_token, "tps_unknown"].sort())
+        }))
+
       it.effect("a duplicate registered concurrently is refused by the database, not only by a check", () =>
         Effect.gen(function*() {
           const users = yield* Users

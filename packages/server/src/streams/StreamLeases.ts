@@ -138,31 +138,26 @@ export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platf
 
     /**
      * One pass for all of them, rather than a fiber and a timer per stream: renews them in the
-     * store and authenticates each token again; storage that cannot answer ends no stream.
+     * store and authenticates their tokens again in one query; storage that cannot answer ends no stream.
      */
     const pass = Effect.suspend(() => {
       const leases = Array.from(held)
-      const byToken = new Map<string, Array<Held>>()
-      for (const lease of leases) {
-        if (lease.reason === undefined) byToken.set(lease.token, [...(byToken.get(lease.token) ?? []), lease])
-      }
+      const tokens = new Set<string>()
+      for (const lease of leases) if (lease.reason === undefined) tokens.add(lease.token)
       return Effect.zipRight(
         store.renew(leases),
-        Effect.forEach(byToken, ([token, of]) =>
-          users.authenticate(token).pipe(
-            Effect.asVoid,
-            Effect.catchTag("Unauthorized", (reason) =>
-              Effect.sync(() => {
-                for (const lease of of) {
-                  lease.reason = reason
-                  for (const f of lease.waiting) f(reason)
-                  lease.waiting.clear()
-                }
-              })),
-            Effect.catchAllDefect((defect) =>
-              Effect.logWarning("Could not check an open stream's session token", defect)
-            )
-          ), { concurrency: 8, discard: true })
+        users.authenticateAll(Array.from(tokens)).pipe(
+          Effect.map((refused) => {
+            for (const lease of leases) {
+              const reason = refused.get(lease.token)
+              if (reason === undefined || lease.reason !== undefined) continue
+              lease.reason = reason
+              for (const f of lease.waiting) f(reason)
+              lease.waiting.clear()
+            }
+          }),
+          Effect.catchAllDefect((defect) => Effect.logWarning("Could not check open streams' session tokens", defect))
+        )
       )
     })
     // Runs only while some lease is held, so an idle server has no timer for it.

@@ -7,20 +7,23 @@ import { Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
 let answer: "valid" | "storage down" | "revoked" = "valid"
 let checks = 0
 
-/** Users whose `authenticate` answers as told: the only method the leases call. */
+/** Users whose `authenticateAll` answers as told: the only method the leases call. */
 const ScriptedUsers = Layer.succeed(
   Users,
   Users.make(
     {
-      authenticate: () =>
+      authenticateAll: (tokens: ReadonlyArray<string>) =>
         Effect.suspend(() => {
           checks++
           return answer === "valid"
-            ? Effect.succeed({ id: 1, email: "a@example.com", username: "a", created_at: "", sessionId: 1 })
+            ? Effect.succeed(new Map())
             : answer === "storage down"
             ? Effect.die(new Error("the database is unreachable"))
-            : Effect.fail(
-              new Unauthorized({ error: "The session token was revoked; log in again", reason: "token_revoked" })
+            : Effect.succeed(
+              new Map(tokens.map((token) => [
+                token,
+                new Unauthorized({ error: "The session token was revoked; log in again", reason: "token_revoked" })
+              ]))
             )
         })
     } as unknown as Parameters<typeof Users.make>[0]
