@@ -1,4 +1,3 @@
-import * as Sse from "@effect/experimental/Sse"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { CurrentUser, type MarketEvent, type MarketFeed, MarketIntelligence, TradingApi } from "@trading-platform/core"
 import { Effect, Exit, Option, Runtime, Scope } from "effect"
@@ -15,15 +14,17 @@ export const sessionToken = Effect.flatMap(HttpServerRequest.HttpServerRequest, 
     : Effect.dieMessage("an authenticated request presents a token")
 })
 
-// An event's data goes to every stream it reaches as the same object: encoded once, not once per stream.
-const encoded = new WeakMap<object, string>()
+// An event's data goes to every stream it reaches as the same object: its `data:` line is made once,
+// not once per stream (JSON has no line breaks, so the line is the whole of it). The frame is what
+// `Sse.encoder` writes: `id`, `event`, `data`.
+const dataLines = new WeakMap<object, string>()
 const frameOf = ({ data, event, id }: MarketEvent) => {
-  let json = encoded.get(data)
-  if (json === undefined) {
-    json = JSON.stringify(data)
-    encoded.set(data, json)
+  let line = dataLines.get(data)
+  if (line === undefined) {
+    line = `data: ${JSON.stringify(data)}\n\n`
+    dataLines.set(data, line)
   }
-  return Sse.encoder.write({ _tag: "Event", event, id, data: json })
+  return `id: ${id}\nevent: ${event}\n${line}`
 }
 
 /**
@@ -49,7 +50,9 @@ const bodyOf = (feed: MarketFeed, onClose: () => void) => {
       if (!more) return
     }
   }
+  // Text in, text out: frames are not copied into buffers on their way to the response.
   const body = new Readable({
+    encoding: "utf8",
     read() {
       if (!waiting) pump()
     },
@@ -93,7 +96,9 @@ export const StreamsHttpLive = HttpApiBuilder.group(TradingApi, "streams", (hand
         const headersOut = { "cache-control": "no-cache", "x-accel-buffering": "no" }
         // Node hosts pipe the body into the response; fetch-style ones need a web stream.
         return HttpServerResponse.raw(
-          request.source instanceof IncomingMessage ? body : Readable.toWeb(body),
+          request.source instanceof IncomingMessage
+            ? body
+            : (Readable.toWeb(body) as ReadableStream<string>).pipeThrough(new TextEncoderStream()),
           { contentType: "text/event-stream", headers: headersOut }
         )
       }))
