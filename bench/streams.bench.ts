@@ -76,6 +76,10 @@ process.once("message", ({ kind, url, tokens, ws }) => {
     if (++open === tokens.length) process.send({ open })
     else connect()
   }
+  const failed = (error) => {
+    console.error(kind + " client " + open + "/" + tokens.length + " open: " + error.message)
+    process.exit(1)
+  }
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity })
   const WebSocket = kind === "ws" ? require(ws) : undefined
   const connect = () => {
@@ -89,11 +93,12 @@ process.once("message", ({ kind, url, tokens, ws }) => {
         if (m.type === "subscribed") opened()
         else if (m.type === "event" && m.channel === "triggers") arrived(m.data.id)
       })
-      socket.on("unexpected-response", (_, res) => { throw new Error("status " + res.statusCode) })
+      socket.on("unexpected-response", (_, res) => failed(new Error("status " + res.statusCode)))
+      socket.on("error", failed)
       return
     }
     http.get(url, { agent, headers }, (res) => {
-      if (res.statusCode !== 200) throw new Error("status " + res.statusCode)
+      if (res.statusCode !== 200) failed(new Error("status " + res.statusCode))
       res.setEncoding("utf8")
       let buffer = ""
       res.on("data", (chunk) => {
@@ -109,7 +114,7 @@ process.once("message", ({ kind, url, tokens, ws }) => {
           if (update.kind === "trigger") arrived(update.trigger.id)
         }
       })
-    })
+    }).on("error", failed)
   }
   for (let i = 0; i < 200; i++) connect()
   process.on("message", async ({ expect }) => {
@@ -136,7 +141,10 @@ const startClients = (kind: Kind, url: string, tokens: ReadonlyArray<string>) =>
       child.on("message", onMessage)
       child.once("exit", (code) => reject(new Error(`clients exited with ${code}`)))
     })
-  const opened = messages("open")
+  // Progress on stderr: 10,000 streams take minutes to open.
+  const started = Date.now()
+  console.error(`${tokens.length} ${kind} clients connecting to ${url}`)
+  const opened = messages("open").then(() => console.error(`  all open in ${(Date.now() - started) / 1000} s`))
   child.send({ kind, url, tokens, ws: createRequire(import.meta.url).resolve("ws") })
   return {
     opened,
