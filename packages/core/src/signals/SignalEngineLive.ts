@@ -11,7 +11,7 @@ import { candleMetrics, evaluateCondition, type WindowInputs, windowInputs } fro
 import { describeFailure, sampleSymbols } from "./Sampler.js"
 import { type SignalValue, Trigger } from "./Signal.js"
 import { SignalEngine, type SignalEngineShape } from "./SignalEngine.js"
-import { type NewTrigger, type SampleOutcome, SignalEngineRepo } from "./SignalEngineRepo.js"
+import { edgeKey, type NewTrigger, type SampleOutcome, SignalEngineRepo } from "./SignalEngineRepo.js"
 import { type PoolRow, type SignalRow, SignalsRepo } from "./SignalsRepo.js"
 import { WalletActivity } from "./WalletActivity.js"
 import { defaultSizeChangeThreshold, walletEvents } from "./WalletEvents.js"
@@ -257,6 +257,7 @@ export const SignalEngineLive = Layer.scoped(
           Effect.map(repo.insertTrigger({ ...trigger, fired_at: now }), (id) => {
             fired.push(new Trigger({ ...trigger, id, fired_at: now.toISOString() }))
           })
+        const verdicts = new Map<string, { pool: PoolRow; symbol: string; met: boolean; values: Array<SignalValue> }>()
         for (const pool of pools) {
           for (const symbol of pool.symbols) {
             const inputs = fresh.get(keyOf(pool.exchange, symbol))
@@ -264,11 +265,16 @@ export const SignalEngineLive = Layer.scoped(
             if (inputs === undefined) continue
             const { decided, met, values } = evaluatePool(pool, signals, inputs, at)
             // Not decided (a window not ready): likewise, so a gap neither resets an edge nor makes one.
-            if (!decided) continue
-            if (yield* repo.setEdge(pool.id, symbol, met, now)) {
-              yield* fire({ ...poolFields(pool), symbol, values, wallet_event: null })
-            }
+            if (decided) verdicts.set(edgeKey(pool.id, symbol), { pool, symbol, met, values })
           }
+        }
+        // Every pool's edges in one statement: a round's writes do not grow a statement per pool.
+        const edges = yield* repo.setEdges(
+          Array.from(verdicts.values(), ({ met, pool, symbol }) => ({ pool_id: pool.id, symbol, met })),
+          now
+        )
+        for (const [key, { pool, symbol, values }] of verdicts) {
+          if (edges.has(key)) yield* fire({ ...poolFields(pool), symbol, values, wallet_event: null })
         }
         for (const pool of walletPools) {
           const known = new Map((yield* repo.wallets(pool.id)).map((w) => [w.address, w]))

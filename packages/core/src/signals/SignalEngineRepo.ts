@@ -16,6 +16,9 @@ const SampleRow = Schema.Struct({
   })
 })
 
+/** A pool's edge for one symbol, as `setEdges` answers them. */
+export const edgeKey = (poolId: number, symbol: string) => `${poolId}:${symbol}`
+
 const NewTrigger = Schema.Struct({
   pool_id: PoolId,
   user_id: UserId,
@@ -74,19 +77,25 @@ export class SignalEngineRepo extends Effect.Service<SignalEngineRepo>()("@tradi
     const prune = (before: Date) => sql`DELETE FROM signal_samples WHERE sampled_at < ${before}`.pipe(Effect.asVoid)
 
     /**
-     * Records whether the pool's condition holds for the symbol; true only on the edge from not
-     * met (or never evaluated) to met. A single statement, so two writers can never both see the
-     * same edge.
+     * Records whether each pool's condition holds for each symbol (one entry per pair), in one
+     * statement however many pools there are; answers the pairs on the edge from not met (or never
+     * evaluated) to met. Each row is decided by the statement, so two writers can never both see
+     * the same edge.
      */
-    const setEdge = (poolId: PoolId, symbol: string, met: boolean, at: Date) =>
-      Effect.map(
-        sql<{ pool_id: number }>`
-          INSERT INTO signal_pool_edges (pool_id, symbol, met, changed_at) VALUES (${poolId}, ${symbol}, ${met}, ${at})
-          ON CONFLICT (pool_id, symbol) DO UPDATE SET met = excluded.met, changed_at = excluded.changed_at
-          WHERE signal_pool_edges.met <> excluded.met
-          RETURNING pool_id`,
-        (rows) => met && rows.length > 0
-      )
+    const setEdges = (edges: ReadonlyArray<{ pool_id: PoolId; symbol: string; met: boolean }>, at: Date) =>
+      edges.length === 0
+        ? Effect.succeed(new Set<string>())
+        : Effect.map(
+          sql<{ pool_id: number; symbol: string; met: boolean }>`
+            INSERT INTO signal_pool_edges (pool_id, symbol, met, changed_at)
+            SELECT pool_id, symbol, met, ${at}
+            FROM unnest(${edges.map((e) => e.pool_id)}::int[], ${edges.map((e) => e.symbol)}::text[],
+              ${edges.map((e) => e.met)}::bool[]) AS e (pool_id, symbol, met)
+            ON CONFLICT (pool_id, symbol) DO UPDATE SET met = excluded.met, changed_at = excluded.changed_at
+            WHERE signal_pool_edges.met <> excluded.met
+            RETURNING pool_id, symbol, met`,
+          (rows) => new Set(rows.filter((r) => r.met).map((r) => edgeKey(r.pool_id, r.symbol)))
+        )
 
     const insertTrigger = (trigger: NewTrigger) =>
       Effect.flatMap(Schema.encode(NewTrigger)(trigger), (t) =>
@@ -148,7 +157,7 @@ export class SignalEngineRepo extends Effect.Service<SignalEngineRepo>()("@tradi
       samples,
       recordRound,
       prune,
-      setEdge,
+      setEdges,
       insertTrigger,
       triggersAfter,
       lastTriggerId
