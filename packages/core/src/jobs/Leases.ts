@@ -130,9 +130,9 @@ const claimedLoop = <E, R>(
   })
 
 /**
- * Runs `pass` every `interval` while this instance holds the lease `name` (renewed by each pass
- * for the longer of `lease` and two intervals, so a holder between passes keeps it; handed back
- * when the scope closes, so another replica takes over at once).
+ * Runs `pass` every `interval` while this instance holds the lease `name` (held for the longer of
+ * `lease` and two intervals, renewed by the first pass after half of it has gone, so a holder
+ * between passes keeps it; handed back when the scope closes, so another replica takes over at once).
  */
 export const leasedLoop = <E, R>(
   name: string,
@@ -143,9 +143,19 @@ export const leasedLoop = <E, R>(
     const leases = yield* Leases
     const holder = leaseHolder()
     const duration = Duration.max(options.lease, Duration.times(options.interval, 2))
+    // Nobody takes a lease before it runs out, so while more than half of it is left (on this
+    // Clock) a pass needs no renewal: a fast loop writes its lease twice a lease, not every pass.
+    let heldUntil = 0
+    const renew = Effect.gen(function*() {
+      const at = yield* Clock.currentTimeMillis
+      if (at < heldUntil - Duration.toMillis(duration) / 2) return true
+      const held = yield* leases.acquire(name, holder, duration)
+      heldUntil = held ? at + Duration.toMillis(duration) : 0
+      return held
+    })
     // Added before the loop's fiber, so it runs after that fiber is stopped.
     yield* Effect.addFinalizer(() => Effect.ignore(leases.release(name, holder)))
-    yield* claimedLoop(name, holder, options.interval, leases.acquire(name, holder, duration), pass)
+    yield* claimedLoop(name, holder, options.interval, renew, pass)
   })
 
 /**
