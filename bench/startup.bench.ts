@@ -6,12 +6,13 @@
 // times (the median is reported); after the last restart it serves 10,000 `GET /api/users/me` and
 // idles again. Resident memory is read from /proc (Linux), as the largest process of the started
 // tree: the server, not npm or tsx's launcher.
+// Then the idle CPU of `npm start`'s server over IDLE_CPU_SECONDS (60), new and with 1,000 users' signals.
 // STARTUP_BASELINE=<path of another build's main.js> adds a row for it, to compare in the same run.
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { createServer } from "node:net"
-import { tmpdir } from "node:os"
+import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { bundleServer } from "../packages/server/bundle.config.js"
@@ -23,6 +24,7 @@ const cli = join(root, "packages/server/dist/cli.js")
 const idleMs = 5_000
 const requests = 10_000
 const restartCount = 5
+const idleCpuSeconds = Number(process.env["IDLE_CPU_SECONDS"] ?? 60)
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[values.length >> 1]!
 
@@ -62,6 +64,25 @@ const residentMiB = (pid: number) => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/** CPU ticks (user and system, of 1/100 s on Linux) used so far by every process in the tree under `pid`. */
+const cpuTicks = (pid: number) => {
+  const stats = new Map<number, { parent: number; ticks: number }>()
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      stats.set(Number(entry), { parent: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) })
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const sum = (p: number): number =>
+    (stats.get(p)?.ticks ?? 0) +
+    [...stats].reduce((total, [child, { parent }]) => total + (parent === p ? sum(child) : 0), 0)
+  return sum(pid)
+}
+
 /** Spawns the server; resolves with the process and the milliseconds until `/api/health` answered 200. */
 const start = async (command: Array<string>, dataDir: string, port: number) => {
   const started = performance.now()
@@ -75,7 +96,8 @@ const start = async (command: Array<string>, dataDir: string, port: number) => {
       PORT: String(port),
       HOST: "127.0.0.1",
       RATE_LIMIT_AUTH_PER_MIN: "1000000",
-      RATE_LIMIT_READ_PER_MIN: "1000000"
+      RATE_LIMIT_READ_PER_MIN: "1000000",
+      RATE_LIMIT_WRITE_PER_MIN: "1000000"
     }
   })
   const deadline = started + 120_000
@@ -97,10 +119,12 @@ const stop = (child: ChildProcess) =>
 /** `count` authenticated reads over 32 keep-alive connections. */
 const reads = async (base: string, count: number) => {
   const user = { email: "startup@example.com", password: "startup password", username: "startup" }
-  const post = (path: string) =>
-    fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(user) })
-  await post("/api/users/register")
-  const { session_token } = await (await post("/api/users/login")).json() as { session_token: string }
+  const post = (path: string, body: unknown) =>
+    fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+  await post("/api/users/register", user)
+  // Login takes no other field (the contract is strict).
+  const login = await post("/api/users/login", { email: user.email, password: user.password })
+  const { session_token } = await login.json() as { session_token: string }
   const agent = new Agent({ keepAlive: true, maxSockets: 32 })
   let left = count
   const one = (): Promise<void> =>
@@ -146,6 +170,70 @@ const measure = async (name: string, command: Array<string>) => {
   }
 }
 
+/** `count` users, each with one enabled signal and a pool watching one symbol with it. */
+const signalUsers = async (base: string, count: number) => {
+  const symbols = ["BTC", "ETH", "SOL"]
+  const post = async (path: string, body: unknown, token?: string) => {
+    const response = await fetch(base + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body)
+    })
+    if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`)
+    return response.json() as Promise<Record<string, any>>
+  }
+  let next = 0
+  const one = async (): Promise<void> => {
+    const i = next++
+    if (i >= count) return
+    const user = { email: `signals${i}@example.com`, password: "signals password", username: `signals${i}` }
+    await post("/api/users/register", user)
+    const { session_token } = await post("/api/users/login", { email: user.email, password: user.password })
+    const signal = await post("/api/signals", {
+      signal_name: "bids heavier",
+      trigger_condition: { metric: "depth_ratio", operator: "gt", threshold: 1, time_window: "1m" }
+    }, session_token)
+    await post("/api/signals/pools", {
+      pool_name: "watch",
+      symbols: [symbols[i % symbols.length]],
+      signal_ids: [signal["id"]]
+    }, session_token)
+    return one()
+  }
+  await Promise.all(Array.from({ length: 8 }, one))
+}
+
+/**
+ * The server's CPU while nothing asks it anything, over `idleCpuSeconds` (after its background
+ * work has started): on a new data directory, then after 1,000 users each set up a signal watched
+ * by a pool (the signal engine then samples three symbols every round and evaluates 1,000 pools).
+ */
+const idleCpu = async (name: string, command: Array<string>) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "tp-idle-"))
+  const port = await freePort()
+  const over = async () => {
+    await sleep(idleMs)
+    const before = cpuTicks(server.child.pid!)
+    await sleep(idleCpuSeconds * 1000)
+    const ticks = cpuTicks(server.child.pid!) - before
+    return `${ticks} | ${(ticks / idleCpuSeconds).toFixed(2)}%`
+  }
+  const server = await start(command, dataDir, port)
+  try {
+    const fresh = await over()
+    const setup = performance.now()
+    await signalUsers(`http://127.0.0.1:${port}`, 1_000)
+    const setupS = ((performance.now() - setup) / 1000).toFixed(0)
+    console.log(`| ${name} | new data directory, nothing configured | ${fresh} |`)
+    console.log(
+      `| ${name} | 1,000 users with one enabled signal and pool each (set up in ${setupS} s) | ${await over()} |`
+    )
+  } finally {
+    await stop(server.child)
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
 export const run = async () => {
   // `npm start` bundles the sources when they changed since its last start (`scripts/start.mjs`):
   // timed here on its own, then done for the current sources, so the rows below measure starts.
@@ -178,4 +266,11 @@ export const run = async () => {
   ])
   const baseline = process.env["STARTUP_BASELINE"]
   if (baseline) await measure(`\`${baseline}\``, [process.execPath, baseline])
+  console.log(
+    `\nIdle CPU: ticks of 1/100 s used by the server's processes over ${idleCpuSeconds} s with no requests, ` +
+      `and the share of one core (load average at the start: ${loadavg()[0]!.toFixed(2)}).\n`
+  )
+  console.log("| server | state | CPU ticks | of a core |\n|---|---|---:|---:|")
+  await idleCpu("`npm start`", ["npm", "start", "--silent"])
+  if (baseline) await idleCpu(`\`${baseline}\``, [process.execPath, baseline])
 }
