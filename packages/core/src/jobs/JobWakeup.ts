@@ -23,7 +23,7 @@ export class JobWakeup extends Effect.Service<JobWakeup>()("@trading-platform/co
       Effect.asVoid(Effect.flatMap(queueOf(kind), (queue) => Queue.offer(queue, undefined)))
     const ping = `${pingPrefix}${randomBytes(6).toString("hex")}`
     const listening = yield* Deferred.make<void>()
-    // A listener that fails (its connection dropped) listens again; meanwhile the polls find the jobs.
+    // A listener that fails listens again; meanwhile (as after any lost notification) the polls find the jobs.
     yield* notifications.listen(channel).pipe(
       Stream.runForEach((payload) =>
         payload === ping
