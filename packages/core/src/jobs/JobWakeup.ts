@@ -54,7 +54,7 @@ export class JobWakeup extends Effect.Service<JobWakeup>()("@trading-platform/co
           Effect.asVoid,
           Effect.catchAll((e) => Effect.logWarning(`Could not notify ${kind} workers; they will poll`, e))
         ),
-      /** Wakes another idle worker of `kind` on this instance, as one that just claimed a job does: there may be more. */
+      /** Wakes another idle worker of `kind` here, as one that has just claimed a job does: there may be more. */
       relay: signal,
       /** Waits for a wake-up of `kind` or the poll interval, whichever comes first. */
       idle: (kind: string, poll: Duration.DurationInput) =>
