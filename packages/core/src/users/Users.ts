@@ -177,7 +177,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
       }).pipe(dieOnStorageFailure, withRequestSpan("Users.authenticate", { captureStackTrace: false }))
 
     /**
-     * Authenticates many tokens in one query (a process's open streams, checked again together):
+     * Authenticates many tokens together, a query per 1,000 (a process's open streams, checked again):
      * the tokens that no longer authenticate, each with the reason `authenticate` would give.
      */
     const authenticateAll = (tokens: ReadonlyArray<string>) =>

@@ -138,7 +138,8 @@ export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platf
 
     /**
      * One pass for all of them, rather than a fiber and a timer per stream: renews them in the
-     * store and authenticates their tokens again in one query; storage that cannot answer ends no stream.
+     * store and authenticates their tokens again together (`Users.authenticateAll`); storage that cannot
+     * answer ends no stream.
      */
     const pass = Effect.suspend(() => {
       const leases = Array.from(held)
