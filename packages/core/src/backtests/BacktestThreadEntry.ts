@@ -25,7 +25,16 @@ const { call, setBusy } = threadHeartbeat(heartbeat)
 const feed = ({ funding, rules }: ThreadMarket): FundingFeed => {
   if (funding._tag === "Rates") return fundingOf(funding.rates)
   const market = simulatedSymbol(funding.seed, rules.symbol, funding.venue, funding.correlation)
-  return (start, end) => market?.fundingHistory(start, end) ?? []
+  // The simulation walks the window minute by minute (seconds for a thousand daily bars on a busy
+  // machine): the platform's own work, which the watchdog must not take for a stuck program.
+  return (start, end) => {
+    setBusy(false)
+    try {
+      return market?.fundingHistory(start, end) ?? []
+    } finally {
+      setBusy(true)
+    }
+  }
 }
 const post = (message: FromThread) => port.postMessage(Schema.encodeSync(FromThread)(message))
 
