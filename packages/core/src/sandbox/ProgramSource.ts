@@ -25,9 +25,11 @@ export const compileProgram = (
   // Loaded on first use: the compiler is not needed to start the server.
   return Effect.tryPromise({
     try: () =>
-      import("sucrase").then(({ transform }) =>
-        transform(code, { transforms: ["typescript"], disableESTransforms: true }).code
-      ),
+      import("sucrase").then((sucrase) => {
+        // From the server's bundle, a dynamic import of this CommonJS package has its exports under `default`.
+        const { transform } = sucrase.default ?? sucrase
+        return transform(code, { transforms: ["typescript"], disableESTransforms: true }).code
+      }),
     catch: (e) => {
       const loc = (e as { loc?: { line: number; column: number } }).loc
       return new ProgramInvalid({

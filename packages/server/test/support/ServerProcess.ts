@@ -1,9 +1,17 @@
 import { Effect, Schedule } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
-const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
+const root = fileURLToPath(new URL("../../../../", import.meta.url))
+
+/** How a test starts the server: its sources through tsx, or `npm start`'s bundle (built, and cached, by scripts/start.mjs). */
+const entries = {
+  sources: ["--import", "tsx", "--conditions=@trading-platform/source", join(root, "packages/server/src/main.ts")],
+  bundle: [join(root, "scripts/start.mjs")]
+}
+export type Entry = keyof typeof entries
 
 export interface Running {
   readonly child: ChildProcess
@@ -15,9 +23,10 @@ export interface Running {
 export const start = (
   args: ReadonlyArray<string>,
   env: Record<string, string>,
-  user: { uid?: number; gid?: number } = {}
+  user: { uid?: number; gid?: number } = {},
+  entry: Entry = "sources"
 ): Running => {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@trading-platform/source", main, ...args], {
+  const child = spawn(process.execPath, [...entries[entry], ...args], {
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     ...user
@@ -52,11 +61,11 @@ const freePort = Effect.async<number>((resume) => {
  * `npm start` from the sources on in-memory storage, with extra flags, stopped with the scope: its
  * base URL once `/api/health` answers (polled for at most 120 s, a cold start on a busy machine).
  */
-export const referenceServer = (flags: ReadonlyArray<string> = []) =>
+export const referenceServer = (flags: ReadonlyArray<string> = [], entry: Entry = "sources") =>
   Effect.gen(function*() {
     const port = yield* freePort
     yield* Effect.acquireRelease(
-      Effect.sync(() => start(["--port", String(port), "--data-dir", "memory://", ...flags], {})),
+      Effect.sync(() => start(["--port", String(port), "--data-dir", "memory://", ...flags], {}, {}, entry)),
       (running) => Effect.sync(() => running.child.kill())
     )
     const base = `http://127.0.0.1:${port}`
