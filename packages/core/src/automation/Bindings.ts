@@ -2,7 +2,8 @@ import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { type AccountId, leverageCap } from "../accounts/Account.js"
 import { type AccountRow, Accounts } from "../accounts/Accounts.js"
-import { InvalidInput, LeverageTooHigh, NotFound } from "../http/Errors.js"
+import { LeverageTooHigh, NotFound } from "../http/Errors.js"
+import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
@@ -103,7 +104,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
       Effect.gen(function*() {
         const issue = longerTimeframeIssue(edit.timeframe, edit.timeframes)
         if (issue !== undefined) {
-          return yield* new InvalidInput({ error: `${issue.path} ${issue.message}`, issues: [issue] })
+          return yield* invalidField(issue.path, issue.message)
         }
         const account = yield* accounts.owned(caller, edit.account_id)
         const max = maxLeverageOf(account)
@@ -181,11 +182,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           next_run_at: null
         }
         if (edit.interval_minutes === null && edit.signal_pool_ids.length === 0) {
-          const message = "give interval_minutes, signal_pool_ids, or both"
-          return yield* new InvalidInput({
-            error: `interval_minutes ${message}`,
-            issues: [{ path: "interval_minutes", message }]
-          })
+          return yield* invalidField("interval_minutes", "give interval_minutes, signal_pool_ids, or both")
         }
         yield* checked(caller, edit)
         const at = yield* now

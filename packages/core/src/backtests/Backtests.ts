@@ -1,7 +1,8 @@
 import { Clock, Effect } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { InvalidInput, LeverageTooHigh, NoMarketData } from "../http/Errors.js"
+import { LeverageTooHigh, NoMarketData } from "../http/Errors.js"
+import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
@@ -77,9 +78,6 @@ const toBacktest = (row: BacktestRow) =>
     fills: row.result?.fills ?? []
   })
 
-const invalid = (path: string, message: string) =>
-  new InvalidInput({ error: `${path} ${message}`, issues: [{ path, message }] })
-
 /** Backtests as durable jobs: the rules of a request, ownership, history and cancellation. */
 export class Backtests extends Effect.Service<Backtests>()("@trading-platform/core/Backtests", {
   effect: Effect.gen(function*() {
@@ -99,9 +97,9 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
       Effect.gen(function*() {
         const start = Date.parse(input.start)
         const end = Date.parse(input.end)
-        if (!(start < end)) return yield* invalid("end", "must be after start")
+        if (!(start < end)) return yield* invalidField("end", "must be after start")
         if ((end - start) / timeframeMillis[input.timeframe] > maxBacktestBars) {
-          return yield* invalid("end", `must be at most ${maxBacktestBars} bars of the timeframe after start`)
+          return yield* invalidField("end", `must be at most ${maxBacktestBars} bars of the timeframe after start`)
         }
         // A range with no closed candle would run to "completed" with nothing in it.
         const step = timeframeMillis[input.timeframe]
@@ -124,10 +122,10 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
     const marketsOf = (input: BacktestRequest) =>
       Effect.gen(function*() {
         if ((input.symbol === undefined) === (input.symbols === undefined)) {
-          return yield* invalid("symbol", "or symbols (a list) is required, and not both")
+          return yield* invalidField("symbol", "or symbols (a list) is required, and not both")
         }
         const issue = longerTimeframeIssue(input.timeframe, input.timeframes ?? [])
-        if (issue !== undefined) return yield* invalid(issue.path, issue.message)
+        if (issue !== undefined) return yield* invalidField(issue.path, issue.message)
         return input.symbols ?? [input.symbol!]
       })
 

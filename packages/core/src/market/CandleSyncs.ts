@@ -1,7 +1,8 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { InvalidInput, Unavailable } from "../http/Errors.js"
+import { Unavailable } from "../http/Errors.js"
+import { invalidField } from "../http/InvalidField.js"
 import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { JobFailed, type JobLease, type JobStopped, runJobWorkers } from "../jobs/JobWorkers.js"
@@ -22,9 +23,6 @@ export const maxSyncBars = 10 * 525_600
 const waitsPerPage = 5
 
 const iso = (ms: number) => new Date(ms).toISOString()
-
-const invalid = (path: string, message: string) =>
-  new InvalidInput({ error: `${path} ${message}`, issues: [{ path, message }] })
 
 const toCandleSync = (row: CandleSyncRow) =>
   new CandleSync({
@@ -56,12 +54,12 @@ export class CandleSyncs extends Effect.Service<CandleSyncs>()("@trading-platfor
       Effect.gen(function*() {
         const from = Date.parse(request.from)
         const to = Date.parse(request.to)
-        if (!(from < to)) return yield* invalid("to", "must be after from")
+        if (!(from < to)) return yield* invalidField("to", "must be after from")
         if ((to - from) / timeframeMillis[request.timeframe] > maxSyncBars) {
-          return yield* invalid("to", `must be at most ${maxSyncBars} bars of the timeframe after from`)
+          return yield* invalidField("to", `must be at most ${maxSyncBars} bars of the timeframe after from`)
         }
         if (venues[request.exchange].simulated) {
-          return yield* invalid(
+          return yield* invalidField(
             "exchange",
             `is simulated here: its candles are computed, not fetched (set ${request.exchange.toUpperCase()}_MODE=http to sync from the venue)`
           )
