@@ -8,11 +8,13 @@ import {
   type Exchange,
   type OrderResult,
   type Position,
+  type ProtectionRequest,
   type SymbolSpec,
   type Ticker,
   UnknownSymbol,
   type Venue,
-  type VenueCredentials
+  type VenueCredentials,
+  type VenueOrder
 } from "./Venue.js"
 import { Venue1Address, Venue1PrivateKey, Venue2Key } from "./VenueAccount.js"
 
@@ -25,7 +27,13 @@ interface PaperAccount {
   readonly cash: number
   /** Signed size (negative is short) and average entry price per symbol. */
   readonly positions: ReadonlyMap<string, { readonly size: number; readonly entry: number }>
-  readonly openOrders: ReadonlyMap<string, { readonly symbol: string }>
+  /** Resting orders by order id; a take profit or stop loss carries its trigger. */
+  readonly openOrders: ReadonlyMap<string, { readonly symbol: string; readonly protection?: ProtectionRequest }>
+  /** Every order by its client order id, as the venue reports it. */
+  readonly byKey: ReadonlyMap<string, VenueOrder>
+  readonly leverage: ReadonlyMap<string, number>
+  /** When the dead-man switch cancels the open orders, if armed. */
+  readonly cancelAt: number | null
   readonly nextOrder: number
 }
 
@@ -33,6 +41,9 @@ const emptyAccount: PaperAccount = {
   cash: paperStartingCash,
   positions: new Map(),
   openOrders: new Map(),
+  byKey: new Map(),
+  leverage: new Map(),
+  cancelAt: null,
   nextOrder: 1
 }
 
@@ -127,11 +138,58 @@ export const makeSimulatedVenue = (
         ? Effect.void
         : Effect.fail(new VenueRejected({ error: `${exchange} rejected the credentials` }))
 
-    const account = (credentials: VenueCredentials) =>
+    /**
+     * The account as it is at `now`: the dead-man switch, once its deadline passed, has cancelled
+     * the open orders, and a take profit or stop loss the mark has reached has closed its position
+     * at its trigger price (checked when the account is next used, against the mark then).
+     */
+    const settled = (a: PaperAccount, now: number): PaperAccount => {
+      let out: PaperAccount = a.cancelAt !== null && now >= a.cancelAt
+        ? { ...a, openOrders: new Map(), cancelAt: null }
+        : a
+      for (const [id, order] of out.openOrders) {
+        const p = order.protection
+        const held = out.positions.get(order.symbol)
+        if (p === undefined || held === undefined) continue
+        const mark = markets.get(order.symbol)!.price(now)
+        const closesLong = p.side === "sell"
+        const reached = (p.kind === "stop_loss") === closesLong ? mark <= p.trigger_price : mark >= p.trigger_price
+        if (!reached || (held.size > 0) !== closesLong) continue
+        const size = Math.abs(held.size)
+        const openOrders = new Map(out.openOrders)
+        openOrders.delete(id)
+        out = applyFill(
+          { ...out, openOrders },
+          order.symbol,
+          -held.size,
+          p.trigger_price,
+          size * p.trigger_price * paperFeeRate
+        )
+        out = {
+          ...out,
+          byKey: new Map(out.byKey).set(p.client_order_id, {
+            order_id: id,
+            status: "filled",
+            filled_quantity: size,
+            average_price: p.trigger_price
+          })
+        }
+      }
+      return out
+    }
+
+    /** Reads and updates the account at the clock's time. */
+    const modifyAccount = <A>(credentials: VenueCredentials, f: (a: PaperAccount, now: number) => [A, PaperAccount]) =>
       Effect.zipRight(
         authorized(credentials),
-        Effect.map(Ref.get(paper), (all) => all.get(identity(credentials)) ?? emptyAccount)
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Ref.modify(paper, (all): [A, Map<string, PaperAccount>] => {
+            const [out, after] = f(settled(all.get(identity(credentials)) ?? emptyAccount, now), now)
+            return [out, new Map(all).set(identity(credentials), after)]
+          }))
       )
+
+    const account = (credentials: VenueCredentials) => modifyAccount(credentials, (a) => [a, a])
 
     const tickers = Effect.map(Clock.currentTimeMillis, (now) =>
       new Map(
@@ -159,11 +217,19 @@ export const makeSimulatedVenue = (
         const direction = order.side === "buy" ? 1 : -1
         const fillPrice = mark * (1 + direction * paperSlippage)
         const marketable = order.price === undefined || direction * (order.price - fillPrice) >= 0
-        const key = identity(credentials)
-        return yield* Ref.modify(paper, (all): [OrderResult, Map<string, PaperAccount>] => {
-          const before = all.get(key) ?? emptyAccount
+        const placed = yield* modifyAccount(credentials, (before): [OrderResult | string, PaperAccount] => {
+          const held = before.positions.get(order.symbol)?.size ?? 0
+          // A reduce-only order shrinks the position, never past flat.
+          const quantity = order.reduce_only === true ? Math.min(order.quantity, Math.abs(held)) : order.quantity
+          if (order.reduce_only === true && (held === 0 || Math.sign(held) === direction)) {
+            return [`${exchange} refuses a reduce-only order that would not reduce the ${order.symbol} position`, before]
+          }
           const order_id = `${exchange}-${before.nextOrder}`
           const numbered = { ...before, nextOrder: before.nextOrder + 1 }
+          const keyed = (a: PaperAccount, known: VenueOrder) =>
+            order.client_order_id === undefined
+              ? a
+              : { ...a, byKey: new Map(a.byKey).set(order.client_order_id, known) }
           if (!marketable) {
             const resting = {
               ...numbered,
@@ -171,31 +237,52 @@ export const makeSimulatedVenue = (
             }
             return [
               { order_id, status: "open", filled_quantity: 0, average_price: null, fee: 0 },
-              new Map(all).set(key, resting)
+              keyed(resting, { order_id, status: "open", filled_quantity: 0, average_price: null })
             ]
           }
-          const fee = Math.abs(order.quantity) * fillPrice * paperFeeRate
-          const after = applyFill(numbered, order.symbol, direction * order.quantity, fillPrice, fee)
+          const fee = quantity * fillPrice * paperFeeRate
+          const after = applyFill(numbered, order.symbol, direction * quantity, fillPrice, fee)
           return [
-            { order_id, status: "filled", filled_quantity: order.quantity, average_price: fillPrice, fee },
-            new Map(all).set(key, after)
+            { order_id, status: "filled", filled_quantity: quantity, average_price: fillPrice, fee },
+            keyed(after, { order_id, status: "filled", filled_quantity: quantity, average_price: fillPrice })
           ]
         })
+        return typeof placed === "string" ? yield* new VenueRejected({ error: placed }) : placed
       })
 
     const cancelOrder = (
       credentials: VenueCredentials,
       order: { readonly symbol: string; readonly order_id: string }
     ) =>
-      Effect.gen(function*() {
-        const current = yield* account(credentials)
-        if (!current.openOrders.has(order.order_id)) {
-          return yield* new VenueRejected({ error: `${exchange} has no open order ${order.order_id}` })
-        }
-        const openOrders = new Map(current.openOrders)
-        openOrders.delete(order.order_id)
-        yield* Ref.update(paper, (all) => new Map(all).set(identity(credentials), { ...current, openOrders }))
-      })
+      Effect.flatMap(
+        modifyAccount(credentials, (current): [boolean, PaperAccount] => {
+          if (!current.openOrders.has(order.order_id)) return [false, current]
+          const openOrders = new Map(current.openOrders)
+          openOrders.delete(order.order_id)
+          return [true, { ...current, openOrders }]
+        }),
+        (found) =>
+          found ? Effect.void : Effect.fail(new VenueRejected({ error: `${exchange} has no open order ${order.order_id}` }))
+      )
+
+    const placeProtection = (credentials: VenueCredentials, protection: ProtectionRequest) =>
+      Effect.zipRight(
+        market(protection.symbol),
+        modifyAccount(credentials, (current): [string, PaperAccount] => {
+          const order_id = `${exchange}-${current.nextOrder}`
+          return [order_id, {
+            ...current,
+            nextOrder: current.nextOrder + 1,
+            openOrders: new Map(current.openOrders).set(order_id, { symbol: protection.symbol, protection }),
+            byKey: new Map(current.byKey).set(protection.client_order_id, {
+              order_id,
+              status: "open",
+              filled_quantity: 0,
+              average_price: null
+            })
+          }]
+        })
+      )
 
     const positions = (credentials: VenueCredentials) =>
       Effect.map(account(credentials), (a) =>
@@ -204,7 +291,7 @@ export const makeSimulatedVenue = (
           side: p.size > 0 ? "long" : "short",
           size: Math.abs(p.size),
           entry_price: p.entry,
-          leverage: 1
+          leverage: a.leverage.get(symbol) ?? 1
         })))
 
     const balances = (credentials: VenueCredentials) =>
@@ -233,6 +320,17 @@ export const makeSimulatedVenue = (
       balances,
       positions,
       placeOrder,
-      cancelOrder
+      cancelOrder,
+      orderByKey: (credentials, order) => Effect.map(account(credentials), (a) => a.byKey.get(order.client_order_id)),
+      setLeverage: (credentials, setting) =>
+        Effect.zipRight(
+          market(setting.symbol),
+          modifyAccount(credentials, (a) => [undefined, {
+            ...a,
+            leverage: new Map(a.leverage).set(setting.symbol, setting.leverage)
+          }])
+        ),
+      placeProtection,
+      cancelAllAfter: (credentials, arm) => modifyAccount(credentials, (a) => [undefined, { ...a, cancelAt: arm.deadline }])
     } satisfies Venue
   })

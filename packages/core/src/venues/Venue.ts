@@ -127,6 +127,32 @@ export interface OrderRequest {
    * its own format), so the venue refuses a second order with the same key.
    */
   readonly client_order_id?: string
+  /** The order may only shrink the position (a close): the venue refuses or trims what would open or grow one. */
+  readonly reduce_only?: boolean
+}
+
+/**
+ * A take profit or a stop loss resting at the venue (its own conditional order): when the mark
+ * reaches `trigger_price` the venue closes the position at market, whether the platform is up or not.
+ */
+export interface ProtectionRequest {
+  readonly symbol: string
+  readonly kind: "take_profit" | "stop_loss"
+  /** The side of the closing order: `sell` protects a long. */
+  readonly side: "buy" | "sell"
+  readonly trigger_price: number
+  /** The position's size: venue1 closes this much, venue2 closes the whole position (`closePosition`). */
+  readonly quantity: number
+  readonly client_order_id: string
+}
+
+/** An order as the venue knows it, found by its client order id. */
+export interface VenueOrder {
+  readonly order_id: string
+  /** `open` rests (or waits for its trigger); `cancelled` is done with `filled_quantity` executed, perhaps none. */
+  readonly status: "filled" | "open" | "cancelled"
+  readonly filled_quantity: number
+  readonly average_price: number | null
 }
 
 export interface OrderResult {
@@ -190,6 +216,29 @@ export interface Venue {
   readonly cancelOrder: (
     credentials: VenueCredentials,
     order: { readonly symbol: string; readonly order_id: string }
+  ) => Effect.Effect<void, VenueFailure | VenueRejected>
+  /** The order sent with this client order id (the caller's key, hashed as `placeOrder` does); none when the venue never got it. */
+  readonly orderByKey: (
+    credentials: VenueCredentials,
+    order: { readonly symbol: string; readonly client_order_id: string }
+  ) => Effect.Effect<VenueOrder | undefined, VenueFailure | VenueRejected | UnknownSymbol>
+  /** Sets the symbol's leverage and margin mode for the account, before its orders go out. */
+  readonly setLeverage: (
+    credentials: VenueCredentials,
+    setting: { readonly symbol: string; readonly leverage: number; readonly margin_mode: "cross" | "isolated" }
+  ) => Effect.Effect<void, VenueFailure | VenueRejected | UnknownSymbol>
+  /** Rests a take profit or stop loss at the venue; answers its order id. */
+  readonly placeProtection: (
+    credentials: VenueCredentials,
+    protection: ProtectionRequest
+  ) => Effect.Effect<string, VenueFailure | VenueRejected | UnknownSymbol>
+  /**
+   * Arms the venue's dead-man switch: unless armed again before `deadline` (epoch ms), the venue
+   * cancels the account's open orders on `symbols` then; null disarms it.
+   */
+  readonly cancelAllAfter: (
+    credentials: VenueCredentials,
+    arm: { readonly symbols: ReadonlyArray<string>; readonly deadline: number | null }
   ) => Effect.Effect<void, VenueFailure | VenueRejected>
 }
 

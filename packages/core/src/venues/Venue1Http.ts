@@ -53,8 +53,22 @@ const minNotional = 10
 const OrderStatus = Schema.Union(
   Schema.Struct({ filled: Schema.Struct({ totalSz: Num, avgPx: Num, oid: Schema.Number }) }),
   Schema.Struct({ resting: Schema.Struct({ oid: Schema.Number }) }),
-  Schema.Struct({ error: Schema.String })
+  Schema.Struct({ error: Schema.String }),
+  // A trigger order accepted and waiting for its mark.
+  Schema.Literal("waitingForTrigger", "waitingForFill")
 )
+// `orderStatus` by client order id; the venue forgets nothing it received.
+const OrderLookup = Schema.Union(
+  Schema.Struct({
+    status: Schema.Literal("order"),
+    order: Schema.Struct({
+      order: Schema.Struct({ oid: Schema.Number, sz: Num, origSz: Num }),
+      status: Schema.String
+    })
+  }),
+  Schema.Struct({ status: Schema.Literal("unknownOid") })
+)
+const UserFills = Schema.Array(Schema.Struct({ oid: Schema.Number, px: Num, sz: Num }))
 const ExchangeAnswer = Schema.Union(
   Schema.Struct({
     status: Schema.Literal("ok"),
@@ -170,7 +184,7 @@ export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable 
         if (status === undefined) {
           return yield* new UpstreamError({ error: "venue1 answered no status" })
         }
-        if (status !== "success" && "error" in status) {
+        if (typeof status === "object" && "error" in status) {
           return yield* new VenueRejected({ error: `venue1 refused the order: ${status.error}` })
         }
         return status
@@ -277,13 +291,13 @@ export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable 
               p: toWire(venuePrice(price, market.szDecimals)),
               // Down to the coin's lot, never more than asked.
               s: formatQuantity(rulesOf(order.symbol, market, margin), order.quantity),
-              r: false,
+              r: order.reduce_only === true,
               t: { limit: { tif: order.price === undefined ? "Ioc" : "Gtc" } },
               ...(order.client_order_id === undefined ? {} : { c: `0x${clientOrderId(order.client_order_id)}` })
             }],
             grouping: "na"
           })
-          if (status !== "success" && "filled" in status) {
+          if (typeof status === "object" && "filled" in status) {
             return {
               order_id: String(status.filled.oid),
               status: "filled" as const,
@@ -292,7 +306,7 @@ export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable 
               fee: null
             }
           }
-          if (status !== "success" && "resting" in status) {
+          if (typeof status === "object" && "resting" in status) {
             return {
               order_id: String(status.resting.oid),
               status: "open" as const,
@@ -313,7 +327,77 @@ export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable 
             (e) => Effect.fail(new VenueRejected({ error: `venue1 does not list ${e.symbol}` }))
           ),
           Effect.asVoid
-        )
+        ),
+      orderByKey: (credentials, order) =>
+        Effect.gen(function*() {
+          const w = yield* wallet(credentials)
+          const cloid = `0x${clientOrderId(order.client_order_id)}`
+          const found = yield* Effect.flatMap(
+            ask({ type: "orderStatus", user: w.address, oid: cloid }),
+            (reply) => http.decode(reply, OrderLookup, rejected)
+          )
+          if (found.status === "unknownOid") return undefined
+          const { order: placed, status } = found.order
+          // The status names no price: the order's fills do.
+          const fills = (yield* Effect.flatMap(
+            ask({ type: "userFills", user: w.address }),
+            (reply) => http.decode(reply, UserFills, rejected)
+          )).filter((f) => f.oid === placed.oid)
+          const filled = fills.reduce((sum, f) => sum + f.sz, 0)
+          return {
+            order_id: String(placed.oid),
+            status: status === "open" || status === "triggered"
+              ? "open" as const
+              : status === "filled"
+              ? "filled" as const
+              : "cancelled" as const,
+            filled_quantity: filled,
+            average_price: filled > 0 ? fills.reduce((sum, f) => sum + f.px * f.sz, 0) / filled : null
+          }
+        }),
+      setLeverage: (credentials, setting) =>
+        Effect.flatMap(context(setting.symbol), (market) =>
+          act(credentials, {
+            type: "updateLeverage",
+            asset: market.asset,
+            isCross: setting.margin_mode === "cross",
+            leverage: setting.leverage
+          })).pipe(Effect.asVoid),
+      // A reduce-only market trigger (`tpsl`), whose limit is the trigger price this far through.
+      placeProtection: (credentials, p) =>
+        Effect.gen(function*() {
+          const market = yield* context(p.symbol)
+          const { toWire } = yield* signing
+          const buy = p.side === "buy"
+          const status = yield* act(credentials, {
+            type: "order",
+            orders: [{
+              a: market.asset,
+              b: buy,
+              p: toWire(venuePrice(p.trigger_price * (1 + (buy ? marketSlippage : -marketSlippage)), market.szDecimals)),
+              s: formatQuantity(rulesOf(p.symbol, market, margin), p.quantity),
+              r: true,
+              t: {
+                trigger: {
+                  isMarket: true,
+                  triggerPx: toWire(venuePrice(p.trigger_price, market.szDecimals)),
+                  tpsl: p.kind === "take_profit" ? "tp" : "sl"
+                }
+              },
+              c: `0x${clientOrderId(p.client_order_id)}`
+            }],
+            grouping: "na"
+          })
+          if (typeof status === "object" && "resting" in status) return String(status.resting.oid)
+          const placed = yield* venue.orderByKey(credentials, p)
+          return placed === undefined
+            ? yield* new UpstreamError({ error: "venue1 accepted a trigger order it does not know" })
+            : placed.order_id
+        }),
+      // venue1's switch cancels every open order of the account at once, whatever the symbol.
+      cancelAllAfter: (credentials, arm) =>
+        act(credentials, arm.deadline === null ? { type: "scheduleCancel" } : { type: "scheduleCancel", time: arm.deadline })
+          .pipe(Effect.asVoid)
     }
     return venue
   })

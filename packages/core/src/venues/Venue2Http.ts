@@ -55,11 +55,17 @@ const PositionRisk = Schema.Array(
 // The full answer (`newOrderRespType=RESULT`): without it a market order answers as it was
 // acknowledged, NEW with nothing executed, however it filled.
 const OrderAnswer = Schema.Struct({ orderId: Schema.Number, status: Schema.String, executedQty: Num, avgPrice: Num })
+const OrderQuery = Schema.Struct({ orderId: Schema.Number, status: Schema.String, executedQty: Num, avgPrice: Num })
+const PlacedOrder = Schema.Struct({ orderId: Schema.Number })
 const ErrorBody = Schema.parseJson(Schema.Struct({ code: Schema.Number, msg: Schema.String }))
 
 // Binance-style error codes: unknown symbol; and key, permission or signature refused.
 const invalidSymbol = -1121
 const refusedKey = new Set([-2014, -2015, -1022, -2008])
+// The order is not known to the venue (never received, or archived long ago).
+const unknownOrder = -2013
+// The margin mode asked for is the one set already.
+const marginModeUnchanged = -4046
 const pageSize = 1500
 
 /**
@@ -89,6 +95,10 @@ const rulesOf = (symbol: string, filters: ReadonlyArray<Filter>, margin: MarginT
 
 /** An order still on the book, with a part or nothing executed. */
 const openStatus = new Set(["NEW", "PARTIALLY_FILLED"])
+
+/** venue2's order statuses as the platform's: on the book, done whole, or done with what executed (perhaps nothing). */
+const orderStatus = (status: string) =>
+  openStatus.has(status) ? "open" as const : status === "FILLED" ? "filled" as const : "cancelled" as const
 
 /**
  * venue2's Binance-futures-style REST API. Account calls are signed with HMAC-SHA256 over the query
@@ -125,7 +135,8 @@ export const makeVenue2Http = (connection: VenueConnection, margin: MarginTable 
       credentials: VenueCredentials,
       params: Record<string, string | number>,
       schema: Schema.Schema<A, I>,
-      retries?: number
+      retries?: number,
+      otherwise: (reply: VenueReply) => Effect.Effect<A, VenueRejected | UpstreamError> = refused
     ) =>
       credentials.kind !== "apiKey"
         ? Effect.fail(new VenueRejected({ error: "venue2 needs an API key and secret" }))
@@ -136,7 +147,7 @@ export const makeVenue2Http = (connection: VenueConnection, margin: MarginTable 
           const request = HttpClientRequest.make(method)(`${http.baseUrl}${path}?${query}&signature=${signature}`).pipe(
             HttpClientRequest.setHeader("X-MBX-APIKEY", credentials.apiKey)
           )
-          return yield* http.decode(yield* http.send(request, retries), schema, refused)
+          return yield* http.decode(yield* http.send(request, retries), schema, otherwise)
         })
 
     /** A symbol-level call: the venue answers -1121 for a symbol it does not list. */
@@ -295,6 +306,7 @@ export const makeVenue2Http = (connection: VenueConnection, margin: MarginTable 
             side: order.side.toUpperCase(),
             quantity: decimalString(order.quantity),
             ...(order.client_order_id === undefined ? {} : { newClientOrderId: clientOrderId(order.client_order_id) }),
+            ...(order.reduce_only === true ? { reduceOnly: "true" } : {}),
             ...(order.price === undefined
               ? { type: "MARKET" }
               : { type: "LIMIT", price: decimalString(order.price), timeInForce: "GTC" }),
@@ -327,6 +339,73 @@ export const makeVenue2Http = (connection: VenueConnection, margin: MarginTable 
             { symbol: pair(order.symbol), orderId: order.order_id },
             Schema.Unknown
           )
+        ),
+      orderByKey: (credentials, order) =>
+        signed(
+          "GET",
+          "/fapi/v1/order",
+          credentials,
+          { symbol: pair(order.symbol), origClientOrderId: clientOrderId(order.client_order_id) },
+          Schema.NullOr(OrderQuery),
+          undefined,
+          (reply) => errorOf(reply)?.code === unknownOrder ? Effect.succeed(null) : refused(reply)
+        ).pipe(Effect.map((a) =>
+          a === null ? undefined : {
+            order_id: String(a.orderId),
+            status: orderStatus(a.status),
+            filled_quantity: a.executedQty,
+            average_price: a.executedQty > 0 ? a.avgPrice : null
+          }
+        )),
+      setLeverage: (credentials, setting) =>
+        Effect.zipRight(
+          signed(
+            "POST",
+            "/fapi/v1/marginType",
+            credentials,
+            { symbol: pair(setting.symbol), marginType: setting.margin_mode === "cross" ? "CROSSED" : "ISOLATED" },
+            Schema.Unknown,
+            undefined,
+            (reply) => errorOf(reply)?.code === marginModeUnchanged ? Effect.succeed(null) : refused(reply)
+          ),
+          signed(
+            "POST",
+            "/fapi/v1/leverage",
+            credentials,
+            { symbol: pair(setting.symbol), leverage: setting.leverage },
+            Schema.Unknown
+          )
+        ).pipe(Effect.asVoid),
+      // A market order once the mark price reaches the trigger, closing whatever the position is then.
+      placeProtection: (credentials, p) =>
+        signed(
+          "POST",
+          "/fapi/v1/order",
+          credentials,
+          {
+            symbol: pair(p.symbol),
+            side: p.side.toUpperCase(),
+            type: p.kind === "take_profit" ? "TAKE_PROFIT_MARKET" : "STOP_MARKET",
+            stopPrice: decimalString(p.trigger_price),
+            closePosition: "true",
+            workingType: "MARK_PRICE",
+            newClientOrderId: clientOrderId(p.client_order_id)
+          },
+          PlacedOrder,
+          0
+        ).pipe(Effect.map((a) => String(a.orderId))),
+      // venue2's countdown is per symbol; 0 stops it.
+      cancelAllAfter: (credentials, arm) =>
+        Effect.forEach(
+          arm.symbols,
+          (symbol) =>
+            signed("POST", "/fapi/v1/countdownCancelAll", credentials, {
+              symbol: pair(symbol),
+              countdownTime: arm.deadline === null
+                ? 0
+                : Math.max(1, arm.deadline - wallClock.unsafeCurrentTimeMillis())
+            }, Schema.Unknown),
+          { discard: true }
         )
     } satisfies Venue
   })

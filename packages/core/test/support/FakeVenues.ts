@@ -5,8 +5,43 @@ import { createHmac } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { l1Digest, recoverAddress } from "../../src/venues/Venue1Signing.js"
 
-/** How a fake venue answers: normally, or failing in one of the ways a real venue fails. */
-export type Behavior = "ok" | "error500" | "unavailable503" | "slow" | "garbage"
+/**
+ * How a fake venue answers: normally, or failing in one of the ways a real venue fails. The
+ * request is acted on first (an order is placed) and then answered so, except `unreachable`
+ * (nothing is acted on: the connection is cut, as when the venue's name does not resolve);
+ * `drop` cuts the connection after acting, so the answer is lost.
+ */
+export type Behavior = "ok" | "error500" | "unavailable503" | "slow" | "garbage" | "unreachable" | "drop"
+
+/** A venue account's state: what the fake venue holds for one API key (venue2) or one signing wallet (venue1). */
+export interface FakeAccount {
+  /** Signed size (negative is short), entry price and leverage, by coin. */
+  readonly positions: Map<string, { szi: number; entryPx: number; leverage: number; cross: boolean }>
+  /** Every order, by the venue's id. */
+  readonly orders: Map<number, FakeOrder>
+  /** Leverage and margin mode set per coin. */
+  readonly settings: Map<string, { leverage: number; cross: boolean }>
+  /** The fills, oldest first. */
+  readonly fills: Array<{ oid: number; coin: string; px: number; sz: number; side: "buy" | "sell"; time: number }>
+  /** When the dead-man switch cancels the open orders (wall-clock ms), if armed. */
+  cancelAt: number | null
+  /** Quote balance, moved by realised profit and loss. */
+  balance: number
+}
+
+export interface FakeOrder {
+  readonly oid: number
+  readonly coin: string
+  readonly side: "buy" | "sell"
+  readonly size: number
+  filled: number
+  avgPx: number | null
+  status: "open" | "filled" | "canceled"
+  readonly cloid: string | null
+  readonly reduceOnly: boolean
+  /** A take profit or stop loss: the mark that fires it, closing the whole position. */
+  readonly trigger: { readonly kind: "tp" | "sl"; readonly px: number } | null
+}
 
 export interface FakeVenue {
   readonly url: string
@@ -25,6 +60,14 @@ export interface FakeVenue {
   klinesCap: number
   /** The next `times` requests (to `path` only, when given) answer 429 with `Retry-After: retryAfter` (seconds). */
   throttle: { times: number; retryAfter: number; path?: string }
+  /** The part of the next market orders that executes (1: all of it); the rest expires. */
+  fillRatio: number
+  /** Orders are refused for insufficient margin. */
+  marginShort: boolean
+  /** Venue accounts by key (venue2's API key, venue1's signing address). */
+  readonly accounts: Map<string, FakeAccount>
+  /** Moves a coin's mark; the take profits and stop losses it reaches fill at their trigger. */
+  readonly setMark: (coin: string, price: number) => void
   readonly close: () => Promise<void>
 }
 
@@ -36,6 +79,7 @@ type Handler = (
     readonly req: IncomingMessage
     readonly clientOrderIds: Array<string>
     readonly klinesCap: number
+    readonly venue: FakeVenue
   }
 ) => {
   readonly status?: number
@@ -103,16 +147,26 @@ const start = (handler: Handler): Promise<FakeVenue> =>
     const last: { body?: any; query?: string } = {}
     const clientOrderIds: Array<string> = []
     const orderQueries: Array<string> = []
+    const accounts = new Map<string, FakeAccount>()
     const venue = {
       behavior: "ok" as Behavior,
       orders: "ok" as Behavior,
       klinesCap: Infinity,
-      throttle: { times: 0, retryAfter: 1 } as FakeVenue["throttle"]
+      throttle: { times: 0, retryAfter: 1 } as FakeVenue["throttle"],
+      fillRatio: 1,
+      marginShort: false,
+      accounts,
+      setMark: (coin: string, price: number) => {
+        marks[coin] = price
+        for (const account of accounts.values()) fireTriggers(account, coin, price)
+      }
     }
     const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
       let raw = ""
       req.on("data", (chunk) => (raw += chunk))
       req.on("end", () => {
+        // Nothing reaches the venue: the connection fails as an unresolvable name or a refused connection does.
+        if (venue.behavior === "unreachable") return void req.socket.destroy()
         const url = new URL(req.url ?? "/", "http://fake")
         const body = raw === "" ? undefined : JSON.parse(raw)
         last.body = body
@@ -123,7 +177,8 @@ const start = (handler: Handler): Promise<FakeVenue> =>
           body,
           req,
           clientOrderIds,
-          klinesCap: venue.klinesCap
+          klinesCap: venue.klinesCap,
+          venue: venue as unknown as FakeVenue
         })
         const key = answer.key ?? url.pathname
         if (answer.order === true) orderQueries.push(last.query)
@@ -148,6 +203,8 @@ const start = (handler: Handler): Promise<FakeVenue> =>
             return send(200, "<html>not json</html>")
           case "slow":
             return void setTimeout(() => send(200, JSON.stringify(answer.json)), 3_000).unref()
+          case "drop":
+            return void req.socket.destroy()
           default:
             return send(answer.status ?? 200, JSON.stringify(answer.json))
         }
@@ -173,6 +230,125 @@ const start = (handler: Handler): Promise<FakeVenue> =>
 
 const coins = ["BTC", "ETH"] as const
 const reference: Record<string, number> = { BTC: 65_000, ETH: 3_200 }
+// The marks setMark moved (shared by every fake: tests move them, then put them back).
+const marks: Record<string, number> = {}
+const markOf = (coin: string) => marks[coin] ?? reference[coin]!
+
+const newAccount = (): FakeAccount => ({
+  positions: new Map(),
+  orders: new Map(),
+  settings: new Map(),
+  fills: [],
+  cancelAt: null,
+  balance: 10_000
+})
+
+let nextOid = 1_000
+
+/** Books a fill on the venue account: the position grows, shrinks or flips; realised PnL moves the balance. */
+const book = (account: FakeAccount, order: FakeOrder, sz: number, px: number) => {
+  const sign = order.side === "buy" ? 1 : -1
+  const held = account.positions.get(order.coin)
+  const setting = account.settings.get(order.coin) ?? { leverage: 20, cross: true }
+  const before = held?.szi ?? 0
+  const after = before + sign * sz
+  if (before !== 0 && Math.sign(before) !== sign) {
+    account.balance += Math.min(sz, Math.abs(before)) * (px - held!.entryPx) * Math.sign(before)
+  }
+  if (Math.abs(after) < 1e-12) account.positions.delete(order.coin)
+  else {
+    const entryPx = before === 0 || Math.sign(after) !== Math.sign(before)
+      ? px
+      : Math.sign(before) === sign
+      ? (held!.entryPx * Math.abs(before) + px * sz) / Math.abs(after)
+      : held!.entryPx
+    account.positions.set(order.coin, { szi: after, entryPx, leverage: setting.leverage, cross: setting.cross })
+  }
+  order.avgPx = order.filled === 0 ? px : (order.avgPx! * order.filled + px * sz) / (order.filled + sz)
+  order.filled += sz
+  account.fills.push({ oid: order.oid, coin: order.coin, px, sz, side: order.side, time: Date.now() })
+}
+
+/** The account's open orders are gone once its dead-man switch passed its time. */
+const dueCancels = (account: FakeAccount) => {
+  if (account.cancelAt === null || Date.now() < account.cancelAt) return
+  for (const order of account.orders.values()) if (order.status === "open") order.status = "canceled"
+  account.cancelAt = null
+}
+
+/** Fills the take profits and stop losses of `coin` the mark reached, closing the position at the trigger. */
+const fireTriggers = (account: FakeAccount, coin: string, mark: number) => {
+  dueCancels(account)
+  for (const order of account.orders.values()) {
+    if (order.status !== "open" || order.trigger === null || order.coin !== coin) continue
+    const held = account.positions.get(coin)
+    const closesLong = order.side === "sell"
+    const reached = (order.trigger.kind === "sl") === closesLong ? mark <= order.trigger.px : mark >= order.trigger.px
+    if (!reached) continue
+    if (held !== undefined && (held.szi > 0) === closesLong) book(account, order, Math.abs(held.szi), order.trigger.px)
+    order.status = held === undefined ? "canceled" : "filled"
+  }
+}
+
+/**
+ * Places an order on the account as a venue matches it: a trigger rests; a reduce-only order is
+ * trimmed to the position (refused when there is nothing to reduce); a market order executes
+ * `fillRatio` of itself at `px` (the rest expires); a limit order rests.
+ */
+const placeOn = (
+  venue: FakeVenue,
+  account: FakeAccount,
+  o: {
+    coin: string
+    side: "buy" | "sell"
+    size: number
+    market: boolean
+    px: number
+    cloid: string | null
+    reduceOnly: boolean
+    trigger: FakeOrder["trigger"]
+  }
+): FakeOrder | "margin" | "reduceOnly" => {
+  dueCancels(account)
+  if (venue.marginShort && !o.reduceOnly) return "margin"
+  const held = account.positions.get(o.coin)?.szi ?? 0
+  let size = o.size
+  if (o.reduceOnly && o.trigger === null) {
+    if (held === 0 || Math.sign(held) === (o.side === "buy" ? 1 : -1)) return "reduceOnly"
+    size = Math.min(size, Math.abs(held))
+  }
+  const order: FakeOrder = {
+    oid: nextOid++,
+    coin: o.coin,
+    side: o.side,
+    size,
+    filled: 0,
+    avgPx: null,
+    status: "open",
+    cloid: o.cloid,
+    reduceOnly: o.reduceOnly,
+    trigger: o.trigger
+  }
+  account.orders.set(order.oid, order)
+  if (o.market && o.trigger === null) {
+    const sz = Number((size * venue.fillRatio).toFixed(8))
+    if (sz > 0) book(account, order, sz, o.px)
+    order.status = sz >= size ? "filled" : "canceled"
+  }
+  return order
+}
+
+const accountOf = (venue: FakeVenue, key: string, seed?: () => FakeAccount) => {
+  let account = venue.accounts.get(key)
+  if (account === undefined) {
+    account = seed?.() ?? newAccount()
+    venue.accounts.set(key, account)
+  }
+  return account
+}
+
+const byCloid = (account: FakeAccount, cloid: string) =>
+  Array.from(account.orders.values()).find((o) => o.cloid === cloid)
 
 /** The address venue1 refuses (answers 422, as it does for a malformed user). */
 export const refusedAddress = `0x${"0d".repeat(20)}`
@@ -184,46 +360,105 @@ const agentAddress = `0x${
 }`
 export const venue1RestingOrder = 78
 
-/** venue1's signed `/exchange` (a testnet): checks the signer, fills IOC orders, rests GTC ones, refuses a repeated cloid. */
-const exchange = (body: any, clientOrderIds: Array<string>) => {
+/** Wallets made by `fakeVenue1Wallet`: the address, and the address of the agent key that signs for it. */
+const venue1Agents = new Map<string, string>()
+
+const addressOf = (privateKey: string) =>
+  `0x${bytesToHex(keccak_256(secp256k1.getPublicKey(privateKey.slice(2), false).subarray(1)).subarray(12))}`
+
+/** A venue1 wallet of its own (an empty venue account), accepted by every fake venue1. */
+export const fakeVenue1Wallet = () => {
+  const hex = (bytes: number) => Array.from({ length: bytes }, () => Math.floor(Math.random() * 256).toString(16).padStart(2, "0")).join("")
+  const privateKey = `0x${hex(32)}`
+  const address = `0x${hex(20)}`
+  venue1Agents.set(address.toLowerCase(), addressOf(privateKey))
+  return { wallet_address: address, private_key: privateKey }
+}
+
+/** The default wallet's venue account: an ETH short, as the platform's tests expect to read. */
+const seededVenue1 = (): FakeAccount => ({
+  ...newAccount(),
+  positions: new Map([["ETH", { szi: -2.5, entryPx: 3100, leverage: 5, cross: true }]]),
+  balance: 1500.25
+})
+
+/** The venue account an `/info` request's `user` reads: its agent's. */
+const venue1Account = (venue: FakeVenue, user: string) =>
+  accountOf(venue, venue1Agents.get(String(user).toLowerCase()) ?? agentAddress, seededVenue1)
+
+/**
+ * venue1's signed `/exchange` (a testnet): checks the signer; places orders on the signer's venue
+ * account (IOC ones fill at 3200.5, GTC ones rest, triggers wait for their mark; a repeated cloid
+ * is refused); cancels; sets leverage; arms the dead-man switch.
+ */
+const exchange = (body: any, clientOrderIds: Array<string>, venue: FakeVenue) => {
   const signer = recoverAddress(l1Digest(body.action, body.nonce, false), body.signature)
-  if (signer !== agentAddress) {
+  if (signer !== agentAddress && !Array.from(venue1Agents.values()).includes(signer)) {
     return { key: "exchange", json: { status: "err", response: `User or API Wallet ${signer} does not exist.` } }
   }
+  const account = accountOf(venue, signer, signer === agentAddress ? seededVenue1 : undefined)
   const ok = (statuses: Array<unknown>) => ({
     key: `exchange:${body.action.type}`,
     json: { status: "ok", response: { type: body.action.type, data: { statuses } } },
     order: body.action.type === "order"
   })
-  if (body.action.type === "cancel") {
-    return ok([
-      body.action.cancels[0].o === venue1RestingOrder
-        ? "success"
-        : { error: "Order was never placed, already canceled, or filled." }
-    ])
+  switch (body.action.type) {
+    case "cancel": {
+      const { o } = body.action.cancels[0]
+      const order = account.orders.get(o)
+      if (o !== venue1RestingOrder && order?.status !== "open") {
+        return ok([{ error: "Order was never placed, already canceled, or filled." }])
+      }
+      if (order) order.status = "canceled"
+      return ok(["success"])
+    }
+    case "updateLeverage": {
+      const coin = coins[body.action.asset]
+      if (coin === undefined) return ok([{ error: "Invalid asset" }])
+      account.settings.set(coin, { leverage: body.action.leverage, cross: body.action.isCross })
+      return { key: "exchange:updateLeverage", json: { status: "ok", response: { type: "default" } } }
+    }
+    case "scheduleCancel":
+      account.cancelAt = body.action.time ?? null
+      return { key: "exchange:scheduleCancel", json: { status: "ok", response: { type: "default" } } }
   }
-  const order = body.action.orders[0]
-  if (order.a >= coins.length) return ok([{ error: "Invalid asset" }])
-  if (order.c !== undefined) {
-    if (clientOrderIds.includes(order.c)) return ok([{ error: "Duplicate cloid" }])
-    clientOrderIds.push(order.c)
+  const wire = body.action.orders[0]
+  const coin = coins[wire.a]
+  if (coin === undefined) return ok([{ error: "Invalid asset" }])
+  if (wire.c !== undefined) {
+    if (clientOrderIds.includes(wire.c)) return ok([{ error: "Duplicate cloid" }])
+    clientOrderIds.push(wire.c)
   }
-  return ok([
-    order.t.limit.tif === "Ioc"
-      ? { filled: { totalSz: order.s, avgPx: "3200.5", oid: 77 } }
-      : { resting: { oid: venue1RestingOrder } }
-  ])
+  const trigger = wire.t.trigger === undefined ? null : { kind: wire.t.trigger.tpsl, px: Number(wire.t.trigger.triggerPx) }
+  const placed = placeOn(venue, account, {
+    coin,
+    side: wire.b ? "buy" : "sell",
+    size: Number(wire.s),
+    market: wire.t.limit?.tif === "Ioc",
+    px: 3200.5,
+    cloid: wire.c ?? null,
+    reduceOnly: wire.r,
+    trigger
+  })
+  if (placed === "margin") return ok([{ error: "Insufficient margin to place order. asset=" + wire.a }])
+  if (placed === "reduceOnly") return ok([{ error: "Reduce only order would increase position. asset=" + wire.a }])
+  if (placed.trigger !== null) return ok(["waitingForTrigger"])
+  if (placed.filled > 0) return ok([{ filled: { totalSz: String(placed.filled), avgPx: String(placed.avgPx), oid: 77 } }])
+  if (placed.status === "canceled") {
+    return ok([{ error: "Order could not immediately match against any resting orders. asset=" + wire.a }])
+  }
+  return ok([{ resting: { oid: venue1RestingOrder } }])
 }
 
 /** A venue1 (Hyperliquid-style) server: `POST /info` and signed `POST /exchange`. */
 export const startFakeVenue1 = () =>
-  start(({ body, clientOrderIds, path }) => {
-    if (path === "/exchange") return exchange(body, clientOrderIds)
+  start(({ body, clientOrderIds, path, venue }) => {
+    if (path === "/exchange") return exchange(body, clientOrderIds, venue)
     const type = String(body?.type)
     const known = (coin: unknown) => typeof coin === "string" && coin in reference
     switch (type) {
       case "allMids":
-        return { key: type, json: Object.fromEntries(coins.map((c) => [c, String(reference[c])])) }
+        return { key: type, json: Object.fromEntries(coins.map((c) => [c, String(markOf(c))])) }
       case "metaAndAssetCtxs":
         return {
           key: type,
@@ -240,8 +475,8 @@ export const startFakeVenue1 = () =>
               openInterest: "1234.5",
               prevDayPx: String(reference[c]! * 0.98),
               dayNtlVlm: "987654321.5",
-              markPx: String(reference[c]! + 1),
-              midPx: String(reference[c]),
+              markPx: String(markOf(c) + 1),
+              midPx: String(markOf(c)),
               oraclePx: String(reference[c]),
               premium: "0.0001"
             }))
@@ -289,31 +524,78 @@ export const startFakeVenue1 = () =>
             }]
             : []
         }
-      case "clearinghouseState":
-        return body.user === refusedAddress
-          ? { key: type, status: 422, json: "Failed to deserialize the JSON body into the target type" }
-          : {
-            key: type,
-            json: {
-              marginSummary: {
-                accountValue: "1500.25",
-                totalNtlPos: "7750.0",
-                totalRawUsd: "9250.25",
-                totalMarginUsed: "1550.0"
+      case "clearinghouseState": {
+        if (body.user === refusedAddress) {
+          return { key: type, status: 422, json: "Failed to deserialize the JSON body into the target type" }
+        }
+        const account = venue1Account(venue, body.user)
+        dueCancels(account)
+        const held = Array.from(account.positions)
+        const notional = held.reduce((sum, [c, p]) => sum + Math.abs(p.szi) * markOf(c), 0)
+        const used = held.reduce((sum, [c, p]) => sum + Math.abs(p.szi) * markOf(c) / p.leverage, 0)
+        return {
+          key: type,
+          json: {
+            marginSummary: {
+              accountValue: String(account.balance),
+              totalNtlPos: String(notional),
+              totalRawUsd: String(account.balance + notional),
+              totalMarginUsed: String(used)
+            },
+            withdrawable: account.balance === 1500.25 ? "950.5" : String(account.balance - used),
+            assetPositions: held.map(([c, p]) => ({
+              type: "oneWay",
+              position: {
+                coin: c,
+                szi: String(p.szi),
+                entryPx: String(p.entryPx),
+                leverage: { type: p.cross ? "cross" : "isolated", value: p.leverage }
+              }
+            })),
+            time: 1
+          }
+        }
+      }
+      case "orderStatus": {
+        const account = venue1Account(venue, body.user)
+        dueCancels(account)
+        const order = typeof body.oid === "string" ? byCloid(account, body.oid) : account.orders.get(body.oid)
+        return {
+          key: type,
+          json: order === undefined ? { status: "unknownOid" } : {
+            status: "order",
+            order: {
+              order: {
+                coin: order.coin,
+                side: order.side === "buy" ? "B" : "A",
+                oid: order.oid,
+                sz: String(order.size - order.filled),
+                origSz: String(order.size),
+                cloid: order.cloid
               },
-              withdrawable: "950.5",
-              assetPositions: [{
-                type: "oneWay",
-                position: { coin: "ETH", szi: "-2.5", entryPx: "3100.0", leverage: { type: "cross", value: 5 } }
-              }],
-              time: 1
+              status: order.status,
+              statusTimestamp: 1
             }
           }
+        }
+      }
       case "userFills":
-        // One ordinary fill, and one that liquidated this user's BTC long.
+        // The account's own fills, newest first, after the default wallet's history: one ordinary
+        // fill, and one that liquidated this user's BTC long.
         return {
           key: type,
           json: [
+            ...venue1Account(venue, body.user).fills.map((f) => ({
+              coin: f.coin,
+              px: String(f.px),
+              sz: String(f.sz),
+              side: f.side === "buy" ? "B" : "A",
+              time: f.time,
+              dir: "Trade",
+              closedPnl: "0.0",
+              oid: f.oid,
+              tid: f.oid
+            })).reverse(),
             {
               coin: "ETH",
               px: "3100.0",
@@ -349,22 +631,61 @@ export const venue2Account = { apiKey: "AK0123456789abcdefXYZ", secretKey: "SK01
 
 const invalidSymbol = { status: 400, json: { code: -1121, msg: "Invalid symbol." } }
 
+/** Key pairs made by `fakeVenue2Keys`, each an empty venue account, accepted by every fake venue2. */
+const venue2Secrets = new Map<string, string>([[venue2Account.apiKey, venue2Account.secretKey]])
+
+/** A venue2 key pair of its own (an empty venue account). */
+export const fakeVenue2Keys = () => {
+  const suffix = Math.random().toString(36).slice(2, 12).padEnd(10, "0")
+  const keys = { api_key: `AK${suffix}abcdefXYZ`, secret_key: `SK${suffix}abcdefSECRET` }
+  venue2Secrets.set(keys.api_key, keys.secret_key)
+  return keys
+}
+
+/** The default key's venue account: a BTC long, as the platform's tests expect to read. */
+const seededVenue2 = (): FakeAccount => ({
+  ...newAccount(),
+  positions: new Map([["BTC", { szi: 0.01, entryPx: 64000, leverage: 10, cross: true }]]),
+  balance: 1000.5
+})
+
+const signedPaths = new Set(["/fapi/v1/order", "/fapi/v1/leverage", "/fapi/v1/marginType", "/fapi/v1/countdownCancelAll"])
+
+/** venue2's answer for an order: its id, status, what executed and at what average price. */
+const venue2Order = (order: FakeOrder) => ({
+  orderId: order.oid,
+  clientOrderId: order.cloid,
+  status: order.status === "open"
+    ? (order.filled > 0 ? "PARTIALLY_FILLED" : "NEW")
+    : order.status === "filled"
+    ? "FILLED"
+    : order.filled > 0
+    ? "EXPIRED"
+    : "CANCELED",
+  executedQty: String(order.filled),
+  avgPrice: order.avgPx === null ? "0.00" : String(order.avgPx)
+})
+
 /** A venue2 (Binance-futures-style) REST server, with HMAC-SHA256 signed account calls. */
 export const startFakeVenue2 = () =>
-  start(({ clientOrderIds, klinesCap, params, path, req }) => {
+  start(({ clientOrderIds, klinesCap, params, path, req, venue }) => {
     const symbol = params.get("symbol")
     const coin = symbol?.replace(/USDT$/, "")
     const listed = coin !== undefined && coin in reference
-    if (path.startsWith("/fapi/v2/") || (path === "/fapi/v1/order")) {
-      if (req.headers["x-mbx-apikey"] !== venue2Account.apiKey) {
+    const apiKey = String(req.headers["x-mbx-apikey"])
+    const account = () => accountOf(venue, apiKey, apiKey === venue2Account.apiKey ? seededVenue2 : undefined)
+    if (path.startsWith("/fapi/v2/") || signedPaths.has(path)) {
+      const secret = venue2Secrets.get(apiKey)
+      if (secret === undefined) {
         return { status: 401, json: { code: -2015, msg: "Invalid API-key, IP, or permissions for action." } }
       }
       const query = (req.url ?? "").split("?")[1] ?? ""
       const unsigned = query.replace(/&signature=[0-9a-f]+$/, "")
-      const expected = createHmac("sha256", venue2Account.secretKey).update(unsigned).digest("hex")
+      const expected = createHmac("sha256", secret).update(unsigned).digest("hex")
       if (params.get("signature") !== expected || !params.has("timestamp")) {
         return { status: 400, json: { code: -1022, msg: "Signature for this request is not valid." } }
       }
+      dueCancels(account())
     }
     switch (path) {
       case "/fapi/v1/exchangeInfo":
@@ -390,7 +711,7 @@ export const startFakeVenue2 = () =>
           json: [
             ...coins.map((c) => ({
               symbol: `${c}USDT`,
-              lastPrice: String(reference[c]),
+              lastPrice: String(markOf(c)),
               priceChangePercent: "1.250",
               quoteVolume: "123456789.12"
             })),
@@ -445,19 +766,61 @@ export const startFakeVenue2 = () =>
           : invalidSymbol
       case "/fapi/v2/account":
         return { json: { totalWalletBalance: "1000.0", assets: [], positions: [] } }
-      case "/fapi/v2/balance":
-        return { json: [{ asset: "USDT", balance: "1000.5", availableBalance: "800.25" }] }
-      case "/fapi/v2/positionRisk":
+      case "/fapi/v2/balance": {
+        const { balance } = account()
         return {
-          json: [{ symbol: "BTCUSDT", positionAmt: "0.010", entryPrice: "64000.0", leverage: "10" }, {
-            symbol: "ETHUSDT",
-            positionAmt: "0",
-            entryPrice: "0",
-            leverage: "5"
+          json: [{
+            asset: "USDT",
+            balance: String(balance),
+            availableBalance: balance === 1000.5 ? "800.25" : String(balance)
           }]
         }
+      }
+      case "/fapi/v2/positionRisk":
+        return {
+          json: [
+            ...Array.from(account().positions, ([c, p]) => ({
+              symbol: `${c}USDT`,
+              positionAmt: p.szi.toFixed(3),
+              entryPrice: String(p.entryPx),
+              leverage: String(p.leverage),
+              marginType: p.cross ? "cross" : "isolated"
+            })),
+            { symbol: "ETHUSDT", positionAmt: "0", entryPrice: "0", leverage: "5" }
+          ].filter((row, i, all) => all.findIndex((r) => r.symbol === row.symbol) === i)
+        }
+      case "/fapi/v1/leverage":
+        if (!listed) return invalidSymbol
+        account().settings.set(coin, {
+          leverage: Number(params.get("leverage")),
+          cross: account().settings.get(coin)?.cross ?? true
+        })
+        return { json: { symbol, leverage: Number(params.get("leverage")), maxNotionalValue: "1000000" } }
+      case "/fapi/v1/marginType": {
+        if (!listed) return invalidSymbol
+        const cross = params.get("marginType") === "CROSSED"
+        const setting = account().settings.get(coin) ?? { leverage: 20, cross: true }
+        if (setting.cross === cross) return { status: 400, json: { code: -4046, msg: "No need to change margin type." } }
+        account().settings.set(coin, { ...setting, cross })
+        return { json: { code: 200, msg: "success" } }
+      }
+      case "/fapi/v1/countdownCancelAll": {
+        const countdown = Number(params.get("countdownTime"))
+        account().cancelAt = countdown === 0 ? null : Date.now() + countdown
+        return { json: { symbol, countdownTime: String(countdown) } }
+      }
       case "/fapi/v1/order": {
-        if (req.method === "DELETE") return { json: { orderId: Number(params.get("orderId")), status: "CANCELED" } }
+        if (req.method === "DELETE") {
+          const order = account().orders.get(Number(params.get("orderId")))
+          if (order?.status === "open") order.status = "canceled"
+          return { json: { orderId: Number(params.get("orderId")), status: "CANCELED" } }
+        }
+        if (req.method === "GET") {
+          const order = byCloid(account(), params.get("origClientOrderId") ?? "")
+          return order === undefined
+            ? { status: 400, json: { code: -2013, msg: "Order does not exist." } }
+            : { json: venue2Order(order) }
+        }
         const clientId = params.get("newClientOrderId")
         if (clientId !== null) {
           if (clientOrderIds.includes(clientId)) {
@@ -465,18 +828,33 @@ export const startFakeVenue2 = () =>
           }
           clientOrderIds.push(clientId)
         }
-        // A market order fills whole; without `newOrderRespType=RESULT` the answer is the
-        // acknowledgement, taken before matching: NEW, nothing executed.
-        const filled = params.get("type") === "MARKET" && params.get("newOrderRespType") === "RESULT"
-        return {
-          order: true,
-          json: {
-            orderId: 42,
-            status: filled ? "FILLED" : "NEW",
-            executedQty: filled ? params.get("quantity") : "0",
-            avgPrice: filled ? "65010.5" : "0.00"
-          }
+        if (!listed) return { order: true, ...invalidSymbol }
+        const type = params.get("type")!
+        const trigger = type === "STOP_MARKET" || type === "TAKE_PROFIT_MARKET"
+          ? { kind: type === "STOP_MARKET" ? "sl" as const : "tp" as const, px: Number(params.get("stopPrice")) }
+          : null
+        const side = params.get("side") === "BUY" ? "buy" as const : "sell" as const
+        const placed = placeOn(venue, account(), {
+          coin,
+          side,
+          size: trigger === null ? Number(params.get("quantity")) : 0,
+          market: type === "MARKET",
+          px: 65010.5,
+          cloid: clientId,
+          reduceOnly: params.get("reduceOnly") === "true" || params.get("closePosition") === "true",
+          trigger
+        })
+        if (placed === "margin") return { order: true, status: 400, json: { code: -2019, msg: "Margin is insufficient." } }
+        if (placed === "reduceOnly") {
+          return { order: true, status: 400, json: { code: -2022, msg: "ReduceOnly Order is rejected." } }
         }
+        // Without `newOrderRespType=RESULT` the answer is the acknowledgement, taken before
+        // matching: NEW, nothing executed.
+        const answer = params.get("newOrderRespType") === "RESULT"
+          ? venue2Order(placed)
+          : { ...venue2Order(placed), status: "NEW", executedQty: "0", avgPrice: "0.00" }
+        // The id the platform's tests know a market order by.
+        return { order: true, json: type === "MARKET" ? { ...answer, orderId: 42 } : answer }
       }
       default:
         return { status: 404, json: { code: -5000, msg: "Path not found" } }

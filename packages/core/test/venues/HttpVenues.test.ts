@@ -285,6 +285,8 @@ describe("venue2 over its HTTP API", () => {
   it.effect("signs account calls with HMAC-SHA256; wrong keys are VenueRejected", () =>
     Effect.gen(function*() {
       fake2.behavior = "ok"
+      // The venue account as it starts, before the orders of the tests above.
+      fake2.accounts.clear()
       const venue = yield* makeVenue2Http(connection(fake2.url))
       yield* venue.checkCredentials(keys)
       expect(yield* venue.balances(keys)).toEqual([{ asset: "USDT", total: 1000.5, available: 800.25 }])
