@@ -1,8 +1,10 @@
 import { Effect, Schedule } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { bundleServer } from "../../bundle.config.js"
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url))
 
@@ -11,7 +13,8 @@ const entries = {
   sources: ["--import", "tsx", "--conditions=@trading-platform/source", join(root, "packages/server/src/main.ts")],
   bundle: [join(root, "scripts/start.mjs")]
 }
-export type Entry = keyof typeof entries
+/** One of the ways above, or the path of a built server's `main.js` (see `builtServer`). */
+export type Entry = keyof typeof entries | { readonly main: string }
 
 export interface Running {
   readonly child: ChildProcess
@@ -26,7 +29,7 @@ export const start = (
   user: { uid?: number; gid?: number } = {},
   entry: Entry = "sources"
 ): Running => {
-  const child = spawn(process.execPath, [...entries[entry], ...args], {
+  const child = spawn(process.execPath, [...(typeof entry === "string" ? entries[entry] : [entry.main]), ...args], {
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     ...user
@@ -73,4 +76,26 @@ export const referenceServer = (flags: ReadonlyArray<string> = [], entry: Entry 
       Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("120 seconds")))
     )
     return base
+  })
+
+/**
+ * The built server as `npm run build` lays it out: the package build writes `dist/main.js` and the
+ * files beside it with `bundleServer` (`tsup.config.ts`; the library entries and declarations it
+ * also writes are checked by `packaging/Packages.test.ts`). Built here into a scratch `dist/` of
+ * its own under `node_modules/.cache` (where Node finds the packages it leaves external), so a test
+ * run needs no build first and never rewrites the working tree's `dist/`; removed with the scope.
+ */
+export const builtServer = (flags: ReadonlyArray<string> = []) =>
+  Effect.gen(function*() {
+    const dist = yield* Effect.acquireRelease(
+      Effect.promise(async () => {
+        const cache = join(root, "node_modules", ".cache", "trading-platform")
+        mkdirSync(cache, { recursive: true })
+        const dir = mkdtempSync(join(cache, "built-server-"))
+        await bundleServer(join(dir, "dist"))
+        return dir
+      }),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    )
+    return yield* referenceServer(flags, { main: join(dist, "dist", "main.js") })
   })
