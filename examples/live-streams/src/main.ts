@@ -25,6 +25,8 @@ for await (const event of client.marketIntelligence(["BTC", "ETH"])) {
     console.log(
       event.data.kind === "price"
         ? `${event.data.symbol} ${event.data.price}`
+        : event.data.kind === "risk"
+        ? `account ${event.data.event.account_id} is ${event.data.event.to_mode}`
         : `trigger: ${event.data.trigger.pool_name}`
     )
   } else if (event.event === "news") {

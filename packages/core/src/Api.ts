@@ -11,6 +11,7 @@ import { MarketApi } from "./market/MarketApi.js"
 import { NewsApi } from "./news/NewsApi.js"
 import { ProgramsApi } from "./programs/ProgramsApi.js"
 import { RankingApi } from "./ranking/RankingApi.js"
+import { RiskApi } from "./risk/RiskApi.js"
 import { SignalsApi } from "./signals/SignalsApi.js"
 import { StreamsApi } from "./streams/StreamsApi.js"
 import { HealthApi } from "./system/HealthApi.js"
@@ -31,6 +32,7 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(BacktestsApi)
   .add(AnalyticsApi)
   .add(AutomationApi)
+  .add(RiskApi)
   .add(ArenaApi)
   .add(StorageStatsApi)
   .add(AssistantApi)

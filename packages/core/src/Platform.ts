@@ -10,6 +10,7 @@ import { MarketLive } from "./market/MarketLive.js"
 import { NewsLive } from "./news/NewsLive.js"
 import { ProgramsLive } from "./programs/ProgramsLive.js"
 import { RankingLive } from "./ranking/RankingLive.js"
+import { RiskLive } from "./risk/RiskLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
 import { SignalsLive } from "./signals/SignalsLive.js"
 import { DatabaseLive } from "./sql/Database.js"
@@ -33,7 +34,8 @@ export const PlatformLive = Layer.mergeAll(
   ArenaLive,
   StorageStatsLive,
   RankingLive,
-  NewsLive
+  NewsLive,
+  RiskLive
 ).pipe(
   Layer.provideMerge(AutomationLive),
   // The ranking and automation read the signal engine (open interest samples, triggers).

@@ -14,6 +14,7 @@ import { MarketHttpLive } from "./market/MarketHttp.js"
 import { NewsHttpLive } from "./news/NewsHttp.js"
 import { ProgramsHttpLive } from "./programs/ProgramsHttp.js"
 import { RankingHttpLive } from "./ranking/RankingHttp.js"
+import { RiskHttpLive } from "./risk/RiskHttp.js"
 import { SignalsHttpLive } from "./signals/SignalsHttp.js"
 import { StreamLeases } from "./streams/StreamLeases.js"
 import { StreamsHttpLive } from "./streams/StreamsHttp.js"
@@ -33,6 +34,7 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
   Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
+  Layer.provide(RiskHttpLive),
   Layer.provide(AssistantHttpLive),
   Layer.provide(NewsHttpLive),
   Layer.provide(RankingHttpLive),

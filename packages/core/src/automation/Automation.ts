@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
+import { PositiveAmount } from "../http/Amount.js"
 import { defaulted } from "../http/Defaults.js"
 import { idParam, StoredId } from "../http/IdParam.js"
 import { documentTrimmed } from "../http/TrimmedText.js"
@@ -149,8 +150,12 @@ export class RunList extends Schema.Class<RunList>("RunList")({ runs: Schema.Arr
 /** `paper` fills against the venue's price in the platform's own ledger; `venue` is sent to the venue's API. */
 export const OrderRoute = Schema.Literal("paper", "venue")
 
-/** What placed an order: a run's decision, or its position's mark reaching the take profit, the stop loss or (on paper) the liquidation price. */
-export const OrderTrigger = Schema.Literal("run", "take_profit", "stop_loss", "liquidation")
+/**
+ * What placed an order: a run's decision or a person (`run`, with `run_id` null for a manual
+ * order), its position's mark reaching the take profit, the stop loss or (on paper) the
+ * liquidation price, or the risk firewall closing every position of the account (`flatten`).
+ */
+export const OrderTrigger = Schema.Literal("run", "take_profit", "stop_loss", "liquidation", "flatten")
 
 /**
  * `pending` once decided, `submitted` while the venue has it, then `filled` or `rejected` (a rule
@@ -229,3 +234,27 @@ export class FundingList extends Schema.Class<FundingList>("FundingList")({ fund
 export class PositionList
   extends Schema.Class<PositionList>("PositionList")({ positions: Schema.Array(AccountPosition) })
 {}
+
+/** A client's key for an order it places by hand: the same key is the same order, however often it is sent. */
+export const ClientOrderId = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9_.:-]{1,64}$/, { message: () => "must be 1 to 64 letters, digits or _.:-" })
+)
+
+/**
+ * `POST /api/account/{id}/orders`: a market order placed by hand, filled as a program's is (paper or
+ * venue, the rulebook, the risk firewall). `reduce_only` only shrinks an opposite position (its
+ * quantity is cut to the position's size). `leverage` defaults to the account's default, else 1.
+ */
+export const ManualOrderRequest = Schema.Struct({
+  symbol: Symbol,
+  side: Schema.Literal("buy", "sell"),
+  quantity: PositiveAmount,
+  leverage: Schema.optionalWith(Leverage, { nullable: true }),
+  reduce_only: defaulted(Schema.Boolean, false),
+  /** Also accepted as the `Idempotency-Key` header; a request sent again with it answers the order it placed. */
+  client_order_id: Schema.optionalWith(ClientOrderId, { nullable: true })
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ symbol: "BTC", side: "buy", quantity: 0.01, leverage: 2 }]
+})
+export type ManualOrderRequest = typeof ManualOrderRequest.Type

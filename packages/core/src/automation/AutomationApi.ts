@@ -2,6 +2,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { Schema } from "effect"
 import { AccountPath } from "../accounts/Account.js"
 import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
@@ -14,7 +15,10 @@ import {
   BindingPath,
   BindingRequest,
   BindingUpdate,
+  ClientOrderId,
   FundingList,
+  ManualOrderRequest,
+  Order,
   OrderList,
   PositionList,
   RunList
@@ -91,7 +95,28 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .setPath(AccountPath)
       .setUrlParams(Pagination)
       .addSuccess(OrderList)
-      .annotate(OpenApi.Summary, "The account's orders from automation runs, newest first")
+      .annotate(OpenApi.Summary, "The account's orders from automation runs and by hand, newest first")
+  )
+  .add(
+    HttpApiEndpoint.post("placeOrder", "/account/:account_id/orders")
+      .setPath(AccountPath)
+      .setHeaders(Schema.Struct({ "idempotency-key": Schema.optional(ClientOrderId) }))
+      .setPayload(strictBody(ManualOrderRequest))
+      .addSuccess(Order, { status: 201 })
+      .addError(ApiError.SymbolNotListed)
+      .addError(ApiError.LeverageTooHigh)
+      .addError(ApiError.RiskBlocked)
+      .addError(ApiError.OrderRejected)
+      .addError(ApiError.VenueRejected)
+      .addError(ApiError.Conflict)
+      .annotate(
+        OpenApi.Description,
+        "A market order by hand, filled as a program's is: on paper at the venue's price, or through the venue; " +
+          "the rulebook and the account's risk firewall apply. A refusal is recorded as a rejected order and answers " +
+          "422: `risk_blocked` (with the `rule`) or `order_rejected`. With an `Idempotency-Key` header or " +
+          "`client_order_id`, the same key answers the same order."
+      )
+      .annotate(OpenApi.Summary, "Place an order by hand")
   )
   .add(
     HttpApiEndpoint.get("positions", "/account/:account_id/positions")

@@ -1,14 +1,17 @@
 import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { RiskFirewall } from "../risk/RiskFirewall.js"
+import { RiskRepo } from "../risk/RiskRepo.js"
 import { AutomationRunsLive } from "./AutomationRuns.js"
 import { AutomationSchedulerLive, AutomationSignalTriggersLive } from "./AutomationScheduler.js"
 import { Bindings } from "./Bindings.js"
 import { BindingsRepo } from "./BindingsRepo.js"
 import { LedgerRepo } from "./LedgerRepo.js"
+import { ManualOrders } from "./ManualOrders.js"
 import { OrderPlacement } from "./OrderPlacement.js"
 import { RunsRepo } from "./RunsRepo.js"
 
-export { AutomationRunsLive, Bindings, LedgerRepo, OrderPlacement, RunsRepo }
+export { AutomationRunsLive, Bindings, LedgerRepo, ManualOrders, OrderPlacement, RunsRepo }
 
 // The scheduler and the signal subscription each hold a lease, so only the
 // instances that take part (AUTOMATION_ENABLED) compete for them; every instance may run runs.
@@ -23,11 +26,14 @@ const background = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ automation }
  * sharing the repositories and the workers' wake-up signal. Needs the signal engine, programs,
  * accounts and their venue credentials.
  */
-export const AutomationLive = Layer.mergeAll(Bindings.Default, background).pipe(
+export const AutomationLive = Layer.mergeAll(Bindings.Default, ManualOrders.Default, background).pipe(
   Layer.provideMerge(OrderPlacement.Default),
+  // Every order passes the risk firewall as it settles.
+  Layer.provideMerge(RiskFirewall.Default),
   Layer.provideMerge(Layer.mergeAll(
     BindingsRepo.Default,
     RunsRepo.Default,
-    LedgerRepo.Default
+    LedgerRepo.Default,
+    RiskRepo.Default
   ))
 )

@@ -66,7 +66,8 @@ export const toRun = (row: RunRow) =>
     finished_at: row.finished_at
   })
 
-const toOrder = (
+/** An order as the account's orders list it. */
+export const toOrder = (
   { user_id: _, idempotency_key: _key, take_profit_price: _tp, stop_loss_price: _sl, trailing_stop: _ts, ...row }:
     OrderRow
 ) => new Order(row)

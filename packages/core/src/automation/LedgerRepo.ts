@@ -78,9 +78,10 @@ export const PositionRow = Schema.Struct({
 export type PositionRow = typeof PositionRow.Type
 
 const NewOrder = Schema.Struct({
-  run_id: RunId,
-  binding_id: BindingId,
-  program_id: ProgramId,
+  /** Null, with the binding and the program, for an order placed by hand. */
+  run_id: Schema.NullOr(RunId),
+  binding_id: Schema.NullOr(BindingId),
+  program_id: Schema.NullOr(ProgramId),
   user_id: UserId,
   account_id: AccountId,
   symbol: Schema.String,
@@ -131,13 +132,29 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       execute: (id) => sql`SELECT * FROM automation_orders WHERE id = ${id}`
     })
 
-    /** Records a run's order for a symbol; the run's earlier attempt may have recorded it already, and that one wins. */
+    const orderOfKey = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: OrderRow,
+      execute: (key) => sql`SELECT * FROM automation_orders WHERE idempotency_key = ${key}`
+    })
+
+    /**
+     * Records a run's order for a symbol, or an order placed by hand (no run) under its key; the
+     * run's earlier attempt, or the request sent again, may have recorded it already, and that one wins.
+     */
     const insertOrder = (order: NewOrder) =>
       Effect.flatMap(
         Schema.encode(NewOrder)(order),
-        (row) => sql`INSERT INTO automation_orders ${sql.insert(row)} ON CONFLICT (run_id, symbol) DO NOTHING`
+        (row) =>
+          order.run_id === null
+            ? sql`INSERT INTO automation_orders ${sql.insert(row)} ON CONFLICT (idempotency_key) DO NOTHING`
+            : sql`INSERT INTO automation_orders ${sql.insert(row)} ON CONFLICT (run_id, symbol) DO NOTHING`
       ).pipe(
-        Effect.zipRight(orderOfRun(order)),
+        Effect.zipRight(
+          order.run_id === null
+            ? orderOfKey(order.idempotency_key)
+            : orderOfRun({ run_id: order.run_id, symbol: order.symbol })
+        ),
         Effect.flatMap(Option.match({ onNone: () => Effect.die(new Error("order vanished")), onSome: Effect.succeed }))
       )
 
@@ -436,8 +453,39 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         return yield* orderByKey(key)
       }))
 
+    /**
+     * Records the order that closes a position because its account is being flattened (the risk
+     * firewall), as `recordExit` records a take profit: the route of its last fill, the mark as its
+     * `trigger_price`, one order per position whichever pass records it. None when it is closed.
+     */
+    const recordFlatten = (
+      at: { readonly account_id: AccountId; readonly symbol: string },
+      mark: number,
+      now: Date
+    ) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* lockAccount(at.account_id)
+        const current = yield* position(at)
+        if (Option.isNone(current)) return Option.none()
+        const held = current.value
+        const lastFill = yield* lastFillOf(at)
+        if (Option.isNone(lastFill)) return Option.none()
+        const last = lastFill.value
+        const key = `flatten:${at.account_id}:${at.symbol}:${Date.parse(held.opened_at)}`
+        yield* sql`
+          INSERT INTO automation_orders (binding_id, program_id, user_id, account_id, symbol, exchange, route, trigger,
+            trigger_price, idempotency_key, side, quantity, leverage, status, created_at)
+          VALUES (${last.binding_id}, ${last.program_id}, ${last.user_id}, ${at.account_id}, ${at.symbol}, ${held.exchange},
+            ${last.route}, 'flatten', ${mark}, ${key}, ${held.side === "long" ? "sell" : "buy"}, ${held.size},
+            ${held.leverage}, 'pending', ${now})
+          ON CONFLICT (idempotency_key) DO NOTHING`
+        return yield* orderByKey(key)
+      }))
+
     return {
       orderOfRun,
+      orderOfKey,
+      recordFlatten,
       orderById,
       insertOrder,
       markSubmitted,

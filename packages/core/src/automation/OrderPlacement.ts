@@ -1,5 +1,6 @@
 import { Clock, Data, Effect, Option } from "effect"
 import { MarketData } from "../market/MarketData.js"
+import { refusalText, RiskFirewall, type Settle } from "../risk/RiskFirewall.js"
 import {
   entryPrice,
   entryReached,
@@ -36,6 +37,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     const venueAccounts = yield* VenueAccounts
     const market = yield* MarketData
     const runs = yield* RunsRepo
+    const firewall = yield* RiskFirewall
 
     /** A symbol's rules as its venue states them (cached per venue by market data); undefined when it is not listed. */
     const rulesOf = (exchange: Exchange, symbol: string) =>
@@ -163,6 +165,8 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           rules: terms.rules
         })
         if (sizing._tag !== "Order") return yield* ledger.reject(order.id, sizing.reason)
+        const refused = yield* firewall.check({ ...order, side: sizing.side, quantity: sizing.quantity }, settleAny)
+        if (refused !== null) return yield* ledger.reject(order.id, refusalText(refused))
         yield* ledger.fill({ ...order, side: sizing.side, quantity: sizing.quantity }, {
           price,
           fee: (quantity) => feeOf(quantity * price, type, terms),
@@ -171,11 +175,23 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         })
       }).pipe(Effect.withSpan("OrderPlacement.fillEntry"))
 
+    // What the firewall fills a flatten's exits with (declared apart, as `settle` calls the firewall).
+    const settleAny: Settle = (order) => Effect.suspend(() => settle(order))
+
     /** Fills a recorded order once; answers the refusal (the venue's or a rule's), null when it filled or rests. */
     const settle = Effect.fn("OrderPlacement.settle")(function*(order: OrderRow) {
       if (order.status === "filled" || order.status === "open") return null
       if (order.status === "cancelled") return `Order ${order.id} cancelled: ${order.error}`
       if (order.status === "rejected") return `Order ${order.id} rejected: ${order.error}`
+      // The risk firewall sees every order of a program, an AI trader or a person before it goes out; exits always pass.
+      if (order.trigger === "run" && order.status === "pending") {
+        const refused = yield* firewall.check(order, settleAny)
+        if (refused !== null) {
+          const error = refusalText(refused)
+          yield* ledger.reject(order.id, error)
+          return `Order ${order.id} rejected: ${error}`
+        }
+      }
       const venue = venues[order.exchange]
       if (order.route === "paper") {
         const ticker = (yield* venue.tickers).get(order.symbol)
@@ -301,6 +317,8 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           )
         )
       }
+      // Accounts with positions are valued: their equity peak, their loss and drawdown limits.
+      yield* firewall.watch(settleAny)
     }).pipe(Effect.withSpan("OrderPlacement.watchExits"))
 
     return { settle, watchExits, termsOf, chargeFunding } as const

@@ -105,6 +105,26 @@ export class NoMarketData extends apiError<NoMarketData>()(
     available_until: Schema.String
   }
 ) {}
+export class RiskBlocked extends apiError<RiskBlocked>()(
+  "RiskBlocked",
+  422,
+  "The account's risk firewall refused the order: a limit or its mode (`rule` says which); the order is recorded as rejected",
+  {
+    /** The limit (`max_leverage`, `max_position_notional`, …) or `mode` (reduce_only, paused, flatten). */
+    rule: Schema.String,
+    /** The rejected order, as the account's orders list it. */
+    order_id: Schema.optional(Schema.Int)
+  }
+) {}
+export class OrderRejected extends apiError<OrderRejected>()(
+  "OrderRejected",
+  422,
+  "The order broke a rule of the rulebook (lot, minimum, free cash, reduce-only) or the venue refused it; it is recorded as rejected",
+  {
+    /** The rejected order, as the account's orders list it. */
+    order_id: Schema.optional(Schema.Int)
+  }
+) {}
 export class RateLimited
   extends apiError<RateLimited>()("RateLimited", 429, "Request quota exceeded; wait retry_after seconds", {
     retry_after: Schema.Int

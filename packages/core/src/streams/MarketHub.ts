@@ -1,9 +1,10 @@
-import { Clock, Data, Duration, Effect, FiberHandle, Queue, Schedule } from "effect"
+import { Clock, Data, Duration, Effect, FiberHandle, Queue, Schedule, Stream } from "effect"
 import { News } from "../news/News.js"
+import { RiskFirewall } from "../risk/RiskFirewall.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import type { UserId } from "../users/User.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
-import type { MarketUpdate, NewsUpdate, PriceUpdate, TriggerUpdate } from "./StreamEvents.js"
+import type { MarketUpdate, NewsUpdate, PriceUpdate, RiskUpdate, TriggerUpdate } from "./StreamEvents.js"
 
 /** How often the venues' tickers are read while anyone watches a price. */
 export const priceInterval = Duration.seconds(1)
@@ -28,7 +29,7 @@ export class MailboxClosed extends Data.TaggedError("MailboxClosed") {}
 
 const priceKey = (exchange: Exchange, symbol: string) => `${exchange}:${symbol}`
 
-type Queued = TriggerUpdate | { readonly kind: "news"; readonly item: NewsUpdate }
+type Queued = TriggerUpdate | RiskUpdate | { readonly kind: "news"; readonly item: NewsUpdate }
 
 /**
  * What one open stream has not sent yet. Bounded whatever the consumer's speed: prices are
@@ -55,6 +56,10 @@ export class Mailbox {
   }
 
   offerTrigger(update: TriggerUpdate) {
+    this.enqueue(update)
+  }
+
+  offerRisk(update: RiskUpdate) {
     this.enqueue(update)
   }
 
@@ -127,10 +132,12 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
     const venues = yield* Venues
     const engine = yield* SignalEngine
     const news = yield* News
+    const risk = yield* RiskFirewall
     const open = new Set<Mailbox>()
     const priceWatchers = new Map<string, { exchange: Exchange; symbol: string; mailboxes: Set<Mailbox> }>()
     const triggerWatchers = new Map<UserId, Set<Mailbox>>()
     const newsWatchers = new Map<string, Set<Mailbox>>()
+    const riskWatchers = new Map<UserId, Set<Mailbox>>()
     const triggers = yield* engine.subscribe
     yield* Queue.take(triggers).pipe(
       Effect.map((trigger) => {
@@ -138,6 +145,18 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
         for (const mailbox of triggerWatchers.get(trigger.user_id) ?? []) mailbox.offerTrigger(update)
       }),
       Effect.forever,
+      Effect.forkScoped
+    )
+    // Mode changes of accounts, from every instance (a notification at commit): to the owner's mailboxes.
+    yield* risk.changes.pipe(
+      Stream.runForEach(({ event, user_id }) =>
+        Effect.sync(() => {
+          const update: RiskUpdate = { kind: "risk", event }
+          for (const mailbox of riskWatchers.get(user_id) ?? []) mailbox.offerRisk(update)
+        })
+      ),
+      Effect.catchAllCause((cause) => Effect.logWarning("Risk events stopped; listening again", cause)),
+      Effect.repeat(Schedule.spaced("5 seconds")),
       Effect.forkScoped
     )
     const stories = yield* news.subscribe
@@ -266,6 +285,17 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
           set?.delete(box)
           if (set?.size === 0) triggerWatchers.delete(userId)
         })
+        /** The user's accounts' risk mode changes. */
+        const watchRisk = Effect.sync(() => {
+          const set = riskWatchers.get(userId) ?? new Set()
+          riskWatchers.set(userId, set)
+          set.add(box)
+        })
+        const unwatchRisk = Effect.sync(() => {
+          const set = riskWatchers.get(userId)
+          set?.delete(box)
+          if (set?.size === 0) riskWatchers.delete(userId)
+        })
         const watchedNews = new Set<string>()
         /** Stories mentioning `symbol` from feeds the user has enabled. */
         const watchNews = (symbol: string) =>
@@ -286,7 +316,7 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
           Effect.zipRight(
             Effect.sync(() => open.delete(box)),
             Effect.zipRight(
-              unwatchTriggers,
+              Effect.zipRight(unwatchTriggers, unwatchRisk),
               Effect.zipRight(
                 Effect.forEach(Array.from(watchedNews), unwatchNews, { discard: true }),
                 Effect.forEach(Array.from(watchedPrices), (key) => {
@@ -305,6 +335,8 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
           unwatchPrice,
           watchTriggers,
           unwatchTriggers,
+          watchRisk,
+          unwatchRisk,
           watchNews,
           unwatchNews
         } as const

@@ -70,6 +70,8 @@ const makeFeed = (
         // back from away reads what it missed from `GET /api/news`.
         else if (update.kind === "news") out.push(next("news", update.item))
         else if (update.kind === "price") out.push(next("update", update))
+        // Mode changes are not replayed either: `GET /api/account/{id}/risk/events` lists them.
+        else if (update.kind === "risk") out.push(next("update", update))
         else if (update.trigger.id > cursor) {
           cursor = update.trigger.id
           out.push(next("update", update))
@@ -138,6 +140,7 @@ export class MarketIntelligence
           // Watching starts before the snapshot is taken, so nothing between the two is missed.
           const mailbox = yield* hub.mailbox(caller.id, { heartbeats: true })
           yield* mailbox.watchTriggers
+          yield* mailbox.watchRisk
           for (const [symbol, snap] of Object.entries(prices.prices)) {
             yield* mailbox.watchPrice(exchange, symbol, snap.price)
             yield* mailbox.watchNews(symbol)

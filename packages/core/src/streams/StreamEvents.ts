@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { BacktestId, BacktestMetricsSchema, BacktestStatus } from "../backtests/Backtest.js"
 import { MarketSymbol, maxSymbols, PriceSnapshot } from "../market/Market.js"
 import { NewsItem } from "../news/NewsSource.js"
+import { RiskEvent } from "../risk/Risk.js"
 import { Trigger } from "../signals/Signal.js"
 import { Exchange } from "../venues/Venue.js"
 
@@ -65,7 +66,14 @@ export const TriggerUpdate = Schema.Struct({
 })
 export type TriggerUpdate = typeof TriggerUpdate.Type
 
-export const MarketUpdate = Schema.Union(PriceUpdate, TriggerUpdate)
+/** The risk mode of one of the caller's accounts changed (as `GET /api/account/{id}/risk/events` lists it). */
+export const RiskUpdate = Schema.Struct({
+  kind: Schema.Literal("risk"),
+  event: RiskEvent
+})
+export type RiskUpdate = typeof RiskUpdate.Type
+
+export const MarketUpdate = Schema.Union(PriceUpdate, TriggerUpdate, RiskUpdate)
 export type MarketUpdate = typeof MarketUpdate.Type
 
 export const Heartbeat = Schema.Struct({ timestamp: Schema.String })

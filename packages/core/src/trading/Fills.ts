@@ -38,14 +38,17 @@ export const takerPrice = (price: number, side: 1 | -1, slippage: number): numbe
 /** What closes a position besides a decision. */
 export type ExitTrigger = "take_profit" | "stop_loss" | "liquidation"
 
+/** What closes a live position besides a decision: an exit, or the risk firewall flattening the account (at market). */
+export type CloseTrigger = ExitTrigger | "flatten"
+
 /**
  * Where a protective exit of a position (`dir` +1 long, -1 short) fills once the price has reached
  * `level`, first seen at `seen` (a bar's open when it gapped past the level, else the level): a
  * stop is a market order, at `seen` with slippage; a take profit a resting limit, at `seen`, never
  * worse than its level; a liquidation at its price, fee apart.
  */
-export const exitPrice = (trigger: ExitTrigger, dir: 1 | -1, seen: number, terms: TradingTerms): number =>
-  trigger === "stop_loss" ? takerPrice(seen, dir === 1 ? -1 : 1, terms.slippage) : seen
+export const exitPrice = (trigger: CloseTrigger, dir: 1 | -1, seen: number, terms: TradingTerms): number =>
+  trigger === "stop_loss" || trigger === "flatten" ? takerPrice(seen, dir === 1 ? -1 : 1, terms.slippage) : seen
 
 /** How an entry order fills: at once at market, or resting until the price reaches its level. */
 export type EntryType = "market" | "limit" | "stop"
@@ -54,7 +57,7 @@ export type EntryType = "market" | "limit" | "stop"
  * The fee of a fill of `notional`: the maker rate for a resting order that was filled (a take
  * profit, a limit entry), the taker rate otherwise (a liquidation's is `liquidationFee`).
  */
-export const feeOf = (notional: number, kind: ExitTrigger | EntryType, terms: TradingTerms): number =>
+export const feeOf = (notional: number, kind: CloseTrigger | EntryType, terms: TradingTerms): number =>
   roundMoney(notional * (kind === "take_profit" || kind === "limit" ? terms.makerFeeRate : terms.takerFeeRate))
 
 /**

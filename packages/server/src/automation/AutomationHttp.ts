@@ -1,10 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Bindings, CurrentUser, TradingApi } from "@trading-platform/core"
+import { Bindings, CurrentUser, ManualOrders, TradingApi } from "@trading-platform/core"
 import { Effect } from "effect"
 
 export const AutomationHttpLive = HttpApiBuilder.group(TradingApi, "automation", (handlers) =>
   Effect.gen(function*() {
     const bindings = yield* Bindings
+    const manual = yield* ManualOrders
     return handlers
       .handle("create", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (caller) => bindings.create(caller, path.id, payload)))
@@ -29,6 +30,9 @@ export const AutomationHttpLive = HttpApiBuilder.group(TradingApi, "automation",
       .handle("orders", ({ path, urlParams }) =>
         Effect.flatMap(CurrentUser, (caller) =>
           bindings.listOrders(caller, path.account_id, urlParams)))
+      .handle("placeOrder", ({ headers, path, payload }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          manual.place(caller, path.account_id, payload, headers["idempotency-key"])))
       .handle("positions", ({ path, urlParams }) =>
         Effect.flatMap(CurrentUser, (caller) =>
           bindings.listPositions(caller, path.account_id, urlParams)))

@@ -82,8 +82,16 @@ const accountsView: View = (client, into) => {
     if (accounts.length === 0) status.textContent = "No accounts yet."
     for (const account of accounts) {
       const { positions } = await client.automation.positions({ path: { account_id: account.id }, urlParams: {} })
+      const risk = await client.risk.get({ path: { account_id: account.id } })
       into.append(
         h("h3", {}, account.name, " ", h("span", { class: "muted" }, account.account_type)),
+        h(
+          "p",
+          { class: `risk risk-${risk.mode}` },
+          `Risk: ${risk.mode.replace("_", " ")}`,
+          risk.resume_at === null ? "" : ` until ${risk.resume_at}`,
+          risk.reason === null ? "" : ` (${risk.reason})`
+        ),
         table(["initial capital", "cash", "frozen"], [[
           number(account.initial_capital),
           number(account.current_cash),
