@@ -3,7 +3,7 @@ import { testStorages } from "@trading-platform/core/testing"
 import { Duration, Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { AutomationServer } from "../support/Automation.js"
-import { openSse } from "../support/StreamClients.js"
+import { openSse, openWs } from "../support/StreamClients.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
 const risk = (token: string, id: number) => call("GET", `/api/account/${id}/risk`, { token })
@@ -373,6 +373,23 @@ for (const storage of testStorages) {
             event: { account_id: id, from_mode: "active", to_mode: "reduce_only", source: "manual" }
           })
           sse.close()
+        }))
+
+      it.effect("a mode change reaches the owner's WebSocket on the risk channel; another user's does not", () =>
+        Effect.gen(function*() {
+          const { id, token } = yield* trader
+          const other = yield* trader
+          const ws = yield* openWs(`?session_token=${token}`)
+          ws.send({ type: "subscribe", channel: "risk" })
+          expect(yield* Effect.promise(() => ws.next())).toEqual({ type: "subscribed", channel: "risk" })
+          yield* setRisk(other.token, other.id, { mode: "paused" })
+          yield* setRisk(token, id, { mode: "paused" })
+          const event = yield* Effect.promise(() => ws.next((m) => m.type === "event"))
+          expect(event).toMatchObject({
+            channel: "risk",
+            data: { account_id: id, from_mode: "active", to_mode: "paused", source: "manual" }
+          })
+          ws.socket.close()
         }))
     })
 
