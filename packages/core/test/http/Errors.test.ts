@@ -31,6 +31,8 @@ describe("error catalogue", () => {
       symbol_not_listed: 422,
       no_factor_history: 422,
       no_market_data: 422,
+      risk_blocked: 422,
+      order_rejected: 422,
       rate_limited: 429,
       internal_error: 500,
       upstream_error: 502,
