@@ -153,9 +153,17 @@ export const OrderRoute = Schema.Literal("paper", "venue")
 /**
  * What placed an order: a run's decision or a person (`run`, with `run_id` null for a manual
  * order), its position's mark reaching the take profit, the stop loss or (on paper) the
- * liquidation price, or the risk firewall closing every position of the account (`flatten`).
+ * liquidation price, or the risk firewall closing every position of the account (`flatten`);
+ * `reconciliation` books what the venue did that the ledger missed (see docs/automation.md).
  */
-export const OrderTrigger = Schema.Literal("run", "take_profit", "stop_loss", "liquidation", "flatten")
+export const OrderTrigger = Schema.Literal(
+  "run",
+  "take_profit",
+  "stop_loss",
+  "liquidation",
+  "flatten",
+  "reconciliation"
+)
 
 /**
  * `pending` once decided, `submitted` while the venue has it, then `filled` or `rejected` (a rule
@@ -195,6 +203,48 @@ export class Order extends Schema.Class<Order>("Order")({
   filled_at: Schema.NullOr(Schema.String)
 }) {}
 
+/**
+ * A difference the reconciliation found between the ledger and the venue, and how it resolved it
+ * (docs/automation.md): an order whose answer was lost, found filled (`fill_booked`), resting
+ * (`order_open`), not received (`order_unknown`) or done without executing (`order_closed`); a
+ * position the ledger did not know (`position_adopted`), one the venue closed
+ * (`position_closed`) or holds at another size (`position_resized`); a balance that differs from
+ * the ledger's (`balance_differs`, reported, never booked) or matches again (`balance_matches`);
+ * a take profit or stop loss the venue no longer holds, placed again (`protection_replaced`).
+ */
+export const ReconciliationKind = Schema.Literal(
+  "fill_booked",
+  "order_open",
+  "order_unknown",
+  "order_closed",
+  "position_adopted",
+  "position_closed",
+  "position_resized",
+  "balance_differs",
+  "balance_matches",
+  "protection_replaced"
+)
+export type ReconciliationKind = typeof ReconciliationKind.Type
+
+export class ReconciliationEvent extends Schema.Class<ReconciliationEvent>("ReconciliationEvent")({
+  id: Schema.Int,
+  account_id: AccountId,
+  exchange: Exchange,
+  kind: ReconciliationKind,
+  symbol: Schema.NullOr(Schema.String),
+  /** The ledger's order it concerns (the one looked up, or the booking), if any. */
+  order_id: Schema.NullOr(Schema.Int),
+  /** Signed size (negative short) in the ledger and at the venue, or the balances for a balance event. */
+  ledger_size: Schema.NullOr(Schema.Number),
+  venue_size: Schema.NullOr(Schema.Number),
+  message: Schema.String,
+  created_at: Schema.String
+}) {}
+
+export class ReconciliationList
+  extends Schema.Class<ReconciliationList>("ReconciliationList")({ reconciliations: Schema.Array(ReconciliationEvent) })
+{}
+
 export class OrderList extends Schema.Class<OrderList>("OrderList")({ orders: Schema.Array(Order) }) {}
 
 export class AccountPosition extends Schema.Class<AccountPosition>("AccountPosition")({
@@ -214,6 +264,10 @@ export class AccountPosition extends Schema.Class<AccountPosition>("AccountPosit
   trailing_stop: Schema.NullOr(Schema.Number),
   /** The best mark the trailing stop has seen (the highest for a long, the lowest for a short). */
   trail_best: Schema.NullOr(Schema.Number),
+  /** The take profit and stop loss rest at the venue as its own conditional orders, so they hold while the platform is down. */
+  protected_at_venue: Schema.Boolean,
+  /** The reconciliation found the position at the venue without the ledger knowing it, and took it over. */
+  adopted: Schema.Boolean,
   opened_at: Schema.String,
   updated_at: Schema.String
 }) {}

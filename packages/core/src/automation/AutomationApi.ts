@@ -21,6 +21,7 @@ import {
   Order,
   OrderList,
   PositionList,
+  ReconciliationList,
   RunList
 } from "./Automation.js"
 
@@ -131,6 +132,16 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .setUrlParams(Pagination)
       .addSuccess(FundingList)
       .annotate(OpenApi.Summary, "The funding its paper positions paid and received, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("reconciliations", "/account/:account_id/reconciliations")
+      .setPath(AccountPath)
+      .setUrlParams(Pagination)
+      .addSuccess(ReconciliationList)
+      .annotate(
+        OpenApi.Summary,
+        "The differences the reconciliation found between the ledger and the venue, and how each was resolved, newest first"
+      )
   )
   .addError(ApiError.Forbidden)
   .addError(ApiError.NotFound)

@@ -9,15 +9,18 @@ import { BindingsRepo } from "./BindingsRepo.js"
 import { LedgerRepo } from "./LedgerRepo.js"
 import { ManualOrders } from "./ManualOrders.js"
 import { OrderPlacement } from "./OrderPlacement.js"
+import { ReconcileRequests } from "./ReconcileRequests.js"
+import { Reconciliation, ReconciliationLive } from "./Reconciliation.js"
+import { ReconciliationRepo } from "./ReconciliationRepo.js"
 import { RunsRepo } from "./RunsRepo.js"
 
-export { AutomationRunsLive, Bindings, LedgerRepo, ManualOrders, OrderPlacement, RunsRepo }
+export { AutomationRunsLive, Bindings, LedgerRepo, ManualOrders, OrderPlacement, Reconciliation, RunsRepo }
 
 // The scheduler and the signal subscription each hold a lease, so only the
 // instances that take part (AUTOMATION_ENABLED) compete for them; every instance may run runs.
 const background = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ automation }) =>
   automation.enabled
-    ? Layer.mergeAll(AutomationSchedulerLive, AutomationSignalTriggersLive, AutomationRunsLive)
+    ? Layer.mergeAll(AutomationSchedulerLive, AutomationSignalTriggersLive, AutomationRunsLive, ReconciliationLive)
     : AutomationRunsLive))
 
 /**
@@ -27,13 +30,16 @@ const background = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ automation }
  * accounts and their venue credentials.
  */
 export const AutomationLive = Layer.mergeAll(Bindings.Default, ManualOrders.Default, background).pipe(
+  Layer.provideMerge(Reconciliation.Default),
   Layer.provideMerge(OrderPlacement.Default),
+  Layer.provideMerge(ReconcileRequests.Default),
   // Every order passes the risk firewall as it settles.
   Layer.provideMerge(RiskFirewall.Default),
   Layer.provideMerge(Layer.mergeAll(
     BindingsRepo.Default,
     RunsRepo.Default,
     LedgerRepo.Default,
+    ReconciliationRepo.Default,
     RiskRepo.Default
   ))
 )

@@ -127,18 +127,26 @@ export const AutomationRunsLive = Layer.scopedDiscard(
         if (ticker === undefined) {
           return yield* new FinalFailure({ message: `Unknown symbol on ${exchange}: ${symbol}` })
         }
-        // Any decision but hold replaces the entries the binding left open, as in a backtest.
+        // Any decision but hold replaces the entries the binding left open (at the venue too), as in a backtest.
         if (decision.operation !== "hold") {
-          yield* ledger.cancelOpenEntries({ binding_id: binding.id, symbol })
+          yield* placement.withdrawEntries({ binding_id: binding.id, symbol })
         }
+        const credentials = yield* venueAccounts.credentials(account.id, exchange)
+        const route =
+          venueOptions[exchange].mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
+            ? "venue" as const
+            : "paper" as const
         const type = decision.order_type ?? "market"
         const sign = decision.operation === "sell" ? -1 : 1
-        // A limit or stop entry the price has not reached rests (an ioc one is dropped); it is sized when it fills.
+        // A limit or stop entry the price has not reached rests (an ioc one is dropped). On paper it
+        // is sized when it fills; a limit sent to a venue rests there as the venue's own order, so it
+        // is sized now, at its level.
         const resting = type !== "market" && !entryReached(type, sign, decision.entry_price!, ticker.price)
         if (resting && decision.time_in_force === "ioc") return null
+        const atVenue = resting && route === "venue"
         // Sized at the price it is expected to fill at, as a backtest sizes it.
         const terms = yield* placement.termsOf(exchange, symbol)
-        const sizing = resting
+        const sizing = resting && !atVenue
           ? {
             _tag: "Order" as const,
             side: decision.operation === "sell" ? "sell" as const : "buy" as const,
@@ -146,24 +154,19 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           }
           : sizeOrder(decision, held, {
             freeCash: yield* ledger.freeCash(account.id),
-            feeRate: terms.takerFeeRate,
+            feeRate: atVenue ? terms.makerFeeRate : terms.takerFeeRate,
             leverage,
-            price: takerPrice(ticker.price, sign, terms.slippage),
+            price: atVenue ? decision.entry_price! : takerPrice(ticker.price, sign, terms.slippage),
             rules: terms.rules
           })
         if (sizing._tag === "Nothing") return null
         const max = maxLeverageOf(account)
-        const credentials = yield* venueAccounts.credentials(account.id, exchange)
-        const route =
-          venueOptions[exchange].mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
-            ? "venue" as const
-            : "paper" as const
         const refusal = leverage > max
           ? `leverage_too_high: leverage ${leverage} is above the account's limit ${max}`
           : !Number.isInteger(leverage)
           ? `leverage must be a whole number, not ${leverage}`
-          : resting && route === "venue"
-          ? `limit and stop entries are filled on paper only for now; the venue's own orders are not placed`
+          : atVenue && type === "stop"
+          ? `stop entries rest on paper only; a venue's stop entries are not placed`
           : sizing._tag === "Refused"
           ? sizing.reason
           : null
@@ -181,7 +184,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
           side: sizing.side,
           quantity: sizing.quantity,
           leverage: Math.max(1, Math.round(leverage)),
-          status: refusal !== null ? "rejected" : resting ? "open" : "pending",
+          status: refusal !== null ? "rejected" : resting && !atVenue ? "open" : "pending",
           take_profit_price: decision.take_profit_price ?? null,
           stop_loss_price: decision.stop_loss_price ?? null,
           trailing_stop: decision.trailing_stop ?? null,

@@ -238,7 +238,16 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
     const listPositions = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
       Effect.zipRight(accounts.owned(caller, accountId), ledger.positions({ account_id: accountId, ...pageOf(page) }))
         .pipe(
-          Effect.map((rows) => new PositionList({ positions: rows.map((p) => new AccountPosition(p)) })),
+          Effect.map((rows) =>
+            new PositionList({
+              positions: rows.map((p) =>
+                new AccountPosition({
+                  ...p,
+                  protected_at_venue: p.venue_protection !== null && p.venue_protection.length > 0
+                })
+              )
+            })
+          ),
           dieOnStorageFailure,
           Effect.withSpan("Bindings.listPositions", { attributes: { userId: caller.id, accountId } })
         )

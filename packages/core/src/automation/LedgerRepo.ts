@@ -22,6 +22,15 @@ import { BindingId, OrderRoute, OrderStatus, OrderTrigger, RunId } from "./Autom
 
 const Numeric = Schema.NumberFromString
 
+/** A take profit or stop loss resting at the venue for a position: its client key, the venue's id and its trigger. */
+export const VenueProtection = Schema.Struct({
+  kind: Schema.Literal("take_profit", "stop_loss"),
+  key: Schema.String,
+  order_id: Schema.String,
+  price: Schema.Number
+})
+export type VenueProtection = typeof VenueProtection.Type
+
 export const OrderRow = Schema.Struct({
   id: Schema.Int,
   run_id: Schema.NullOr(RunId),
@@ -73,7 +82,11 @@ export const PositionRow = Schema.Struct({
   opened_at: IsoTimestamp,
   updated_at: IsoTimestamp,
   /** Funding is charged for the payments after this time (the opening, at first). */
-  funded_until: Schema.NullOr(IsoTimestamp)
+  funded_until: Schema.NullOr(IsoTimestamp),
+  /** The take profit and stop loss resting at the venue as its own orders; null when none rest there. */
+  venue_protection: Schema.NullOr(Schema.parseJson(Schema.Array(VenueProtection))),
+  /** The ledger took the position over from the venue, which held it without the ledger knowing. */
+  adopted: Schema.Boolean
 })
 export type PositionRow = typeof PositionRow.Type
 
@@ -113,6 +126,9 @@ export interface Fill {
   readonly venue_order_id: string | null
   readonly at: Date
 }
+
+/** An order that closes its position as it is when it fills (an exit), rather than moving it by its quantity. */
+const isExit = (order: OrderRow) => order.trigger !== "run" && order.trigger !== "reconciliation"
 
 /** SQL for orders, positions and the cash they move; a fill is one transaction. */
 export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/core/LedgerRepo", {
@@ -220,7 +236,7 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         const backingOf = yield* lockAccount(order.account_id)
         const current = Option.getOrNull(yield* position({ account_id: order.account_id, symbol: order.symbol }))
         let quantity = order.quantity
-        if (order.trigger !== "run") {
+        if (isExit(order)) {
           if (current === null || current.side === (order.side === "buy" ? "long" : "short")) {
             yield* reject(order.id, "the position was closed before its exit filled")
             return false
@@ -358,11 +374,21 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         sql`SELECT * FROM automation_orders WHERE trigger <> 'run' AND status IN ('pending', 'submitted') ORDER BY id`
     })
 
-    /** Limit and stop entries waiting for the mark to reach them. */
+    /** Limit and stop entries on paper waiting for the mark to reach them (a venue's rest there). */
     const openEntries = SqlSchema.findAll({
       Request: Schema.Void,
       Result: OrderRow,
-      execute: () => sql`SELECT * FROM automation_orders WHERE status = 'open' ORDER BY id`
+      execute: () => sql`SELECT * FROM automation_orders WHERE status = 'open' AND route = 'paper' ORDER BY id`
+    })
+
+    /** The entries a binding left resting for a symbol, on paper or at the venue. */
+    const openEntriesOf = SqlSchema.findAll({
+      Request: Schema.Struct({ binding_id: BindingId, symbol: Schema.String }),
+      Result: OrderRow,
+      execute: (q) =>
+        sql`
+        SELECT * FROM automation_orders WHERE binding_id = ${q.binding_id} AND symbol = ${q.symbol} AND status = 'open'
+        ORDER BY id`
     })
 
     /** A binding's decision replaces the entries its earlier ones left open for the symbol. */
@@ -428,7 +454,10 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         // The trail follows the marks the watcher sees, up to this one.
         const best = held.trail_best === null ? null : bestOf(held.side, held.trail_best, mark)
         const stop = stopOf(held.side, held.stop_loss_price, held.trailing_stop, held.trail_best ?? held.entry_price)
-        const trigger: ExitTrigger | null = exitTriggered({ ...held, stop_loss_price: stop }, mark, liquidation)
+        // A take profit and stop loss resting at the venue are the venue's to fill.
+        const trigger: ExitTrigger | null = held.venue_protection !== null && held.venue_protection.length > 0
+          ? null
+          : exitTriggered({ ...held, stop_loss_price: stop }, mark, liquidation)
         if (trigger === null) {
           if (best !== null && best !== held.trail_best) {
             yield* sql`UPDATE account_positions SET trail_best = ${best} WHERE account_id = ${at.account_id} AND symbol = ${at.symbol}`
@@ -482,7 +511,139 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         return yield* orderByKey(key)
       }))
 
+    /** The account's venue orders on `exchange` in `status`: sent with no answer yet (`submitted`), or resting there (`open`). */
+    const venueOrders = SqlSchema.findAll({
+      Request: Schema.Struct({
+        account_id: AccountId,
+        exchange: Exchange,
+        status: Schema.Literal("submitted", "open")
+      }),
+      Result: OrderRow,
+      execute: (q) =>
+        sql`
+        SELECT * FROM automation_orders WHERE account_id = ${q.account_id} AND exchange = ${q.exchange}
+          AND route = 'venue' AND status = ${q.status} ORDER BY id`
+    })
+
+    /** The account's positions held at `exchange`. */
+    const positionsAt = SqlSchema.findAll({
+      Request: Schema.Struct({ account_id: AccountId, exchange: Exchange }),
+      Result: PositionRow,
+      execute: (q) =>
+        sql`SELECT * FROM account_positions WHERE account_id = ${q.account_id} AND exchange = ${q.exchange} ORDER BY symbol`
+    })
+
+    /**
+     * Records an order the reconciliation books (a fill the venue made that the ledger missed, or a
+     * position it adopts), as pending at the venue under `key`, one order whichever pass records it.
+     */
+    const recordBooking = (booking: {
+      readonly account_id: AccountId
+      readonly user_id: number
+      readonly symbol: string
+      readonly exchange: Exchange
+      readonly trigger: "reconciliation" | "take_profit" | "stop_loss"
+      readonly trigger_price: number | null
+      readonly side: "buy" | "sell"
+      readonly quantity: number
+      readonly leverage: number
+      readonly key: string
+      readonly at: Date
+    }) =>
+      sql`
+        INSERT INTO automation_orders (user_id, account_id, symbol, exchange, route, trigger, trigger_price,
+          idempotency_key, side, quantity, leverage, status, created_at)
+        VALUES (${booking.user_id}, ${booking.account_id}, ${booking.symbol}, ${booking.exchange}, 'venue',
+          ${booking.trigger}, ${booking.trigger_price}, ${booking.key}, ${booking.side}, ${booking.quantity},
+          ${booking.leverage}, 'submitted', ${booking.at})
+        ON CONFLICT (idempotency_key) DO NOTHING`.pipe(Effect.zipRight(orderByKeyAny(booking.key)))
+
+    const orderByKeyAny = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: OrderRow,
+      execute: (key) => sql`SELECT * FROM automation_orders WHERE idempotency_key = ${key}`
+    })
+
+    /** Marks a venue order resting there, with the venue's id. */
+    const markOpen = (id: number, venueOrderId: string) =>
+      sql`
+        UPDATE automation_orders SET status = 'open', venue_order_id = ${venueOrderId}
+        WHERE id = ${id} AND status IN ('pending', 'submitted')`.pipe(Effect.asVoid)
+
+    /** Sends a pending order again after the venue said it never received it. */
+    const markPending = (id: number) =>
+      sql`UPDATE automation_orders SET status = 'pending' WHERE id = ${id} AND status = 'submitted'`.pipe(Effect.asVoid)
+
+    /** Cancels a resting order the venue cancelled (or a later decision replaced). */
+    const cancel = (id: number, error: string) =>
+      sql`
+        UPDATE automation_orders SET status = 'cancelled', error = ${error}
+        WHERE id = ${id} AND status IN ('pending', 'submitted', 'open')`.pipe(Effect.asVoid)
+
+    /** The conditional orders protecting a position at the venue (none: null). */
+    const setProtection = (
+      at: { readonly account_id: AccountId; readonly symbol: string },
+      protection: ReadonlyArray<VenueProtection> | null
+    ) =>
+      sql`
+        UPDATE account_positions SET venue_protection = ${protection === null ? null : JSON.stringify(protection)}
+        WHERE account_id = ${at.account_id} AND symbol = ${at.symbol}`.pipe(Effect.asVoid)
+
+    /** Flags a position the ledger took over from the venue. */
+    const markAdopted = (at: { readonly account_id: AccountId; readonly symbol: string }) =>
+      sql`UPDATE account_positions SET adopted = true WHERE account_id = ${at.account_id} AND symbol = ${at.symbol}`
+        .pipe(Effect.asVoid)
+
+    /** The leverage and margin mode last set on the venue for the account's symbol. */
+    const venueSetting = SqlSchema.findOne({
+      Request: Schema.Struct({ account_id: AccountId, exchange: Exchange, symbol: Schema.String }),
+      Result: Schema.Struct({ leverage: Schema.Int, margin_mode: Schema.Literal("cross", "isolated") }),
+      execute: (q) =>
+        sql`
+        SELECT leverage, margin_mode FROM venue_symbol_settings
+        WHERE account_id = ${q.account_id} AND exchange = ${q.exchange} AND symbol = ${q.symbol}`
+    })
+
+    const saveVenueSetting = (setting: {
+      readonly account_id: AccountId
+      readonly exchange: Exchange
+      readonly symbol: string
+      readonly leverage: number
+      readonly margin_mode: "cross" | "isolated"
+    }) =>
+      sql`
+        INSERT INTO venue_symbol_settings ${sql.insert(setting)}
+        ON CONFLICT (account_id, exchange, symbol) DO UPDATE SET leverage = EXCLUDED.leverage,
+          margin_mode = EXCLUDED.margin_mode`.pipe(Effect.asVoid)
+
+    /** The account's cash with its positions' margins: what the venue's balance is compared with. */
+    const cashOf = (id: AccountId) =>
+      Effect.map(
+        sql<{ total: string }>`SELECT current_cash + frozen_cash AS total FROM accounts WHERE id = ${id}`,
+        ([row]) => Number(row?.total ?? 0)
+      )
+
+    /** The account's margin mode. */
+    const marginMode = (id: AccountId) =>
+      Effect.map(
+        sql<{ margin_mode: string }>`SELECT margin_mode FROM accounts WHERE id = ${id}`,
+        ([row]) => row?.margin_mode === "isolated" ? "isolated" as const : "cross" as const
+      )
+
     return {
+      venueOrders,
+      openEntriesOf,
+      positionsAt,
+      recordBooking,
+      markOpen,
+      markPending,
+      cancel,
+      setProtection,
+      markAdopted,
+      venueSetting,
+      saveVenueSetting,
+      marginMode,
+      cashOf,
       orderOfRun,
       orderOfKey,
       recordFlatten,

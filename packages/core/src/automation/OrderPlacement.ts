@@ -1,4 +1,6 @@
 import { Clock, Data, Effect, Option } from "effect"
+import type { AccountId } from "../accounts/Account.js"
+import { UpstreamError } from "../http/Errors.js"
 import { MarketData } from "../market/MarketData.js"
 import { refusalText, RiskFirewall, type Settle } from "../risk/RiskFirewall.js"
 import {
@@ -11,10 +13,12 @@ import {
   type TradingTerms
 } from "../trading/Fills.js"
 import { liquidationFee, sizeOrder } from "../trading/Ledger.js"
-import { checkOrder, roundQuantity } from "../venues/SymbolRules.js"
-import { type Exchange, type Ticker, type VenueFailure, Venues } from "../venues/Venue.js"
+import { checkOrder, roundPrice, roundQuantity } from "../venues/SymbolRules.js"
+import { type Exchange, type Ticker, type VenueCredentials, type VenueFailure, Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
-import { LedgerRepo, type OrderRow, type PositionRow } from "./LedgerRepo.js"
+import type { BindingId } from "./Automation.js"
+import { LedgerRepo, type OrderRow, type PositionRow, type VenueProtection } from "./LedgerRepo.js"
+import { ReconcileRequests } from "./ReconcileRequests.js"
 import { decisionsOf, RunsRepo } from "./RunsRepo.js"
 
 /** A run or an order ends for a reason that trying again would not change (the program, a rule, a venue that may have it). */
@@ -38,6 +42,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     const market = yield* MarketData
     const runs = yield* RunsRepo
     const firewall = yield* RiskFirewall
+    const reconcileRequests = yield* ReconcileRequests
 
     /** A symbol's rules as its venue states them (cached per venue by market data); undefined when it is not listed. */
     const rulesOf = (exchange: Exchange, symbol: string) =>
@@ -105,6 +110,10 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           })
         }
         const trigger = order.trigger
+        // The reconciliation books only what a venue did.
+        if (trigger === "reconciliation") {
+          return yield* new FinalFailure({ message: "A reconciliation is not filled on paper" })
+        }
         const price = exitPrice(trigger, side === 1 ? -1 : 1, order.trigger_price ?? ticker.price, terms)
         return yield* ledger.fill(order, {
           price,
@@ -135,8 +144,15 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         }
         const ticker = (yield* venues[order.exchange].tickers).get(order.symbol)
         if (ticker === undefined) return unknown
-        const refusal = checkOrder(rules, { quantity: order.quantity, price: ticker.price, leverage: order.leverage })
-        return refusal === null ? { quantity } : { refusal }
+        const price = order.order_type === "limit" && order.entry_price !== null
+          ? roundPrice(rules, order.entry_price, order.side)
+          : undefined
+        const refusal = checkOrder(rules, {
+          quantity: order.quantity,
+          price: price ?? ticker.price,
+          leverage: order.leverage
+        })
+        return refusal !== null ? { refusal } : price === undefined ? { quantity } : { quantity, price }
       })
 
     /**
@@ -175,6 +191,168 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         })
       }).pipe(Effect.withSpan("OrderPlacement.fillEntry"))
 
+    /** Sets the account's leverage and margin mode for the order's symbol on the venue, when they are not set so already. */
+    const setLeverage = (order: OrderRow, credentials: VenueCredentials) =>
+      Effect.gen(function*() {
+        const at = { account_id: order.account_id, exchange: order.exchange, symbol: order.symbol }
+        const wanted = { leverage: order.leverage, margin_mode: yield* ledger.marginMode(order.account_id) }
+        const current = Option.getOrNull(yield* ledger.venueSetting(at))
+        if (current?.leverage === wanted.leverage && current.margin_mode === wanted.margin_mode) return
+        yield* venues[order.exchange].setLeverage(credentials, { symbol: order.symbol, ...wanted })
+        yield* ledger.saveVenueSetting({ ...at, ...wanted })
+      })
+
+    /**
+     * Books what the venue filled of the order (its quantity and average price, its fee or the
+     * rulebook's taker fee when it names none), then brings the position's protection at the venue
+     * in line with the position as it is now.
+     */
+    const fillAtVenue = (
+      order: OrderRow,
+      result: {
+        readonly order_id: string
+        readonly filled_quantity: number
+        readonly average_price: number | null
+        readonly fee?: number | null
+      },
+      credentials: VenueCredentials
+    ) =>
+      Effect.gen(function*() {
+        const price = result.average_price!
+        const fee = result.fee ??
+          feeOf(
+            result.filled_quantity * price,
+            order.order_type === "limit" ? "limit" : "market",
+            yield* termsOf(order.exchange, order.symbol)
+          )
+        const before = Option.getOrNull(yield* ledger.position(order))
+        const filled = yield* ledger.fill(
+          { ...order, quantity: result.filled_quantity },
+          { price, fee: () => fee, venue_order_id: result.order_id, at: yield* now }
+        )
+        if (filled) yield* protect(order, before, credentials)
+        return filled
+      })
+
+    /**
+     * Rests the position's take profit and stop loss at the venue as its own conditional orders
+     * (so they hold while the platform is down), cancelling those of the position as it was that
+     * no longer apply. A trailing stop stays with the watcher (a venue trigger cannot trail), and so
+     * does a level the venue would not take: the watcher covers what is not protected at the venue.
+     */
+    const protect = (
+      at: { readonly account_id: AccountId; readonly symbol: string; readonly exchange: Exchange },
+      before: PositionRow | null,
+      credentials: VenueCredentials
+    ) =>
+      Effect.gen(function*() {
+        const venue = venues[at.exchange]
+        const after = Option.getOrNull(yield* ledger.position(at))
+        const rules = yield* rulesOf(at.exchange, at.symbol)
+        const wanted = after === null || after.trailing_stop !== null || rules === undefined
+          ? []
+          : ([["take_profit", after.take_profit_price], ["stop_loss", after.stop_loss_price]] as const).flatMap((
+            [kind, level]
+          ) =>
+            level === null ? [] : [{ kind, price: roundPrice(rules, level, after.side === "long" ? "sell" : "buy") }]
+          )
+        const resting = (after ?? before)?.venue_protection ?? []
+        const same = (a: { kind: string; price: number }, b: { kind: string; price: number }) =>
+          a.kind === b.kind && a.price === b.price
+        const kept = after === null || after.opened_at !== before?.opened_at
+          ? []
+          : resting.filter((r) => wanted.some((w) => same(r, w)))
+        for (const stale of resting.filter((r) => !kept.includes(r))) {
+          yield* venue.cancelOrder(credentials, { symbol: at.symbol, order_id: stale.order_id }).pipe(
+            Effect.catchAll((e) => Effect.logWarning(`The venue did not cancel protection order ${stale.order_id}`, e))
+          )
+        }
+        if (after === null) return
+        const placed: Array<VenueProtection> = [...kept]
+        for (const level of wanted.filter((w) => !kept.some((k) => same(k, w)))) {
+          // Stamped with the time: one placed again after the venue dropped it needs a key the venue has not seen.
+          const key = `${level.kind}:${at.account_id}:${at.symbol}:${Date.parse(after.opened_at)}:${level.price}:${
+            (yield* Clock.currentTimeMillis).toString(36)
+          }`
+          const protection = yield* Effect.either(venue.placeProtection(credentials, {
+            symbol: at.symbol,
+            kind: level.kind,
+            side: after.side === "long" ? "sell" : "buy",
+            trigger_price: level.price,
+            quantity: after.size,
+            client_order_id: key
+          }))
+          if (protection._tag === "Right") placed.push({ ...level, key, order_id: protection.right })
+          else {yield* Effect.logWarning(
+              `The venue did not take the ${level.kind} of ${at.symbol}; the watcher keeps it`,
+              protection.left
+            )}
+        }
+        yield* ledger.setProtection(at, placed.length === 0 ? null : placed)
+      }).pipe(Effect.withSpan("OrderPlacement.protect"))
+
+    /**
+     * What the venue made of an order the ledger sent or rests there, found by its key: `filled`
+     * (what executed is booked, as the answer would have been), `open` (it rests there), `unknown`
+     * (the venue never received it), or why it is rejected or cancelled in the ledger (it executed
+     * nothing; an order resting there that the platform does not rest is cancelled).
+     */
+    const resolveAtVenue = (order: OrderRow, credentials: VenueCredentials) =>
+      Effect.gen(function*() {
+        const venue = venues[order.exchange]
+        const found = yield* venue.orderByKey(credentials, {
+          symbol: order.symbol,
+          client_order_id: order.idempotency_key!
+        })
+        if (found === undefined) return "unknown" as const
+        if (found.status === "open" && order.order_type !== "market") {
+          yield* ledger.markOpen(order.id, found.order_id)
+          return "open" as const
+        }
+        if (found.status === "open") {
+          yield* venue.cancelOrder(credentials, { symbol: order.symbol, order_id: found.order_id })
+          if (found.filled_quantity === 0) {
+            yield* ledger.reject(order.id, `the venue had it resting as order ${found.order_id}; it was cancelled`)
+            return "rejected: the venue had it resting; it was cancelled" as const
+          }
+        }
+        if (found.filled_quantity > 0 && found.average_price !== null) {
+          yield* fillAtVenue(order, { ...found, fee: null }, credentials)
+          return "filled" as const
+        }
+        const error = `the venue executed none of it (its order ${found.order_id} is ${found.status})`
+        if (order.status === "open") yield* ledger.cancel(order.id, error)
+        else yield* ledger.reject(order.id, error)
+        return `rejected: ${error}` as const
+      }).pipe(Effect.withSpan("OrderPlacement.resolveAtVenue"))
+
+    /**
+     * Withdraws the entries a binding left resting for a symbol, as its next decision replaces
+     * them: one resting at the venue is cancelled there first and looked up, so what it filled
+     * before the cancel is booked; one the venue still holds fails the run, to be tried again.
+     */
+    const withdrawEntries = (at: { readonly binding_id: BindingId; readonly symbol: string }) =>
+      Effect.gen(function*() {
+        for (const order of yield* ledger.openEntriesOf(at)) {
+          if (order.route === "paper" || order.venue_order_id === null) continue
+          const credentials = yield* venueAccounts.credentials(order.account_id, order.exchange)
+          if (Option.isNone(credentials)) continue
+          // Refused: it filled or was cancelled already, which the lookup tells.
+          yield* Effect.catchTag(
+            venues[order.exchange].cancelOrder(credentials.value, {
+              symbol: order.symbol,
+              order_id: order.venue_order_id
+            }),
+            "VenueRejected",
+            () => Effect.void
+          )
+          if ((yield* resolveAtVenue(order, credentials.value)) === "open") {
+            return yield* new UpstreamError({ error: `The venue still holds entry order ${order.id} after its cancel` })
+          }
+        }
+        yield* ledger.cancelOpenEntries(at)
+      }).pipe(Effect.withSpan("OrderPlacement.withdrawEntries"))
+
     // What the firewall fills a flatten's exits with (declared apart, as `settle` calls the firewall).
     const settleAny: Settle = (order) => Effect.suspend(() => settle(order))
 
@@ -200,29 +378,49 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         }
         return (yield* fillOnPaper(order, ticker)) ? null : yield* refusalOf(order)
       }
-      const unconfirmed = (why: string) =>
-        Effect.zipRight(
-          ledger.reject(order.id, `${why}; it was not sent again, so check the venue`),
-          Effect.fail(new FinalFailure({ message: `The venue did not confirm order ${order.id}: ${why}` }))
-        )
+      const credentials = yield* venueAccounts.credentials(order.account_id, order.exchange)
+      if (Option.isNone(credentials)) {
+        yield* ledger.reject(order.id, "the account has no credentials for its venue any more")
+        return yield* new FinalFailure({ message: `Account ${order.account_id} has no ${order.exchange} credentials` })
+      }
+      // An order sent before (its answer lost, or its process stopped) is looked up before anything is sent.
+      if (order.status === "submitted") {
+        const found = yield* resolveAtVenue(order, credentials.value)
+        if (found !== "unknown") return found === "filled" || found === "open" ? null : `Order ${order.id} ${found}`
+        // The venue never received it: it goes out now, under the same key, so it is still one order.
+        yield* ledger.markPending(order.id)
+      }
       // Checked before the order is marked sent: a refusal here never reached the venue.
       const checked = yield* venueQuantity(order)
       if ("refusal" in checked) {
         yield* ledger.reject(order.id, checked.refusal)
         return `Order ${order.id} rejected: ${checked.refusal}`
       }
-      if (!(yield* ledger.markSubmitted(order.id))) {
-        return yield* unconfirmed("the order was sent before the run was interrupted")
+      const held = Option.getOrNull(yield* ledger.position(order))
+      // An exit, or a run's order that only shrinks the position, may never open one the other way.
+      const reduceOnly = order.trigger !== "run" ||
+        (held !== null && held.side !== (order.side === "buy" ? "long" : "short") && checked.quantity <= held.size)
+      if (!reduceOnly) {
+        const set = yield* Effect.either(setLeverage(order, credentials.value))
+        if (set._tag === "Left") {
+          const e = set.left
+          if (e._tag !== "VenueRejected" && e._tag !== "UnknownSymbol") return yield* e
+          const error = e._tag === "UnknownSymbol" ? `Unknown symbol on ${order.exchange}: ${e.symbol}` : e.error
+          yield* ledger.reject(order.id, error)
+          return `Order ${order.id} rejected: ${error}`
+        }
       }
-      const credentials = yield* venueAccounts.credentials(order.account_id, order.exchange)
-      if (Option.isNone(credentials)) {
-        yield* ledger.reject(order.id, "the account has no credentials for its venue any more")
-        return yield* new FinalFailure({ message: `Account ${order.account_id} has no ${order.exchange} credentials` })
-      }
+      if (!(yield* ledger.markSubmitted(order.id))) return yield* refusalOf(order)
+      // A limit entry the price has not reached rests at the venue at its level (on the symbol's tick).
+      const limit = order.order_type === "limit" && order.entry_price !== null && "price" in checked
+        ? { price: checked.price }
+        : {}
       const placed = yield* Effect.either(venue.placeOrder(credentials.value, {
         symbol: order.symbol,
         side: order.side,
         quantity: checked.quantity,
+        reduce_only: reduceOnly,
+        ...limit,
         ...(order.idempotency_key === null ? {} : { client_order_id: order.idempotency_key })
       }))
       if (placed._tag === "Left") {
@@ -232,26 +430,26 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           yield* ledger.reject(order.id, error)
           return `Order ${order.id} rejected: ${error}`
         }
-        return yield* unconfirmed(e.error)
+        // The answer is lost: the venue may have the order. It stays submitted, is looked up at
+        // once and, failing that, by the reconciliation this failure asks for and the next attempt.
+        yield* reconcileRequests.request(order.account_id)
+        const found = yield* Effect.either(resolveAtVenue({ ...order, status: "submitted" }, credentials.value))
+        if (found._tag === "Left" || found.right === "unknown") return yield* e
+        return found.right === "filled" || found.right === "open" ? null : `Order ${order.id} ${found.right}`
       }
       const result = placed.right
+      if (result.status === "open" && "price" in limit) {
+        yield* ledger.markOpen(order.id, result.order_id)
+        return null
+      }
       if (result.status !== "filled" || result.average_price === null) {
-        const error = `The venue left order ${result.order_id} open`
+        // A market order the venue left resting is not one the platform wants: it is cancelled there.
+        yield* Effect.ignore(venue.cancelOrder(credentials.value, { symbol: order.symbol, order_id: result.order_id }))
+        const error = `The venue left order ${result.order_id} open; it was cancelled`
         yield* ledger.reject(order.id, error)
         return `Order ${order.id} rejected: ${error}`
       }
-      const price = result.average_price
-      const fee = result.fee ??
-        feeOf(result.filled_quantity * price, "market", yield* termsOf(order.exchange, order.symbol))
-      const filled = yield* ledger.fill(
-        { ...order, quantity: result.filled_quantity },
-        {
-          price,
-          fee: () => fee,
-          venue_order_id: result.order_id,
-          at: yield* now
-        }
-      )
+      const filled = yield* fillAtVenue(order, result, credentials.value)
       return filled ? null : yield* refusalOf(order)
     })
 
@@ -321,6 +519,6 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
       yield* firewall.watch(settleAny)
     }).pipe(Effect.withSpan("OrderPlacement.watchExits"))
 
-    return { settle, watchExits, termsOf, chargeFunding } as const
+    return { settle, watchExits, termsOf, chargeFunding, resolveAtVenue, protect, withdrawEntries } as const
   })
 }) {}

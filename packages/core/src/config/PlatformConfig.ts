@@ -129,6 +129,13 @@ export interface AutomationOptions extends JobOptions {
   readonly enabled: boolean
   /** How often arena PnL is recomputed from fills and marks. */
   readonly pnlRefreshInterval: Duration.Duration
+  /** How often live accounts are reconciled with their venues (besides at start and after a venue error); 1 minute when not set. */
+  readonly reconcileInterval?: Duration.Duration
+  /**
+   * After how long without this server a venue cancels a live account's resting entries (its
+   * cancel-all-after, re-armed every third of it); 1 minute when not set.
+   */
+  readonly deadManTimeout?: Duration.Duration
 }
 
 /** How long records that are no longer in use are kept before a purge deletes them. */
@@ -278,6 +285,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   maxQueuedJobsPerUser: positiveInt("MAX_QUEUED_JOBS_PER_USER", 10),
   // The binding scheduler passes at this interval too (due slots, exits), hence 1 s.
   automation: jobOptionsConfig("AUTOMATION", 1_000),
+  reconcileSeconds: positiveInt("RECONCILE_INTERVAL_S", 60),
+  deadManSeconds: integerSetting("DEADMAN_TIMEOUT_S", 60, "must be a whole number of at least 15", (n) => n >= 15),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
   pnlRefreshMs: integerSetting(
     "ARENA_PNL_REFRESH_MS",
@@ -371,7 +380,13 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     backtests: c.backtests,
     maxQueuedJobsPerUser: c.maxQueuedJobsPerUser,
     sandbox: defaultSandboxLimits,
-    automation: { ...c.automation, enabled: c.automationEnabled, pnlRefreshInterval: Duration.millis(c.pnlRefreshMs) },
+    automation: {
+      ...c.automation,
+      enabled: c.automationEnabled,
+      pnlRefreshInterval: Duration.millis(c.pnlRefreshMs),
+      reconcileInterval: Duration.seconds(c.reconcileSeconds),
+      deadManTimeout: Duration.seconds(c.deadManSeconds)
+    },
     assistant: {
       provider: Option.map(c.aiBaseUrl, (baseUrl) => ({ baseUrl, model: c.aiModel, apiKey: c.aiApiKey })),
       timeout: Duration.millis(c.aiTimeoutMs),

@@ -99,13 +99,13 @@ export class Leases extends Effect.Service<Leases>()("@trading-platform/core/Lea
 
 /**
  * The loop both kinds of background work share: a scoped fiber that, at start (once
- * `BackgroundStart` lets it) and then every `interval` on the Clock, runs `pass` when `claim` wins,
- * records the outcome in the lease row and logs a failure; the next pass tries again.
+ * `BackgroundStart` lets it) and then after each `rest` (a sleep on the Clock), runs `pass` when
+ * `claim` wins, records the outcome in the lease row and logs a failure; the next pass tries again.
  */
 const claimedLoop = <E, R>(
   name: string,
   holder: string,
-  interval: Duration.Duration,
+  rest: Effect.Effect<void>,
   claim: Effect.Effect<boolean, unknown>,
   pass: Effect.Effect<void, E, R>
 ) =>
@@ -126,17 +126,23 @@ const claimedLoop = <E, R>(
       Effect.withSpan(`Leases.${name}`)
     )
     const start = yield* BackgroundStart
-    yield* Effect.forkScoped(Effect.zipRight(start, Effect.forever(Effect.zipRight(once, Effect.sleep(interval)))))
+    yield* Effect.forkScoped(Effect.zipRight(start, Effect.forever(Effect.zipRight(once, rest))))
   })
 
 /**
  * Runs `pass` every `interval` while this instance holds the lease `name` (held for the longer of
  * `lease` and two intervals, renewed by the first pass after half of it has gone, so a holder
  * between passes keeps it; handed back when the scope closes, so another replica takes over at once).
+ * With `rest`, a pass follows each `rest` instead, which must end within `interval` (a loop that
+ * sleeps until its next piece of work, or until woken).
  */
 export const leasedLoop = <E, R>(
   name: string,
-  options: { readonly interval: Duration.Duration; readonly lease: Duration.Duration },
+  options: {
+    readonly interval: Duration.Duration
+    readonly lease: Duration.Duration
+    readonly rest?: Effect.Effect<void>
+  },
   pass: Effect.Effect<void, E, R>
 ) =>
   Effect.gen(function*() {
@@ -155,7 +161,7 @@ export const leasedLoop = <E, R>(
     })
     // Added before the loop's fiber, so it runs after that fiber is stopped.
     yield* Effect.addFinalizer(() => Effect.ignore(leases.release(name, holder)))
-    yield* claimedLoop(name, holder, options.interval, renew, pass)
+    yield* claimedLoop(name, holder, options.rest ?? Effect.sleep(options.interval), renew, pass)
   })
 
 /**
@@ -166,7 +172,7 @@ export const runPeriodic = <E, R>(name: string, every: Duration.Duration, task: 
   Effect.gen(function*() {
     const leases = yield* Leases
     const holder = leaseHolder()
-    yield* claimedLoop(name, holder, every, leases.claimRound(name, holder, every), task)
+    yield* claimedLoop(name, holder, Effect.sleep(every), leases.claimRound(name, holder, every), task)
   })
 
 /**

@@ -27,6 +27,7 @@ import m0023 from "./migrations/0023_operators.js"
 import m0024 from "./migrations/0024_backtest_warmup.js"
 import m0025 from "./migrations/0025_backtest_portfolios.js"
 import m0026 from "./migrations/0026_portfolio_bindings.js"
+import m0028 from "./migrations/0028_reconciliation.js"
 import m0029 from "./migrations/0029_risk.js"
 import { scriptText } from "./SqlScript.js"
 
@@ -62,6 +63,7 @@ const byName = {
   "0024_backtest_warmup": m0024,
   "0025_backtest_portfolios": m0025,
   "0026_portfolio_bindings": m0026,
+  "0028_reconciliation": m0028,
   "0029_risk": m0029
 }
 export const migrations = Migrator.fromRecord(byName)

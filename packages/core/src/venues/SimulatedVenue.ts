@@ -222,7 +222,10 @@ export const makeSimulatedVenue = (
           // A reduce-only order shrinks the position, never past flat.
           const quantity = order.reduce_only === true ? Math.min(order.quantity, Math.abs(held)) : order.quantity
           if (order.reduce_only === true && (held === 0 || Math.sign(held) === direction)) {
-            return [`${exchange} refuses a reduce-only order that would not reduce the ${order.symbol} position`, before]
+            return [
+              `${exchange} refuses a reduce-only order that would not reduce the ${order.symbol} position`,
+              before
+            ]
           }
           const order_id = `${exchange}-${before.nextOrder}`
           const numbered = { ...before, nextOrder: before.nextOrder + 1 }
@@ -262,7 +265,9 @@ export const makeSimulatedVenue = (
           return [true, { ...current, openOrders }]
         }),
         (found) =>
-          found ? Effect.void : Effect.fail(new VenueRejected({ error: `${exchange} has no open order ${order.order_id}` }))
+          found
+            ? Effect.void
+            : Effect.fail(new VenueRejected({ error: `${exchange} has no open order ${order.order_id}` }))
       )
 
     const placeProtection = (credentials: VenueCredentials, protection: ProtectionRequest) =>
@@ -331,6 +336,7 @@ export const makeSimulatedVenue = (
           }])
         ),
       placeProtection,
-      cancelAllAfter: (credentials, arm) => modifyAccount(credentials, (a) => [undefined, { ...a, cancelAt: arm.deadline }])
+      cancelAllAfter: (credentials, arm) =>
+        modifyAccount(credentials, (a) => [undefined, { ...a, cancelAt: arm.deadline }])
     } satisfies Venue
   })

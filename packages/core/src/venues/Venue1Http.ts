@@ -76,7 +76,9 @@ const ExchangeAnswer = Schema.Union(
       data: Schema.Struct({ statuses: Schema.Array(Schema.Union(OrderStatus, Schema.Literal("success"))) })
     })
   }),
-  Schema.Struct({ status: Schema.Literal("err"), response: Schema.String })
+  Schema.Struct({ status: Schema.Literal("err"), response: Schema.String }),
+  // An action with no order in it (leverage, the dead-man switch) answers only that it was done.
+  Schema.Struct({ status: Schema.Literal("ok"), response: Schema.Struct({ type: Schema.Literal("default") }) })
 )
 
 /** A price as venue1 accepts it: five significant figures, at most `6 - szDecimals` decimals. */
@@ -180,6 +182,7 @@ export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable 
         if (answer.status === "err") {
           return yield* new VenueRejected({ error: `venue1 refused the action: ${answer.response}` })
         }
+        if (!("data" in answer.response)) return "success" as const
         const status = answer.response.data.statuses[0]
         if (status === undefined) {
           return yield* new UpstreamError({ error: "venue1 answered no status" })
@@ -374,7 +377,9 @@ export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable 
             orders: [{
               a: market.asset,
               b: buy,
-              p: toWire(venuePrice(p.trigger_price * (1 + (buy ? marketSlippage : -marketSlippage)), market.szDecimals)),
+              p: toWire(
+                venuePrice(p.trigger_price * (1 + (buy ? marketSlippage : -marketSlippage)), market.szDecimals)
+              ),
               s: formatQuantity(rulesOf(p.symbol, market, margin), p.quantity),
               r: true,
               t: {
@@ -396,7 +401,10 @@ export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable 
         }),
       // venue1's switch cancels every open order of the account at once, whatever the symbol.
       cancelAllAfter: (credentials, arm) =>
-        act(credentials, arm.deadline === null ? { type: "scheduleCancel" } : { type: "scheduleCancel", time: arm.deadline })
+        act(
+          credentials,
+          arm.deadline === null ? { type: "scheduleCancel" } : { type: "scheduleCancel", time: arm.deadline }
+        )
           .pipe(Effect.asVoid)
     }
     return venue

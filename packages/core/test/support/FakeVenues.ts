@@ -9,9 +9,9 @@ import { l1Digest, recoverAddress } from "../../src/venues/Venue1Signing.js"
  * How a fake venue answers: normally, or failing in one of the ways a real venue fails. The
  * request is acted on first (an order is placed) and then answered so, except `unreachable`
  * (nothing is acted on: the connection is cut, as when the venue's name does not resolve);
- * `drop` cuts the connection after acting, so the answer is lost.
+ * `drop` cuts the connection after acting, so the answer is lost; `hang` acts and never answers.
  */
-export type Behavior = "ok" | "error500" | "unavailable503" | "slow" | "garbage" | "unreachable" | "drop"
+export type Behavior = "ok" | "error500" | "unavailable503" | "slow" | "garbage" | "unreachable" | "drop" | "hang"
 
 /** A venue account's state: what the fake venue holds for one API key (venue2) or one signing wallet (venue1). */
 export interface FakeAccount {
@@ -41,6 +41,8 @@ export interface FakeOrder {
   readonly reduceOnly: boolean
   /** A take profit or stop loss: the mark that fires it, closing the whole position. */
   readonly trigger: { readonly kind: "tp" | "sl"; readonly px: number } | null
+  /** A resting limit order's price: it fills there once the mark reaches it. */
+  readonly limitPx: number | null
 }
 
 export interface FakeVenue {
@@ -54,6 +56,8 @@ export interface FakeVenue {
   readonly calls: Map<string, number>
   /** The raw query string (without `?`) of each order request, in order: what the venue received. */
   readonly orderQueries: Array<string>
+  /** The body of each order request, in order. */
+  readonly orderBodies: Array<any>
   /** The body and the raw query string (without `?`) of the last request. */
   readonly last: { body?: any; query?: string }
   /** The most klines (candles) one answer holds, whatever the request asks: a venue's page cap. */
@@ -64,6 +68,8 @@ export interface FakeVenue {
   fillRatio: number
   /** Orders are refused for insufficient margin. */
   marginShort: boolean
+  /** Called once an order request has been acted on, before it is answered: a fault can begin exactly then. */
+  afterOrder: () => void
   /** Venue accounts by key (venue2's API key, venue1's signing address). */
   readonly accounts: Map<string, FakeAccount>
   /** Moves a coin's mark; the take profits and stop losses it reaches fill at their trigger. */
@@ -147,6 +153,7 @@ const start = (handler: Handler): Promise<FakeVenue> =>
     const last: { body?: any; query?: string } = {}
     const clientOrderIds: Array<string> = []
     const orderQueries: Array<string> = []
+    const orderBodies: Array<any> = []
     const accounts = new Map<string, FakeAccount>()
     const venue = {
       behavior: "ok" as Behavior,
@@ -155,6 +162,7 @@ const start = (handler: Handler): Promise<FakeVenue> =>
       throttle: { times: 0, retryAfter: 1 } as FakeVenue["throttle"],
       fillRatio: 1,
       marginShort: false,
+      afterOrder: () => {},
       accounts,
       setMark: (coin: string, price: number) => {
         marks[coin] = price
@@ -181,7 +189,11 @@ const start = (handler: Handler): Promise<FakeVenue> =>
           venue: venue as unknown as FakeVenue
         })
         const key = answer.key ?? url.pathname
-        if (answer.order === true) orderQueries.push(last.query)
+        if (answer.order === true) {
+          orderQueries.push(last.query)
+          orderBodies.push(body)
+          venue.afterOrder()
+        }
         calls.set(key, (calls.get(key) ?? 0) + 1)
         const send = (status: number, text: string) => {
           if (!res.writableEnded) res.writeHead(status, { "content-type": "application/json" }).end(text)
@@ -204,7 +216,10 @@ const start = (handler: Handler): Promise<FakeVenue> =>
           case "slow":
             return void setTimeout(() => send(200, JSON.stringify(answer.json)), 3_000).unref()
           case "drop":
+          case "unreachable":
             return void req.socket.destroy()
+          case "hang":
+            return
           default:
             return send(answer.status ?? 200, JSON.stringify(answer.json))
         }
@@ -218,6 +233,7 @@ const start = (handler: Handler): Promise<FakeVenue> =>
         calls,
         clientOrderIds,
         orderQueries,
+        orderBodies,
         last,
         close: () =>
           new Promise<void>((done) => {
@@ -276,11 +292,20 @@ const dueCancels = (account: FakeAccount) => {
   account.cancelAt = null
 }
 
-/** Fills the take profits and stop losses of `coin` the mark reached, closing the position at the trigger. */
+/**
+ * Fills what the mark of `coin` reached: resting limit orders at their price, and take profits and
+ * stop losses at their trigger, closing the position.
+ */
 const fireTriggers = (account: FakeAccount, coin: string, mark: number) => {
   dueCancels(account)
   for (const order of account.orders.values()) {
-    if (order.status !== "open" || order.trigger === null || order.coin !== coin) continue
+    if (order.status !== "open" || order.coin !== coin) continue
+    if (order.limitPx !== null && (order.side === "buy" ? mark <= order.limitPx : mark >= order.limitPx)) {
+      book(account, order, order.size - order.filled, order.limitPx)
+      order.status = "filled"
+      continue
+    }
+    if (order.trigger === null) continue
     const held = account.positions.get(coin)
     const closesLong = order.side === "sell"
     const reached = (order.trigger.kind === "sl") === closesLong ? mark <= order.trigger.px : mark >= order.trigger.px
@@ -304,13 +329,21 @@ const placeOn = (
     size: number
     market: boolean
     px: number
+    /** The price of a limit order (rests when the market has not reached it). */
+    limitPx?: number
     cloid: string | null
     reduceOnly: boolean
     trigger: FakeOrder["trigger"]
   }
-): FakeOrder | "margin" | "reduceOnly" => {
+): FakeOrder | "margin" | "reduceOnly" | "immediate" => {
   dueCancels(account)
   if (venue.marginShort && !o.reduceOnly) return "margin"
+  // As the venues do, a trigger the mark has already passed is refused rather than fired at once.
+  if (o.trigger !== null) {
+    const mark = markOf(o.coin)
+    const closesLong = o.side === "sell"
+    if ((o.trigger.kind === "sl") === closesLong ? mark <= o.trigger.px : mark >= o.trigger.px) return "immediate"
+  }
   const held = account.positions.get(o.coin)?.szi ?? 0
   let size = o.size
   if (o.reduceOnly && o.trigger === null) {
@@ -327,7 +360,8 @@ const placeOn = (
     status: "open",
     cloid: o.cloid,
     reduceOnly: o.reduceOnly,
-    trigger: o.trigger
+    trigger: o.trigger,
+    limitPx: o.market || o.trigger !== null ? null : o.limitPx ?? null
   }
   account.orders.set(order.oid, order)
   if (o.market && o.trigger === null) {
@@ -358,7 +392,6 @@ export const venue1AgentKey = `0x${"5e".repeat(32)}`
 const agentAddress = `0x${
   bytesToHex(keccak_256(secp256k1.getPublicKey(venue1AgentKey.slice(2), false).subarray(1)).subarray(12))
 }`
-export const venue1RestingOrder = 78
 
 /** Wallets made by `fakeVenue1Wallet`: the address, and the address of the agent key that signs for it. */
 const venue1Agents = new Map<string, string>()
@@ -368,7 +401,8 @@ const addressOf = (privateKey: string) =>
 
 /** A venue1 wallet of its own (an empty venue account), accepted by every fake venue1. */
 export const fakeVenue1Wallet = () => {
-  const hex = (bytes: number) => Array.from({ length: bytes }, () => Math.floor(Math.random() * 256).toString(16).padStart(2, "0")).join("")
+  const hex = (bytes: number) =>
+    Array.from({ length: bytes }, () => Math.floor(Math.random() * 256).toString(16).padStart(2, "0")).join("")
   const privateKey = `0x${hex(32)}`
   const address = `0x${hex(20)}`
   venue1Agents.set(address.toLowerCase(), addressOf(privateKey))
@@ -383,8 +417,10 @@ const seededVenue1 = (): FakeAccount => ({
 })
 
 /** The venue account an `/info` request's `user` reads: its agent's. */
-const venue1Account = (venue: FakeVenue, user: string) =>
-  accountOf(venue, venue1Agents.get(String(user).toLowerCase()) ?? agentAddress, seededVenue1)
+const venue1Account = (venue: FakeVenue, user: string) => {
+  const agent = venue1Agents.get(String(user).toLowerCase()) ?? agentAddress
+  return accountOf(venue, agent, agent === agentAddress ? seededVenue1 : undefined)
+}
 
 /**
  * venue1's signed `/exchange` (a testnet): checks the signer; places orders on the signer's venue
@@ -406,10 +442,8 @@ const exchange = (body: any, clientOrderIds: Array<string>, venue: FakeVenue) =>
     case "cancel": {
       const { o } = body.action.cancels[0]
       const order = account.orders.get(o)
-      if (o !== venue1RestingOrder && order?.status !== "open") {
-        return ok([{ error: "Order was never placed, already canceled, or filled." }])
-      }
-      if (order) order.status = "canceled"
+      if (order?.status !== "open") return ok([{ error: "Order was never placed, already canceled, or filled." }])
+      order.status = "canceled"
       return ok(["success"])
     }
     case "updateLeverage": {
@@ -425,29 +459,34 @@ const exchange = (body: any, clientOrderIds: Array<string>, venue: FakeVenue) =>
   const wire = body.action.orders[0]
   const coin = coins[wire.a]
   if (coin === undefined) return ok([{ error: "Invalid asset" }])
-  if (wire.c !== undefined) {
-    if (clientOrderIds.includes(wire.c)) return ok([{ error: "Duplicate cloid" }])
-    clientOrderIds.push(wire.c)
-  }
-  const trigger = wire.t.trigger === undefined ? null : { kind: wire.t.trigger.tpsl, px: Number(wire.t.trigger.triggerPx) }
+  if (wire.c !== undefined && clientOrderIds.includes(wire.c)) return ok([{ error: "Duplicate cloid" }])
+  const trigger = wire.t.trigger === undefined
+    ? null
+    : { kind: wire.t.trigger.tpsl, px: Number(wire.t.trigger.triggerPx) }
   const placed = placeOn(venue, account, {
     coin,
     side: wire.b ? "buy" : "sell",
     size: Number(wire.s),
     market: wire.t.limit?.tif === "Ioc",
     px: 3200.5,
+    limitPx: Number(wire.p),
     cloid: wire.c ?? null,
     reduceOnly: wire.r,
     trigger
   })
   if (placed === "margin") return ok([{ error: "Insufficient margin to place order. asset=" + wire.a }])
   if (placed === "reduceOnly") return ok([{ error: "Reduce only order would increase position. asset=" + wire.a }])
+  if (placed === "immediate") return ok([{ error: "Order would immediately trigger. asset=" + wire.a }])
+  // Only an order the venue took keeps its client order id.
+  if (wire.c !== undefined) clientOrderIds.push(wire.c)
   if (placed.trigger !== null) return ok(["waitingForTrigger"])
-  if (placed.filled > 0) return ok([{ filled: { totalSz: String(placed.filled), avgPx: String(placed.avgPx), oid: 77 } }])
+  if (placed.filled > 0) {
+    return ok([{ filled: { totalSz: String(placed.filled), avgPx: String(placed.avgPx), oid: 77 } }])
+  }
   if (placed.status === "canceled") {
     return ok([{ error: "Order could not immediately match against any resting orders. asset=" + wire.a }])
   }
-  return ok([{ resting: { oid: venue1RestingOrder } }])
+  return ok([{ resting: { oid: placed.oid } }])
 }
 
 /** A venue1 (Hyperliquid-style) server: `POST /info` and signed `POST /exchange`. */
@@ -649,7 +688,12 @@ const seededVenue2 = (): FakeAccount => ({
   balance: 1000.5
 })
 
-const signedPaths = new Set(["/fapi/v1/order", "/fapi/v1/leverage", "/fapi/v1/marginType", "/fapi/v1/countdownCancelAll"])
+const signedPaths = new Set([
+  "/fapi/v1/order",
+  "/fapi/v1/leverage",
+  "/fapi/v1/marginType",
+  "/fapi/v1/countdownCancelAll"
+])
 
 /** venue2's answer for an order: its id, status, what executed and at what average price. */
 const venue2Order = (order: FakeOrder) => ({
@@ -800,7 +844,9 @@ export const startFakeVenue2 = () =>
         if (!listed) return invalidSymbol
         const cross = params.get("marginType") === "CROSSED"
         const setting = account().settings.get(coin) ?? { leverage: 20, cross: true }
-        if (setting.cross === cross) return { status: 400, json: { code: -4046, msg: "No need to change margin type." } }
+        if (setting.cross === cross) {
+          return { status: 400, json: { code: -4046, msg: "No need to change margin type." } }
+        }
         account().settings.set(coin, { ...setting, cross })
         return { json: { code: 200, msg: "success" } }
       }
@@ -826,7 +872,6 @@ export const startFakeVenue2 = () =>
           if (clientOrderIds.includes(clientId)) {
             return { order: true, status: 400, json: { code: -4116, msg: "ClientOrderId is duplicated." } }
           }
-          clientOrderIds.push(clientId)
         }
         if (!listed) return { order: true, ...invalidSymbol }
         const type = params.get("type")!
@@ -840,14 +885,22 @@ export const startFakeVenue2 = () =>
           size: trigger === null ? Number(params.get("quantity")) : 0,
           market: type === "MARKET",
           px: 65010.5,
+          ...(type === "LIMIT" ? { limitPx: Number(params.get("price")) } : {}),
           cloid: clientId,
           reduceOnly: params.get("reduceOnly") === "true" || params.get("closePosition") === "true",
           trigger
         })
-        if (placed === "margin") return { order: true, status: 400, json: { code: -2019, msg: "Margin is insufficient." } }
+        if (placed === "margin") {
+          return { order: true, status: 400, json: { code: -2019, msg: "Margin is insufficient." } }
+        }
+        if (placed === "immediate") {
+          return { order: true, status: 400, json: { code: -2021, msg: "Order would immediately trigger." } }
+        }
         if (placed === "reduceOnly") {
           return { order: true, status: 400, json: { code: -2022, msg: "ReduceOnly Order is rejected." } }
         }
+        // Only an order the venue took keeps its client order id.
+        if (clientId !== null) clientOrderIds.push(clientId)
         // Without `newOrderRespType=RESULT` the answer is the acknowledgement, taken before
         // matching: NEW, nothing executed.
         const answer = params.get("newOrderRespType") === "RESULT"

@@ -5,11 +5,12 @@ import { createServer } from "node:net"
 import { defaultMarginTables } from "../../src/venues/MarginTiers.js"
 import {
   type FakeVenue,
+  fakeVenue1Wallet,
+  fakeVenue2Keys,
   refusedAddress,
   startFakeVenue1,
   startFakeVenue2,
   venue1AgentKey,
-  venue1RestingOrder,
   venue2Account
 } from "../support/FakeVenues.js"
 
@@ -165,15 +166,15 @@ describe("venue1 over its HTTP API", () => {
         grouping: "na"
       })
       const resting = yield* venue.placeOrder(wallet, { symbol: "BTC", side: "sell", quantity: 0.5, price: 70000.123 })
-      expect(resting).toMatchObject({ order_id: String(venue1RestingOrder), status: "open", filled_quantity: 0 })
+      expect(resting).toMatchObject({ order_id: expect.stringMatching(/^\d+$/), status: "open", filled_quantity: 0 })
       expect(fake1.last.body.action.orders[0]).toMatchObject({
         a: 0,
         b: false,
         p: "70000",
         t: { limit: { tif: "Gtc" } }
       })
-      yield* venue.cancelOrder(wallet, { symbol: "BTC", order_id: String(venue1RestingOrder) })
-      expect(fake1.last.body.action).toEqual({ type: "cancel", cancels: [{ a: 0, o: venue1RestingOrder }] })
+      yield* venue.cancelOrder(wallet, { symbol: "BTC", order_id: resting.order_id })
+      expect(fake1.last.body.action).toEqual({ type: "cancel", cancels: [{ a: 0, o: Number(resting.order_id) }] })
       const again = yield* Effect.flip(venue.cancelOrder(wallet, { symbol: "BTC", order_id: "12345" }))
       expect(again).toMatchObject({ _tag: "VenueRejected", error: expect.stringMatching(/never placed/) })
       const stranger = { ...wallet, privateKey: `0x${"11".repeat(32)}` }
@@ -182,6 +183,65 @@ describe("venue1 over its HTTP API", () => {
       expect(yield* Effect.flip(venue.placeOrder(wallet, { symbol: "NOPE", side: "buy", quantity: 1 }))).toMatchObject({
         _tag: "UnknownSymbol"
       })
+    }))
+
+  it.effect("looks orders up by client order id, sets leverage, rests reduce-only triggers and arms scheduleCancel", () =>
+    Effect.gen(function*() {
+      fake1.behavior = "ok"
+      const venue = yield* makeVenue1Http(connection(fake1.url))
+      const own = fakeVenue1Wallet()
+      const w = {
+        kind: "wallet",
+        environment: "testnet",
+        address: own.wallet_address,
+        privateKey: own.private_key
+      } as const
+      expect(yield* venue.orderByKey(w, { symbol: "ETH", client_order_id: "never-sent" })).toBeUndefined()
+      yield* venue.setLeverage(w, { symbol: "ETH", leverage: 7, margin_mode: "isolated" })
+      expect(fake1.last.body.action).toEqual({ type: "updateLeverage", asset: 1, isCross: false, leverage: 7 })
+      const opened = yield* venue.placeOrder(w, { symbol: "ETH", side: "buy", quantity: 2, client_order_id: "open-1" })
+      expect(opened).toMatchObject({ status: "filled", filled_quantity: 2 })
+      // Found by its key: the venue's own id, and the price of its fills.
+      expect(yield* venue.orderByKey(w, { symbol: "ETH", client_order_id: "open-1" })).toEqual({
+        order_id: expect.stringMatching(/^\d+$/),
+        status: "filled",
+        filled_quantity: 2,
+        average_price: 3200.5
+      })
+      expect(yield* venue.positions(w)).toEqual([
+        { symbol: "ETH", side: "long", size: 2, entry_price: 3200.5, leverage: 7 }
+      ])
+      const stop = yield* venue.placeProtection(w, {
+        symbol: "ETH",
+        kind: "stop_loss",
+        side: "sell",
+        trigger_price: 3000,
+        quantity: 2,
+        client_order_id: "sl-1"
+      })
+      // A market trigger, reduce-only, its limit 5 % through the trigger; its id found by its key.
+      expect(fake1.orderBodies.at(-1).action.orders[0]).toMatchObject({
+        a: 1,
+        b: false,
+        p: "2850",
+        s: "2",
+        r: true,
+        t: { trigger: { isMarket: true, triggerPx: "3000", tpsl: "sl" } }
+      })
+      expect(yield* venue.orderByKey(w, { symbol: "ETH", client_order_id: "sl-1" })).toMatchObject({
+        order_id: stop,
+        status: "open",
+        filled_quantity: 0
+      })
+      // A close that would open the other way is refused by a reduce-only order.
+      const grown = yield* Effect.flip(
+        venue.placeOrder(w, { symbol: "BTC", side: "sell", quantity: 0.1, reduce_only: true })
+      )
+      expect(grown).toMatchObject({ _tag: "VenueRejected", error: expect.stringMatching(/Reduce only/) })
+      yield* venue.cancelAllAfter(w, { symbols: ["ETH"], deadline: 1_900_000_000_000 })
+      expect(fake1.last.body.action).toEqual({ type: "scheduleCancel", time: 1_900_000_000_000 })
+      yield* venue.cancelAllAfter(w, { symbols: ["ETH"], deadline: null })
+      expect(fake1.last.body.action).toEqual({ type: "scheduleCancel" })
     }))
 })
 
@@ -309,6 +369,70 @@ describe("venue2 over its HTTP API", () => {
       expect(wrongSecret).toMatchObject({ _tag: "VenueRejected", error: expect.stringMatching(/Signature/) })
       const wrongKey = yield* Effect.flip(venue.checkCredentials({ ...keys, apiKey: "someone-else" }))
       expect(wrongKey).toMatchObject({ _tag: "VenueRejected", error: expect.stringMatching(/API key/) })
+    }))
+})
+
+describe("venue2's account calls for live safety", () => {
+  it.effect("looks orders up by client order id, sets margin mode and leverage, rests closePosition triggers and counts down cancel-all", () =>
+    Effect.gen(function*() {
+      fake2.behavior = "ok"
+      const venue = yield* makeVenue2Http(connection(fake2.url))
+      const own = fakeVenue2Keys()
+      const k = { kind: "apiKey", environment: "testnet", apiKey: own.api_key, secretKey: own.secret_key } as const
+      // -2013 "Order does not exist": the venue never received it.
+      expect(yield* venue.orderByKey(k, { symbol: "BTC", client_order_id: "never-sent" })).toBeUndefined()
+      yield* venue.setLeverage(k, { symbol: "BTC", leverage: 5, margin_mode: "isolated" })
+      // Set again: -4046 "No need to change margin type" is no failure.
+      yield* venue.setLeverage(k, { symbol: "BTC", leverage: 5, margin_mode: "isolated" })
+      expect(fake2.accounts.get(own.api_key)!.settings.get("BTC")).toEqual({ leverage: 5, cross: false })
+      yield* venue.placeOrder(k, { symbol: "BTC", side: "buy", quantity: 0.01, client_order_id: "open-2" })
+      expect(yield* venue.orderByKey(k, { symbol: "BTC", client_order_id: "open-2" })).toEqual({
+        order_id: expect.stringMatching(/^\d+$/),
+        status: "filled",
+        filled_quantity: 0.01,
+        average_price: 65010.5
+      })
+      const tp = yield* venue.placeProtection(k, {
+        symbol: "BTC",
+        kind: "take_profit",
+        side: "sell",
+        trigger_price: 70000,
+        quantity: 0.01,
+        client_order_id: "tp-2"
+      })
+      const sent = new URLSearchParams(fake2.orderQueries.at(-1))
+      expect(
+        Object.fromEntries(["type", "side", "stopPrice", "closePosition", "workingType"].map((k) => [k, sent.get(k)]))
+      )
+        .toEqual({
+          type: "TAKE_PROFIT_MARKET",
+          side: "SELL",
+          stopPrice: "70000",
+          closePosition: "true",
+          workingType: "MARK_PRICE"
+        })
+      expect(yield* venue.orderByKey(k, { symbol: "BTC", client_order_id: "tp-2" })).toMatchObject({
+        order_id: tp,
+        status: "open"
+      })
+      // A trigger the mark has passed already is refused, not fired.
+      const passed = yield* Effect.flip(venue.placeProtection(k, {
+        symbol: "BTC",
+        kind: "stop_loss",
+        side: "sell",
+        trigger_price: 66000,
+        quantity: 0.01,
+        client_order_id: "sl-2"
+      }))
+      expect(passed).toMatchObject({ _tag: "VenueRejected", error: expect.stringMatching(/immediately trigger/) })
+      yield* venue.placeOrder(k, { symbol: "BTC", side: "sell", quantity: 0.01, reduce_only: true })
+      expect(new URLSearchParams(fake2.orderQueries.at(-1)).get("reduceOnly")).toBe("true")
+      expect(yield* venue.positions(k)).toEqual([])
+      yield* venue.cancelAllAfter(k, { symbols: ["BTC", "ETH"], deadline: Date.now() + 60_000 })
+      expect(fake2.accounts.get(own.api_key)!.cancelAt).toBeGreaterThan(Date.now() + 50_000)
+      yield* venue.cancelAllAfter(k, { symbols: ["BTC"], deadline: null })
+      expect(new URLSearchParams(fake2.last.query).get("countdownTime")).toBe("0")
+      expect(fake2.accounts.get(own.api_key)!.cancelAt).toBeNull()
     }))
 })
 

@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Bindings, CurrentUser, ManualOrders, TradingApi } from "@trading-platform/core"
+import { Bindings, CurrentUser, ManualOrders, Reconciliation, TradingApi } from "@trading-platform/core"
 import { Effect } from "effect"
 
 export const AutomationHttpLive = HttpApiBuilder.group(TradingApi, "automation", (handlers) =>
   Effect.gen(function*() {
     const bindings = yield* Bindings
     const manual = yield* ManualOrders
+    const reconciliation = yield* Reconciliation
     return handlers
       .handle("create", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (caller) => bindings.create(caller, path.id, payload)))
@@ -39,4 +40,7 @@ export const AutomationHttpLive = HttpApiBuilder.group(TradingApi, "automation",
       .handle("funding", ({ path, urlParams }) =>
         Effect.flatMap(CurrentUser, (caller) =>
           bindings.listFunding(caller, path.account_id, urlParams)))
+      .handle("reconciliations", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          reconciliation.list(caller, path.account_id, urlParams)))
   }))

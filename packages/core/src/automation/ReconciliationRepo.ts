@@ -1,0 +1,78 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { Effect, Schema } from "effect"
+import { AccountId } from "../accounts/Account.js"
+import { IsoTimestamp } from "../sql/Columns.js"
+import { UserId } from "../users/User.js"
+import { Exchange } from "../venues/Venue.js"
+import { ReconciliationKind } from "./Automation.js"
+
+const NullableNumeric = Schema.NullOr(Schema.NumberFromString)
+
+export const ReconciliationRow = Schema.Struct({
+  id: Schema.Int,
+  account_id: AccountId,
+  exchange: Exchange,
+  kind: ReconciliationKind,
+  symbol: Schema.NullOr(Schema.String),
+  order_id: Schema.NullOr(Schema.Int),
+  ledger_size: NullableNumeric,
+  venue_size: NullableNumeric,
+  message: Schema.String,
+  created_at: IsoTimestamp
+})
+export type ReconciliationRow = typeof ReconciliationRow.Type
+
+const NewEvent = ReconciliationRow.pipe(Schema.omit("id", "created_at"))
+export type NewReconciliationEvent = typeof NewEvent.Type
+
+/** The accounts that trade at a venue, and the differences the reconciliation found with it. */
+export class ReconciliationRepo
+  extends Effect.Service<ReconciliationRepo>()("@trading-platform/core/ReconciliationRepo", {
+    effect: Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      /**
+       * Active accounts with credentials for their venue (venue1 when enabled, else venue2) outside
+       * venue1's paper environment: those whose orders go to the venue when it is in http mode.
+       */
+      const liveAccounts = SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: Schema.Struct({ account_id: AccountId, user_id: UserId, exchange: Exchange }),
+        execute: () =>
+          sql`
+        SELECT a.id AS account_id, a.user_id, c.venue AS exchange FROM accounts a
+        JOIN venue_credentials c ON c.account_id = a.id
+          AND c.venue = CASE WHEN a.venue1_enabled THEN 'venue1' ELSE 'venue2' END
+        WHERE a.is_active AND a.venue1_environment IS DISTINCT FROM 'paper' ORDER BY a.id`
+      })
+
+      const insert = (event: NewReconciliationEvent, at: Date) =>
+        Effect.flatMap(
+          Schema.encode(NewEvent)(event),
+          (row) => sql`INSERT INTO reconciliation_events ${sql.insert({ ...row, created_at: at })}`
+        ).pipe(Effect.asVoid)
+
+      const list = SqlSchema.findAll({
+        Request: Schema.Struct({ account_id: AccountId, limit: Schema.Int, offset: Schema.Int }),
+        Result: ReconciliationRow,
+        execute: (q) =>
+          sql`
+        SELECT * FROM reconciliation_events WHERE account_id = ${q.account_id}
+        ORDER BY id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
+      })
+
+      /** The last balance difference recorded for the account, so the same one is not recorded every pass. */
+      const lastBalance = SqlSchema.findOne({
+        Request: AccountId,
+        Result: ReconciliationRow,
+        execute: (id) =>
+          sql`
+        SELECT * FROM reconciliation_events WHERE account_id = ${id} AND kind IN ('balance_differs', 'balance_matches')
+        ORDER BY id DESC LIMIT 1`
+      })
+
+      return { liveAccounts, insert, list, lastBalance } as const
+    })
+  })
+{}
