@@ -6,7 +6,8 @@
 // times (the median is reported); after the last restart it serves 10,000 `GET /api/users/me` and
 // idles again. Resident memory is read from /proc (Linux), as the largest process of the started
 // tree: the server, not npm or tsx's launcher.
-// Then the idle CPU of `npm start`'s server over IDLE_CPU_SECONDS (60), new and with 1,000 users' signals.
+// Then the idle CPU of `npm start`'s server over IDLE_CPU_SECONDS (60), new and with IDLE_CPU_USERS
+// (1,000; 0 leaves that row out) users' signals.
 // STARTUP_BASELINE=<path of another build's main.js> adds a row for it, to compare in the same run.
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
@@ -25,6 +26,7 @@ const idleMs = 5_000
 const requests = 10_000
 const restartCount = 5
 const idleCpuSeconds = Number(process.env["IDLE_CPU_SECONDS"] ?? 60)
+const idleCpuUsers = Number(process.env["IDLE_CPU_USERS"] ?? 1_000)
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[values.length >> 1]!
 
@@ -221,12 +223,15 @@ const idleCpu = async (name: string, command: Array<string>) => {
   const server = await start(command, dataDir, port)
   try {
     const fresh = await over()
-    const setup = performance.now()
-    await signalUsers(`http://127.0.0.1:${port}`, 1_000)
-    const setupS = ((performance.now() - setup) / 1000).toFixed(0)
     console.log(`| ${name} | new data directory, nothing configured | ${fresh} |`)
+    if (idleCpuUsers === 0) return
+    const setup = performance.now()
+    await signalUsers(`http://127.0.0.1:${port}`, idleCpuUsers)
+    const setupS = ((performance.now() - setup) / 1000).toFixed(0)
     console.log(
-      `| ${name} | 1,000 users with one enabled signal and pool each (set up in ${setupS} s) | ${await over()} |`
+      `| ${name} | ${
+        idleCpuUsers.toLocaleString("en")
+      } users with one enabled signal and pool each (set up in ${setupS} s) | ${await over()} |`
     )
   } finally {
     await stop(server.child)
