@@ -27,6 +27,8 @@ for await (const event of client.marketIntelligence(["BTC", "ETH"])) {
         ? `${event.data.symbol} ${event.data.price}`
         : event.data.kind === "risk"
         ? `account ${event.data.event.account_id} is ${event.data.event.to_mode}`
+        : event.data.kind === "reconciliation"
+        ? `account ${event.data.event.account_id} reconciled: ${event.data.event.message}`
         : `trigger: ${event.data.trigger.pool_name}`
     )
   } else if (event.event === "news") {

@@ -1,7 +1,5 @@
 import { Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
-import { RiskFirewall } from "../risk/RiskFirewall.js"
-import { RiskRepo } from "../risk/RiskRepo.js"
 import { AutomationRunsLive } from "./AutomationRuns.js"
 import { AutomationSchedulerLive, AutomationSignalTriggersLive } from "./AutomationScheduler.js"
 import { Bindings } from "./Bindings.js"
@@ -12,6 +10,8 @@ import { OrderPlacement } from "./OrderPlacement.js"
 import { ReconcileRequests } from "./ReconcileRequests.js"
 import { Reconciliation, ReconciliationLive } from "./Reconciliation.js"
 import { ReconciliationRepo } from "./ReconciliationRepo.js"
+import { RiskFirewall } from "./RiskFirewall.js"
+import { RiskRepo } from "./RiskRepo.js"
 import { RunsRepo } from "./RunsRepo.js"
 
 export { AutomationRunsLive, Bindings, LedgerRepo, ManualOrders, OrderPlacement, Reconciliation, RunsRepo }

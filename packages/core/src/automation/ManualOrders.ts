@@ -13,7 +13,6 @@ import {
 } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
 import { MarketData } from "../market/MarketData.js"
-import { refusalOf } from "../risk/RiskFirewall.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import { takerPrice } from "../trading/Fills.js"
@@ -26,6 +25,7 @@ import type { ManualOrderRequest } from "./Automation.js"
 import { accountExchange, maxLeverageOf, toOrder } from "./Bindings.js"
 import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
 import { OrderPlacement } from "./OrderPlacement.js"
+import { refusalOf } from "./RiskFirewall.js"
 
 /**
  * Orders placed by hand (`POST /api/account/{id}/orders`): recorded in the ledger as a run's order

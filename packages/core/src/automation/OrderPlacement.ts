@@ -2,7 +2,6 @@ import { Clock, Data, Effect, Option } from "effect"
 import type { AccountId } from "../accounts/Account.js"
 import { UpstreamError } from "../http/Errors.js"
 import { MarketData } from "../market/MarketData.js"
-import { refusalText, RiskFirewall, type Settle } from "../risk/RiskFirewall.js"
 import {
   entryPrice,
   entryReached,
@@ -19,6 +18,7 @@ import { VenueAccounts } from "../venues/VenueAccounts.js"
 import type { BindingId } from "./Automation.js"
 import { LedgerRepo, type OrderRow, type PositionRow, type VenueProtection } from "./LedgerRepo.js"
 import { ReconcileRequests } from "./ReconcileRequests.js"
+import { refusalText, RiskFirewall, type Settle } from "./RiskFirewall.js"
 import { decisionsOf, RunsRepo } from "./RunsRepo.js"
 
 /** A run or an order ends for a reason that trying again would not change (the program, a rule, a venue that may have it). */

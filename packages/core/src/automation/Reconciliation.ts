@@ -1,9 +1,10 @@
-import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import type { AccountId } from "../accounts/Account.js"
 import { Accounts } from "../accounts/Accounts.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { leasedLoop } from "../jobs/Leases.js"
+import { Notifications } from "../sql/Notifications.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import type { UserId } from "../users/User.js"
@@ -14,7 +15,7 @@ import { ReconciliationEvent, type ReconciliationKind, ReconciliationList } from
 import { LedgerRepo, type PositionRow, type VenueProtection } from "./LedgerRepo.js"
 import { OrderPlacement } from "./OrderPlacement.js"
 import { ReconcileRequests } from "./ReconcileRequests.js"
-import { ReconciliationRepo } from "./ReconciliationRepo.js"
+import { reconciliationChannel, ReconciliationNotice, ReconciliationRepo } from "./ReconciliationRepo.js"
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -56,6 +57,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("@trading-p
     const venueAccounts = yield* VenueAccounts
     const placement = yield* OrderPlacement
     const accounts = yield* Accounts
+    const notifications = yield* Notifications
 
     const record = (
       live: LiveAccount,
@@ -69,16 +71,20 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("@trading-p
       }
     ) =>
       Effect.gen(function*() {
-        yield* repo.insert({
-          account_id: live.account_id,
-          exchange: live.exchange,
-          kind,
-          symbol: detail.symbol ?? null,
-          order_id: detail.order_id ?? null,
-          ledger_size: detail.ledger_size ?? null,
-          venue_size: detail.venue_size ?? null,
-          message: detail.message
-        }, yield* now)
+        yield* repo.insert(
+          {
+            account_id: live.account_id,
+            exchange: live.exchange,
+            kind,
+            symbol: detail.symbol ?? null,
+            order_id: detail.order_id ?? null,
+            ledger_size: detail.ledger_size ?? null,
+            venue_size: detail.venue_size ?? null,
+            message: detail.message
+          },
+          live.user_id,
+          yield* now
+        )
         yield* Effect.logInfo(`Reconciliation of account ${live.account_id} on ${live.exchange}: ${detail.message}`)
       })
 
@@ -338,7 +344,14 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("@trading-p
         }
       }).pipe(Effect.withSpan("Reconciliation.deadMan"))
 
-    return { account, pass, list, deadMan } as const
+    const decodeNotice = Schema.decodeUnknown(Schema.parseJson(ReconciliationNotice))
+    /** Every instance's reconciliation events as they commit, with their account's owner. */
+    const changes = notifications.listen(reconciliationChannel).pipe(
+      Stream.mapEffect((payload) => Effect.option(decodeNotice(payload))),
+      Stream.filterMap((notice) => notice)
+    )
+
+    return { account, pass, list, deadMan, changes } as const
   })
 }) {}
 

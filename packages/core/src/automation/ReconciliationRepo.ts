@@ -5,7 +5,7 @@ import { AccountId } from "../accounts/Account.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { Exchange } from "../venues/Venue.js"
-import { ReconciliationKind } from "./Automation.js"
+import { ReconciliationEvent, ReconciliationKind } from "./Automation.js"
 
 const NullableNumeric = Schema.NullOr(Schema.NumberFromString)
 
@@ -24,6 +24,12 @@ export const ReconciliationRow = Schema.Struct({
 export type ReconciliationRow = typeof ReconciliationRow.Type
 
 const NewEvent = ReconciliationRow.pipe(Schema.omit("id", "created_at"))
+
+/** The channel every instance's streams hear reconciliation events on. */
+export const reconciliationChannel = "reconciliation_events"
+
+/** What the channel carries: an event and its account's owner. */
+export const ReconciliationNotice = Schema.Struct({ user_id: UserId, event: ReconciliationEvent })
 export type NewReconciliationEvent = typeof NewEvent.Type
 
 /** The accounts that trade at a venue, and the differences the reconciliation found with it. */
@@ -47,11 +53,21 @@ export class ReconciliationRepo
         WHERE a.is_active AND a.venue1_environment IS DISTINCT FROM 'paper' ORDER BY a.id`
       })
 
-      const insert = (event: NewReconciliationEvent, at: Date) =>
-        Effect.flatMap(
-          Schema.encode(NewEvent)(event),
-          (row) => sql`INSERT INTO reconciliation_events ${sql.insert({ ...row, created_at: at })}`
-        ).pipe(Effect.asVoid)
+      /**
+       * Records an event and tells every instance's streams (`reconciliationChannel`, at commit)
+       * with the owner's id, as a `ReconciliationNotice` in JSON.
+       */
+      const insert = (event: NewReconciliationEvent, user_id: UserId, at: Date) =>
+        Effect.gen(function*() {
+          const row = yield* Schema.encode(NewEvent)(event)
+          const [stored] = yield* sql`
+            INSERT INTO reconciliation_events ${sql.insert({ ...row, created_at: at })} RETURNING *`
+          const notice = yield* Schema.encode(ReconciliationNotice)({
+            user_id,
+            event: new ReconciliationEvent(yield* Schema.decodeUnknown(ReconciliationRow)(stored))
+          })
+          yield* sql`SELECT pg_notify(${reconciliationChannel}, ${JSON.stringify(notice)})`
+        })
 
       const list = SqlSchema.findAll({
         Request: Schema.Struct({ account_id: AccountId, limit: Schema.Int, offset: Schema.Int }),

@@ -1,10 +1,18 @@
 import { Clock, Data, Duration, Effect, FiberHandle, Queue, Schedule, Stream } from "effect"
+import { Reconciliation } from "../automation/Reconciliation.js"
+import { RiskFirewall } from "../automation/RiskFirewall.js"
 import { News } from "../news/News.js"
-import { RiskFirewall } from "../risk/RiskFirewall.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import type { UserId } from "../users/User.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
-import type { MarketUpdate, NewsUpdate, PriceUpdate, RiskUpdate, TriggerUpdate } from "./StreamEvents.js"
+import type {
+  MarketUpdate,
+  NewsUpdate,
+  PriceUpdate,
+  ReconciliationUpdate,
+  RiskUpdate,
+  TriggerUpdate
+} from "./StreamEvents.js"
 
 /** How often the venues' tickers are read while anyone watches a price. */
 export const priceInterval = Duration.seconds(1)
@@ -29,7 +37,10 @@ export class MailboxClosed extends Data.TaggedError("MailboxClosed") {}
 
 const priceKey = (exchange: Exchange, symbol: string) => `${exchange}:${symbol}`
 
-type Queued = TriggerUpdate | RiskUpdate | { readonly kind: "news"; readonly item: NewsUpdate }
+type Queued = TriggerUpdate | RiskUpdate | ReconciliationUpdate | { readonly kind: "news"; readonly item: NewsUpdate }
+
+/** What a stream may follow of its user's own: signal triggers, accounts' risk mode changes, reconciliation events. */
+export type UserFeed = "triggers" | "risk" | "reconciliations"
 
 /**
  * What one open stream has not sent yet. Bounded whatever the consumer's speed: prices are
@@ -55,15 +66,8 @@ export class Mailbox {
     this.wake()
   }
 
-  offerTrigger(update: TriggerUpdate) {
-    this.enqueue(update)
-  }
-
-  offerRisk(update: RiskUpdate) {
-    this.enqueue(update)
-  }
-
-  offerNews(update: Queued) {
+  /** A trigger, a story or an account's event: queued in order. */
+  offer(update: Queued) {
     this.enqueue(update)
   }
 
@@ -133,31 +137,37 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
     const engine = yield* SignalEngine
     const news = yield* News
     const risk = yield* RiskFirewall
+    const reconciliation = yield* Reconciliation
     const open = new Set<Mailbox>()
     const priceWatchers = new Map<string, { exchange: Exchange; symbol: string; mailboxes: Set<Mailbox> }>()
-    const triggerWatchers = new Map<UserId, Set<Mailbox>>()
     const newsWatchers = new Map<string, Set<Mailbox>>()
-    const riskWatchers = new Map<UserId, Set<Mailbox>>()
+    const userWatchers: Record<UserFeed, Map<UserId, Set<Mailbox>>> = {
+      triggers: new Map(),
+      risk: new Map(),
+      reconciliations: new Map()
+    }
+    const deliver = (feed: UserFeed, userId: UserId, update: Queued) => {
+      for (const mailbox of userWatchers[feed].get(userId) ?? []) mailbox.offer(update)
+    }
     const triggers = yield* engine.subscribe
     yield* Queue.take(triggers).pipe(
-      Effect.map((trigger) => {
-        const update: TriggerUpdate = { kind: "trigger", trigger }
-        for (const mailbox of triggerWatchers.get(trigger.user_id) ?? []) mailbox.offerTrigger(update)
-      }),
+      Effect.map((trigger) => deliver("triggers", trigger.user_id, { kind: "trigger", trigger })),
       Effect.forever,
       Effect.forkScoped
     )
-    // Mode changes of accounts, from every instance (a notification at commit): to the owner's mailboxes.
-    yield* risk.changes.pipe(
-      Stream.runForEach(({ event, user_id }) =>
-        Effect.sync(() => {
-          const update: RiskUpdate = { kind: "risk", event }
-          for (const mailbox of riskWatchers.get(user_id) ?? []) mailbox.offerRisk(update)
-        })
-      ),
-      Effect.catchAllCause((cause) => Effect.logWarning("Risk events stopped; listening again", cause)),
-      Effect.repeat(Schedule.spaced("5 seconds")),
-      Effect.forkScoped
+    // Accounts' mode changes and reconciliation events, from every instance (a notification at commit): to the owner's mailboxes.
+    const relay = <A>(what: string, changes: Stream.Stream<A, unknown>, f: (a: A) => void) =>
+      changes.pipe(
+        Stream.runForEach((a) => Effect.sync(() => f(a))),
+        Effect.catchAllCause((cause) => Effect.logWarning(`${what} stopped; listening again`, cause)),
+        Effect.repeat(Schedule.spaced("5 seconds")),
+        Effect.forkScoped
+      )
+    yield* relay("Risk events", risk.changes, ({ event, user_id }) => deliver("risk", user_id, { kind: "risk", event }))
+    yield* relay(
+      "Reconciliation events",
+      reconciliation.changes,
+      ({ event, user_id }) => deliver("reconciliations", user_id, { kind: "reconciliation", event })
     )
     const stories = yield* news.subscribe
     yield* Queue.take(stories).pipe(
@@ -168,7 +178,7 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
           for (const box of newsWatchers.get(symbol) ?? []) if (readers.has(box.userId)) boxes.add(box)
         }
         const update = { kind: "news", item } as const
-        for (const box of boxes) box.offerNews(update)
+        for (const box of boxes) box.offer(update)
       }),
       Effect.forever,
       Effect.forkScoped
@@ -275,27 +285,22 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
             box.known.delete(key)
             if (priceWatchers.size === 0) yield* FiberHandle.clear(poller)
           })
-        const watchTriggers = Effect.sync(() => {
-          const set = triggerWatchers.get(userId) ?? new Set()
-          triggerWatchers.set(userId, set)
-          set.add(box)
-        })
-        const unwatchTriggers = Effect.sync(() => {
-          const set = triggerWatchers.get(userId)
-          set?.delete(box)
-          if (set?.size === 0) triggerWatchers.delete(userId)
-        })
-        /** The user's accounts' risk mode changes. */
-        const watchRisk = Effect.sync(() => {
-          const set = riskWatchers.get(userId) ?? new Set()
-          riskWatchers.set(userId, set)
-          set.add(box)
-        })
-        const unwatchRisk = Effect.sync(() => {
-          const set = riskWatchers.get(userId)
-          set?.delete(box)
-          if (set?.size === 0) riskWatchers.delete(userId)
-        })
+        const watchedFeeds = new Set<UserFeed>()
+        /** The user's own events of `feed`. */
+        const watch = (feed: UserFeed) =>
+          Effect.sync(() => {
+            const set = userWatchers[feed].get(userId) ?? new Set()
+            userWatchers[feed].set(userId, set)
+            set.add(box)
+            watchedFeeds.add(feed)
+          })
+        const unwatch = (feed: UserFeed) =>
+          Effect.sync(() => {
+            const set = userWatchers[feed].get(userId)
+            set?.delete(box)
+            if (set?.size === 0) userWatchers[feed].delete(userId)
+            watchedFeeds.delete(feed)
+          })
         const watchedNews = new Set<string>()
         /** Stories mentioning `symbol` from feeds the user has enabled. */
         const watchNews = (symbol: string) =>
@@ -316,7 +321,7 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
           Effect.zipRight(
             Effect.sync(() => open.delete(box)),
             Effect.zipRight(
-              Effect.zipRight(unwatchTriggers, unwatchRisk),
+              Effect.forEach(Array.from(watchedFeeds), unwatch, { discard: true }),
               Effect.zipRight(
                 Effect.forEach(Array.from(watchedNews), unwatchNews, { discard: true }),
                 Effect.forEach(Array.from(watchedPrices), (key) => {
@@ -333,10 +338,8 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
           onReady: (f: () => void) => box.onReady(f),
           watchPrice,
           unwatchPrice,
-          watchTriggers,
-          unwatchTriggers,
-          watchRisk,
-          unwatchRisk,
+          watch,
+          unwatch,
           watchNews,
           unwatchNews
         } as const
@@ -344,7 +347,7 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
 
     /** Open mailboxes and watched symbols, for tests and metrics. */
     const size = Effect.sync(() => ({
-      triggerWatchers: Array.from(triggerWatchers.values()).reduce((n, s) => n + s.size, 0),
+      triggerWatchers: Array.from(userWatchers.triggers.values()).reduce((n, s) => n + s.size, 0),
       priceWatchers: Array.from(priceWatchers.values()).reduce((n, w) => n + w.mailboxes.size, 0),
       newsWatchers: Array.from(newsWatchers.values()).reduce((n, s) => n + s.size, 0)
     }))

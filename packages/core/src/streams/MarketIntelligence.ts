@@ -70,8 +70,8 @@ const makeFeed = (
         // back from away reads what it missed from `GET /api/news`.
         else if (update.kind === "news") out.push(next("news", update.item))
         else if (update.kind === "price") out.push(next("update", update))
-        // Mode changes are not replayed either: `GET /api/account/{id}/risk/events` lists them.
-        else if (update.kind === "risk") out.push(next("update", update))
+        // Nor are accounts' events: `GET /api/account/{id}/risk/events` and `…/reconciliations` list them.
+        else if (update.kind === "risk" || update.kind === "reconciliation") out.push(next("update", update))
         else if (update.trigger.id > cursor) {
           cursor = update.trigger.id
           out.push(next("update", update))
@@ -139,8 +139,9 @@ export class MarketIntelligence
           const prices = yield* market.prices({ exchange, symbols })
           // Watching starts before the snapshot is taken, so nothing between the two is missed.
           const mailbox = yield* hub.mailbox(caller.id, { heartbeats: true })
-          yield* mailbox.watchTriggers
-          yield* mailbox.watchRisk
+          yield* mailbox.watch("triggers")
+          yield* mailbox.watch("risk")
+          yield* mailbox.watch("reconciliations")
           for (const [symbol, snap] of Object.entries(prices.prices)) {
             yield* mailbox.watchPrice(exchange, symbol, snap.price)
             yield* mailbox.watchNews(symbol)

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { ReconciliationEvent } from "../automation/Automation.js"
 import { BacktestId, BacktestMetricsSchema, BacktestStatus } from "../backtests/Backtest.js"
 import { MarketSymbol, maxSymbols, PriceSnapshot } from "../market/Market.js"
 import { NewsItem } from "../news/NewsSource.js"
@@ -73,7 +74,14 @@ export const RiskUpdate = Schema.Struct({
 })
 export type RiskUpdate = typeof RiskUpdate.Type
 
-export const MarketUpdate = Schema.Union(PriceUpdate, TriggerUpdate, RiskUpdate)
+/** The reconciliation found a difference between one of the caller's accounts and its venue (as `GET /api/account/{id}/reconciliations` lists it). */
+export const ReconciliationUpdate = Schema.Struct({
+  kind: Schema.Literal("reconciliation"),
+  event: ReconciliationEvent
+})
+export type ReconciliationUpdate = typeof ReconciliationUpdate.Type
+
+export const MarketUpdate = Schema.Union(PriceUpdate, TriggerUpdate, RiskUpdate, ReconciliationUpdate)
 export type MarketUpdate = typeof MarketUpdate.Type
 
 export const Heartbeat = Schema.Struct({ timestamp: Schema.String })

@@ -49,8 +49,9 @@ interface Connection {
 
 const decodeMessage = Schema.decodeEither(Schema.parseJson(WsClientMessage))
 const parseChannel = (channel: string) => {
-  if (channel === "triggers") return { kind: "triggers" } as const
-  if (channel === "risk") return { kind: "risk" } as const
+  if (channel === "triggers" || channel === "risk" || channel === "reconciliations") {
+    return { kind: "feed", feed: channel } as const
+  }
   const prices = /^prices:([A-Za-z0-9]{1,20})$/.exec(channel)
   if (prices) return { kind: "prices", symbol: prices[1]!.toUpperCase() } as const
   const news = /^news:([A-Za-z0-9]{1,20})$/.exec(channel)
@@ -64,7 +65,7 @@ const parseChannel = (channel: string) => {
 
 /**
  * `GET /api/ws` (DESIGN §4 "Streams"): a WebSocket carrying subscriptions to `prices:{SYMBOL}`
- * (venue1), `news:{SYMBOL}`, `triggers`, `risk` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
+ * (venue1), `news:{SYMBOL}`, `triggers`, `risk`, `reconciliations` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
  * the `Authorization` header, when it is checked before upgrading (401 / 429 answer the envelope),
  * or as a first `{type:"auth", token}` message within `websocket.authTimeout` of connecting. It
  * holds the token's stream lease while open. What a socket may cost is bounded (`WebSocketOptions`,
@@ -192,6 +193,8 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                   ? { type: "event", channel: "triggers", data: update.trigger }
                   : update.kind === "risk"
                   ? { type: "event", channel: "risk", data: update.event }
+                  : update.kind === "reconciliation"
+                  ? { type: "event", channel: "reconciliations", data: update.event }
                   : { type: "event", channel: `prices:${update.symbol}`, data: update }
               )
               encoded.set(update, text)
@@ -221,17 +224,14 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
             if (parsed === undefined) {
               return fail(
                 "invalid_input",
-                "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers, risk or backtest:{id}",
+                "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers, risk, reconciliations or backtest:{id}",
                 channel
               )
             }
             if (subscribed.has(channel)) return send({ type: "subscribed", channel })
             switch (parsed.kind) {
-              case "triggers":
-                yield* mailbox!.watchTriggers
-                break
-              case "risk":
-                yield* mailbox!.watchRisk
+              case "feed":
+                yield* mailbox!.watch(parsed.feed)
                 break
               case "prices":
               case "news": {
@@ -276,8 +276,7 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
         const unsubscribe = (channel: string) =>
           Effect.gen(function*() {
             const parsed = parseChannel(channel)
-            if (parsed?.kind === "triggers") yield* mailbox!.unwatchTriggers
-            if (parsed?.kind === "risk") yield* mailbox!.unwatchRisk
+            if (parsed?.kind === "feed") yield* mailbox!.unwatch(parsed.feed)
             if (parsed?.kind === "prices") yield* mailbox!.unwatchPrice("venue1", parsed.symbol)
             if (parsed?.kind === "news") {
               newsSymbols.delete(parsed.symbol)

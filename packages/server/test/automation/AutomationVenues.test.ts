@@ -11,6 +11,7 @@ import {
 import { Duration, Effect, TestClock } from "effect"
 import { createAccount, venue2Keys, wallet } from "../support/Accounts.js"
 import { allFinished, AutomationServer, createProgram, exitProgram, waitForRuns } from "../support/Automation.js"
+import { openSse, openWs } from "../support/StreamClients.js"
 import { call, signUp } from "../support/TestServer.js"
 
 // A pair of fake venues per storage: each platform's accounts are the venues' own (the same ids
@@ -249,14 +250,22 @@ for (const [i, storage] of testStorages.entries()) {
 
       it.effect("the reconciliation runs on its interval, across a clock jump, and lists its events to the owner only", () =>
         Effect.gen(function*() {
-          const { token } = yield* signUp()
+          const { email, password, token } = yield* signUp()
           const program = yield* createProgram(token)
           const account = yield* venueAccount(token, "venue2")
           const run = yield* runOnce(token, program, account.id)
           expect(run).toMatchObject({ status: "completed", error: null })
+          // A second session for the SSE stream: one stream at a time per token.
+          const streamToken = (yield* call("POST", "/api/users/login", { body: { email, password } })).body.session_token
           const [order] = yield* ordersOf(token, account.id)
           const url = `/api/account/${account.id}/reconciliations`
           expect((yield* call("GET", url, { token })).body).toEqual({ reconciliations: [] })
+          // The owner's streams hear the events as they are recorded: the WebSocket channel and the SSE stream.
+          const ws = yield* openWs(`?session_token=${token}`)
+          ws.send({ type: "subscribe", channel: "reconciliations" })
+          expect(yield* Effect.promise(() => ws.next())).toEqual({ type: "subscribed", channel: "reconciliations" })
+          const sse = yield* openSse("?symbols=BTC", { token: streamToken })
+          yield* Effect.promise(() => sse.next("snapshot"))
           // Half the position is sold on the venue by hand, then the clock jumps past the interval (10 s here).
           const venue = fake2.accounts.get((account as any).venueKey)!
           venue.positions.set("BTC", { ...venue.positions.get("BTC")!, szi: order.quantity / 2 })
@@ -284,6 +293,18 @@ for (const [i, storage] of testStorages.entries()) {
               adopted: false
             })
           ])
+          const streamed = yield* Effect.promise(() => ws.next((m) => m.type === "event"))
+          expect(streamed).toMatchObject({
+            channel: "reconciliations",
+            data: { id: events[0].id, kind: "position_resized" }
+          })
+          const update = yield* Effect.promise(() => sse.next("update"))
+          expect(update.data).toMatchObject({
+            kind: "reconciliation",
+            event: { id: events[0].id, account_id: account.id }
+          })
+          ws.socket.close()
+          sse.close()
           // One order at the venue: nothing went out twice across the jump.
           expect(Array.from(venue.orders.values()).filter((o) => o.trigger === null)).toHaveLength(1)
           const other = yield* signUp()

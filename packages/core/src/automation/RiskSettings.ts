@@ -1,12 +1,12 @@
 import { Effect } from "effect"
 import type { AccountId } from "../accounts/Account.js"
 import { Accounts } from "../accounts/Accounts.js"
-import { OrderPlacement } from "../automation/OrderPlacement.js"
 import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { AccountRisk, type AccountRiskUpdate, RiskEventList } from "../risk/Risk.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
-import { AccountRisk, type AccountRiskUpdate, RiskEventList } from "./Risk.js"
+import { OrderPlacement } from "./OrderPlacement.js"
 import { RiskFirewall } from "./RiskFirewall.js"
 
 /** An account's risk as its owner reads and sets it: ownership, then the firewall. */

@@ -2,9 +2,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Option, Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
+import { RiskMode, RiskSource } from "../risk/Risk.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
-import { RiskMode, RiskSource } from "./Risk.js"
 
 const Money = Schema.NullOr(Schema.NumberFromString)
 

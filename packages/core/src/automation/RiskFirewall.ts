@@ -1,12 +1,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option, Schema, Stream } from "effect"
 import type { AccountId } from "../accounts/Account.js"
-import { LedgerRepo, type OrderRow } from "../automation/LedgerRepo.js"
+import { RiskEvent, type RiskMode, type RiskRule, type RiskSource } from "../risk/Risk.js"
 import { Notifications } from "../sql/Notifications.js"
 import { now } from "../time/Now.js"
 import { UserId } from "../users/User.js"
 import { type Exchange, type Ticker, type VenueFailure, Venues } from "../venues/Venue.js"
-import { RiskEvent, type RiskMode, type RiskRule, type RiskSource } from "./Risk.js"
+import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
 import { type RiskEdit, type RiskEventRow, RiskRepo, type RiskRow } from "./RiskRepo.js"
 
 /** The channel every instance's streams hear mode changes on; the payload is a `RiskNotice` as JSON. */
