@@ -209,6 +209,17 @@ for (const way of ways) {
           expect(orders.map((o: any) => [o.symbol, o.side, o.status])).toEqual([["BTC", "buy", "filled"]])
           const positions = (yield* api("GET", `/account/${account.id}/positions`)).body.positions
           expect(positions.map((p: any) => [p.symbol, p.side])).toEqual([["BTC", "long"]])
+          // Closed by hand, through the same firewall; the account's risk and its reconciliations read.
+          const close = yield* api("POST", `/account/${account.id}/orders`, {
+            symbol: "BTC",
+            side: "sell",
+            quantity: positions[0].size,
+            reduce_only: true
+          })
+          expect([close.status, close.body.status], close.text).toEqual([201, "filled"])
+          expect((yield* api("GET", `/account/${account.id}/positions`)).body.positions).toEqual([])
+          expect((yield* api("GET", `/account/${account.id}/risk`)).body.mode).toBe("active")
+          expect((yield* api("GET", `/account/${account.id}/reconciliations`)).body).toEqual({ reconciliations: [] })
         }))
 
       it.effect("market prices and candles, the ranking, news sources, analytics and the arena answer", () =>
