@@ -256,7 +256,8 @@ for (const [i, storage] of testStorages.entries()) {
           const run = yield* runOnce(token, program, account.id)
           expect(run).toMatchObject({ status: "completed", error: null })
           // A second session for the SSE stream: one stream at a time per token.
-          const streamToken = (yield* call("POST", "/api/users/login", { body: { email, password } })).body.session_token
+          const streamToken =
+            (yield* call("POST", "/api/users/login", { body: { email, password } })).body.session_token
           const [order] = yield* ordersOf(token, account.id)
           const url = `/api/account/${account.id}/reconciliations`
           expect((yield* call("GET", url, { token })).body).toEqual({ reconciliations: [] })
