@@ -424,13 +424,47 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
     const routeOf = (at: { readonly account_id: AccountId; readonly symbol: string }) =>
       Effect.map(lastFillOf(at), Option.match({ onNone: () => null, onSome: (fill) => fill.route }))
 
+    /** Under the account's lock: the position with its last fill, and what backs it; none when there is no position (left). */
+    const lockedPosition = (at: { readonly account_id: AccountId; readonly symbol: string }) =>
+      Effect.gen(function*() {
+        const backingOf = yield* lockAccount(at.account_id)
+        const held = yield* position(at)
+        if (Option.isNone(held)) return Option.none()
+        return Option.map(yield* lastFillOf(at), (last) => ({ held: held.value, last, backingOf }))
+      })
+
+    /**
+     * Records the order that closes `held` for `trigger`, with `level` as its `trigger_price`, by
+     * the route, binding and program of its last fill; its key (the trigger, the position and when
+     * it opened) makes it one order whichever replica, or pass, records it.
+     */
+    const recordClose = (
+      held: PositionRow,
+      last: {
+        readonly route: string
+        readonly binding_id: BindingId | null
+        readonly program_id: ProgramId | null
+        readonly user_id: number
+      },
+      trigger: ExitTrigger | "flatten",
+      level: number,
+      now: Date
+    ) => {
+      const key = `${trigger}:${held.account_id}:${held.symbol}:${Date.parse(held.opened_at)}`
+      return sql`
+        INSERT INTO automation_orders (binding_id, program_id, user_id, account_id, symbol, exchange, route, trigger,
+          trigger_price, idempotency_key, side, quantity, leverage, status, created_at)
+        VALUES (${last.binding_id}, ${last.program_id}, ${last.user_id}, ${held.account_id}, ${held.symbol}, ${held.exchange},
+          ${last.route}, ${trigger}, ${level}, ${key}, ${held.side === "long" ? "sell" : "buy"}, ${held.size},
+          ${held.leverage}, 'pending', ${now})
+        ON CONFLICT (idempotency_key) DO NOTHING`.pipe(Effect.zipRight(orderByKey(key)))
+    }
+
     /**
      * Records the order that closes a position whose mark reached its liquidation price (on paper:
      * a venue liquidates its own), stop loss or take profit, if it still does under the account's
-     * lock, with that price as its `trigger_price`. It goes the route of the position's last fill,
-     * for its binding and program; its key (the trigger, the position and when it opened) makes it
-     * one order whichever replica, or pass, saw the crossing. None when there is nothing (left) to
-     * close.
+     * lock, with that price as its `trigger_price` (see `recordClose`). A take profit or stop loss
+     * resting at the venue is the venue's to fill. None when there is nothing (left) to close.
      */
     const recordExit = (
       at: { readonly account_id: AccountId; readonly symbol: string },
@@ -439,13 +473,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       now: Date
     ) =>
       sql.withTransaction(Effect.gen(function*() {
-        const backingOf = yield* lockAccount(at.account_id)
-        const current = yield* position(at)
-        if (Option.isNone(current)) return Option.none()
-        const held = current.value
-        const lastFill = yield* lastFillOf(at)
-        if (Option.isNone(lastFill)) return Option.none()
-        const last = lastFill.value
+        const locked = yield* lockedPosition(at)
+        if (Option.isNone(locked)) return Option.none()
+        const { backingOf, held, last } = locked.value
         const liquidation = last.route === "paper"
           ? liquidationPrice(held, margin, backingOf(held))
           : held.side === "long"
@@ -454,10 +484,16 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
         // The trail follows the marks the watcher sees, up to this one.
         const best = held.trail_best === null ? null : bestOf(held.side, held.trail_best, mark)
         const stop = stopOf(held.side, held.stop_loss_price, held.trailing_stop, held.trail_best ?? held.entry_price)
-        // A take profit and stop loss resting at the venue are the venue's to fill.
-        const trigger: ExitTrigger | null = held.venue_protection !== null && held.venue_protection.length > 0
-          ? null
-          : exitTriggered({ ...held, stop_loss_price: stop }, mark, liquidation)
+        const atVenue = new Set(held.venue_protection?.map((p) => p.kind))
+        const trigger: ExitTrigger | null = exitTriggered(
+          {
+            ...held,
+            take_profit_price: atVenue.has("take_profit") ? null : held.take_profit_price,
+            stop_loss_price: atVenue.has("stop_loss") ? null : stop
+          },
+          mark,
+          liquidation
+        )
         if (trigger === null) {
           if (best !== null && best !== held.trail_best) {
             yield* sql`UPDATE account_positions SET trail_best = ${best} WHERE account_id = ${at.account_id} AND symbol = ${at.symbol}`
@@ -469,23 +505,12 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
           : trigger === "stop_loss"
           ? stop!
           : held.take_profit_price!
-        const key = `${trigger}:${at.account_id}:${at.symbol}:${Date.parse(held.opened_at)}`
-        yield* sql`
-          INSERT INTO automation_orders (binding_id, program_id, user_id, account_id, symbol, exchange, route, trigger,
-            trigger_price, idempotency_key, side, quantity, leverage, status, created_at)
-          VALUES (${last.binding_id}, ${last.program_id}, ${last.user_id}, ${at.account_id}, ${at.symbol}, ${held.exchange},
-            ${last.route}, ${trigger}, ${level}, ${key}, ${
-          held.side === "long" ? "sell" : "buy"
-        }, ${held.size}, ${held.leverage},
-            'pending', ${now})
-          ON CONFLICT (idempotency_key) DO NOTHING`
-        return yield* orderByKey(key)
+        return yield* recordClose(held, last, trigger, level, now)
       }))
 
     /**
      * Records the order that closes a position because its account is being flattened (the risk
-     * firewall), as `recordExit` records a take profit: the route of its last fill, the mark as its
-     * `trigger_price`, one order per position whichever pass records it. None when it is closed.
+     * firewall), as `recordExit` records a take profit, at the mark. None when it is closed.
      */
     const recordFlatten = (
       at: { readonly account_id: AccountId; readonly symbol: string },
@@ -493,22 +518,9 @@ export class LedgerRepo extends Effect.Service<LedgerRepo>()("@trading-platform/
       now: Date
     ) =>
       sql.withTransaction(Effect.gen(function*() {
-        yield* lockAccount(at.account_id)
-        const current = yield* position(at)
-        if (Option.isNone(current)) return Option.none()
-        const held = current.value
-        const lastFill = yield* lastFillOf(at)
-        if (Option.isNone(lastFill)) return Option.none()
-        const last = lastFill.value
-        const key = `flatten:${at.account_id}:${at.symbol}:${Date.parse(held.opened_at)}`
-        yield* sql`
-          INSERT INTO automation_orders (binding_id, program_id, user_id, account_id, symbol, exchange, route, trigger,
-            trigger_price, idempotency_key, side, quantity, leverage, status, created_at)
-          VALUES (${last.binding_id}, ${last.program_id}, ${last.user_id}, ${at.account_id}, ${at.symbol}, ${held.exchange},
-            ${last.route}, 'flatten', ${mark}, ${key}, ${held.side === "long" ? "sell" : "buy"}, ${held.size},
-            ${held.leverage}, 'pending', ${now})
-          ON CONFLICT (idempotency_key) DO NOTHING`
-        return yield* orderByKey(key)
+        const locked = yield* lockedPosition(at)
+        if (Option.isNone(locked)) return Option.none()
+        return yield* recordClose(locked.value.held, locked.value.last, "flatten", mark, now)
       }))
 
     /** The account's venue orders on `exchange` in `status`: sent with no answer yet (`submitted`), or resting there (`open`). */
