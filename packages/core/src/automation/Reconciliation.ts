@@ -58,6 +58,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("@trading-p
     const placement = yield* OrderPlacement
     const accounts = yield* Accounts
     const notifications = yield* Notifications
+    const { venues: venueOptions } = yield* PlatformConfig
 
     const record = (
       live: LiveAccount,
@@ -101,6 +102,9 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("@trading-p
             } else if (outcome === "open") {
               yield* record(live, "order_open", { ...about, message: `order ${order.id} rests at the venue` })
             } else if (outcome === "unknown") {
+              // One just marked sent may still be on its way: it is left to its sender for two of the venue's timeouts.
+              const age = (yield* Clock.currentTimeMillis) - Date.parse(order.created_at)
+              if (age < 2 * Duration.toMillis(venueOptions[live.exchange].timeout)) continue
               // Reconciliation never sends an order again: the decision behind it may be stale.
               yield* ledger.reject(order.id, "the venue never received it; it was not sent again")
               yield* record(live, "order_unknown", {

@@ -1,3 +1,4 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import {
   Accounts,
@@ -266,6 +267,40 @@ describe("the fault catalogue of live automation, against the fake venue2 over p
         expect(order).toMatchObject({ id: waiting!.id, status: "filled", price: 65010.5 })
         expect(live.venueAccount()!.orders.size).toBe(1)
         expect(yield* eventsOf(instance, live)).toEqual(["fill_booked"])
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.scopedLive(
+    "an order lost on its way to the venue: tried again under its key by the run; once given up, rejected by the pass and never sent by it",
+    () =>
+      Effect.gen(function*() {
+        const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
+        const live = yield* liveAccount(instance)
+        const run = yield* withOrders("unreachable", runOnce(instance, live))
+        expect(run).toMatchObject({ status: "failed", error: expect.stringMatching(/^Gave up after/) })
+        const [lost] = yield* ordersOf(instance, live)
+        expect(lost).toMatchObject({ status: "submitted" })
+        // Just sent, it may still be on its way: the pass leaves it to its sender.
+        yield* reconcile(instance, live)
+        expect((yield* ordersOf(instance, live))[0]).toMatchObject({ status: "submitted" })
+        // Sent long ago and unknown to the venue: rejected, not sent again.
+        yield* on(
+          instance,
+          Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql`UPDATE automation_orders SET created_at = created_at - interval '10 minutes' WHERE id = ${lost!.id}`)
+        )
+        const sent = fake.orderQueries.length
+        yield* reconcile(instance, live)
+        const [order] = yield* converged(instance, live)
+        expect(order).toMatchObject({
+          id: lost!.id,
+          status: "rejected",
+          error: expect.stringMatching(/never received/)
+        })
+        expect(fake.orderQueries.length).toBe(sent)
+        expect(live.venueAccount()?.orders.size ?? 0).toBe(0)
+        expect(yield* eventsOf(instance, live)).toEqual(["order_unknown"])
       }),
     { timeout: 120_000 }
   )

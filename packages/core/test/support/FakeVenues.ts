@@ -177,6 +177,10 @@ const start = (handler: Handler): Promise<FakeVenue> =>
         if (venue.behavior === "unreachable") return void req.socket.destroy()
         const url = new URL(req.url ?? "/", "http://fake")
         const body = raw === "" ? undefined : JSON.parse(raw)
+        // `orders: "unreachable"`: an order is lost on its way, before the venue sees it.
+        const ordering = (url.pathname === "/fapi/v1/order" && req.method === "POST") ||
+          (url.pathname === "/exchange" && body?.action?.type === "order")
+        if (ordering && venue.behavior === "ok" && venue.orders === "unreachable") return void req.socket.destroy()
         last.body = body
         last.query = url.search.replace(/^\?/, "")
         const answer = handler({

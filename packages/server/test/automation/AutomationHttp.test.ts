@@ -543,6 +543,8 @@ for (const storage of testStorages) {
           expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toEqual([])
         }))
 
+      // Three five-minute slots with the exit watcher passing each second of them over two open
+      // positions: about 900 passes, which a busy machine (the full suite) takes over 90 s for.
       it.effect("a schedule queues one run per symbol each interval of the test clock", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
@@ -583,7 +585,7 @@ for (const storage of testStorages) {
           const third = yield* waitForRuns(token, program, binding.id, allFinished(5), tick)
           expect(third[0]).toMatchObject({ symbol: "BTC", symbols: ["BTC", "ETH"], status: "completed" })
           expect(third[0].decisions).toHaveLength(2)
-        }), 90_000)
+        }), 180_000)
 
       it.effect("GET /api/arena/check-pnl-status is ok after a refresh that marked every account with fills", () =>
         Effect.gen(function*() {
