@@ -76,6 +76,8 @@ export const settings = [
   ["AUTOMATION_LEASE_MS", "how long a run's claim (or the scheduler's lease) holds without renewal (30000)"],
   ["AUTOMATION_MAX_ATTEMPTS", "claims of one automation run before it fails for good (3)"],
   ["ARENA_PNL_REFRESH_MS", "how often arena PnL is recomputed from fills and marks, in milliseconds (60000)"],
+  ["RECONCILE_INTERVAL_S", "how often live accounts are reconciled with their venue, in seconds (60)"],
+  ["DEADMAN_TIMEOUT_S", "after how many seconds without this server a venue cancels resting entries (60, at least 15)"],
   ["AI_BASE_URL", "OpenAI-compatible server for the assistant (none: the built-in offline analyst)"],
   ["AI_MODEL", "model name sent to AI_BASE_URL (gpt-4o-mini)"],
   ["AI_API_KEY", "key for AI_BASE_URL, sent as a bearer token; prefer the environment to the flag"],
