@@ -26,7 +26,7 @@ const Symbol = documentTrimmed(
   ),
   { max: 40, nonEmpty: true, what: "a symbol (upper-cased)" }
 )
-const Symbols = Schema.Array(Symbol).pipe(Schema.minItems(1), Schema.maxItems(50))
+export const Symbols = Schema.Array(Symbol).pipe(Schema.minItems(1), Schema.maxItems(50))
 /** Every N minutes, at most once a week. */
 const IntervalMinutes = Schema.Int.pipe(Schema.between(1, 10_080))
 const PoolIds = Schema.Array(StoredId).pipe(Schema.maxItems(50))

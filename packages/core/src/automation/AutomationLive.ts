@@ -4,6 +4,7 @@ import { AutomationRunsLive } from "./AutomationRuns.js"
 import { AutomationSchedulerLive, AutomationSignalTriggersLive } from "./AutomationScheduler.js"
 import { Bindings } from "./Bindings.js"
 import { BindingsRepo } from "./BindingsRepo.js"
+import { DecisionOrders } from "./DecisionOrders.js"
 import { LedgerRepo } from "./LedgerRepo.js"
 import { ManualOrders } from "./ManualOrders.js"
 import { OrderPlacement } from "./OrderPlacement.js"
@@ -14,7 +15,16 @@ import { RiskFirewall } from "./RiskFirewall.js"
 import { RiskRepo } from "./RiskRepo.js"
 import { RunsRepo } from "./RunsRepo.js"
 
-export { AutomationRunsLive, Bindings, LedgerRepo, ManualOrders, OrderPlacement, Reconciliation, RunsRepo }
+export {
+  AutomationRunsLive,
+  Bindings,
+  DecisionOrders,
+  LedgerRepo,
+  ManualOrders,
+  OrderPlacement,
+  Reconciliation,
+  RunsRepo
+}
 
 // The scheduler and the signal subscription each hold a lease, so only the
 // instances that take part (AUTOMATION_ENABLED) compete for them; every instance may run runs.
@@ -31,6 +41,8 @@ const background = Layer.unwrapEffect(Effect.map(PlatformConfig, ({ automation }
  */
 export const AutomationLive = Layer.mergeAll(Bindings.Default, ManualOrders.Default, background).pipe(
   Layer.provideMerge(Reconciliation.Default),
+  // Programs' runs and AI traders' rounds place their decisions' orders the same way.
+  Layer.provideMerge(DecisionOrders.Default),
   Layer.provideMerge(OrderPlacement.Default),
   Layer.provideMerge(ReconcileRequests.Default),
   // Every order passes the risk firewall as it settles.

@@ -10,12 +10,11 @@ import { Programs } from "../programs/Programs.js"
 import type { Decision } from "../sandbox/Decision.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { candleWindow } from "../sandbox/SandboxLimits.js"
-import { entryReached, takerPrice } from "../trading/Fills.js"
-import { type Held, sizeOrder } from "../trading/Ledger.js"
-import { type Exchange, Venues } from "../venues/Venue.js"
-import { VenueAccounts } from "../venues/VenueAccounts.js"
-import { accountExchange, maxLeverageOf } from "./Bindings.js"
+import type { Held } from "../trading/Ledger.js"
+import type { Exchange } from "../venues/Venue.js"
+import { accountExchange } from "./Bindings.js"
 import { type BindingRow, BindingsRepo } from "./BindingsRepo.js"
+import { DecisionOrders } from "./DecisionOrders.js"
 import { LedgerRepo } from "./LedgerRepo.js"
 import { makeDecisionThreads } from "./LiveDecision.js"
 import { FinalFailure, OrderPlacement } from "./OrderPlacement.js"
@@ -43,15 +42,14 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
  */
 export const AutomationRunsLive = Layer.scopedDiscard(
   Effect.gen(function*() {
-    const { automation: options, sandbox, venues: venueOptions } = yield* PlatformConfig
+    const { automation: options, sandbox } = yield* PlatformConfig
     const runs = yield* RunsRepo
     const bindings = yield* BindingsRepo
     const ledger = yield* LedgerRepo
     const accounts = yield* Accounts
     const programs = yield* Programs
-    const venueAccounts = yield* VenueAccounts
     const placement = yield* OrderPlacement
-    const venues = yield* Venues
+    const orders = yield* DecisionOrders
     const market = yield* MarketData
     const threads = yield* makeDecisionThreads(sandbox, options.concurrency)
 
@@ -120,82 +118,24 @@ export const AutomationRunsLive = Layer.scopedDiscard(
       symbol: string,
       decision: Decision
     ) =>
-      Effect.gen(function*() {
-        const held: Held | null = Option.getOrNull(yield* ledger.position({ account_id: account.id, symbol }))
-        const leverage = decision.leverage ?? binding.leverage ?? account.default_leverage ?? 1
-        const ticker = (yield* venues[exchange].tickers).get(symbol)
-        if (ticker === undefined) {
-          return yield* new FinalFailure({ message: `Unknown symbol on ${exchange}: ${symbol}` })
-        }
-        // Any decision but hold replaces the entries the binding left open (at the venue too), as in a backtest.
-        if (decision.operation !== "hold") {
-          yield* placement.withdrawEntries({ binding_id: binding.id, symbol })
-        }
-        const credentials = yield* venueAccounts.credentials(account.id, exchange)
-        const route =
-          venueOptions[exchange].mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
-            ? "venue" as const
-            : "paper" as const
-        const type = decision.order_type ?? "market"
-        const sign = decision.operation === "sell" ? -1 : 1
-        // A limit or stop entry the price has not reached rests (an ioc one is dropped). On paper it
-        // is sized when it fills; a limit sent to a venue rests there as the venue's own order, so it
-        // is sized now, at its level.
-        const resting = type !== "market" && !entryReached(type, sign, decision.entry_price!, ticker.price)
-        if (resting && decision.time_in_force === "ioc") return null
-        const atVenue = resting && route === "venue"
-        // Sized at the price it is expected to fill at, as a backtest sizes it.
-        const terms = yield* placement.termsOf(exchange, symbol)
-        const sizing = resting && !atVenue
-          ? {
-            _tag: "Order" as const,
-            side: decision.operation === "sell" ? "sell" as const : "buy" as const,
-            quantity: 0
-          }
-          : sizeOrder(decision, held, {
-            freeCash: yield* ledger.freeCash(account.id),
-            feeRate: atVenue ? terms.makerFeeRate : terms.takerFeeRate,
-            leverage,
-            price: atVenue ? decision.entry_price! : takerPrice(ticker.price, sign, terms.slippage),
-            rules: terms.rules
-          })
-        if (sizing._tag === "Nothing") return null
-        const max = maxLeverageOf(account)
-        const refusal = leverage > max
-          ? `leverage_too_high: leverage ${leverage} is above the account's limit ${max}`
-          : !Number.isInteger(leverage)
-          ? `leverage must be a whole number, not ${leverage}`
-          : atVenue && type === "stop"
-          ? `stop entries rest on paper only; a venue's stop entries are not placed`
-          : sizing._tag === "Refused"
-          ? sizing.reason
-          : null
-        const order = yield* ledger.insertOrder({
-          run_id: run.id,
-          binding_id: binding.id,
-          program_id: run.program_id,
-          user_id: run.user_id,
-          account_id: account.id,
-          symbol,
+      Effect.map(
+        orders.place(
+          {
+            run_id: run.id,
+            binding_id: binding.id,
+            program_id: run.program_id,
+            user_id: run.user_id,
+            // A portfolio run places an order per symbol, each with a key of its own.
+            idempotency_key: `run:${run.idempotency_key}${run.symbols.length === 1 ? "" : `:${symbol}`}`,
+            leverage: binding.leverage
+          },
+          account,
           exchange,
-          route,
-          // A portfolio run places an order per symbol, each with a key of its own.
-          idempotency_key: `run:${run.idempotency_key}${run.symbols.length === 1 ? "" : `:${symbol}`}`,
-          side: sizing.side,
-          quantity: sizing.quantity,
-          leverage: Math.max(1, Math.round(leverage)),
-          status: refusal !== null ? "rejected" : resting && !atVenue ? "open" : "pending",
-          take_profit_price: decision.take_profit_price ?? null,
-          stop_loss_price: decision.stop_loss_price ?? null,
-          trailing_stop: decision.trailing_stop ?? null,
-          order_type: type,
-          entry_price: decision.entry_price ?? null,
-          time_in_force: type === "market" ? null : decision.time_in_force ?? "gtc",
-          error: refusal,
-          created_at: yield* now
-        })
-        return yield* placement.settle(order)
-      })
+          symbol,
+          decision
+        ),
+        (placed) => placed.refusal
+      )
 
     /**
      * One claimed run, from the decisions to the fills (or from wherever an earlier attempt
