@@ -39,6 +39,7 @@ const layers = {
     "automation",
     "arena",
     "news",
+    "aitraders",
     "streams",
     "assistant",
     "*"
@@ -61,6 +62,7 @@ const layers = {
     "risk",
     "arena",
     "news",
+    "aitraders",
     "streams",
     "assistant",
     "docs",

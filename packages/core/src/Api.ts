@@ -1,6 +1,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsApi } from "./accounts/AccountsApi.js"
+import { AiTradersApi } from "./aitraders/AiTradersApi.js"
 import { AnalyticsApi } from "./analytics/AnalyticsApi.js"
 import { ArenaApi } from "./arena/ArenaApi.js"
 import { AssistantApi } from "./assistant/AssistantApi.js"
@@ -33,6 +34,7 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(AnalyticsApi)
   .add(AutomationApi)
   .add(RiskApi)
+  .add(AiTradersApi)
   .add(ArenaApi)
   .add(StorageStatsApi)
   .add(AssistantApi)

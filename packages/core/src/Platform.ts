@@ -1,5 +1,6 @@
 import { Layer } from "effect"
 import { AccountsLive } from "./accounts/AccountsLive.js"
+import { AiTradersLive } from "./aitraders/AiTradersLive.js"
 import { AnalyticsLive } from "./analytics/AnalyticsLive.js"
 import { ArenaLive } from "./arena/ArenaLive.js"
 import { AssistantLive } from "./assistant/AssistantLive.js"
@@ -37,6 +38,8 @@ export const PlatformLive = Layer.mergeAll(
   NewsLive,
   RiskLive
 ).pipe(
+  // AI traders place their decisions through automation's order path.
+  Layer.provideMerge(AiTradersLive),
   Layer.provideMerge(AutomationLive),
   // The ranking and automation read the signal engine (open interest samples, triggers).
   Layer.provideMerge(SignalsLive),

@@ -18,6 +18,7 @@ export { Authentication, CurrentUser, type CurrentUserShape } from "./users/Auth
 
 // One contract file per feature (`<feature>/<Feature>Api.ts`): its endpoint group and schemas.
 export * from "./accounts/AccountsApi.js"
+export * from "./aitraders/AiTradersApi.js"
 export * from "./analytics/AnalyticsApi.js"
 export * from "./arena/ArenaApi.js"
 export * from "./assistant/AssistantApi.js"

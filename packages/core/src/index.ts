@@ -13,6 +13,7 @@ export * as PgliteClient from "./sql/PgliteClient.js"
 
 // One line per feature (`<feature>/<Feature>Live.ts`): its service and the layer that runs it.
 export * from "./accounts/AccountsLive.js"
+export * from "./aitraders/AiTradersLive.js"
 export * from "./analytics/AnalyticsLive.js"
 export * from "./arena/ArenaLive.js"
 export * from "./assistant/AssistantLive.js"

@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { TradingApi } from "@trading-platform/core"
 import { Layer } from "effect"
 import { AccountsHttpLive } from "./accounts/AccountsHttp.js"
+import { AiTradersHttpLive } from "./aitraders/AiTradersHttp.js"
 import { AnalyticsHttpLive } from "./analytics/AnalyticsHttp.js"
 import { ArenaHttpLive } from "./arena/ArenaHttp.js"
 import { AssistantHttpLive } from "./assistant/AssistantHttp.js"
@@ -35,6 +36,7 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
   Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
   Layer.provide(RiskHttpLive),
+  Layer.provide(AiTradersHttpLive),
   Layer.provide(AssistantHttpLive),
   Layer.provide(NewsHttpLive),
   Layer.provide(RankingHttpLive),

@@ -82,6 +82,13 @@ export const settings = [
   ["AI_MODEL", "model name sent to AI_BASE_URL (gpt-4o-mini)"],
   ["AI_API_KEY", "key for AI_BASE_URL, sent as a bearer token; prefer the environment to the flag"],
   ["AI_TIMEOUT_MS", "how long the assistant waits for the provider's answer, in milliseconds (60000)"],
+  ["AI_TRADER_ROUNDS_PER_HOUR", "decision rounds an AI account may run per hour, unless it sets its own (12)"],
+  ["AI_TRADER_TOKENS_PER_DAY", "model tokens an AI account may use per UTC day, unless it sets its own (200000)"],
+  ["AI_TRADER_TIMEOUT_MS", "how long an AI account's model may take to answer, in milliseconds (30000)"],
+  [
+    "AI_TRADER_PRICES",
+    "model prices per million tokens, JSON {\"model\": {\"prompt\": n, \"completion\": n}}; unlisted models cost 0 ({})"
+  ],
   ["AI_CHAT_PER_HOUR", "assistant messages per user per hour (60)"],
   ["AI_INSIGHTS_PER_HOUR", "insight jobs per user per hour (20)"],
   ["AI_MAX_TOOL_CALLS", "tool calls the model may make while answering one message (8)"],

@@ -13,7 +13,7 @@ import { PoolId } from "../signals/Signal.js"
 import { Signals } from "../signals/Signals.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
-import { ownedBy } from "../users/Ownership.js"
+import { ownedBy, type Owner } from "../users/Ownership.js"
 import { type Exchange, longerTimeframeIssue } from "../venues/Venue.js"
 import {
   AccountPosition,
@@ -227,7 +227,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         Effect.withSpan("Bindings.listRuns", { attributes: { userId: caller.id, bindingId: id } })
       )
 
-    const listOrders = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
+    const listOrders = (caller: Owner, accountId: AccountId, page: Pagination) =>
       Effect.zipRight(accounts.owned(caller, accountId), ledger.orders({ account_id: accountId, ...pageOf(page) }))
         .pipe(
           Effect.map((rows) => new OrderList({ orders: rows.map(toOrder) })),
@@ -235,7 +235,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           Effect.withSpan("Bindings.listOrders", { attributes: { userId: caller.id, accountId } })
         )
 
-    const listPositions = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
+    const listPositions = (caller: Owner, accountId: AccountId, page: Pagination) =>
       Effect.zipRight(accounts.owned(caller, accountId), ledger.positions({ account_id: accountId, ...pageOf(page) }))
         .pipe(
           Effect.map((rows) =>

@@ -51,6 +51,34 @@ export interface PlatformOptions {
   /** E-mails (any case) of the users who are operators, besides those the command line made operators. */
   readonly operatorEmails: ReadonlyArray<string>
   readonly websocket: WebSocketOptions
+  /** AI traders' pace and cost (docs/ai-traders.md); the defaults below when not set. */
+  readonly aiTraders?: AiTraderOptions
+}
+
+/** Price per million tokens of one model, in whatever currency the operator counts in. */
+export interface ModelPrice {
+  readonly prompt: number
+  readonly completion: number
+}
+
+/** Cost and pace of AI traders (each account may set its own limits instead). */
+export interface AiTraderOptions {
+  /** Decision rounds one account may run per hour. */
+  readonly roundsPerHour: number
+  /** Model tokens (prompt and completion) one account may use per UTC day. */
+  readonly tokensPerDay: number
+  /** How long one call of an account's model may take. */
+  readonly timeout: Duration.Duration
+  /** Prices by model name; a model not listed (the built-in one among them) costs 0. */
+  readonly prices: Readonly<Record<string, ModelPrice>>
+}
+
+/** What AI traders use when `aiTraders` is not set. */
+export const defaultAiTraderOptions: AiTraderOptions = {
+  roundsPerHour: 12,
+  tokensPerDay: 200_000,
+  timeout: Duration.seconds(30),
+  prices: {}
 }
 
 /** What one `GET /api/ws` socket may cost the server (docs/streams.md, close codes there). */
@@ -194,6 +222,14 @@ const venueConnection = (prefix: "VENUE1" | "VENUE2", defaultUrl: string) =>
 
 const decodeTiers = Schema.decodeUnknownEither(Schema.parseJson(MarginTiers))
 
+const decodePrices = Schema.decodeUnknownEither(Schema.parseJson(Schema.Record({
+  key: Schema.String,
+  value: Schema.Struct({
+    prompt: Schema.Number.pipe(Schema.nonNegative()),
+    completion: Schema.Number.pipe(Schema.nonNegative())
+  })
+})))
+
 /** `<PREFIX>_MARGIN_TIERS` (a JSON array of tiers) and `<PREFIX>_LIQUIDATION_FEE_RATE`, by default the venue's documented table. */
 const marginTable = (prefix: "VENUE1" | "VENUE2", fallback: MarginTable): Config.Config<MarginTable> =>
   Config.all({
@@ -298,6 +334,23 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   aiModel: Config.string("AI_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
   aiApiKey: Config.option(Config.redacted("AI_API_KEY")),
   aiTimeoutMs: positiveInt("AI_TIMEOUT_MS", 60_000),
+  aiTraderRoundsPerHour: positiveInt("AI_TRADER_ROUNDS_PER_HOUR", defaultAiTraderOptions.roundsPerHour),
+  aiTraderTokensPerDay: positiveInt("AI_TRADER_TOKENS_PER_DAY", defaultAiTraderOptions.tokensPerDay),
+  aiTraderTimeoutMs: positiveInt("AI_TRADER_TIMEOUT_MS", Duration.toMillis(defaultAiTraderOptions.timeout)),
+  aiTraderPrices: Config.string().pipe(
+    Config.mapOrFail((text) =>
+      Either.mapLeft(
+        decodePrices(text),
+        () =>
+          ConfigError.InvalidData(
+            [],
+            `must be a JSON object of model names to {prompt, completion} prices per million tokens`
+          )
+      )
+    ),
+    Config.nested("AI_TRADER_PRICES"),
+    Config.withDefault(defaultAiTraderOptions.prices)
+  ),
   aiChatPerHour: positiveInt("AI_CHAT_PER_HOUR", 60),
   aiInsightsPerHour: positiveInt("AI_INSIGHTS_PER_HOUR", 20),
   aiMaxToolCalls: positiveInt("AI_MAX_TOOL_CALLS", 8),
@@ -386,6 +439,12 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       pnlRefreshInterval: Duration.millis(c.pnlRefreshMs),
       reconcileInterval: Duration.seconds(c.reconcileSeconds),
       deadManTimeout: Duration.seconds(c.deadManSeconds)
+    },
+    aiTraders: {
+      roundsPerHour: c.aiTraderRoundsPerHour,
+      tokensPerDay: c.aiTraderTokensPerDay,
+      timeout: Duration.millis(c.aiTraderTimeoutMs),
+      prices: c.aiTraderPrices
     },
     assistant: {
       provider: Option.map(c.aiBaseUrl, (baseUrl) => ({ baseUrl, model: c.aiModel, apiKey: c.aiApiKey })),

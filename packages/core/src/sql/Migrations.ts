@@ -29,6 +29,7 @@ import m0025 from "./migrations/0025_backtest_portfolios.js"
 import m0026 from "./migrations/0026_portfolio_bindings.js"
 import m0028 from "./migrations/0028_reconciliation.js"
 import m0029 from "./migrations/0029_risk.js"
+import m0030 from "./migrations/0030_ai_traders.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -64,7 +65,8 @@ const byName = {
   "0025_backtest_portfolios": m0025,
   "0026_portfolio_bindings": m0026,
   "0028_reconciliation": m0028,
-  "0029_risk": m0029
+  "0029_risk": m0029,
+  "0030_ai_traders": m0030
 }
 export const migrations = Migrator.fromRecord(byName)
 

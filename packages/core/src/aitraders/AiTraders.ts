@@ -1,0 +1,468 @@
+import { Clock, Effect, Option, Redacted, Schema, Stream } from "effect"
+import { type AccountId } from "../accounts/Account.js"
+import { type AccountRow, Accounts } from "../accounts/Accounts.js"
+import { accountExchange, Bindings } from "../automation/Bindings.js"
+import { DecisionOrders } from "../automation/DecisionOrders.js"
+import { defaultAiTraderOptions, PlatformConfig } from "../config/PlatformConfig.js"
+import { makeGuardedFetch } from "../fetch/GuardedFetch.js"
+import { Conflict } from "../http/Errors.js"
+import { pageOf, type Pagination } from "../http/Pagination.js"
+import { hostTa } from "../indicators/TaSource.js"
+import { JobWakeup } from "../jobs/JobWakeup.js"
+import { MarketData } from "../market/MarketData.js"
+import { Secrets } from "../secrets/Secrets.js"
+import { Notifications } from "../sql/Notifications.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import type { Owner } from "../users/Ownership.js"
+import { Venues } from "../venues/Venue.js"
+import {
+  aiTraderDefaults,
+  AiTraderSettings,
+  type AiTraderUpdate,
+  builtinModel,
+  DecisionRoundList,
+  ModelAnswer,
+  type ModelDecision,
+  type RoundOrder,
+  toDecision
+} from "./AiTrader.js"
+import {
+  aiRoundJobKind,
+  type AiTraderRow,
+  AiTradersRepo,
+  decisionChannel,
+  DecisionNotice,
+  type RoundCall,
+  type RoundResult,
+  type RoundRow,
+  toRound
+} from "./AiTradersRepo.js"
+import {
+  askOpenAiCompatible,
+  builtinReply,
+  type ChatMessage,
+  ModelCallFailed,
+  type SymbolFacts
+} from "./TraderModel.js"
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+const hour = 3_600_000
+const day = 24 * hour
+
+/** Candles of each symbol shown to the model. */
+export const contextCandles = 50
+
+/** The default system prompt: what the model is, what it sees and the one answer it may give. */
+export const defaultSystemPrompt = [
+  "You are a trading model that manages one account on a crypto perpetual futures venue.",
+  "You get the account's balance, its open positions, its recent orders, and for each of its symbols",
+  "the latest price, recent candles (oldest first: [time, open, high, low, close, volume]) and",
+  "indicators (SMA(20), EMA(20), RSI(14), ATR(14)).",
+  "Answer with one JSON object and nothing else:",
+  "{\"decisions\": [{\"operation\": \"buy\" | \"sell\" | \"hold\" | \"close\", \"symbol\": string,",
+  "\"target_portion_of_balance\": number in (0, 1] or null, \"leverage\": whole number or null,",
+  "\"entry_price\": limit price or null, \"take_profit_price\": number or null,",
+  "\"stop_loss_price\": number or null, \"reason\": string}]}",
+  "At most one decision per symbol, only for the account's symbols. `buy` opens or adds long, `sell` opens",
+  "or adds short, `close` closes the position, `hold` does nothing. An entry_price makes the order a limit",
+  "that fills now or never. Any other field, or any answer that is not this JSON, means no trade."
+].join("\n")
+
+/** Whether an account's `model` is the built-in one. */
+export const isBuiltin = (account: Pick<AccountRow, "model">) =>
+  account.model === null || account.model.trim() === "" || account.model === builtinModel
+
+const settingsOf = (account: AccountRow, row: Option.Option<AiTraderRow>) =>
+  new AiTraderSettings({
+    account_id: account.id,
+    enabled: Option.match(row, { onNone: () => aiTraderDefaults.enabled, onSome: (r) => r.enabled }),
+    symbols: Option.match(row, { onNone: () => aiTraderDefaults.symbols, onSome: (r) => r.symbols }),
+    timeframe: Option.match(row, { onNone: () => aiTraderDefaults.timeframe, onSome: (r) => r.timeframe }),
+    interval_minutes: Option.match(row, {
+      onNone: () => aiTraderDefaults.interval_minutes,
+      onSome: (r) => r.interval_minutes
+    }),
+    max_rounds_per_hour: Option.match(row, { onNone: () => null, onSome: (r) => r.max_rounds_per_hour }),
+    max_tokens_per_day: Option.match(row, { onNone: () => null, onSome: (r) => r.max_tokens_per_day }),
+    model: isBuiltin(account) ? builtinModel : account.model!,
+    next_run_at: Option.match(row, { onNone: () => null, onSome: (r) => r.next_run_at }),
+    created_at: Option.match(row, { onNone: () => null, onSome: (r) => r.created_at }),
+    updated_at: Option.match(row, { onNone: () => null, onSome: (r) => r.updated_at })
+  })
+
+/** The first slot of a schedule starting at `at`: the next whole interval. */
+const firstSlot = (at: number, minutes: number) => {
+  const step = minutes * 60_000
+  return new Date(Math.floor(at / step) * step + step)
+}
+
+/**
+ * AI traders: an AI account's settings (its symbols, schedule and limits), its decision rounds
+ * (queued by its schedule or by hand, run by the workers of `AiTradersLive`) and their log.
+ */
+export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/core/AiTraders", {
+  effect: Effect.gen(function*() {
+    const config = yield* PlatformConfig
+    const options = config.aiTraders ?? defaultAiTraderOptions
+    const repo = yield* AiTradersRepo
+    const accounts = yield* Accounts
+    const bindings = yield* Bindings
+    const orders = yield* DecisionOrders
+    const market = yield* MarketData
+    const venues = yield* Venues
+    const secrets = yield* Secrets
+    const wakeup = yield* JobWakeup
+    const notifications = yield* Notifications
+    const guarded = makeGuardedFetch(config.fetch)
+
+    /** The caller's AI account (403/404 as for any account; 409 for a MANUAL one). */
+    const aiAccount = (caller: Owner, id: AccountId) =>
+      Effect.flatMap(accounts.owned(caller, id), (account) =>
+        account.account_type === "AI"
+          ? Effect.succeed(account)
+          : Effect.fail(
+            new Conflict({ error: `Account ${id} is a MANUAL account; only AI accounts have an AI trader` })
+          ))
+
+    const get = (caller: CurrentUserShape, id: AccountId) =>
+      Effect.gen(function*() {
+        const account = yield* aiAccount(caller, id)
+        return settingsOf(account, yield* repo.find(id))
+      }).pipe(dieOnStorageFailure, Effect.withSpan("AiTraders.get", { attributes: { id } }))
+
+    const update = (caller: CurrentUserShape, id: AccountId, input: AiTraderUpdate) =>
+      Effect.gen(function*() {
+        const account = yield* aiAccount(caller, id)
+        const current = settingsOf(account, yield* repo.find(id))
+        const symbols = input.symbols ?? current.symbols
+        yield* market.listed(accountExchange(account), symbols)
+        const enabled = input.enabled ?? current.enabled
+        const interval = input.interval_minutes ?? current.interval_minutes
+        const at = yield* now
+        const rescheduled = input.enabled !== undefined || input.interval_minutes !== undefined ||
+          current.next_run_at === null
+        const row = yield* repo.upsert({
+          account_id: id,
+          user_id: account.user_id,
+          now: at,
+          edit: {
+            enabled,
+            symbols,
+            timeframe: input.timeframe ?? current.timeframe,
+            interval_minutes: interval,
+            max_rounds_per_hour: input.max_rounds_per_hour === undefined
+              ? current.max_rounds_per_hour
+              : input.max_rounds_per_hour,
+            max_tokens_per_day: input.max_tokens_per_day === undefined
+              ? current.max_tokens_per_day
+              : input.max_tokens_per_day,
+            next_run_at: !enabled
+              ? null
+              : rescheduled
+              ? firstSlot(at.getTime(), interval)
+              : new Date(current.next_run_at!)
+          }
+        })
+        return settingsOf(account, Option.some(row))
+      }).pipe(dieOnStorageFailure, Effect.withSpan("AiTraders.update", { attributes: { id } }))
+
+    /** Queues a round now, whatever the schedule (`POST /api/account/{id}/ai-trader/decide`). */
+    const decideNow = (caller: CurrentUserShape, id: AccountId) =>
+      Effect.gen(function*() {
+        const account = yield* aiAccount(caller, id)
+        const at = yield* now
+        const round = yield* repo.enqueue({
+          user_id: account.user_id,
+          account_id: id,
+          trigger: "manual",
+          idempotency_key: `manual:${id}:${at.getTime()}:${Math.random().toString(36).slice(2)}`,
+          now: at
+        })
+        yield* wakeup.wake(aiRoundJobKind)
+        return toRound(Option.getOrThrow(round))
+      }).pipe(dieOnStorageFailure, Effect.withSpan("AiTraders.decideNow", { attributes: { id } }))
+
+    const list = (caller: CurrentUserShape, id: AccountId, page: Pagination) =>
+      Effect.zipRight(accounts.owned(caller, id), repo.list({ account_id: id, ...pageOf(page) })).pipe(
+        Effect.map((rows) => new DecisionRoundList({ decisions: rows.map(toRound) })),
+        dieOnStorageFailure,
+        Effect.withSpan("AiTraders.list", { attributes: { userId: caller.id, id } })
+      )
+
+    /** Finished rounds as they are written, on every instance (for the owner's streams). */
+    const decodeNotice = Schema.decodeUnknown(Schema.parseJson(DecisionNotice))
+    const changes = notifications.listen(decisionChannel).pipe(
+      Stream.mapEffect((payload) => Effect.option(decodeNotice(payload))),
+      Stream.filterMap((notice) => notice)
+    )
+
+    // ---- a round -------------------------------------------------------------------------------
+
+    /**
+     * What the model is shown: only the account owner's data, read as the owner (the account,
+     * its positions and orders), and the market's public prices and candles of its symbols.
+     */
+    const gather = (account: AccountRow, settings: AiTraderSettings) =>
+      Effect.gen(function*() {
+        const owner = { id: account.user_id }
+        const exchange = accountExchange(account)
+        const tickers = yield* venues[exchange].tickers
+        const positions = (yield* bindings.listPositions(owner, account.id, { limit: 50, offset: 0 })).positions
+        const recent = (yield* bindings.listOrders(owner, account.id, { limit: 10, offset: 0 })).orders
+        const symbols = yield* Effect.forEach(settings.symbols, (symbol) =>
+          Effect.gen(function*() {
+            const candles = yield* market.latest(
+              { _tag: "Venue", exchange },
+              symbol,
+              settings.timeframe,
+              contextCandles
+            )
+            const value = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null)
+            const held = positions.find((p) => p.symbol === symbol)
+            const facts: SymbolFacts = {
+              symbol,
+              price: tickers.get(symbol)?.price ?? candles.at(-1)?.close ?? null,
+              sma_20: value(hostTa.sma(candles, 20)),
+              ema_20: value(hostTa.ema(candles, 20)),
+              rsi_14: value(hostTa.rsi(candles, 14)),
+              atr_14: value(hostTa.atr(candles, 14)),
+              position: held === undefined ? null : { side: held.side, size: held.size }
+            }
+            return {
+              facts,
+              shown: {
+                ...facts,
+                change_24h: tickers.get(symbol)?.change_24h ?? null,
+                funding_rate: tickers.get(symbol)?.funding_rate ?? null,
+                candles: candles.slice(-20).map((c) => [c.time, c.open, c.high, c.low, c.close, c.volume])
+              }
+            }
+          }))
+        const context = {
+          time: new Date(yield* Clock.currentTimeMillis).toISOString(),
+          exchange,
+          timeframe: settings.timeframe,
+          account: {
+            id: account.id,
+            name: account.name,
+            cash: account.current_cash,
+            margin_in_use: account.frozen_cash,
+            max_leverage: account.max_leverage,
+            default_leverage: account.default_leverage
+          },
+          positions: positions.map((p) => ({
+            symbol: p.symbol,
+            side: p.side,
+            size: p.size,
+            entry_price: p.entry_price,
+            leverage: p.leverage,
+            take_profit_price: p.take_profit_price,
+            stop_loss_price: p.stop_loss_price
+          })),
+          recent_orders: recent.map((o) => ({
+            symbol: o.symbol,
+            side: o.side,
+            quantity: o.quantity,
+            price: o.price,
+            status: o.status,
+            created_at: o.created_at
+          })),
+          symbols: symbols.map((s) => s.shown)
+        }
+        const messages: ReadonlyArray<ChatMessage> = [
+          { role: "system", content: defaultSystemPrompt },
+          { role: "user", content: `Context: ${JSON.stringify(context)}` }
+        ]
+        return { messages, facts: symbols.map((s) => s.facts) }
+      })
+
+    const decodeAnswer = Schema.decodeUnknownEither(Schema.parseJson(ModelAnswer), { onExcessProperty: "error" })
+
+    /** Asks the account's model; any failure, or an answer that does not decode, is a call with no decisions and why. */
+    const ask = (account: AccountRow, settings: AiTraderSettings) =>
+      Effect.gen(function*() {
+        const { facts, messages } = yield* gather(account, settings)
+        const prompt = messages.map((m) => `[${m.role}]\n${m.content}`).join("\n\n")
+        const started = yield* Clock.currentTimeMillis
+        const model = settings.model
+        const reply = yield* (isBuiltin(account)
+          ? Effect.succeed(builtinReply(messages, facts))
+          : Effect.gen(function*() {
+            if (account.base_url === null) {
+              return yield* new ModelCallFailed({ code: "upstream_error", message: "The account has no base_url" })
+            }
+            const refused = guarded.literalRefusal(account.base_url)
+            if (refused !== null) {
+              return yield* new ModelCallFailed({
+                code: "upstream_error",
+                message: `The account's base_url is a ${refused} address, which the server does not call`
+              })
+            }
+            // The key is opened for this call only, and only into the request's header.
+            const apiKey = account.api_key_sealed === null
+              ? Option.none()
+              : Option.some(Redacted.make(secrets.open(account.api_key_sealed, {
+                table: "accounts",
+                column: "api_key_sealed",
+                row: String(account.id)
+              })))
+            return yield* askOpenAiCompatible(
+              { baseUrl: account.base_url, model, apiKey, timeout: options.timeout },
+              messages
+            )
+          })).pipe(Effect.either)
+        const latency = (yield* Clock.currentTimeMillis) - started
+        const price = options.prices[model]
+        const cost = (p: number, c: number) =>
+          price === undefined ? 0 : (p * price.prompt + c * price.completion) / 1_000_000
+        if (reply._tag === "Left") {
+          return {
+            model,
+            prompt,
+            raw_answer: null,
+            decisions: null,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost: 0,
+            latency_ms: latency,
+            error: `${reply.left.code}: ${reply.left.message}`
+          } satisfies RoundCall
+        }
+        const { completionTokens, promptTokens, text } = reply.right
+        const decoded = decodeAnswer(text)
+        return {
+          model,
+          prompt,
+          raw_answer: text,
+          decisions: decoded._tag === "Right" ? decoded.right.decisions : null,
+          prompt_tokens: promptTokens,
+          completion_tokens: completionTokens,
+          cost: cost(promptTokens, completionTokens),
+          latency_ms: latency,
+          error: decoded._tag === "Right"
+            ? null
+            : `invalid_answer: the answer is not the decision JSON (${
+              String(decoded.left.message).split("\n").slice(0, 6).join(" ").slice(0, 500)
+            })`
+        } satisfies RoundCall
+      })
+
+    /** Why a round may not ask its model now (over a limit), or null. */
+    const overLimit = (round: RoundRow, settings: AiTraderSettings) =>
+      Effect.gen(function*() {
+        const at = yield* Clock.currentTimeMillis
+        const perHour = settings.max_rounds_per_hour ?? options.roundsPerHour
+        const lastHour = yield* repo.usageSince(round.account_id, new Date(at - hour), round.id)
+        if (lastHour.rounds >= perHour) {
+          return `rounds_per_hour: ${lastHour.rounds} rounds in the last hour, the limit is ${perHour}`
+        }
+        const perDay = settings.max_tokens_per_day ?? options.tokensPerDay
+        const today = yield* repo.usageSince(round.account_id, new Date(Math.floor(at / day) * day), round.id)
+        if (today.tokens >= perDay) {
+          return `tokens_per_day: ${today.tokens} tokens used today (UTC), the limit is ${perDay}`
+        }
+        return null
+      })
+
+    /** Places a round's decisions, one per symbol of the account's, through the same path as a program's run. */
+    const place = (
+      round: RoundRow,
+      account: AccountRow,
+      settings: AiTraderSettings,
+      decisions: ReadonlyArray<ModelDecision>
+    ) =>
+      Effect.gen(function*() {
+        const exchange = accountExchange(account)
+        const placed: Array<RoundOrder> = []
+        const seen = new Set<string>()
+        for (const decision of decisions) {
+          const symbol = decision.symbol.trim().toUpperCase()
+          if (!settings.symbols.includes(symbol)) {
+            placed.push({ symbol, order_id: null, status: null, error: "not one of the account's symbols; ignored" })
+            continue
+          }
+          if (seen.has(symbol)) {
+            placed.push({ symbol, order_id: null, status: null, error: "a second decision for the symbol; ignored" })
+            continue
+          }
+          seen.add(symbol)
+          const result = yield* orders.place(
+            {
+              run_id: null,
+              binding_id: null,
+              program_id: null,
+              user_id: account.user_id,
+              idempotency_key: `ai:${round.id}:${symbol}`,
+              leverage: null
+            },
+            account,
+            exchange,
+            symbol,
+            toDecision({ ...decision, symbol })
+          ).pipe(
+            Effect.catchTag("FinalFailure", (e) => Effect.succeed({ order: null, refusal: e.message }))
+          )
+          const order = result.order === null ? Option.none() : yield* orders.orderOfKey(`ai:${round.id}:${symbol}`)
+          placed.push({
+            symbol,
+            order_id: Option.match(order, { onNone: () => null, onSome: (o) => o.id }),
+            status: Option.match(order, { onNone: () => null, onSome: (o) => o.status }),
+            error: result.refusal
+          })
+        }
+        return placed
+      })
+
+    /**
+     * One claimed round: checks the limits, asks the model (once: the call is kept on the round,
+     * so a round taken over after a crash acts on it), and places the decisions.
+     */
+    const runRound = (round: RoundRow) =>
+      Effect.gen(function*() {
+        const account = yield* accounts.owned({ id: round.user_id }, round.account_id)
+        const settings = settingsOf(account, yield* repo.find(account.id))
+        const skipped = (error: string): RoundResult => ({ outcome: "skipped", orders: [], error })
+        if (account.account_type !== "AI") return skipped("the account is not an AI account")
+        if (!account.is_active) return skipped(`account ${account.id} is not active`)
+        let decisions = round.decisions
+        if (round.prompt === null) {
+          const limit = yield* overLimit(round, settings)
+          if (limit !== null) return skipped(limit)
+          const call = yield* ask(account, settings)
+          yield* repo.called(round, call)
+          if (call.decisions === null) {
+            return { outcome: "no_trade", orders: [], error: call.error } satisfies RoundResult
+          }
+          decisions = call.decisions
+        } else if (decisions === null) {
+          return { outcome: "no_trade", orders: [], error: "the model's answer did not decode" } satisfies RoundResult
+        }
+        const placed = yield* place(round, account, settings, decisions)
+        return { outcome: "traded", orders: placed, error: null } satisfies RoundResult
+      }).pipe(Effect.withSpan("AiTraders.runRound", { attributes: { id: round.id, accountId: round.account_id } }))
+
+    /** Queues the rounds of the AI traders whose slot is due, and moves each to its next slot. */
+    const queueDue = Effect.gen(function*() {
+      const at = yield* Clock.currentTimeMillis
+      let queued = 0
+      for (const trader of yield* repo.due(new Date(at))) {
+        const slot = Date.parse(trader.next_run_at!)
+        const step = trader.interval_minutes * 60_000
+        const next = slot + step * Math.max(1, Math.ceil((at - slot + 1) / step))
+        if (!(yield* repo.advance(trader.account_id, new Date(slot), new Date(next)))) continue
+        const round = yield* repo.enqueue({
+          user_id: trader.user_id,
+          account_id: trader.account_id,
+          trigger: "schedule",
+          idempotency_key: `schedule:${trader.account_id}:${slot}`,
+          now: new Date(at)
+        })
+        if (Option.isSome(round)) queued++
+      }
+      if (queued > 0) yield* wakeup.wake(aiRoundJobKind)
+    })
+
+    return { get, update, decideNow, list, changes, runRound, queueDue, queue: repo.queue } as const
+  })
+}) {}

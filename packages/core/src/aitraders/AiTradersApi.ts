@@ -1,0 +1,57 @@
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { AccountPath } from "../accounts/Account.js"
+import { ApiError } from "../http/Errors.js"
+import { Pagination } from "../http/Pagination.js"
+import { strictBody } from "../http/StrictBody.js"
+import { Authentication } from "../users/Authentication.js"
+import { AiTraderSettings, AiTraderUpdate, DecisionRound, DecisionRoundList } from "./AiTrader.js"
+
+export * from "./AiTrader.js"
+
+/** AI traders: an AI account's trading settings, its decision rounds on demand, and the decision log. */
+export class AiTradersApi extends HttpApiGroup.make("aitraders")
+  .add(
+    HttpApiEndpoint.get("get", "/account/:account_id/ai-trader")
+      .setPath(AccountPath)
+      .addSuccess(AiTraderSettings)
+      .annotate(OpenApi.Summary, "The AI account's trading settings (defaults until first set)")
+  )
+  .add(
+    HttpApiEndpoint.put("update", "/account/:account_id/ai-trader")
+      .setPath(AccountPath)
+      .setPayload(strictBody(AiTraderUpdate))
+      .addSuccess(AiTraderSettings)
+      .addError(ApiError.SymbolNotListed)
+      .annotate(
+        OpenApi.Description,
+        "Sets what the AI account trades and how often its model decides (`enabled`, `symbols`, `timeframe`, " +
+          "`interval_minutes`), and its own limits on rounds per hour and tokens per day (null: the server's)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("decide", "/account/:account_id/ai-trader/decide")
+      .setPath(AccountPath)
+      .addSuccess(DecisionRound, { status: 202 })
+      .annotate(OpenApi.Summary, "Queues a decision round now, whatever the schedule; it shows in the decision log")
+  )
+  .add(
+    HttpApiEndpoint.get("decisions", "/account/:account_id/decisions")
+      .setPath(AccountPath)
+      .setUrlParams(Pagination)
+      .addSuccess(DecisionRoundList)
+      .annotate(
+        OpenApi.Summary,
+        "The account's decision rounds, newest first: the prompt, the model's answer, the decisions, the orders, " +
+          "tokens, cost, latency and errors"
+      )
+  )
+  .addError(ApiError.Forbidden)
+  .addError(ApiError.NotFound)
+  .addError(ApiError.Conflict)
+  .addError(ApiError.UpstreamError)
+  .addError(ApiError.UpstreamTimeout)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "AI traders")
+{}

@@ -1,0 +1,66 @@
+import { Effect, Layer } from "effect"
+import { PlatformConfig } from "../config/PlatformConfig.js"
+import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
+import { leasedLoop } from "../jobs/Leases.js"
+import { AiTraders } from "./AiTraders.js"
+import { aiRoundJobKind, AiTradersRepo } from "./AiTradersRepo.js"
+
+/**
+ * The schedule of AI traders, on the replica holding the `ai_trader_scheduler` lease: every poll
+ * interval it queues a round for each enabled AI trader whose slot is due (key
+ * `schedule:<account>:<slot>`, so a slot is one round whichever replica saw it) and moves it to its
+ * next slot; missed slots, after downtime, run once.
+ */
+export const AiTraderSchedulerLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const { automation: options } = yield* PlatformConfig
+    const traders = yield* AiTraders
+    yield* leasedLoop("ai_trader_scheduler", { interval: options.pollInterval, lease: options.lease }, traders.queueDue)
+  })
+)
+
+/**
+ * Runs decision rounds on the job mechanism (`jobs/`), with the automation runs' options: each
+ * worker claims one round at a time (one per account at a time, across replicas), renews its lease
+ * while the model thinks, and hands the round back when the venue or the database fails. A round
+ * whose account is gone fails for good.
+ */
+export const AiTraderRoundsLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const { automation: options } = yield* PlatformConfig
+    const traders = yield* AiTraders
+    yield* runJobWorkers({
+      kind: aiRoundJobKind,
+      queue: traders.queue,
+      options,
+      run: (round, lease) =>
+        lease.keepAlive(traders.runRound(round)).pipe(
+          Effect.catchTags({
+            NotFound: (e) => new JobFailed({ message: e.error }),
+            Forbidden: (e) => new JobFailed({ message: e.error })
+          })
+        )
+    })
+  })
+)
+
+export { AiTraders, AiTradersRepo }
+
+// The scheduler holds a lease, so only the instances that take part (AUTOMATION_ENABLED) compete for it.
+const background = Layer.unwrapEffect(
+  Effect.map(
+    PlatformConfig,
+    ({ automation }) =>
+      automation.enabled ? Layer.mergeAll(AiTraderSchedulerLive, AiTraderRoundsLive) : AiTraderRoundsLive
+  )
+)
+
+/**
+ * AI traders: their settings and decision log, and this instance's background work (round
+ * workers; the scheduler when automation is enabled). Needs accounts, automation (the order path),
+ * market data and venues.
+ */
+export const AiTradersLive = background.pipe(
+  Layer.provideMerge(AiTraders.Default),
+  Layer.provideMerge(AiTradersRepo.Default)
+)

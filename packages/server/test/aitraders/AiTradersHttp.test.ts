@@ -1,0 +1,228 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { testStorages } from "@trading-platform/core/testing"
+import { Effect, TestClock } from "effect"
+import { createAccount } from "../support/Accounts.js"
+import { AutomationServer } from "../support/Automation.js"
+import { call, expectError, signUp } from "../support/TestServer.js"
+
+// The scheduler polls every second of the test clock; a second at a time lets it see the clock's moves.
+const tick = TestClock.adjust("1 second")
+const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+
+/** Polls the account's decision log (workers run in real time) until `done` holds, or dies at the deadline. */
+export const waitForRounds = (
+  token: string,
+  accountId: number,
+  done: (rounds: ReadonlyArray<any>) => boolean,
+  step: Effect.Effect<void> = Effect.void
+) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      const reply = yield* call("GET", `/api/account/${accountId}/decisions`, { token })
+      expect(reply.status).toBe(200)
+      if (done(reply.body.decisions)) return reply.body.decisions as ReadonlyArray<any>
+      if (Date.now() > deadline) {
+        return yield* Effect.die(new Error(`rounds at the deadline: ${JSON.stringify(reply.body.decisions)}`))
+      }
+      yield* step
+      yield* realPause
+    }
+  })
+
+const finished = (n: number) => (rounds: ReadonlyArray<any>) =>
+  rounds.length >= n && rounds.every((r) => r.status === "completed" || r.status === "failed")
+
+/** Queues a round by hand and answers the log once it has `n` finished rounds, newest first. */
+const decide = (token: string, accountId: number, n = 1) =>
+  Effect.gen(function*() {
+    const queued = yield* call("POST", `/api/account/${accountId}/ai-trader/decide`, { token })
+    expect(queued.status).toBe(202)
+    expect(queued.body).toMatchObject({ account_id: accountId, trigger: "manual", status: "queued" })
+    return yield* waitForRounds(token, accountId, finished(n))
+  })
+
+for (const storage of testStorages) {
+  describe.skipIf(!storage.available)(`AI traders over ${storage.name}`, () => {
+    layer(AutomationServer(storage), { timeout: "120 seconds" })((it) => {
+      it.effect("GET and PUT /api/account/:id/ai-trader: defaults, then the settings set; bad input 400, unlisted symbol 422", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const account = yield* createAccount(token)
+          const url = `/api/account/${account.id}/ai-trader`
+          expect((yield* call("GET", url, { token })).body).toEqual({
+            account_id: account.id,
+            enabled: false,
+            symbols: ["BTC"],
+            timeframe: "1h",
+            interval_minutes: 60,
+            max_rounds_per_hour: null,
+            max_tokens_per_day: null,
+            model: "builtin",
+            next_run_at: null,
+            created_at: null,
+            updated_at: null
+          })
+          const set = yield* call("PUT", url, {
+            token,
+            body: { enabled: true, symbols: ["btc", "ETH"], interval_minutes: 15, max_rounds_per_hour: 4 }
+          })
+          expect(set.status).toBe(200)
+          expect(set.body).toMatchObject({
+            enabled: true,
+            symbols: ["BTC", "ETH"],
+            interval_minutes: 15,
+            max_rounds_per_hour: 4,
+            max_tokens_per_day: null
+          })
+          const now = yield* TestClock.currentTimeMillis
+          expect(Date.parse(set.body.next_run_at)).toBe(Math.floor(now / 900_000) * 900_000 + 900_000)
+          expect((yield* call("GET", url, { token })).body).toEqual(set.body)
+          const off = yield* call("PUT", url, { token, body: { enabled: false } })
+          expect(off.body).toMatchObject({ enabled: false, next_run_at: null, symbols: ["BTC", "ETH"] })
+
+          for (
+            const body of [
+              { symbols: [] },
+              { interval_minutes: 0 },
+              { timeframe: "2h" },
+              { max_rounds_per_hour: -1 },
+              { enabled: "yes" },
+              { unknown_field: 1 }
+            ]
+          ) {
+            expectError(yield* call("PUT", url, { token, body }), 400, "invalid_input")
+          }
+          expectError(yield* call("PUT", url, { token, body: { symbols: ["NOPE"] } }), 422, "symbol_not_listed")
+        }))
+
+      it.effect("the AI trader's endpoints: no token 401, another user's account 403, unknown id 404, a MANUAL account 409, bad page 400", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const other = yield* signUp()
+          const account = yield* createAccount(token)
+          const manual = yield* createAccount(token, { account_type: "MANUAL" })
+          for (
+            const [method, suffix] of [["GET", "ai-trader"], ["PUT", "ai-trader"], ["POST", "ai-trader/decide"], [
+              "GET",
+              "decisions"
+            ]] as const
+          ) {
+            const body = method === "PUT" ? { body: { enabled: false } } : {}
+            const url = `/api/account/${account.id}/${suffix}`
+            expectError(yield* call(method, url, body), 401, "unauthorized")
+            expectError(yield* call(method, url, { ...body, token: other.token }), 403, "forbidden")
+            expectError(yield* call(method, `/api/account/987654/${suffix}`, { ...body, token }), 404, "not_found")
+            if (suffix !== "decisions") {
+              expectError(
+                yield* call(method, `/api/account/${manual.id}/${suffix}`, { ...body, token }),
+                409,
+                "conflict"
+              )
+            }
+          }
+          const url = `/api/account/${account.id}/decisions`
+          for (const query of ["limit=0", "limit=501", "offset=-1", "limit=x"]) {
+            expectError(yield* call("GET", `${url}?${query}`, { token }), 400, "invalid_input")
+          }
+          expect((yield* call("GET", url, { token })).body).toEqual({ decisions: [] })
+        }))
+
+      it.effect("a round of the built-in model reads the market, decides, and its orders go through the order path; the round is logged", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const account = yield* createAccount(token, { api_key: "sk-never-in-a-prompt-0123456789" })
+          yield* call("PUT", `/api/account/${account.id}/ai-trader`, { token, body: { symbols: ["BTC", "ETH"] } })
+          const [round] = yield* decide(token, account.id)
+          expect(round).toMatchObject({
+            account_id: account.id,
+            trigger: "manual",
+            status: "completed",
+            outcome: "traded",
+            model: "builtin",
+            error: null,
+            cost: 0
+          })
+          expect(round.prompt).toContain("[system]")
+          expect(round.prompt).toContain("\"symbols\":[{\"symbol\":\"BTC\"")
+          expect(round.prompt).not.toContain("sk-never-in-a-prompt")
+          expect(round.prompt_tokens).toBeGreaterThan(0)
+          expect(round.completion_tokens).toBeGreaterThan(0)
+          expect(round.latency_ms).toBeGreaterThanOrEqual(0)
+          expect(JSON.parse(round.raw_answer)).toEqual({ decisions: round.decisions })
+          expect(round.decisions.map((d: any) => d.symbol)).toEqual(["BTC", "ETH"])
+          for (const d of round.decisions) {
+            expect(["buy", "sell", "hold"]).toContain(d.operation)
+            expect(d.reason).toMatch(/SMA\(20\)/)
+          }
+          // Every decision that ordered left an order in the account's orders, the same ones.
+          const listed = (yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders
+          const placed = round.orders.filter((o: any) => o.order_id !== null)
+          // On the simulated market at this time both symbols trend up: the built-in model buys both.
+          expect(placed.map((o: any) => o.symbol)).toEqual(["BTC", "ETH"])
+          expect(placed.length).toBe(round.decisions.filter((d: any) => d.operation !== "hold").length)
+          for (const o of placed) {
+            const order = listed.find((l: any) => l.id === o.order_id)
+            expect(order).toMatchObject({ symbol: o.symbol, status: o.status, run_id: null, route: "paper" })
+            expect(order.status).toBe("filled")
+          }
+          // The next round is shown the positions the first one opened, and keeps them (the trend is the same).
+          const again = yield* decide(token, account.id, 2)
+          if (placed.length > 0) {
+            expect(again[0].prompt).toContain(`"positions":[{"symbol":"${placed[0].symbol}"`)
+            const next = again[0].decisions.find((d: any) => d.symbol === placed[0].symbol)
+            expect(next.operation).toBe("hold")
+            expect(next.reason).toMatch(/keeping the (long|short) position/)
+          }
+          const page = (yield* call("GET", `/api/account/${account.id}/decisions?limit=1&offset=1`, { token })).body
+          expect(page.decisions.map((r: any) => r.id)).toEqual([round.id])
+        }))
+
+      it.effect("rounds over the account's limits are logged as skipped with the reason, and ask no model", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const account = yield* createAccount(token)
+          yield* call("PUT", `/api/account/${account.id}/ai-trader`, { token, body: { max_rounds_per_hour: 1 } })
+          yield* decide(token, account.id)
+          const [skipped] = yield* decide(token, account.id, 2)
+          expect(skipped).toMatchObject({
+            status: "completed",
+            outcome: "skipped",
+            prompt: null,
+            prompt_tokens: 0,
+            orders: [],
+            error: expect.stringMatching(/^rounds_per_hour: 1 rounds in the last hour, the limit is 1/)
+          })
+          // A token budget of 1 lets one round ask its model, and stops the next.
+          const thrifty = yield* createAccount(token)
+          yield* call("PUT", `/api/account/${thrifty.id}/ai-trader`, { token, body: { max_tokens_per_day: 1 } })
+          const [ran] = yield* decide(token, thrifty.id)
+          expect(ran.outcome).toBe("traded")
+          const [over] = yield* decide(token, thrifty.id, 2)
+          expect(over).toMatchObject({
+            outcome: "skipped",
+            error: expect.stringMatching(/^tokens_per_day: \d+ tokens used today/)
+          })
+        }))
+
+      it.effect("an enabled AI trader decides on its schedule: one round per interval of the test clock", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const account = yield* createAccount(token)
+          const set = yield* call("PUT", `/api/account/${account.id}/ai-trader`, {
+            token,
+            body: { enabled: true, interval_minutes: 5 }
+          })
+          expect(set.status).toBe(200)
+          yield* TestClock.adjust("5 minutes")
+          const first = yield* waitForRounds(token, account.id, finished(1), tick)
+          expect(first).toHaveLength(1)
+          expect(first[0]).toMatchObject({ trigger: "schedule", status: "completed" })
+          yield* TestClock.adjust("5 minutes")
+          const both = yield* waitForRounds(token, account.id, finished(2), tick)
+          expect(both.map((r: any) => r.trigger)).toEqual(["schedule", "schedule"])
+          yield* call("PUT", `/api/account/${account.id}/ai-trader`, { token, body: { enabled: false } })
+        }))
+    })
+  })
+}
