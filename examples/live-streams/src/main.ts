@@ -29,6 +29,8 @@ for await (const event of client.marketIntelligence(["BTC", "ETH"])) {
         ? `account ${event.data.event.account_id} is ${event.data.event.to_mode}`
         : event.data.kind === "reconciliation"
         ? `account ${event.data.event.account_id} reconciled: ${event.data.event.message}`
+        : event.data.kind === "decision"
+        ? `account ${event.data.round.account_id} decided (${event.data.round.outcome}): ${event.data.round.orders.length} order(s)`
         : `trigger: ${event.data.trigger.pool_name}`
     )
   } else if (event.event === "news") {

@@ -1,4 +1,5 @@
 import { Clock, Data, Duration, Effect, FiberHandle, Queue, Schedule, Stream } from "effect"
+import { AiTraders } from "../aitraders/AiTraders.js"
 import { Reconciliation } from "../automation/Reconciliation.js"
 import { RiskFirewall } from "../automation/RiskFirewall.js"
 import { News } from "../news/News.js"
@@ -6,6 +7,7 @@ import { SignalEngine } from "../signals/SignalEngine.js"
 import type { UserId } from "../users/User.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
 import type {
+  DecisionUpdate,
   MarketUpdate,
   NewsUpdate,
   PriceUpdate,
@@ -37,10 +39,18 @@ export class MailboxClosed extends Data.TaggedError("MailboxClosed") {}
 
 const priceKey = (exchange: Exchange, symbol: string) => `${exchange}:${symbol}`
 
-type Queued = TriggerUpdate | RiskUpdate | ReconciliationUpdate | { readonly kind: "news"; readonly item: NewsUpdate }
+type Queued =
+  | TriggerUpdate
+  | RiskUpdate
+  | ReconciliationUpdate
+  | DecisionUpdate
+  | { readonly kind: "news"; readonly item: NewsUpdate }
 
-/** What a stream may follow of its user's own: signal triggers, accounts' risk mode changes, reconciliation events. */
-export type UserFeed = "triggers" | "risk" | "reconciliations"
+/**
+ * What a stream may follow of its user's own: signal triggers, accounts' risk mode changes,
+ * reconciliation events, AI accounts' decision rounds.
+ */
+export type UserFeed = "triggers" | "risk" | "reconciliations" | "decisions"
 
 /**
  * What one open stream has not sent yet. Bounded whatever the consumer's speed: prices are
@@ -138,13 +148,15 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
     const news = yield* News
     const risk = yield* RiskFirewall
     const reconciliation = yield* Reconciliation
+    const aiTraders = yield* AiTraders
     const open = new Set<Mailbox>()
     const priceWatchers = new Map<string, { exchange: Exchange; symbol: string; mailboxes: Set<Mailbox> }>()
     const newsWatchers = new Map<string, Set<Mailbox>>()
     const userWatchers: Record<UserFeed, Map<UserId, Set<Mailbox>>> = {
       triggers: new Map(),
       risk: new Map(),
-      reconciliations: new Map()
+      reconciliations: new Map(),
+      decisions: new Map()
     }
     const deliver = (feed: UserFeed, userId: UserId, update: Queued) => {
       for (const mailbox of userWatchers[feed].get(userId) ?? []) mailbox.offer(update)
@@ -168,6 +180,11 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
       "Reconciliation events",
       reconciliation.changes,
       ({ event, user_id }) => deliver("reconciliations", user_id, { kind: "reconciliation", event })
+    )
+    yield* relay(
+      "AI decision rounds",
+      aiTraders.changes,
+      ({ round, user_id }) => deliver("decisions", user_id, { kind: "decision", round })
     )
     const stories = yield* news.subscribe
     yield* Queue.take(stories).pipe(

@@ -70,9 +70,10 @@ const makeFeed = (
         // back from away reads what it missed from `GET /api/news`.
         else if (update.kind === "news") out.push(next("news", update.item))
         else if (update.kind === "price") out.push(next("update", update))
-        // Nor are accounts' events: `GET /api/account/{id}/risk/events` and `…/reconciliations` list them.
-        else if (update.kind === "risk" || update.kind === "reconciliation") out.push(next("update", update))
-        else if (update.trigger.id > cursor) {
+        // Nor are accounts' events: `GET /api/account/{id}/risk/events`, `…/reconciliations` and `…/decisions` list them.
+        else if (update.kind === "risk" || update.kind === "reconciliation" || update.kind === "decision") {
+          out.push(next("update", update))
+        } else if (update.trigger.id > cursor) {
           cursor = update.trigger.id
           out.push(next("update", update))
         }
@@ -142,6 +143,7 @@ export class MarketIntelligence
           yield* mailbox.watch("triggers")
           yield* mailbox.watch("risk")
           yield* mailbox.watch("reconciliations")
+          yield* mailbox.watch("decisions")
           for (const [symbol, snap] of Object.entries(prices.prices)) {
             yield* mailbox.watchPrice(exchange, symbol, snap.price)
             yield* mailbox.watchNews(symbol)

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { DecisionRound } from "../aitraders/AiTrader.js"
 import { ReconciliationEvent } from "../automation/Automation.js"
 import { BacktestId, BacktestMetricsSchema, BacktestStatus } from "../backtests/Backtest.js"
 import { MarketSymbol, maxSymbols, PriceSnapshot } from "../market/Market.js"
@@ -81,7 +82,14 @@ export const ReconciliationUpdate = Schema.Struct({
 })
 export type ReconciliationUpdate = typeof ReconciliationUpdate.Type
 
-export const MarketUpdate = Schema.Union(PriceUpdate, TriggerUpdate, RiskUpdate, ReconciliationUpdate)
+/** One of the caller's AI accounts finished a decision round (as `GET /api/account/{id}/decisions` lists it). */
+export const DecisionUpdate = Schema.Struct({
+  kind: Schema.Literal("decision"),
+  round: DecisionRound
+})
+export type DecisionUpdate = typeof DecisionUpdate.Type
+
+export const MarketUpdate = Schema.Union(PriceUpdate, TriggerUpdate, RiskUpdate, ReconciliationUpdate, DecisionUpdate)
 export type MarketUpdate = typeof MarketUpdate.Type
 
 export const Heartbeat = Schema.Struct({ timestamp: Schema.String })

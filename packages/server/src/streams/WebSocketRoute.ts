@@ -49,7 +49,7 @@ interface Connection {
 
 const decodeMessage = Schema.decodeEither(Schema.parseJson(WsClientMessage))
 const parseChannel = (channel: string) => {
-  if (channel === "triggers" || channel === "risk" || channel === "reconciliations") {
+  if (channel === "triggers" || channel === "risk" || channel === "reconciliations" || channel === "decisions") {
     return { kind: "feed", feed: channel } as const
   }
   const prices = /^prices:([A-Za-z0-9]{1,20})$/.exec(channel)
@@ -65,7 +65,7 @@ const parseChannel = (channel: string) => {
 
 /**
  * `GET /api/ws` (DESIGN §4 "Streams"): a WebSocket carrying subscriptions to `prices:{SYMBOL}`
- * (venue1), `news:{SYMBOL}`, `triggers`, `risk`, `reconciliations` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
+ * (venue1), `news:{SYMBOL}`, `triggers`, `risk`, `reconciliations`, `decisions` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
  * the `Authorization` header, when it is checked before upgrading (401 / 429 answer the envelope),
  * or as a first `{type:"auth", token}` message within `websocket.authTimeout` of connecting. It
  * holds the token's stream lease while open. What a socket may cost is bounded (`WebSocketOptions`,
@@ -195,6 +195,8 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                   ? { type: "event", channel: "risk", data: update.event }
                   : update.kind === "reconciliation"
                   ? { type: "event", channel: "reconciliations", data: update.event }
+                  : update.kind === "decision"
+                  ? { type: "event", channel: "decisions", data: update.round }
                   : { type: "event", channel: `prices:${update.symbol}`, data: update }
               )
               encoded.set(update, text)
@@ -224,7 +226,7 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
             if (parsed === undefined) {
               return fail(
                 "invalid_input",
-                "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers, risk, reconciliations or backtest:{id}",
+                "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers, risk, reconciliations, decisions or backtest:{id}",
                 channel
               )
             }

@@ -3,10 +3,18 @@ import { testStorages } from "@trading-platform/core/testing"
 import { Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { AutomationServer } from "../support/Automation.js"
+import { openSse, openWs } from "../support/StreamClients.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
 // The scheduler polls every second of the test clock; a second at a time lets it see the clock's moves.
 const tick = TestClock.adjust("1 second")
+/** A second session of the user's, for a second stream (one stream per token). */
+const secondToken = (user: { readonly email: string; readonly password: string }) =>
+  Effect.map(
+    call("POST", "/api/users/login", { body: { email: user.email, password: user.password } }),
+    (reply) => reply.body.session_token as string
+  )
+
 const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
 
 /** Polls the account's decision log (workers run in real time) until `done` holds, or dies at the deadline. */
@@ -203,6 +211,34 @@ for (const storage of testStorages) {
             outcome: "skipped",
             error: expect.stringMatching(/^tokens_per_day: \d+ tokens used today/)
           })
+        }))
+
+      it.effect("each finished round is streamed to its owner: the WebSocket's decisions channel and the SSE update kind decision", () =>
+        Effect.gen(function*() {
+          const user = yield* signUp()
+          const { token } = user
+          const account = yield* createAccount(token)
+          const ws = yield* openWs(`?session_token=${token}`)
+          ws.send({ type: "subscribe", channel: "decisions" })
+          expect(yield* Effect.promise(() => ws.next())).toEqual({ type: "subscribed", channel: "decisions" })
+          const sse = yield* openSse("?symbols=BTC", { token: yield* secondToken(user) })
+          yield* Effect.promise(() => sse.next("snapshot"))
+          // Another user's round is not theirs to hear.
+          const other = yield* signUp()
+          const elsewhere = yield* createAccount(other.token)
+          yield* decide(other.token, elsewhere.id)
+          const [round] = yield* decide(token, account.id)
+          const streamed = yield* Effect.promise(() => ws.next((m) => m.type === "event"))
+          expect(streamed).toMatchObject({
+            type: "event",
+            channel: "decisions",
+            data: { id: round.id, account_id: account.id, status: "completed", outcome: "traded" }
+          })
+          const update = yield* Effect.promise(() => sse.next("update"))
+          expect(update.data).toMatchObject({ kind: "decision", round: { id: round.id, account_id: account.id } })
+          expect(update.data.round).toEqual(round)
+          ws.socket.close()
+          sse.close()
         }))
 
       it.effect("an enabled AI trader decides on its schedule: one round per interval of the test clock", () =>
