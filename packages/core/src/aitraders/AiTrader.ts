@@ -39,6 +39,9 @@ export const AiTraderUpdate = Schema.Struct({
   interval_minutes: Schema.optional(IntervalMinutes),
   max_rounds_per_hour: Schema.optional(Limit),
   max_tokens_per_day: Schema.optional(Limit)
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{ enabled: true, symbols: ["BTC", "ETH"], timeframe: "1h", interval_minutes: 60 }]
 })
 export type AiTraderUpdate = typeof AiTraderUpdate.Type
 
