@@ -1,42 +1,13 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { platformOptions } from "@trading-platform/core"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { ServerResponse } from "node:http"
+import { fake, FakeProvider, reset, type Script, status } from "../support/FakeModel.js"
 import { insightSettled } from "../support/Insights.js"
 import { parseSse, postSse } from "../support/Sse.js"
 import { baseUrl, call, signUp, TestServer } from "../support/TestServer.js"
 
 const apiKey = "sk-test-provider-secret-0123456789"
-
-type Script = (req: IncomingMessage, res: ServerResponse) => void
-
-/** A local OpenAI-compatible server: each request is answered by the next script, and recorded. */
-const fake = {
-  scripts: [] as Array<Script>,
-  requests: [] as Array<{ authorization: string | undefined; body: any }>,
-  url: ""
-}
-
-const FakeProvider = Effect.acquireRelease(
-  Effect.async<ReturnType<typeof createServer>>((resume) => {
-    const server = createServer((req, res) => {
-      let raw = ""
-      req.on("data", (piece) => (raw += piece))
-      req.on("end", () => {
-        fake.requests.push({ authorization: req.headers.authorization, body: raw === "" ? null : JSON.parse(raw) })
-        const script = fake.scripts.shift()
-        if (script) script(req, res)
-        else res.writeHead(500).end("no script")
-      })
-    })
-    server.listen(0, "127.0.0.1", () => {
-      fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
-      resume(Effect.succeed(server))
-    })
-  }),
-  (server) => Effect.sync(() => server.close())
-)
 
 const Server = Layer.unwrapScoped(Effect.map(FakeProvider, () =>
   TestServer({
@@ -110,12 +81,6 @@ const toolCalls = (name: string, args: string, count: number) =>
     chunk({}, "tool_calls"),
     "data: [DONE]\n\n"
   )
-const status = (code: number, headers: Record<string, string> = {}): Script => (_, res) => {
-  res.writeHead(code, { "content-type": "application/json", ...headers }).end(
-    JSON.stringify({ error: { message: "nope" } })
-  )
-}
-
 /** Opens a streamed answer with its first piece; the script goes on from there. */
 const begin = (res: ServerResponse, content: string) => {
   res.writeHead(200, { "content-type": "text/event-stream" })
@@ -133,12 +98,6 @@ const chatUnderway = (token: string, message: string) =>
     }).then((r) => r.text())
     while (fake.requests.length === 0) yield* Effect.sleep("20 millis")
     return reply
-  })
-
-const reset = (...scripts: Array<Script>) =>
-  Effect.sync(() => {
-    fake.scripts = scripts
-    fake.requests = []
   })
 
 const deltas = (events: ReadonlyArray<{ event: string; data: any }>) =>
