@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { Symbols } from "../automation/Automation.js"
+import { StoredId } from "../http/IdParam.js"
 import { Decision } from "../sandbox/Decision.js"
 import { Timeframe } from "../venues/Venue.js"
 
@@ -20,6 +21,8 @@ export class AiTraderSettings extends Schema.Class<AiTraderSettings>("AiTraderSe
   timeframe: Timeframe,
   /** A decision round every N minutes while enabled. */
   interval_minutes: Schema.Int,
+  /** Signal pools of the owner's whose triggers, for one of `symbols`, also start a round while enabled. */
+  signal_pool_ids: Schema.Array(Schema.Int),
   /** Rounds per hour at most; null: the server's default (`AI_TRADER_ROUNDS_PER_HOUR`). */
   max_rounds_per_hour: Schema.NullOr(Schema.Int),
   /** Model tokens per day at most; null: the server's default (`AI_TRADER_TOKENS_PER_DAY`). */
@@ -37,6 +40,7 @@ export const AiTraderUpdate = Schema.Struct({
   symbols: Schema.optional(Symbols),
   timeframe: Schema.optional(Timeframe),
   interval_minutes: Schema.optional(IntervalMinutes),
+  signal_pool_ids: Schema.optional(Schema.Array(StoredId).pipe(Schema.maxItems(50))),
   max_rounds_per_hour: Schema.optional(Limit),
   max_tokens_per_day: Schema.optional(Limit)
 }).annotations({
@@ -46,7 +50,13 @@ export const AiTraderUpdate = Schema.Struct({
 export type AiTraderUpdate = typeof AiTraderUpdate.Type
 
 /** What a new AI trader starts with. */
-export const aiTraderDefaults = { enabled: false, symbols: ["BTC"], timeframe: "1h" as Timeframe, interval_minutes: 60 }
+export const aiTraderDefaults = {
+  enabled: false,
+  symbols: ["BTC"],
+  timeframe: "1h" as Timeframe,
+  interval_minutes: 60,
+  signal_pool_ids: [] as ReadonlyArray<number>
+}
 
 export const RoundTrigger = Schema.Literal("schedule", "signal", "manual")
 export type RoundTrigger = typeof RoundTrigger.Type

@@ -11,6 +11,8 @@ import { hostTa } from "../indicators/TaSource.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
 import { Secrets } from "../secrets/Secrets.js"
+import { PoolId, type Trigger } from "../signals/Signal.js"
+import { Signals } from "../signals/Signals.js"
 import { Notifications } from "../sql/Notifications.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
@@ -83,6 +85,10 @@ const settingsOf = (account: AccountRow, row: Option.Option<AiTraderRow>) =>
       onNone: () => aiTraderDefaults.interval_minutes,
       onSome: (r) => r.interval_minutes
     }),
+    signal_pool_ids: Option.match(row, {
+      onNone: () => aiTraderDefaults.signal_pool_ids,
+      onSome: (r) => r.signal_pool_ids
+    }),
     max_rounds_per_hour: Option.match(row, { onNone: () => null, onSome: (r) => r.max_rounds_per_hour }),
     max_tokens_per_day: Option.match(row, { onNone: () => null, onSome: (r) => r.max_tokens_per_day }),
     model: isBuiltin(account) ? builtinModel : account.model!,
@@ -108,6 +114,7 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
     const repo = yield* AiTradersRepo
     const accounts = yield* Accounts
     const bindings = yield* Bindings
+    const signals = yield* Signals
     const orders = yield* DecisionOrders
     const market = yield* MarketData
     const venues = yield* Venues
@@ -137,6 +144,9 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
         const current = settingsOf(account, yield* repo.find(id))
         const symbols = input.symbols ?? current.symbols
         yield* market.listed(accountExchange(account), symbols)
+        const pools = input.signal_pool_ids ?? current.signal_pool_ids
+        // A pool's triggers start the account's rounds, so the pool must be the caller's too.
+        yield* Effect.forEach(pools, (pool) => signals.ownedPool(caller, PoolId.make(pool)))
         const enabled = input.enabled ?? current.enabled
         const interval = input.interval_minutes ?? current.interval_minutes
         const at = yield* now
@@ -151,6 +161,7 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
             symbols,
             timeframe: input.timeframe ?? current.timeframe,
             interval_minutes: interval,
+            signal_pool_ids: pools,
             max_rounds_per_hour: input.max_rounds_per_hour === undefined
               ? current.max_rounds_per_hour
               : input.max_rounds_per_hour,
@@ -463,6 +474,29 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
       if (queued > 0) yield* wakeup.wake(aiRoundJobKind)
     })
 
-    return { get, update, decideNow, list, changes, runRound, queueDue, queue: repo.queue } as const
+    /**
+     * Queues a round for each enabled AI trader that listens to the trigger's pool and trades its
+     * symbol. Every replica sees every trigger; the key `signal:<account>:<trigger>` makes each one
+     * round.
+     */
+    const onTrigger = (trigger: Trigger) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        let queued = 0
+        for (const trader of yield* repo.listeningTo(trigger.pool_id)) {
+          if (!trader.symbols.includes(trigger.symbol)) continue
+          const round = yield* repo.enqueue({
+            user_id: trader.user_id,
+            account_id: trader.account_id,
+            trigger: "signal",
+            idempotency_key: `signal:${trader.account_id}:${trigger.id}`,
+            now: at
+          })
+          if (Option.isSome(round)) queued++
+        }
+        if (queued > 0) yield* wakeup.wake(aiRoundJobKind)
+      })
+
+    return { get, update, decideNow, list, changes, runRound, queueDue, onTrigger, queue: repo.queue } as const
   })
 }) {}

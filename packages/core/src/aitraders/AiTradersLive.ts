@@ -1,7 +1,9 @@
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Queue } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
 import { leasedLoop } from "../jobs/Leases.js"
+import type { Trigger } from "../signals/Signal.js"
+import { SignalEngine } from "../signals/SignalEngine.js"
 import { AiTraders } from "./AiTraders.js"
 import { aiRoundJobKind, AiTradersRepo } from "./AiTradersRepo.js"
 
@@ -16,6 +18,22 @@ export const AiTraderSchedulerLive = Layer.scopedDiscard(
     const { automation: options } = yield* PlatformConfig
     const traders = yield* AiTraders
     yield* leasedLoop("ai_trader_scheduler", { interval: options.pollInterval, lease: options.lease }, traders.queueDue)
+  })
+)
+
+/** Rounds on signals: every trigger of a signal pool queues a round for each AI trader listening to it. */
+export const AiTraderSignalTriggersLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const engine = yield* SignalEngine
+    const traders = yield* AiTraders
+    const triggers = yield* engine.subscribe
+    const onTrigger = (trigger: Trigger) =>
+      traders.onTrigger(trigger).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.logWarning(`AI rounds for trigger ${trigger.id} could not be queued`, cause)
+        )
+      )
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(triggers), onTrigger)))
   })
 )
 
@@ -51,7 +69,9 @@ const background = Layer.unwrapEffect(
   Effect.map(
     PlatformConfig,
     ({ automation }) =>
-      automation.enabled ? Layer.mergeAll(AiTraderSchedulerLive, AiTraderRoundsLive) : AiTraderRoundsLive
+      automation.enabled
+        ? Layer.mergeAll(AiTraderSchedulerLive, AiTraderSignalTriggersLive, AiTraderRoundsLive)
+        : AiTraderRoundsLive
   )
 )
 

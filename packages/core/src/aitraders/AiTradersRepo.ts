@@ -17,6 +17,7 @@ export const AiTraderRow = Schema.Struct({
   symbols: Json(Schema.Array(Schema.String)),
   timeframe: Timeframe,
   interval_minutes: Schema.Int,
+  signal_pool_ids: Json(Schema.Array(Schema.Int)),
   max_rounds_per_hour: Schema.NullOr(Schema.Int),
   max_tokens_per_day: Schema.NullOr(Schema.Int),
   next_run_at: Schema.NullOr(IsoTimestamp),
@@ -31,6 +32,7 @@ export const AiTraderEdit = Schema.Struct({
   symbols: Json(Schema.Array(Schema.String)),
   timeframe: Timeframe,
   interval_minutes: Schema.Int,
+  signal_pool_ids: Json(Schema.Array(Schema.Int)),
   max_rounds_per_hour: Schema.NullOr(Schema.Int),
   max_tokens_per_day: Schema.NullOr(Schema.Int),
   next_run_at: Schema.NullOr(Schema.DateFromSelf)
@@ -133,6 +135,16 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
         sql`
         SELECT * FROM ai_traders WHERE enabled AND next_run_at IS NOT NULL AND next_run_at <= ${now}
         ORDER BY next_run_at LIMIT 100`
+    })
+
+    /** Enabled AI traders that listen to a signal pool. */
+    const listeningTo = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: AiTraderRow,
+      execute: (poolId) =>
+        sql`
+        SELECT * FROM ai_traders
+        WHERE enabled AND signal_pool_ids::jsonb @> jsonb_build_array(${poolId}::integer) ORDER BY account_id`
     })
 
     /** Moves a schedule on from the slot it was read at; false when someone else already did. */
@@ -248,6 +260,19 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
         )
     }
 
-    return { find, upsert, due, advance, enqueue, findRound, list, usageSince, called, announce, queue } as const
+    return {
+      find,
+      upsert,
+      due,
+      listeningTo,
+      advance,
+      enqueue,
+      findRound,
+      list,
+      usageSince,
+      called,
+      announce,
+      queue
+    } as const
   })
 }) {}

@@ -1,4 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { SignalEngine } from "@trading-platform/core"
 import { testStorages } from "@trading-platform/core/testing"
 import { Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
@@ -64,6 +65,7 @@ for (const storage of testStorages) {
             symbols: ["BTC"],
             timeframe: "1h",
             interval_minutes: 60,
+            signal_pool_ids: [],
             max_rounds_per_hour: null,
             max_tokens_per_day: null,
             model: "builtin",
@@ -239,6 +241,49 @@ for (const storage of testStorages) {
           expect(update.data.round).toEqual(round)
           ws.socket.close()
           sse.close()
+        }))
+
+      it.effect("an enabled AI trader listening to a signal pool decides when the pool fires for one of its symbols; pools must be the owner's", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const account = yield* createAccount(token)
+          const signal = yield* call("POST", "/api/signals", {
+            token,
+            body: {
+              signal_name: "any volume",
+              trigger_condition: { metric: "volume", operator: "gt", threshold: 0, time_window: "1m" }
+            }
+          })
+          const pool = yield* call("POST", "/api/signals/pools", {
+            token,
+            body: { pool_name: "majors", symbols: ["BTC", "SOL"], logic: "OR", signal_ids: [signal.body.id] }
+          })
+          expect(pool.status).toBe(201)
+          const url = `/api/account/${account.id}/ai-trader`
+          const set = yield* call("PUT", url, {
+            token,
+            body: { enabled: true, symbols: ["BTC", "ETH"], interval_minutes: 1440, signal_pool_ids: [pool.body.id] }
+          })
+          expect(set.body.signal_pool_ids).toEqual([pool.body.id])
+          const fired = yield* Effect.flatMap(SignalEngine, (engine) => engine.evaluateNow)
+          expect(fired.filter((t) => t.pool_id === pool.body.id).map((t) => t.symbol).sort()).toEqual(["BTC", "SOL"])
+          // BTC is the account's, SOL is not: one round.
+          const rounds = yield* waitForRounds(token, account.id, finished(1))
+          expect(rounds).toHaveLength(1)
+          expect(rounds[0]).toMatchObject({ trigger: "signal", status: "completed", outcome: "traded" })
+
+          const other = yield* signUp()
+          const theirs = yield* createAccount(other.token)
+          expectError(
+            yield* call("PUT", `/api/account/${theirs.id}/ai-trader`, {
+              token: other.token,
+              body: { signal_pool_ids: [pool.body.id] }
+            }),
+            403,
+            "forbidden"
+          )
+          expectError(yield* call("PUT", url, { token, body: { signal_pool_ids: [999999] } }), 404, "not_found")
+          yield* call("PUT", url, { token, body: { enabled: false } })
         }))
 
       it.effect("an enabled AI trader decides on its schedule: one round per interval of the test clock", () =>
