@@ -46,7 +46,7 @@ export const FromDecisionThread = Schema.Union(
 )
 export type FromDecisionThread = typeof FromDecisionThread.Type
 
-/** The decision thread crashed or exited on its own: not the program's verdict, so the run may be tried again. */
+/** The decision thread crashed, exited on its own or was stopped by the watchdog: not the program's verdict, so the run may be tried again. */
 export class DecisionThreadDied
   extends Schema.TaggedError<DecisionThreadDied>()("DecisionThreadDied", { message: Schema.String })
 {}
@@ -58,7 +58,7 @@ const decode = Schema.decodeUnknown(FromDecisionThread)
  * does can stall the server. The threads are kept in a pool of `size` (one per run worker) and
  * reused, since starting one costs far more than a decision; each decision still loads the program
  * in a QuickJS instance of its own. A thread's watchdog stops a call stuck for over twice the
- * wall-clock cap, which fails the run with `cpu_budget_exceeded`; a stopped or dead thread leaves
+ * wall-clock safety net, which is not the program's verdict (`DecisionThreadDied`); a stopped or dead thread leaves
  * the pool and a new one takes its place. The pool is started by the first decision (a server
  * that runs no programs starts no threads, and start-up does not wait for them) and lives as long
  * as the scope.
@@ -90,9 +90,9 @@ export const makeDecisionThreads = (limits: SandboxLimits, size: number) =>
           case "Died":
             return yield* new DecisionThreadDied({ message: event.message })
           case "Stalled":
-            return yield* new ProgramRunError({
-              reason: "cpu_budget_exceeded",
-              message: `decide was stuck in one call for over ${stallMillis} ms; its thread was stopped`
+            return yield* new DecisionThreadDied({
+              message:
+                `The program was stuck in one call for over ${stallMillis} ms (the sandbox's wall-clock safety net); its thread was stopped`
             })
           case "Message": {
             const message = yield* Effect.orDie(decode(event.message))

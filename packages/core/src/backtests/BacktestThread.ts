@@ -2,10 +2,12 @@ import { Data, Effect, Schema, type Scope } from "effect"
 import type { ProgramInvalid } from "../http/Errors.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
-import { loadFailure } from "../sandbox/LoadFailure.js"
 import { type BacktestThreadInput, FromThread, type ToThread } from "./BacktestThreadProtocol.js"
 
-/** The thread crashed or exited on its own: not the program's verdict, so the job may be tried again. */
+/**
+ * The thread crashed, exited on its own, or was stopped by the watchdog: not the program's
+ * verdict, so the job may be tried again.
+ */
 export class BacktestThreadDied extends Data.TaggedError("BacktestThreadDied")<{ readonly message: string }> {}
 
 /**
@@ -36,7 +38,7 @@ export interface BacktestThread {
  * Runs one backtest of `run` in its own worker thread (`BacktestThreadEntry`), terminated when
  * the scope closes (the run ended, was cancelled or taken over, or the instance stops). The
  * watchdog terminates a thread whose program has been in one call for over twice
- * `wallMillisPerCall`.
+ * `wallMillisPerCall`, which is not the program's verdict either.
  */
 export const startBacktestThread = (
   input: Omit<BacktestThreadInput, "heartbeat">
@@ -61,12 +63,11 @@ export const startBacktestThread = (
           return Effect.fail(new BacktestThreadDied({ message: event.message }))
         case "Stalled":
           return Effect.fail(
-            loaded
-              ? new ProgramRunError({
-                reason: "cpu_budget_exceeded",
-                message: `decide was stuck in one call for over ${stallMillis} ms; its thread was stopped`
-              })
-              : loadFailure({ overBudget: true })
+            new BacktestThreadDied({
+              message: `The program was stuck in one call ${
+                loaded ? "of decide" : "while loading"
+              } for over ${stallMillis} ms (the sandbox's wall-clock safety net); its thread was stopped`
+            })
           )
         case "Message":
           return Effect.flatMap(

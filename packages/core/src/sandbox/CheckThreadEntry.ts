@@ -1,6 +1,7 @@
 /**
  * The body of a program check thread (see `CheckWorker.ts`): loads the program in QuickJS as a
- * run does and posts `{ loaded: true }` or the `LoadFailure`. It imports only relative paths and
+ * run does and posts `{ loaded: true }`, the `LoadFailure`, or `{ stalled: true }` when the
+ * wall-clock safety net stopped it. It imports only relative paths and
  * not Effect, so the thread, which a check starts for every program saved, stays small. Nothing is
  * disposed: the thread ends with the check.
  */
@@ -8,13 +9,18 @@ import { parentPort, workerData } from "node:worker_threads"
 import { newQuickJSWASMModule } from "quickjs-emscripten"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import type { CheckThreadInput } from "./CheckWorker.js"
-import { loadProgram, makeSandbox } from "./Sandbox.js"
+import { loadProgram, makeSandbox, SandboxStalled } from "./Sandbox.js"
 
 const { code, heartbeat, limits } = workerData as CheckThreadInput
 const { call, setBusy } = threadHeartbeat(heartbeat)
 
 setBusy(true)
 void newQuickJSWASMModule().then((module) => {
-  const loaded = loadProgram(makeSandbox(module, limits, call), code, 0)
-  parentPort!.postMessage("overBudget" in loaded ? loaded : { loaded: true })
+  try {
+    const loaded = loadProgram(makeSandbox(module, limits, call), code, 0)
+    parentPort!.postMessage("overBudget" in loaded ? loaded : { loaded: true })
+  } catch (e) {
+    if (!(e instanceof SandboxStalled)) throw e
+    parentPort!.postMessage({ stalled: true })
+  }
 })

@@ -1,8 +1,14 @@
 import { Effect } from "effect"
-import type { ProgramInvalid } from "../http/Errors.js"
+import { type ProgramInvalid, Unavailable } from "../http/Errors.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
 import { type LoadFailure, loadFailure } from "./LoadFailure.js"
 import type { SandboxLimits } from "./SandboxLimits.js"
+
+const stalled = (millis: number) =>
+  new Unavailable({
+    error:
+      `The program did not finish loading within the sandbox's safety net of ${millis} ms of wall time, before its CPU budget ran out: the server is overloaded, or the program is stuck in work the budget does not count. Try again later.`
+  })
 
 export interface CheckThreadInput {
   readonly code: string
@@ -13,10 +19,11 @@ export interface CheckThreadInput {
 
 /**
  * Loads the program in a worker thread, which the watchdog terminates if one call outlives twice
- * its wall-clock cap: a program's top-level code may call built-ins that QuickJS cannot interrupt,
- * and the server's event loop must not wait for them.
+ * its wall-clock safety net: a program's top-level code may call built-ins that QuickJS cannot
+ * interrupt, and the server's event loop must not wait for them. Only the counted budget is the
+ * program's verdict (422); a load the safety net or the watchdog stopped answers 503.
  */
-export const checkInWorker = (code: string, limits: SandboxLimits): Effect.Effect<void, ProgramInvalid> =>
+export const checkInWorker = (code: string, limits: SandboxLimits): Effect.Effect<void, ProgramInvalid | Unavailable> =>
   Effect.gen(function*() {
     const thread = yield* startWorkerThread({
       entry: "sandbox/CheckThreadEntry",
@@ -29,9 +36,10 @@ export const checkInWorker = (code: string, limits: SandboxLimits): Effect.Effec
       case "Died":
         return yield* Effect.die(event.message)
       case "Stalled":
-        return yield* loadFailure({ overBudget: true })
+        return yield* stalled(2 * limits.wallMillisPerCall)
       case "Message": {
-        const outcome = event.message as { loaded: true } | LoadFailure
+        const outcome = event.message as { loaded: true } | { stalled: true } | LoadFailure
+        if ("stalled" in outcome) return yield* stalled(limits.wallMillisPerCall)
         if ("overBudget" in outcome) return yield* loadFailure(outcome)
       }
     }

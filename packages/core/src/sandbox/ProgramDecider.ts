@@ -95,7 +95,10 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
   const fail = (index: number, reason: ProgramRunError["reason"], message: string): never => {
     throw new ProgramRunError({ reason, message, time: bars[0]![index]!.time })
   }
-  /** Fails the run for an error that escaped the driver's own try/catch: only an interrupt or an exhausted heap does. */
+  /**
+   * Fails the run for an error that escaped the driver's own try/catch: only an interrupt or an
+   * exhausted heap does (a stall of the safety net has been thrown as `SandboxStalled` before).
+   */
   const escaped = (error: QuickJSHandle, index: number, overBudget: boolean): never => {
     if (overBudget) {
       error.dispose()
@@ -112,7 +115,11 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
     budget.start(1)
     const result = vm.callFunction(fn, vm.undefined, ...args)
     for (const handle of args) handle.dispose()
-    return result.error ? escaped(result.error, index, budget.exceeded) : result.value
+    if (result.error) {
+      budget.throwIfStalled(result.error)
+      return escaped(result.error, index, budget.exceeded)
+    }
+    return result.value
   }
   /** Hands the sandbox the bars from `start` on, with the host's indicator values for them. */
   const loadPiece = (start: number) => {
@@ -176,6 +183,7 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
       const result = vm.callFunction(decide, vm.undefined, ...args)
       for (const handle of args) handle.dispose()
       if (result.error) {
+        budget.throwIfStalled(result.error)
         const overBudget = budget.exceeded
         const index = callDriver(at, from)
         // Stopped before its first bar (at is -1 then), the call is charged to that bar.

@@ -1,5 +1,5 @@
 import { Context, type Effect, type Scope } from "effect"
-import type { ProgramInvalid } from "../http/Errors.js"
+import type { ProgramInvalid, Unavailable } from "../http/Errors.js"
 import type { Timeframe } from "../venues/Venue.js"
 import type { Decider } from "./Decider.js"
 
@@ -19,12 +19,14 @@ export interface ProgramRun {
 }
 
 /**
- * Where programs run. `check` loads a program and requires an exported `decide`; `load` readies
+ * Where programs run. `check` loads a program and requires an exported `decide` (`Unavailable`
+ * when the wall-clock safety net stopped it, which is not the program's verdict); `load` readies
  * one run and answers its `Decider`, which keeps the candle history and may throw
- * `ProgramRunError`. The run's resources are released with the scope. `data.equity` is marked to
- * each bar's close inside the runtime, as `BacktestEngine` marks it.
+ * `ProgramRunError`, or `SandboxStalled` for the safety net. The run's resources are released with
+ * the scope. `data.equity` is marked to each bar's close inside the runtime, as `BacktestEngine`
+ * marks it.
  */
 export class ProgramRuntime extends Context.Tag("@trading-platform/core/ProgramRuntime")<ProgramRuntime, {
-  readonly check: (code: string) => Effect.Effect<void, ProgramInvalid>
+  readonly check: (code: string) => Effect.Effect<void, ProgramInvalid | Unavailable>
   readonly load: (run: ProgramRun) => Effect.Effect<Decider, ProgramInvalid, Scope.Scope>
 }>() {}

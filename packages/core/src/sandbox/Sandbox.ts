@@ -14,22 +14,38 @@ export const makeSandbox = (module: QuickJSWASMModule, limits: SandboxLimits, on
   const runtime = module.newRuntime()
   runtime.setMemoryLimit(limits.memoryBytes)
   runtime.setMaxStackSize(limits.stackBytes)
-  /** The checks and wall time of the current call, which decides `bars` bars. */
+  /**
+   * The checks of the current call, which decides `bars` bars, and its wall-clock safety net:
+   * `exceeded` (counted) is the program's verdict; `stalled` is the machine's, or work the count
+   * misses, and not the program's verdict.
+   */
   const budget = {
     used: 0,
     allowed: limits.cpuChecksPerCall,
     deadline: Infinity,
+    stalled: false,
     start(bars: number) {
       onCall()
       this.used = 0
       this.allowed = bars * limits.cpuChecksPerCall
       this.deadline = Date.now() + limits.wallMillisPerCall
+      this.stalled = false
     },
     get exceeded() {
-      return this.used > this.allowed || Date.now() > this.deadline
+      return this.used > this.allowed
+    },
+    /** Throws `SandboxStalled` when the safety net stopped the call that failed with `error` (freed then). */
+    throwIfStalled(error: QuickJSHandle) {
+      if (!this.stalled) return
+      error.dispose()
+      throw new SandboxStalled(limits.wallMillisPerCall)
     }
   }
-  runtime.setInterruptHandler(() => (++budget.used, budget.exceeded))
+  runtime.setInterruptHandler(() => {
+    if (++budget.used > budget.allowed) return true
+    if (Date.now() > budget.deadline) budget.stalled = true
+    return budget.stalled
+  })
   const vm = runtime.newContext()
   const owned: Array<QuickJSHandle> = []
   const own = (handle: QuickJSHandle) => (owned.push(handle), handle)
@@ -46,6 +62,20 @@ export const makeSandbox = (module: QuickJSWASMModule, limits: SandboxLimits, on
 }
 
 export type Sandbox = ReturnType<typeof makeSandbox>
+
+/**
+ * A call into the sandbox ran past the wall-clock safety net before its counted budget ran out:
+ * the machine was overloaded, or the program was stuck in work the count misses. Not the
+ * program's verdict, so whoever runs it treats it as an infrastructure failure and may try again.
+ */
+export class SandboxStalled extends Error {
+  constructor(readonly millis: number) {
+    super(
+      `A call into the program ran past the sandbox's wall-clock safety net of ${millis} ms before its CPU budget ran out (an overloaded machine, or work the budget does not count)`
+    )
+    this.name = "SandboxStalled"
+  }
+}
 
 /** An error thrown in the sandbox as text; an error thrown while describing it is not shown. */
 export const describeError = ({ budget, vm }: Sandbox, describe: QuickJSHandle, error: QuickJSHandle): string => {
@@ -81,6 +111,7 @@ export const loadProgram = (sandbox: Sandbox, code: string, seed: number): Helpe
   budget.start(1)
   const evaluated = vm.evalCode(code, "program.js", { type: "module" })
   if (evaluated.error) {
+    budget.throwIfStalled(evaluated.error)
     if (budget.exceeded) {
       evaluated.error.dispose()
       return { overBudget: true }

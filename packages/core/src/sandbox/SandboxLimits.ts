@@ -12,19 +12,21 @@ export interface SandboxLimits {
    */
   readonly cpuChecksPerCall: number
   /**
-   * Wall-clock cap of one call into the sandbox, the safety net for work QuickJS counts as one
-   * operation (a large built-in call); it is checked with the budget, so it may be overrun until
-   * the next check.
+   * Wall-clock safety net of one call into the sandbox, far above what the CPU budget takes: it
+   * stops work the count misses (one call of a huge built-in, a spread of a huge array) and calls
+   * on a machine too overloaded to be fair. Checked with the budget, so it may be overrun until the
+   * next check. Its breach is not the program's verdict (`SandboxStalled`): a backtest or live run
+   * is tried again, a validation answers 503.
    */
   readonly wallMillisPerCall: number
 }
 
-/** 32 MiB heap, 256 KiB stack, 100 interrupt checks and 1 s per call. */
+/** 32 MiB heap, 256 KiB stack, 100 interrupt checks and a 30 s safety net per call. */
 export const defaultSandboxLimits: SandboxLimits = {
   memoryBytes: 32 * 1024 * 1024,
   stackBytes: 256 * 1024,
   cpuChecksPerCall: 100,
-  wallMillisPerCall: 1000
+  wallMillisPerCall: 30_000
 }
 
 /** The most candles `data.candles` holds. */

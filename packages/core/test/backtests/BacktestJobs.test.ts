@@ -194,16 +194,41 @@ for (const storage of testStorages) {
     )
 
     it.scopedLive(
+      "a run stopped by the sandbox's wall-clock safety net is not the program's verdict: it is tried again, then gives up saying why",
+      () =>
+        Effect.gen(function*() {
+          const storageConfig = yield* durableStorage
+          // A budget no program spends and a 50 ms safety net: as if the machine were far too slow.
+          const instance = yield* startInstance(storageConfig, yield* Effect.scope, { maxAttempts: 2 }, {
+            sandbox: { ...defaultSandboxLimits, cpuChecksPerCall: 1e12, wallMillisPerCall: 50 }
+          })
+          const { caller, programId } = yield* userWithProgram(
+            instance,
+            `let n = 0\nexport function decide() { if (++n === 50) for (;;) {}\n return { operation: "hold" } }`
+          )
+          const job = yield* on(
+            instance,
+            Effect.flatMap(Backtests, (backtests) => backtests.submit(caller, programId, shortRun))
+          )
+          const [failed] = yield* waitUntilFinished(instance, caller, [job.id])
+          expect(failed).toMatchObject({ status: "failed", attempts: 3, metrics: null })
+          // The net stops the call in the thread, or, if the thread is slow to notice, its watchdog does.
+          expect(failed!.error).toMatch(/^Gave up after 2 attempts: .*wall-clock safety net/)
+          expect(failed!.error).not.toMatch(/cpu_budget_exceeded/)
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.scopedLive(
       "a slow run renews its lease while its thread steps a window, so no other worker takes it over",
       () =>
         Effect.gen(function*() {
           const storageConfig = yield* durableStorage
-          // Two workers and a 1 s lease: a window of 1000 slow bars takes longer than the lease. The
-          // wall-clock safety net of a call is lifted: on a loaded machine a batch of slow bars passes 1 s.
+          // Two workers and a 1 s lease: a window of 1000 slow bars takes longer than the lease.
           const instance = yield* startInstance(storageConfig, yield* Effect.scope, {
             concurrency: 2,
             lease: Duration.seconds(1)
-          }, { sandbox: { ...defaultSandboxLimits, wallMillisPerCall: 60_000 } })
+          })
           const { caller, programId } = yield* userWithProgram(instance, verySlowProgram)
           const job = yield* on(
             instance,

@@ -2,13 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
 import { defaultSettings } from "../../src/backtests/Backtest.js"
 import { oneSymbol, runBacktest } from "../../src/backtests/BacktestEngine.js"
-import { ProgramInvalid } from "../../src/http/Errors.js"
+import { ProgramInvalid, Unavailable } from "../../src/http/Errors.js"
 import { decideEachBar, type Decider } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
 import { compileProgram } from "../../src/sandbox/ProgramSource.js"
 import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
-import { candleWindow } from "../../src/sandbox/SandboxLimits.js"
+import { SandboxStalled } from "../../src/sandbox/Sandbox.js"
+import { candleWindow, defaultSandboxLimits } from "../../src/sandbox/SandboxLimits.js"
 import { type Candle } from "../../src/venues/Venue.js"
 
 const bars = (count: number): Array<Candle> =>
@@ -172,7 +173,7 @@ describe("QuickJS program runtime", () => {
         expect(error.reason).toBe("cpu_budget_exceeded")
       }))
 
-    it.scoped("loops of large built-in calls are charged for their size, so the CPU budget stops them too", () =>
+    it.scoped("loops of large built-in calls are charged for their size, so the CPU budget, not the safety net, stops them", () =>
       Effect.gen(function*() {
         for (
           const body of [
@@ -180,11 +181,15 @@ describe("QuickJS program runtime", () => {
             "big.join(\",\")",
             "big.slice().reverse()",
             "\"x\".repeat(3e6)",
-            "JSON.stringify(big)"
+            "JSON.stringify(big)",
+            "JSON.stringify(keyed)",
+            "Object.keys(keyed)",
+            "Object.entries(keyed)",
+            "Reflect.ownKeys(keyed)"
           ]
         ) {
           const error = yield* failure(
-            `const big = new Array(1e6).fill(1)\nexport function decide() { for (;;) ${body} }`
+            `const big = new Array(1e6).fill(1), keyed = {}\nfor (let i = 0; i < 1e5; i++) keyed["k" + i] = i\nexport function decide() { for (;;) ${body} }`
           )
           expect(error.reason, body).toBe("cpu_budget_exceeded")
         }
@@ -386,6 +391,40 @@ const driveBoth = (decider: Decider, both: ReadonlyArray<ReadonlyArray<Candle>>,
   }
   return out
 }
+
+describe("the sandbox's wall-clock safety net", () => {
+  // A budget no program spends and a 50 ms net: what a far too slow or overloaded machine looks like.
+  it.layer(QuickJsProgramRuntime({ ...defaultSandboxLimits, cpuChecksPerCall: 1e12, wallMillisPerCall: 50 }))((it) => {
+    it.scoped("stops a call that outlives it as SandboxStalled, which is not the program's verdict", () =>
+      Effect.gen(function*() {
+        const decider = yield* load(`export function decide() { for (;;) {} }`)
+        const error = (() => {
+          try {
+            decisions(decider, bars(1))
+          } catch (e) {
+            return e
+          }
+        })()
+        expect(error).toBeInstanceOf(SandboxStalled)
+        expect(error).not.toBeInstanceOf(ProgramRunError)
+        expect((error as SandboxStalled).message).toMatch(/safety net of 50 ms/)
+      }))
+
+    it.effect("a check it stops answers 503 unavailable, not program_invalid", () =>
+      Effect.gen(function*() {
+        const error = yield* checkFailure(`for (;;) {}\nexport function decide() {}`)
+        expect(error).toBeInstanceOf(Unavailable)
+        expect(error.error).toMatch(/safety net of 50 ms/)
+      }))
+  })
+
+  it.layer(QuickJsProgramRuntime({ ...defaultSandboxLimits, wallMillisPerCall: 60 * 60_000 }))((it) => {
+    it.scoped("plays no part in the verdict: with an hour's net the budget still stops an endless loop", () =>
+      Effect.gen(function*() {
+        expect((yield* failure(`export function decide() { for (;;) {} }`)).reason).toBe("cpu_budget_exceeded")
+      }))
+  })
+})
 
 describe("QuickJS program runtime over several symbols and timeframes", () => {
   const loadPair = (code: string, timeframes: ReadonlyArray<"4h" | "1d"> = []) =>

@@ -167,10 +167,11 @@ describe("ta over data.candles, computed by the host", () => {
         expect(copy).toBe((0 + 0 + lastThree[2]!) / 3)
       }))
 
-    it.scoped("a program may call ta on data.candles hundreds of times a bar within its CPU budget; on a copy it may not", () =>
+    it.scoped("a program may call ta on data.candles thousands of times a bar within its CPU budget; on a copy it may not", () =>
       Effect.gen(function*() {
         const candles = walk(1_200)
-        // The program sums 400 EMAs over the window each bar before deciding.
+        // The program sums 2000 EMAs over the window each bar before deciding: on a copy, each walks
+        // the 500 candles in the sandbox, a million steps a bar, past the counted budget.
         const program = (series: string) =>
           reporting(
             candles.at(-1)!.time,
@@ -178,7 +179,7 @@ describe("ta over data.candles, computed by the host", () => {
             "let sum = 0",
             `
             const series = ${series}
-            for (let k = 0; k < 400; k++) sum += ta.ema(series, 20) ?? 0`
+            for (let k = 0; k < 2000; k++) sum += ta.ema(series, 20) ?? 0`
           )
         const run = (series: string) =>
           Effect.flatMap(

@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { SignalEngine } from "@trading-platform/core"
+import { defaultSandboxLimits, SignalEngine } from "@trading-platform/core"
 import { testStorages } from "@trading-platform/core/testing"
 import { Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
@@ -531,18 +531,6 @@ for (const storage of testStorages) {
           expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toEqual([])
         }))
 
-      it.effect("a program stuck in one uninterruptible call is stopped by its thread's watchdog: the run fails over its CPU budget", () =>
-        Effect.gen(function*() {
-          const { token } = yield* signUp()
-          const program = yield* createProgram(token, stuckProgram)
-          const account = yield* createAccount(token)
-          const { runs } = yield* bindAndRun(token, program, { account_id: account.id })
-          expect(runs[0]).toMatchObject({ status: "failed", attempts: 1 })
-          expect(runs[0].error).toMatch(/^Program error \(cpu_budget_exceeded\): decide was stuck in one call/)
-          // The server kept answering, and nothing was ordered.
-          expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toEqual([])
-        }))
-
       // Three five-minute slots with the exit watcher passing each second of them over two open
       // positions: about 900 passes, which a busy machine (the full suite) takes over 90 s for.
       it.effect("a schedule queues one run per symbol each interval of the test clock", () =>
@@ -610,3 +598,27 @@ for (const storage of testStorages) {
     })
   })
 }
+
+// A 1 s safety net, so the watchdog (twice the net) stops the stuck call soon; one attempt only.
+describe("a live run whose program is stuck in one call QuickJS cannot interrupt", () => {
+  layer(
+    AutomationServer(testStorages[0]!, { maxAttempts: 1 }, {
+      sandbox: { ...defaultSandboxLimits, wallMillisPerCall: 1_000 }
+    }),
+    { timeout: "120 seconds" }
+  )((it) => {
+    it.effect("is stopped by its thread's watchdog, which is not the program's verdict: handed back, then given up saying why", () =>
+      Effect.gen(function*() {
+        const { token } = yield* signUp()
+        const program = yield* createProgram(token, stuckProgram)
+        const account = yield* createAccount(token)
+        const { runs } = yield* bindAndRun(token, program, { account_id: account.id })
+        expect(runs[0]).toMatchObject({ status: "failed", attempts: 2 })
+        expect(runs[0].error).toMatch(
+          /^Gave up after 1 attempts: The program was stuck in one call for over 2000 ms \(the sandbox's wall-clock safety net\)/
+        )
+        // The server kept answering, and nothing was ordered.
+        expect((yield* call("GET", `/api/account/${account.id}/orders`, { token })).body.orders).toEqual([])
+      }))
+  })
+})

@@ -1,4 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { defaultSandboxLimits } from "@trading-platform/core"
 import { liveBacktestThreads, testStorages } from "@trading-platform/core/testing"
 import { Effect } from "effect"
 import { createAccount } from "../support/Accounts.js"
@@ -260,26 +261,6 @@ for (const storage of testStorages) {
           expect(done).toMatchObject({ status: "failed", attempts: 1, metrics: null })
           expect(done.error).toMatch(/threw/)
           expect(done.error).toMatch(/boom at bar 6/)
-        }))
-
-      it.effect("a program stuck in calls QuickJS cannot interrupt fails with cpu_budget_exceeded, and the server answers meanwhile", () =>
-        Effect.gen(function*() {
-          const { programId, token } = yield* withProgram(stuckProgram)
-          const { id } = (yield* submit(token, programId)).body
-          yield* waitForBacktest(token, id, (body) => body.status === "running")
-          // Every round trip counted here was served while the run was still going.
-          let answeredWhileRunning = 0
-          for (;;) {
-            const health = yield* call("GET", "/api/health")
-            expect(health.status).toBe(200)
-            const current = yield* call("GET", `/api/programs/backtest/${id}`, { token })
-            if (current.body.status !== "running") break
-            answeredWhileRunning++
-          }
-          expect(answeredWhileRunning).toBeGreaterThan(10)
-          const done = yield* waitForBacktest(token, id, isFinished)
-          expect(done).toMatchObject({ status: "failed", attempts: 1, metrics: null })
-          expect(done.error).toMatch(/^Program error \(cpu_budget_exceeded\): /)
         }))
 
       it.effect("cancelling a running backtest terminates its thread", () =>
@@ -552,3 +533,35 @@ for (const storage of testStorages) {
     })
   })
 }
+
+// A 1 s safety net, so the watchdog (twice the net) stops the stuck call soon; one attempt only.
+describe("a backtest whose program is stuck in calls QuickJS cannot interrupt", () => {
+  const storage = testStorages[0]!
+  layer(
+    BacktestServer(storage, { maxAttempts: 1 }, { sandbox: { ...defaultSandboxLimits, wallMillisPerCall: 1_000 } }),
+    { timeout: "120 seconds" }
+  )((it) => {
+    it.effect("is stopped by its thread's watchdog, which is not the program's verdict: handed back, then given up saying why; the server answers meanwhile", () =>
+      Effect.gen(function*() {
+        const { programId, token } = yield* withProgram(stuckProgram)
+        const { id } = (yield* submit(token, programId)).body
+        yield* waitForBacktest(token, id, (body) => body.status === "running")
+        // Every round trip counted here was served while the run was still going.
+        let answeredWhileRunning = 0
+        for (;;) {
+          const health = yield* call("GET", "/api/health")
+          expect(health.status).toBe(200)
+          const current = yield* call("GET", `/api/programs/backtest/${id}`, { token })
+          if (current.body.status !== "running") break
+          answeredWhileRunning++
+        }
+        expect(answeredWhileRunning).toBeGreaterThan(10)
+        const done = yield* waitForBacktest(token, id, isFinished)
+        expect(done).toMatchObject({ status: "failed", attempts: 2, metrics: null })
+        expect(done.error).toMatch(
+          /^Gave up after 1 attempts: The program was stuck in one call of decide for over 2000 ms \(the sandbox's wall-clock safety net\)/
+        )
+        expect(done.error).not.toMatch(/cpu_budget_exceeded/)
+      }))
+  })
+})

@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { testStorages } from "@trading-platform/core/testing"
-import { Effect, Fiber, Option } from "effect"
+import { Effect, Fiber } from "effect"
 import { call, expectError, signUp, TestServer } from "../support/TestServer.js"
 
 const code = `export function decide(data) {\n  return { operation: "hold" }\n}\n`
@@ -76,7 +76,7 @@ for (const storage of testStorages) {
           )
         }))
 
-      it.effect("top-level code stuck in built-ins QuickJS cannot interrupt answers 422 while the server keeps answering", () =>
+      it.effect("top-level code looping over built-ins on a huge object is stopped by its counted budget: 422, while the server keeps answering", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
           const stuck =
@@ -84,7 +84,6 @@ for (const storage of testStorages) {
           const pending = yield* Effect.fork(create(token, { code: stuck }))
           const health = yield* call("GET", "/api/health")
           expect(health.status).toBe(200)
-          expect(yield* Fiber.poll(pending)).toEqual(Option.none())
           const reply = yield* Fiber.join(pending)
           expectError(reply, 422, "program_invalid")
           expect(reply.body.error).toMatch(/CPU budget/)

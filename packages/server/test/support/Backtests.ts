@@ -1,5 +1,5 @@
 import { expect } from "@effect/vitest"
-import type { BacktestJobOptions } from "@trading-platform/core"
+import type { BacktestJobOptions, PlatformOptions } from "@trading-platform/core"
 import { liveBacktestThreads, type TestStorage } from "@trading-platform/core/testing"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { call, type Reply, TestServer } from "./TestServer.js"
@@ -37,10 +37,15 @@ export const marketNow = Date.parse("2025-06-01T00:00:00Z")
  * The test server with backtest workers, its test clock set to `marketNow` before anything starts
  * (moving the clock later would step through every poll of the idle workers).
  */
-export const BacktestServer = (storage: TestStorage, backtests: Partial<BacktestJobOptions> = {}) =>
+export const BacktestServer = (
+  storage: TestStorage,
+  backtests: Partial<BacktestJobOptions> = {},
+  config: Partial<PlatformOptions> = {}
+) =>
   TestServer({
     storage,
     config: {
+      ...config,
       backtests: {
         concurrency: 2,
         pollInterval: Duration.seconds(1),

@@ -6,21 +6,33 @@
  * counts as one step however much it does, so a loop of large built-in calls (filling or joining
  * big arrays) could run for minutes between two checks. Built-ins whose work grows with the size
  * of their receiver (or, for repeat and the pads, of their count) are therefore charged first
- * with an empty loop of one iteration per 1024 elements, which the CPU budget sees.
+ * with an empty loop of one iteration per 64 elements, which the CPU budget sees; those that list
+ * an object's keys, and `JSON.stringify` (whose input may be any object), are charged after the
+ * call, by the length of their answer, weighted by what one of its elements costs. The rates keep a loop of the largest calls within a few times the wall
+ * time of a budget of plain loop iterations, so the counted budget, not the clock, stops it.
  */
 export function installMetering(): void {
   const charge = (n: number) => {
-    for (let i = n >>> 10; i > 0; i--);
+    for (let i = n >>> 6; i > 0; i--);
   }
   const constantTime = new Set(["constructor", "push", "pop", "at", "charAt", "charCodeAt", "codePointAt"])
   const byCount = new Set(["repeat", "padStart", "padEnd"])
-  const meter = (owner: any, name: string, size: (self: any, args: Array<any>) => number) => {
+  const nothing = () => 0
+  /** Replaces `owner[name]` with a copy charged by `before` (of the receiver and arguments), then by `after` (of the answer). */
+  const meter = (
+    owner: any,
+    name: string,
+    before: (self: any, args: Array<any>) => number,
+    after: (answer: any) => number = nothing
+  ) => {
     const real = owner[name]
     Object.defineProperty(owner, name, {
       value: {
         [name](this: unknown, ...args: Array<any>) {
-          charge(size(this, args))
-          return real.apply(this, args)
+          charge(before(this, args))
+          const answer = real.apply(this, args)
+          charge(after(answer))
+          return answer
         }
       }[name],
       writable: true,
@@ -36,5 +48,9 @@ export function installMetering(): void {
   }
   meter(Array, "from", (_, args) => length(args[0]))
   meter(JSON, "parse", (_, args) => length(args[0]))
-  meter(JSON, "stringify", (_, args) => length(args[0]))
+  meter(JSON, "stringify", nothing, (answer) => 4 * length(answer))
+  for (const name of ["keys", "values", "entries", "getOwnPropertyNames"]) {
+    meter(Object, name, nothing, (answer) => 16 * length(answer))
+  }
+  meter(Reflect, "ownKeys", nothing, (answer) => 16 * length(answer))
 }
