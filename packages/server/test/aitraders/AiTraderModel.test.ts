@@ -4,7 +4,7 @@ import { testStorages } from "@trading-platform/core/testing"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { AutomationServer } from "../support/Automation.js"
-import { completion, fake, FakeProvider, reset, silent, status } from "../support/FakeModel.js"
+import { completion, fake, FakeProvider, reset, type Script, silent, status } from "../support/FakeModel.js"
 import { call, signUp } from "../support/TestServer.js"
 
 const apiKey = "sk-ai-trader-secret-0123456789abcdef"
@@ -15,17 +15,18 @@ const prices = { "test-model": { prompt: 1000, completion: 2000 } }
 // The fake model server on loopback, which the operator's allow list lets the server call.
 const Server = (storage: (typeof testStorages)[number]) =>
   Layer.unwrapScoped(Effect.map(FakeProvider, () =>
-    AutomationServer(storage, {}, {
+    // Two run workers, so two rounds could run at once: only other accounts' do.
+    AutomationServer(storage, { concurrency: 2 }, {
       fetch: { allowHosts: ["127.0.0.1"] },
-      aiTraders: { ...defaultAiTraderOptions, timeout: Duration.seconds(5), prices }
+      aiTraders: { ...defaultAiTraderOptions, timeout: Duration.minutes(2), prices }
     })))
 
 // The test clock moves a second at a time while rounds are awaited: retry waits and timeouts run on it.
 const tick = TestClock.adjust("1 second")
 const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
 
-/** Queues a round by hand and answers it once finished (stepping the test clock meanwhile). */
-const round = (token: string, accountId: number) =>
+/** Queues a round by hand and answers it once finished (stepping the test clock by `step` meanwhile). */
+const round = (token: string, accountId: number, step = tick) =>
   Effect.gen(function*() {
     const queued = yield* call("POST", `/api/account/${accountId}/ai-trader/decide`, { token })
     expect(queued.status).toBe(202)
@@ -34,7 +35,7 @@ const round = (token: string, accountId: number) =>
       const [latest] = (yield* call("GET", `/api/account/${accountId}/decisions?limit=1`, { token })).body.decisions
       if (latest.id === queued.body.id && (latest.status === "completed" || latest.status === "failed")) return latest
       if (Date.now() > deadline) return yield* Effect.die(new Error(`round at the deadline: ${JSON.stringify(latest)}`))
-      yield* tick
+      yield* step
       yield* realPause
     }
   })
@@ -42,6 +43,38 @@ const round = (token: string, accountId: number) =>
 /** An AI account whose model is the fake's, with a key. */
 const modelAccount = (token: string, baseUrl = fake.url) =>
   createAccount(token, { model: "test-model", base_url: baseUrl, api_key: apiKey })
+
+/** Queues a round by hand; answers its id. */
+const queue = (token: string, accountId: number) =>
+  Effect.map(call("POST", `/api/account/${accountId}/ai-trader/decide`, { token }), (reply) => reply.body.id as number)
+
+/** Waits (stepping the test clock) until every round of the account has finished. */
+const settled = (token: string, accountId: number, count: number) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      const rounds = (yield* call("GET", `/api/account/${accountId}/decisions`, { token })).body.decisions
+      if (rounds.length === count && rounds.every((r: any) => r.status === "completed" || r.status === "failed")) {
+        return rounds
+      }
+      if (Date.now() > deadline) {
+        return yield* Effect.die(new Error(`rounds at the deadline: ${JSON.stringify(rounds)}`))
+      }
+      yield* tick
+      yield* realPause
+    }
+  })
+
+/** Answers after a real pause, counting the calls the fake is answering at once. */
+const load = { now: 0, most: 0 }
+const slowly = (content: string): Script => (req, res) => {
+  load.now++
+  load.most = Math.max(load.most, load.now)
+  setTimeout(() => {
+    load.now--
+    completion(content)(req, res)
+  }, 800)
+}
 
 const answer = (decisions: ReadonlyArray<Record<string, unknown>>) => JSON.stringify({ decisions })
 
@@ -139,14 +172,39 @@ for (const storage of testStorages) {
           expect(fake.requests).toHaveLength(3)
         }))
 
+      it.effect("one account's rounds never run at once, though the workers run other accounts' side by side", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const hold = answer([{ operation: "hold", symbol: "BTC", reason: "wait" }])
+          const one = yield* modelAccount(token)
+          yield* reset(slowly(hold), slowly(hold), slowly(hold))
+          load.most = 0
+          yield* queue(token, one.id)
+          yield* queue(token, one.id)
+          yield* queue(token, one.id)
+          const rounds = yield* settled(token, one.id, 3)
+          expect(rounds.map((r: any) => r.outcome)).toEqual(["traded", "traded", "traded"])
+          expect(load.most).toBe(1)
+
+          const two = yield* modelAccount(token)
+          yield* reset(slowly(hold), slowly(hold))
+          load.most = 0
+          yield* queue(token, one.id)
+          yield* queue(token, two.id)
+          yield* settled(token, one.id, 4)
+          yield* settled(token, two.id, 1)
+          expect(load.most).toBe(2)
+        }))
+
       it.effect("a model that does not answer in time is no trade, upstream_timeout; an internal base_url is not called", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
           const account = yield* modelAccount(token)
           yield* reset(silent)
-          const timedOut = yield* round(token, account.id)
+          // The model may take 2 minutes of the test clock; it moves 10 seconds at a time here.
+          const timedOut = yield* round(token, account.id, TestClock.adjust("10 seconds"))
           expect(timedOut).toMatchObject({ outcome: "no_trade", error: expect.stringMatching(/^upstream_timeout: /) })
-          expect(timedOut.latency_ms).toBeGreaterThanOrEqual(5000)
+          expect(timedOut.latency_ms).toBeGreaterThanOrEqual(120_000)
 
           const inside = yield* modelAccount(token, "http://10.0.0.1/v1")
           yield* reset()
