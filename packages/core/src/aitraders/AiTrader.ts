@@ -8,6 +8,8 @@ import { Timeframe } from "../venues/Venue.js"
 /** The model name that means the built-in, deterministic model (also what an AI account with no `model` uses). */
 export const builtinModel = "builtin"
 
+// A prompt of the account's own (null: the default); its `{variables}` are checked when saved.
+const Template = Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20_000)))
 const IntervalMinutes = Schema.Int.pipe(Schema.between(1, 10_080))
 const Limit = Schema.NullOr(Schema.Int.pipe(Schema.between(0, 1_000_000_000)))
 
@@ -23,6 +25,10 @@ export class AiTraderSettings extends Schema.Class<AiTraderSettings>("AiTraderSe
   interval_minutes: Schema.Int,
   /** Signal pools of the owner's whose triggers, for one of `symbols`, also start a round while enabled. */
   signal_pool_ids: Schema.Array(Schema.Int),
+  /** The account's own system prompt; null: the default (`GET /api/ai/prompt-variables` shows it). */
+  system_prompt: Schema.NullOr(Schema.String),
+  /** The account's own user message, with `{variables}`; null: the default, `Context: {context}`. */
+  user_template: Schema.NullOr(Schema.String),
   /** Rounds per hour at most; null: the server's default (`AI_TRADER_ROUNDS_PER_HOUR`). */
   max_rounds_per_hour: Schema.NullOr(Schema.Int),
   /** Model tokens per day at most; null: the server's default (`AI_TRADER_TOKENS_PER_DAY`). */
@@ -41,6 +47,8 @@ export const AiTraderUpdate = Schema.Struct({
   timeframe: Schema.optional(Timeframe),
   interval_minutes: Schema.optional(IntervalMinutes),
   signal_pool_ids: Schema.optional(Schema.Array(StoredId).pipe(Schema.maxItems(50))),
+  system_prompt: Schema.optional(Template),
+  user_template: Schema.optional(Template),
   max_rounds_per_hour: Schema.optional(Limit),
   max_tokens_per_day: Schema.optional(Limit)
 }).annotations({

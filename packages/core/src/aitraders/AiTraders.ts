@@ -5,7 +5,7 @@ import { accountExchange, Bindings } from "../automation/Bindings.js"
 import { DecisionOrders } from "../automation/DecisionOrders.js"
 import { defaultAiTraderOptions, PlatformConfig } from "../config/PlatformConfig.js"
 import { makeGuardedFetch } from "../fetch/GuardedFetch.js"
-import { Conflict } from "../http/Errors.js"
+import { Conflict, InvalidInput } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { hostTa } from "../indicators/TaSource.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
@@ -41,6 +41,15 @@ import {
   toRound
 } from "./AiTradersRepo.js"
 import {
+  candlesKey,
+  defaultSystemPrompt,
+  defaultUserTemplate,
+  parseTemplate,
+  PromptVariables,
+  promptVariables,
+  renderTemplate
+} from "./PromptTemplate.js"
+import {
   askOpenAiCompatible,
   builtinReply,
   type ChatMessage,
@@ -54,22 +63,6 @@ const day = 24 * hour
 
 /** Candles of each symbol shown to the model. */
 export const contextCandles = 50
-
-/** The default system prompt: what the model is, what it sees and the one answer it may give. */
-export const defaultSystemPrompt = [
-  "You are a trading model that manages one account on a crypto perpetual futures venue.",
-  "You get the account's balance, its open positions, its recent orders, and for each of its symbols",
-  "the latest price, recent candles (oldest first: [time, open, high, low, close, volume]) and",
-  "indicators (SMA(20), EMA(20), RSI(14), ATR(14)).",
-  "Answer with one JSON object and nothing else:",
-  "{\"decisions\": [{\"operation\": \"buy\" | \"sell\" | \"hold\" | \"close\", \"symbol\": string,",
-  "\"target_portion_of_balance\": number in (0, 1] or null, \"leverage\": whole number or null,",
-  "\"entry_price\": limit price or null, \"take_profit_price\": number or null,",
-  "\"stop_loss_price\": number or null, \"reason\": string}]}",
-  "At most one decision per symbol, only for the account's symbols. `buy` opens or adds long, `sell` opens",
-  "or adds short, `close` closes the position, `hold` does nothing. An entry_price makes the order a limit",
-  "that fills now or never. Any other field, or any answer that is not this JSON, means no trade."
-].join("\n")
 
 /** Whether an account's `model` is the built-in one. */
 export const isBuiltin = (account: Pick<AccountRow, "model">) =>
@@ -89,6 +82,8 @@ const settingsOf = (account: AccountRow, row: Option.Option<AiTraderRow>) =>
       onNone: () => aiTraderDefaults.signal_pool_ids,
       onSome: (r) => r.signal_pool_ids
     }),
+    system_prompt: Option.match(row, { onNone: () => null, onSome: (r) => r.system_prompt }),
+    user_template: Option.match(row, { onNone: () => null, onSome: (r) => r.user_template }),
     max_rounds_per_hour: Option.match(row, { onNone: () => null, onSome: (r) => r.max_rounds_per_hour }),
     max_tokens_per_day: Option.match(row, { onNone: () => null, onSome: (r) => r.max_tokens_per_day }),
     model: isBuiltin(account) ? builtinModel : account.model!,
@@ -144,6 +139,21 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
         const current = settingsOf(account, yield* repo.find(id))
         const symbols = input.symbols ?? current.symbols
         yield* market.listed(accountExchange(account), symbols)
+        const systemPrompt = input.system_prompt === undefined ? current.system_prompt : input.system_prompt
+        const userTemplate = input.user_template === undefined ? current.user_template : input.user_template
+        const candleSymbols: Array<string> = []
+        for (const [path, text] of [["system_prompt", systemPrompt], ["user_template", userTemplate]] as const) {
+          if (text === null) continue
+          const { errors, variables } = parseTemplate(text)
+          if (errors.length > 0) {
+            return yield* new InvalidInput({
+              error: `${path} ${errors.join("; ")}`,
+              issues: errors.map((message) => ({ path, message }))
+            })
+          }
+          for (const v of variables) if (v._tag === "Candles") candleSymbols.push(v.symbol)
+        }
+        yield* market.listed(accountExchange(account), candleSymbols)
         const pools = input.signal_pool_ids ?? current.signal_pool_ids
         // A pool's triggers start the account's rounds, so the pool must be the caller's too.
         yield* Effect.forEach(pools, (pool) => signals.ownedPool(caller, PoolId.make(pool)))
@@ -162,6 +172,8 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
             timeframe: input.timeframe ?? current.timeframe,
             interval_minutes: interval,
             signal_pool_ids: pools,
+            system_prompt: systemPrompt,
+            user_template: userTemplate,
             max_rounds_per_hour: input.max_rounds_per_hour === undefined
               ? current.max_rounds_per_hour
               : input.max_rounds_per_hour,
@@ -281,9 +293,35 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
           })),
           symbols: symbols.map((s) => s.shown)
         }
+        // The account's own prompts, or the defaults, with their variables filled in.
+        const templates = [settings.system_prompt ?? defaultSystemPrompt, settings.user_template ?? defaultUserTemplate]
+        const candles = new Map<string, string>()
+        for (const text of templates) {
+          for (const v of parseTemplate(text).variables) {
+            if (v._tag !== "Candles" || candles.has(candlesKey(v))) continue
+            const bars = yield* market.latest({ _tag: "Venue", exchange }, v.symbol, v.timeframe, v.count).pipe(
+              Effect.catchTag("UnknownSymbol", () => Effect.succeed([]))
+            )
+            candles.set(
+              candlesKey(v),
+              JSON.stringify(bars.map((c) => [c.time, c.open, c.high, c.low, c.close, c.volume]))
+            )
+          }
+        }
+        const parts: Record<string, string> = {
+          context: JSON.stringify(context),
+          time: context.time,
+          symbols: settings.symbols.join(", "),
+          account: JSON.stringify(context.account),
+          positions: JSON.stringify(context.positions),
+          orders: JSON.stringify(context.recent_orders),
+          market: JSON.stringify(symbols.map((s) => s.facts))
+        }
+        const render = (text: string) =>
+          renderTemplate(text, (v) => (v._tag === "Simple" ? parts[v.name] : candles.get(candlesKey(v))))
         const messages: ReadonlyArray<ChatMessage> = [
-          { role: "system", content: defaultSystemPrompt },
-          { role: "user", content: `Context: ${JSON.stringify(context)}` }
+          { role: "system", content: render(templates[0]!) },
+          { role: "user", content: render(templates[1]!) }
         ]
         return { messages, facts: symbols.map((s) => s.facts) }
       })
@@ -497,6 +535,24 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
         if (queued > 0) yield* wakeup.wake(aiRoundJobKind)
       })
 
-    return { get, update, decideNow, list, changes, runRound, queueDue, onTrigger, queue: repo.queue } as const
+    /** What a prompt may name, and the default prompts. */
+    const variables = new PromptVariables({
+      variables: promptVariables,
+      default_system_prompt: defaultSystemPrompt,
+      default_user_template: defaultUserTemplate
+    })
+
+    return {
+      get,
+      update,
+      decideNow,
+      list,
+      variables,
+      changes,
+      runRound,
+      queueDue,
+      onTrigger,
+      queue: repo.queue
+    } as const
   })
 }) {}

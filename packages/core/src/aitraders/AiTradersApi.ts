@@ -7,8 +7,10 @@ import { Pagination } from "../http/Pagination.js"
 import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
 import { AiTraderSettings, AiTraderUpdate, DecisionRound, DecisionRoundList } from "./AiTrader.js"
+import { PromptVariables } from "./PromptTemplate.js"
 
 export * from "./AiTrader.js"
+export * from "./PromptTemplate.js"
 
 /** AI traders: an AI account's trading settings, its decision rounds on demand, and the decision log. */
 export class AiTradersApi extends HttpApiGroup.make("aitraders")
@@ -45,6 +47,14 @@ export class AiTradersApi extends HttpApiGroup.make("aitraders")
         OpenApi.Summary,
         "The account's decision rounds, newest first: the prompt, the model's answer, the decisions, the orders, " +
           "tokens, cost, latency and errors"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("promptVariables", "/ai/prompt-variables")
+      .addSuccess(PromptVariables)
+      .annotate(
+        OpenApi.Summary,
+        "The variables an AI account's prompts may name ({positions}, {candles:BTC:1h:50}, …) and the default prompts"
       )
   )
   .addError(ApiError.Forbidden)

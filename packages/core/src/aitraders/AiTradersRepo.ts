@@ -18,6 +18,8 @@ export const AiTraderRow = Schema.Struct({
   timeframe: Timeframe,
   interval_minutes: Schema.Int,
   signal_pool_ids: Json(Schema.Array(Schema.Int)),
+  system_prompt: Schema.NullOr(Schema.String),
+  user_template: Schema.NullOr(Schema.String),
   max_rounds_per_hour: Schema.NullOr(Schema.Int),
   max_tokens_per_day: Schema.NullOr(Schema.Int),
   next_run_at: Schema.NullOr(IsoTimestamp),
@@ -33,6 +35,8 @@ export const AiTraderEdit = Schema.Struct({
   timeframe: Timeframe,
   interval_minutes: Schema.Int,
   signal_pool_ids: Json(Schema.Array(Schema.Int)),
+  system_prompt: Schema.NullOr(Schema.String),
+  user_template: Schema.NullOr(Schema.String),
   max_rounds_per_hour: Schema.NullOr(Schema.Int),
   max_tokens_per_day: Schema.NullOr(Schema.Int),
   next_run_at: Schema.NullOr(Schema.DateFromSelf)

@@ -11,6 +11,7 @@ export const AiTradersHttpLive = HttpApiBuilder.group(TradingApi, "aitraders", (
         Effect.flatMap(CurrentUser, (caller) => traders.update(caller, path.account_id, payload)))
       .handle("decide", ({ path }) =>
         Effect.flatMap(CurrentUser, (caller) => traders.decideNow(caller, path.account_id)))
+      .handle("promptVariables", () => Effect.succeed(traders.variables))
       .handle("decisions", ({ path, urlParams }) =>
         Effect.flatMap(CurrentUser, (caller) =>
           traders.list(caller, path.account_id, urlParams)))

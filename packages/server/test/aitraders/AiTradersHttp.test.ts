@@ -66,6 +66,8 @@ for (const storage of testStorages) {
             timeframe: "1h",
             interval_minutes: 60,
             signal_pool_ids: [],
+            system_prompt: null,
+            user_template: null,
             max_rounds_per_hour: null,
             max_tokens_per_day: null,
             model: "builtin",
@@ -286,20 +288,85 @@ for (const storage of testStorages) {
           yield* call("PUT", url, { token, body: { enabled: false } })
         }))
 
+      it.effect("an account's own prompts: variables checked when saved (400, 422), filled in each round; GET /api/ai/prompt-variables lists them", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const listed = yield* call("GET", "/api/ai/prompt-variables", { token })
+          expect(listed.status).toBe(200)
+          expect(listed.body.variables.map((v: any) => v.name)).toEqual([
+            "{context}",
+            "{time}",
+            "{symbols}",
+            "{account}",
+            "{positions}",
+            "{orders}",
+            "{market}",
+            "{candles:SYMBOL:TIMEFRAME:COUNT}"
+          ])
+          expect(listed.body.default_user_template).toBe("Context: {context}")
+          expect(listed.body.default_system_prompt).toContain("{\"decisions\": [")
+          expectError(yield* call("GET", "/api/ai/prompt-variables"), 401, "unauthorized")
+
+          const account = yield* createAccount(token)
+          const url = `/api/account/${account.id}/ai-trader`
+          for (
+            const [template, issue] of [
+              ["Positions: {positons}", /\{positons\} is not a variable/],
+              ["{candles:BTC:2h:10}", /timeframe must be one of/],
+              ["{candles:BTC:1h:0}", /count must be a whole number from 1 to 200/],
+              ["{candles:BTC}", /write \{candles:SYMBOL:TIMEFRAME:COUNT\}/]
+            ] as const
+          ) {
+            const reply = yield* call("PUT", url, { token, body: { user_template: template } })
+            expectError(reply, 400, "invalid_input")
+            expect(reply.body.issues).toEqual([{ path: "user_template", message: expect.stringMatching(issue) }])
+          }
+          expectError(yield* call("PUT", url, { token, body: { system_prompt: "" } }), 400, "invalid_input")
+          expectError(
+            yield* call("PUT", url, { token, body: { user_template: "{candles:NOPE:1h:5}" } }),
+            422,
+            "symbol_not_listed"
+          )
+          const set = yield* call("PUT", url, {
+            token,
+            body: {
+              system_prompt: "You trade {symbols} carefully. Answer {\"decisions\": []} JSON.",
+              user_template: "At {time}: cash {account}; held {positions}; last ETH {candles:ETH:4h:3}"
+            }
+          })
+          expect(set.status).toBe(200)
+          expect(set.body.user_template).toBe(
+            "At {time}: cash {account}; held {positions}; last ETH {candles:ETH:4h:3}"
+          )
+          const [round] = yield* decide(token, account.id)
+          expect(round.outcome).toBe("traded")
+          expect(round.prompt).toMatch(
+            /^\[system\]\nYou trade BTC carefully\. Answer \{"decisions": \[\]\} JSON\.\n\n\[user\]\nAt 20/
+          )
+          expect(round.prompt).toContain(`cash {"id":${account.id},"name":"Momentum bot","cash":10000`)
+          expect(round.prompt).toContain("held []")
+          const eth = JSON.parse(round.prompt.split("last ETH ")[1])
+          expect(eth).toHaveLength(3)
+          expect(eth[2][0] - eth[1][0]).toBe(4 * 3_600_000)
+          // Back to the defaults.
+          const reset = yield* call("PUT", url, { token, body: { system_prompt: null, user_template: null } })
+          expect(reset.body).toMatchObject({ system_prompt: null, user_template: null })
+        }))
+
       it.effect("an enabled AI trader decides on its schedule: one round per interval of the test clock", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
           const account = yield* createAccount(token)
           const set = yield* call("PUT", `/api/account/${account.id}/ai-trader`, {
             token,
-            body: { enabled: true, interval_minutes: 5 }
+            body: { enabled: true, interval_minutes: 1 }
           })
           expect(set.status).toBe(200)
-          yield* TestClock.adjust("5 minutes")
+          yield* TestClock.adjust("1 minute")
           const first = yield* waitForRounds(token, account.id, finished(1), tick)
           expect(first).toHaveLength(1)
           expect(first[0]).toMatchObject({ trigger: "schedule", status: "completed" })
-          yield* TestClock.adjust("5 minutes")
+          yield* TestClock.adjust("1 minute")
           const both = yield* waitForRounds(token, account.id, finished(2), tick)
           expect(both.map((r: any) => r.trigger)).toEqual(["schedule", "schedule"])
           yield* call("PUT", `/api/account/${account.id}/ai-trader`, { token, body: { enabled: false } })

@@ -2,7 +2,7 @@ import { script } from "../SqlScript.js"
 
 /**
  * AI traders (migration 0030): an AI account's trading settings (its symbols, timeframe, schedule,
- * the signal pools it listens to, and cost limits) and its decision rounds. A round is a durable job (see jobs/JobQueue.ts), one
+ * the signal pools it listens to, its own prompts, and cost limits) and its decision rounds. A round is a durable job (see jobs/JobQueue.ts), one
  * per account at a time, that keeps what the model was asked and answered, the decisions, the
  * orders that followed, the tokens, the cost and the latency.
  */
@@ -15,6 +15,8 @@ export default script(`
     timeframe text NOT NULL,
     interval_minutes integer NOT NULL,
     signal_pool_ids text NOT NULL DEFAULT '[]',
+    system_prompt text,
+    user_template text,
     max_rounds_per_hour integer,
     max_tokens_per_day integer,
     next_run_at timestamptz,
