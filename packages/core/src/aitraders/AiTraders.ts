@@ -1,4 +1,5 @@
 import { Clock, Effect, Option, Redacted, Schema, Stream } from "effect"
+import { randomUUID } from "node:crypto"
 import { type AccountId } from "../accounts/Account.js"
 import { type AccountRow, Accounts } from "../accounts/Accounts.js"
 import { accountExchange, Bindings } from "../automation/Bindings.js"
@@ -199,7 +200,8 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
           user_id: account.user_id,
           account_id: id,
           trigger: "manual",
-          idempotency_key: `manual:${id}:${at.getTime()}:${Math.random().toString(36).slice(2)}`,
+          // Each request is a round of its own.
+          idempotency_key: `manual:${id}:${randomUUID()}`,
           now: at
         })
         yield* wakeup.wake(aiRoundJobKind)
