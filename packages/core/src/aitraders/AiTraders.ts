@@ -489,6 +489,20 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
         } else if (decisions === null) {
           return { outcome: "no_trade", orders: [], error: "the model's answer did not decode" } satisfies RoundResult
         }
+        // In the account's decision log as a program's are, at the round's start (the same on a retry).
+        const at = round.started_at === null ? yield* now : new Date(round.started_at)
+        for (const d of decisions) {
+          if (!settings.symbols.includes(d.symbol.trim().toUpperCase())) continue
+          yield* orders.logDecision({
+            account_id: account.id,
+            decision_time: at,
+            symbol: d.symbol.trim().toUpperCase(),
+            operation: d.operation,
+            target_portion_of_balance: d.target_portion_of_balance ?? null,
+            leverage: d.leverage ?? null,
+            reason: d.reason
+          })
+        }
         const placed = yield* place(round, account, settings, decisions)
         return { outcome: "traded", orders: placed, error: null } satisfies RoundResult
       }).pipe(Effect.withSpan("AiTraders.runRound", { attributes: { id: round.id, accountId: round.account_id } }))

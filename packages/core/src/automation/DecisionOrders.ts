@@ -138,6 +138,9 @@ export class DecisionOrders extends Effect.Service<DecisionOrders>()("@trading-p
     /** The order recorded under a key, as it is now. */
     const orderOfKey = (key: string) => ledger.orderOfKey(key)
 
-    return { place, resume, orderOfKey } as const
+    /** Adds a decision to the account's decision log (the trader export's `decision_logs`); once per account, time and symbol. */
+    const logDecision = ledger.logDecision
+
+    return { place, resume, orderOfKey, logDecision } as const
   })
 }) {}

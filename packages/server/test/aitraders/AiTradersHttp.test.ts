@@ -178,6 +178,12 @@ for (const storage of testStorages) {
             expect(order).toMatchObject({ symbol: o.symbol, status: o.status, run_id: null, route: "paper" })
             expect(order.status).toBe("filled")
           }
+          // The decisions are in the account's decision log, as a program's are, and the fills in its trades.
+          const exported = (yield* call("GET", `/api/trader/${account.id}/export`, { token })).body
+          expect(exported.decision_logs.map((d: any) => [d.symbol, d.operation, d.reason])).toEqual(
+            expect.arrayContaining(round.decisions.map((d: any) => [d.symbol, d.operation, d.reason]))
+          )
+          expect(exported.trades.map((t: any) => t.symbol).sort()).toEqual(["BTC", "ETH"])
           // The next round is shown the positions the first one opened, and keeps them (the trend is the same).
           const again = yield* decide(token, account.id, 2)
           if (placed.length > 0) {
