@@ -35,11 +35,11 @@ export const PlatformLive = Layer.mergeAll(
   ArenaLive,
   StorageStatsLive,
   RankingLive,
-  NewsLive,
   RiskLive
 ).pipe(
-  // AI traders place their decisions through automation's order path.
+  // AI traders place their decisions through automation's order path, and read the owner's news.
   Layer.provideMerge(AiTradersLive),
+  Layer.provideMerge(NewsLive),
   Layer.provideMerge(AutomationLive),
   // The ranking and automation read the signal engine (open interest samples, triggers).
   Layer.provideMerge(SignalsLive),

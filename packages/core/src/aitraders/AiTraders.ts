@@ -11,6 +11,7 @@ import { pageOf, type Pagination } from "../http/Pagination.js"
 import { hostTa } from "../indicators/TaSource.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
+import { News } from "../news/News.js"
 import { Secrets } from "../secrets/Secrets.js"
 import { PoolId, type Trigger } from "../signals/Signal.js"
 import { Signals } from "../signals/Signals.js"
@@ -113,6 +114,7 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
     const signals = yield* Signals
     const orders = yield* DecisionOrders
     const market = yield* MarketData
+    const news = yield* News
     const venues = yield* Venues
     const secrets = yield* Secrets
     const wakeup = yield* JobWakeup
@@ -293,7 +295,11 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
             status: o.status,
             created_at: o.created_at
           })),
-          symbols: symbols.map((s) => s.shown)
+          symbols: symbols.map((s) => s.shown),
+          // The latest stories about its symbols from the owner's enabled news sources.
+          news: (yield* Effect.forEach(settings.symbols, (symbol) => news.about(account.user_id, symbol, 3)))
+            .flat()
+            .map((item) => ({ symbols: item.symbols, title: item.title, published_at: item.published_at }))
         }
         // The account's own prompts, or the defaults, with their variables filled in.
         const templates = [settings.system_prompt ?? defaultSystemPrompt, settings.user_template ?? defaultUserTemplate]
@@ -317,7 +323,8 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
           account: JSON.stringify(context.account),
           positions: JSON.stringify(context.positions),
           orders: JSON.stringify(context.recent_orders),
-          market: JSON.stringify(symbols.map((s) => s.facts))
+          market: JSON.stringify(symbols.map((s) => s.facts)),
+          news: JSON.stringify(context.news)
         }
         const render = (text: string) =>
           renderTemplate(text, (v) => (v._tag === "Simple" ? parts[v.name] : candles.get(candlesKey(v))))

@@ -40,6 +40,11 @@ export const promptVariables: ReadonlyArray<PromptVariable> = [
     example: "{market}"
   },
   {
+    name: "{news}",
+    description: "the latest stories (up to 3 per symbol) about its symbols from your enabled news sources (JSON)",
+    example: "{news}"
+  },
+  {
     name: "{candles:SYMBOL:TIMEFRAME:COUNT}",
     description:
       `the last COUNT (1–${maxTemplateCandles}) closed candles of a symbol the account's venue lists, oldest first, ` +
@@ -48,7 +53,7 @@ export const promptVariables: ReadonlyArray<PromptVariable> = [
   }
 ]
 
-const simpleNames = new Set(["context", "time", "symbols", "account", "positions", "orders", "market"])
+const simpleNames = new Set(["context", "time", "symbols", "account", "positions", "orders", "market", "news"])
 
 /** A variable named in a template. */
 export type TemplateVariable =

@@ -158,6 +158,8 @@ for (const storage of testStorages) {
           expect(round.prompt).toContain("[system]")
           expect(round.prompt).toContain("\"symbols\":[{\"symbol\":\"BTC\"")
           expect(round.prompt).not.toContain("sk-never-in-a-prompt")
+          // No news source of the user's has stories about its symbols yet.
+          expect(round.prompt).toContain(`"news":[]`)
           expect(round.prompt_tokens).toBeGreaterThan(0)
           expect(round.completion_tokens).toBeGreaterThan(0)
           expect(round.latency_ms).toBeGreaterThanOrEqual(0)
@@ -307,6 +309,7 @@ for (const storage of testStorages) {
             "{positions}",
             "{orders}",
             "{market}",
+            "{news}",
             "{candles:SYMBOL:TIMEFRAME:COUNT}"
           ])
           expect(listed.body.default_user_template).toBe("Context: {context}")
