@@ -71,7 +71,11 @@ export const settings = [
   ["AUTOMATION_CONCURRENCY", "automation runs this instance executes at once; 0 runs none (2)"],
   [
     "AUTOMATION_POLL_INTERVAL_MS",
-    "how often the scheduler, and idle run workers not woken, look for work, in milliseconds (1000)"
+    "how often the scheduler with nothing to watch, and idle run workers, look for work they were not woken for, in milliseconds (30000)"
+  ],
+  [
+    "AUTOMATION_WATCH_INTERVAL_MS",
+    "how often the scheduler checks open positions' exits and resting entries while there are any, in milliseconds (1000)"
   ],
   ["AUTOMATION_LEASE_MS", "how long a run's claim (or the scheduler's lease) holds without renewal (30000)"],
   ["AUTOMATION_MAX_ATTEMPTS", "claims of one automation run before it fails for good (3)"],

@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Effect, Layer, Queue } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Queue } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { leasedLoop } from "../jobs/Leases.js"
@@ -9,6 +9,9 @@ import { BindingsRepo } from "./BindingsRepo.js"
 import { OrderPlacement } from "./OrderPlacement.js"
 import { automationJobKind, runsFor, RunsRepo } from "./RunsRepo.js"
 
+/** The wake-up (`JobWakeup`) the database sends when the scheduler may have work. */
+const watchKind = "automation_watch"
+
 /**
  * The schedule of bindings: every poll interval, the replica holding the `automation_scheduler`
  * lease queues the runs of each binding whose slot is due (one per symbol, or one for them all for
@@ -17,6 +20,10 @@ import { automationJobKind, runsFor, RunsRepo } from "./RunsRepo.js"
  * `schedule:<binding>:<slot>:<symbol>` (`*` for a portfolio's), so a slot is queued once even if
  * two replicas saw it.
  * The same pass watches the take profits and stop losses of open positions (`OrderPlacement`).
+ * While there is something to watch it passes every `watchInterval`; with nothing to watch it
+ * sleeps until the next slot of an enabled binding, a change that may give it work (a position,
+ * a resting or unsettled order, a binding: database triggers wake it at commit, see migration
+ * 0031), or `pollInterval`, whichever comes first, so an idle server does not poll every second.
  */
 export const AutomationSchedulerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
@@ -26,6 +33,21 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
     const wakeup = yield* JobWakeup
     const sql = yield* SqlClient.SqlClient
     const placement = yield* OrderPlacement
+
+    const watchInterval = Duration.toMillis(options.watchInterval ?? Duration.seconds(1))
+    const pollInterval = Duration.toMillis(options.pollInterval)
+    /**
+     * When, on the Clock, the pass that just ran wants the next one: a time, not a length, so a
+     * pass that took long (or a clock that moved meanwhile) does not push a slot back. A loop whose
+     * pass did not run (another replica holds the lease, or it failed) rests for the poll.
+     */
+    let nextPassAt: number | undefined
+    const resting = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const millis = nextPassAt === undefined ? pollInterval : Math.max(0, nextPassAt - now)
+      nextPassAt = undefined
+      yield* wakeup.idle(watchKind, Duration.millis(millis))
+    })
 
     const pass = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -44,10 +66,19 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
         }))
         if (queued) yield* wakeup.wake(automationJobKind)
       }
-      yield* placement.watchExits
+      const watching = yield* placement.watchExits
+      const slot = Option.match(yield* bindings.nextSlot(), {
+        onNone: () => Infinity,
+        onSome: ({ at }) => at.getTime()
+      })
+      nextPassAt = Math.min(now + (watching ? watchInterval : pollInterval), slot)
     })
 
-    yield* leasedLoop("automation_scheduler", { interval: options.pollInterval, lease: options.lease }, pass)
+    yield* leasedLoop("automation_scheduler", {
+      interval: Duration.millis(Math.max(pollInterval, watchInterval)),
+      lease: options.lease,
+      rest: resting
+    }, pass)
   })
 )
 

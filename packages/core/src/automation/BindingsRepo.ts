@@ -92,6 +92,13 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@trading-platf
         SELECT * FROM automation_bindings WHERE enabled AND next_run_at IS NOT NULL AND next_run_at <= ${now}
         ORDER BY next_run_at LIMIT 100`
     })
+    /** The earliest slot of any enabled binding, if one has a schedule. */
+    const nextSlot = SqlSchema.findOne({
+      Request: Schema.Void,
+      Result: Schema.Struct({ at: Schema.DateFromSelf }),
+      execute: () =>
+        sql`SELECT min(next_run_at) AS at FROM automation_bindings WHERE enabled HAVING min(next_run_at) IS NOT NULL`
+    })
     /** Moves a schedule on from the slot it was read at; false when someone else already did. */
     const advance = (id: BindingId, from: Date, to: Date) =>
       Effect.map(
@@ -108,6 +115,6 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@trading-platf
         WHERE enabled AND signal_pool_ids::jsonb @> jsonb_build_array(${poolId}::integer) ORDER BY id`
     })
 
-    return { insert, findById, listByProgram, update, remove, due, advance, listeningTo } as const
+    return { insert, findById, listByProgram, update, remove, due, nextSlot, advance, listeningTo } as const
   })
 }) {}

@@ -468,7 +468,8 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
      * closes every position whose mark (the venue's price, one fetch per venue) has reached its
      * take profit, stop loss or, on paper, liquidation price, charges paper positions their
      * funding, and fills the limit and stop entries the mark has reached. A position or an entry
-     * that fails (its venue down) is logged and tried next pass.
+     * that fails (its venue down) is logged and tried next pass. Answers whether it had anything
+     * to watch (exits, positions or resting entries).
      */
     const watchExits = Effect.gen(function*() {
       const settleLogged = (order: OrderRow) =>
@@ -477,13 +478,15 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
             Effect.logWarning(`Exit order ${order.id} of account ${order.account_id} did not settle`, cause)
           )
         )
-      yield* Effect.forEach(yield* ledger.openExits(), settleLogged, { discard: true })
+      const exits = yield* ledger.openExits()
+      yield* Effect.forEach(exits, settleLogged, { discard: true })
       const marks = new Map<Exchange, ReadonlyMap<string, Ticker>>()
       const markOf = (exchange: Exchange, symbol: string): Effect.Effect<Ticker | undefined, VenueFailure> =>
         marks.has(exchange)
           ? Effect.succeed(marks.get(exchange)!.get(symbol))
           : Effect.map(venues[exchange].tickers, (all) => (marks.set(exchange, all), all.get(symbol)))
-      for (const position of yield* ledger.watched()) {
+      const positions = yield* ledger.watched()
+      for (const position of positions) {
         yield* Effect.gen(function*() {
           const mark = yield* markOf(position.exchange, position.symbol)
           if (mark === undefined) return
@@ -501,7 +504,8 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           )
         )
       }
-      for (const order of yield* ledger.openEntries()) {
+      const entries = yield* ledger.openEntries()
+      for (const order of entries) {
         yield* Effect.gen(function*() {
           const mark = yield* markOf(order.exchange, order.symbol)
           const type = order.order_type
@@ -517,6 +521,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
       }
       // Accounts with positions are valued: their equity peak, their loss and drawdown limits.
       yield* firewall.watch(settleAny)
+      return exits.length + positions.length + entries.length > 0
     }).pipe(Effect.withSpan("OrderPlacement.watchExits"))
 
     return { settle, watchExits, termsOf, chargeFunding, resolveAtVenue, protect, withdrawEntries } as const

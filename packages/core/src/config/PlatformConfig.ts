@@ -164,6 +164,13 @@ export interface AutomationOptions extends JobOptions {
    * cancel-all-after, re-armed every third of it); 1 minute when not set.
    */
   readonly deadManTimeout?: Duration.Duration
+  /**
+   * How often the scheduler passes while it has something to watch (open positions, resting
+   * entries, exits being settled): the exits' reaction time; 1 s when not set. With nothing to
+   * watch it sleeps until the next slot of an enabled binding, a change that wakes it, or
+   * `pollInterval`, whichever comes first.
+   */
+  readonly watchInterval?: Duration.Duration
 }
 
 /** How long records that are no longer in use are kept before a purge deletes them. */
@@ -319,8 +326,9 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   candleSyncs: jobOptionsConfig("CANDLE_SYNC"),
   backtests: jobOptionsConfig("BACKTEST"),
   maxQueuedJobsPerUser: positiveInt("MAX_QUEUED_JOBS_PER_USER", 10),
-  // The binding scheduler passes at this interval too (due slots, exits), hence 1 s.
-  automation: jobOptionsConfig("AUTOMATION", 1_000),
+  // Queued runs wake their workers and changes wake the scheduler: the poll is only the fallback.
+  automation: jobOptionsConfig("AUTOMATION"),
+  automationWatchMs: positiveInt("AUTOMATION_WATCH_INTERVAL_MS", 1_000),
   reconcileSeconds: positiveInt("RECONCILE_INTERVAL_S", 60),
   deadManSeconds: integerSetting("DEADMAN_TIMEOUT_S", 60, "must be a whole number of at least 15", (n) => n >= 15),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
@@ -438,7 +446,8 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
       enabled: c.automationEnabled,
       pnlRefreshInterval: Duration.millis(c.pnlRefreshMs),
       reconcileInterval: Duration.seconds(c.reconcileSeconds),
-      deadManTimeout: Duration.seconds(c.deadManSeconds)
+      deadManTimeout: Duration.seconds(c.deadManSeconds),
+      watchInterval: Duration.millis(c.automationWatchMs)
     },
     aiTraders: {
       roundsPerHour: c.aiTraderRoundsPerHour,

@@ -124,11 +124,16 @@ const backtestBeside = (token: string, program: number, account: any, body: Reco
 
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`one rulebook over ${storage.name}`, () => {
-    // The scheduler passes once an hour, on the hour, so each slot's run fills at that hour's open.
-    // The arena's PnL refresher too: once a minute, it made each hour the tests walk 60 passes over
+    // The scheduler passes once an hour, on the hour, so each slot's run fills at that hour's open,
+    // and watches open positions once an hour too (every second, each hour the tests walk would be
+    // 3,600 passes). The arena's PnL refresher too: once a minute, it made each hour 60 passes over
     // every account with fills, most of the time the liquidation tests took (about 1 s an hour).
     layer(
-      AutomationServer(storage, { pollInterval: Duration.hours(1), pnlRefreshInterval: Duration.hours(1) }, {
+      AutomationServer(storage, {
+        pollInterval: Duration.hours(1),
+        watchInterval: Duration.hours(1),
+        pnlRefreshInterval: Duration.hours(1)
+      }, {
         backtests: {
           concurrency: 1,
           pollInterval: Duration.hours(1),
