@@ -1,6 +1,8 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse, Socket } from "@effect/platform"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import {
+  AccountId,
+  Accounts,
   BacktestId,
   BacktestProgressFeed,
   type CurrentUserShape,
@@ -56,6 +58,10 @@ const parseChannel = (channel: string) => {
   if (prices) return { kind: "prices", symbol: prices[1]!.toUpperCase() } as const
   const news = /^news:([A-Za-z0-9]{1,20})$/.exec(channel)
   if (news) return { kind: "news", symbol: news[1]!.toUpperCase() } as const
+  const decisions = /^decisions:(\d{1,15})$/.exec(channel)
+  if (decisions && Schema.is(AccountId)(Number(decisions[1]))) {
+    return { kind: "decisions", account: AccountId.make(Number(decisions[1])) } as const
+  }
   const backtest = /^backtest:(\d{1,15})$/.exec(channel)
   if (backtest && Schema.is(BacktestId)(Number(backtest[1]))) {
     return { kind: "backtest", id: BacktestId.make(Number(backtest[1])) } as const
@@ -65,7 +71,7 @@ const parseChannel = (channel: string) => {
 
 /**
  * `GET /api/ws` (DESIGN §4 "Streams"): a WebSocket carrying subscriptions to `prices:{SYMBOL}`
- * (venue1), `news:{SYMBOL}`, `triggers`, `risk`, `reconciliations`, `decisions` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
+ * (venue1), `news:{SYMBOL}`, `triggers`, `risk`, `reconciliations`, `decisions`, `decisions:{account}` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
  * the `Authorization` header, when it is checked before upgrading (401 / 429 answer the envelope),
  * or as a first `{type:"auth", token}` message within `websocket.authTimeout` of connecting. It
  * holds the token's stream lease while open. What a socket may cost is bounded (`WebSocketOptions`,
@@ -80,6 +86,7 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
     const hub = yield* MarketHub
     const progress = yield* BacktestProgressFeed
     const market = yield* MarketData
+    const accounts = yield* Accounts
     const { rateLimits, trustProxy, websocket } = yield* PlatformConfig
     const messageLimit = rateLimits.websocket_messages_per_min
 
@@ -186,6 +193,13 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
             if (raw !== undefined && raw.bufferedAmount > maxBufferedBytes) {
               return close(tryAgainLater, "The client does not read fast enough")
             }
+            // A round goes to `decisions` and to its account's `decisions:{id}`, as subscribed.
+            if (update.kind === "decision") {
+              for (const channel of ["decisions", `decisions:${update.round.account_id}`]) {
+                if (subscribed.has(channel)) send({ type: "event", channel, data: update.round })
+              }
+              continue
+            }
             let text = encoded.get(update)
             if (text === undefined) {
               text = JSON.stringify(
@@ -195,8 +209,6 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                   ? { type: "event", channel: "risk", data: update.event }
                   : update.kind === "reconciliation"
                   ? { type: "event", channel: "reconciliations", data: update.event }
-                  : update.kind === "decision"
-                  ? { type: "event", channel: "decisions", data: update.round }
                   : { type: "event", channel: `prices:${update.symbol}`, data: update }
               )
               encoded.set(update, text)
@@ -226,7 +238,7 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
             if (parsed === undefined) {
               return fail(
                 "invalid_input",
-                "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers, risk, reconciliations, decisions or backtest:{id}",
+                "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers, risk, reconciliations, decisions, decisions:{account} or backtest:{id}",
                 channel
               )
             }
@@ -254,6 +266,14 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                 }
                 break
               }
+              case "decisions": {
+                const owned = yield* Effect.either(accounts.owned(caller!, parsed.account))
+                if (Either.isLeft(owned)) {
+                  return fail(owned.left._tag === "Forbidden" ? "forbidden" : "not_found", owned.left.error, channel)
+                }
+                yield* mailbox!.watch("decisions")
+                break
+              }
               case "backtest": {
                 const stream = yield* Effect.either(progress.watch(caller!, parsed.id))
                 if (Either.isLeft(stream)) {
@@ -278,7 +298,13 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
         const unsubscribe = (channel: string) =>
           Effect.gen(function*() {
             const parsed = parseChannel(channel)
-            if (parsed?.kind === "feed") yield* mailbox!.unwatch(parsed.feed)
+            subscribed.delete(channel)
+            // The decisions feed serves `decisions` and every `decisions:{account}`: it stops with the last of them.
+            const deciding = [...subscribed].some((c) => c === "decisions" || c.startsWith("decisions:"))
+            if (parsed?.kind === "feed" && (parsed.feed !== "decisions" || !deciding)) {
+              yield* mailbox!.unwatch(parsed.feed)
+            }
+            if (parsed?.kind === "decisions" && !deciding) yield* mailbox!.unwatch("decisions")
             if (parsed?.kind === "prices") yield* mailbox!.unwatchPrice("venue1", parsed.symbol)
             if (parsed?.kind === "news") {
               newsSymbols.delete(parsed.symbol)

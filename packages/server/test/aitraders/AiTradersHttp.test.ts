@@ -233,20 +233,49 @@ for (const storage of testStorages) {
           const ws = yield* openWs(`?session_token=${token}`)
           ws.send({ type: "subscribe", channel: "decisions" })
           expect(yield* Effect.promise(() => ws.next())).toEqual({ type: "subscribed", channel: "decisions" })
+          // A second socket follows this one account only.
+          // (one stream per token: a session of its own)
+          const one = yield* openWs(`?session_token=${yield* secondToken(user)}`)
+          one.send({ type: "subscribe", channel: `decisions:${account.id}` })
+          expect(yield* Effect.promise(() => one.next())).toEqual({
+            type: "subscribed",
+            channel: `decisions:${account.id}`
+          })
           const sse = yield* openSse("?symbols=BTC", { token: yield* secondToken(user) })
           yield* Effect.promise(() => sse.next("snapshot"))
           // Another user's round is not theirs to hear.
           const other = yield* signUp()
           const elsewhere = yield* createAccount(other.token)
+          for (
+            const [channel, code] of [[`decisions:${elsewhere.id}`, "forbidden"], ["decisions:987654", "not_found"]]
+          ) {
+            one.send({ type: "subscribe", channel })
+            expect(yield* Effect.promise(() => one.next((m) => m.type === "error"))).toMatchObject({ channel, code })
+          }
+          const mine = yield* createAccount(token)
+          yield* decide(token, mine.id)
           yield* decide(other.token, elsewhere.id)
           const [round] = yield* decide(token, account.id)
-          const streamed = yield* Effect.promise(() => ws.next((m) => m.type === "event"))
+          const streamed = yield* Effect.promise(() =>
+            ws.next((m) => m.type === "event" && m.data.account_id === account.id)
+          )
           expect(streamed).toMatchObject({
             type: "event",
             channel: "decisions",
             data: { id: round.id, account_id: account.id, status: "completed", outcome: "traded" }
           })
-          const update = yield* Effect.promise(() => sse.next("update"))
+          // The account's own channel has this account's round only (not the other account's of the user).
+          expect(yield* Effect.promise(() => one.next((m) => m.type === "event"))).toMatchObject({
+            channel: `decisions:${account.id}`,
+            data: { id: round.id, account_id: account.id }
+          })
+          one.socket.close()
+          const update = yield* Effect.promise(async () => {
+            for (;;) {
+              const next = await sse.next("update")
+              if (next.data.kind === "decision" && next.data.round.account_id === account.id) return next
+            }
+          })
           expect(update.data).toMatchObject({ kind: "decision", round: { id: round.id, account_id: account.id } })
           expect(update.data.round).toEqual(round)
           ws.socket.close()
