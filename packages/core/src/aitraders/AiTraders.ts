@@ -565,6 +565,13 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
       default_user_template: defaultUserTemplate
     })
 
+    // A round's end wakes a worker: the account's next round, held back while this one ran, starts now.
+    const queue: typeof repo.queue = {
+      ...repo.queue,
+      complete: (run, result, at) => Effect.zipRight(repo.queue.complete(run, result, at), wakeup.wake(aiRoundJobKind)),
+      fail: (run, error, at) => Effect.zipRight(repo.queue.fail(run, error, at), wakeup.wake(aiRoundJobKind))
+    }
+
     return {
       get,
       update,
@@ -575,7 +582,7 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
       runRound,
       queueDue,
       onTrigger,
-      queue: repo.queue
+      queue
     } as const
   })
 }) {}
