@@ -31,6 +31,19 @@ const passedSince = (at: number) =>
     return false
   })
 
+/** A new user's program bound to a new account of theirs, trading `symbol` every `minutes`. */
+const bound = (symbol: string, minutes: number) =>
+  Effect.gen(function*() {
+    const { token } = yield* signUp()
+    const program = yield* createProgram(token)
+    const account = yield* createAccount(token)
+    const binding = (yield* call("POST", `/api/programs/${program}/bindings`, {
+      token,
+      body: { account_id: account.id, symbols: [symbol], interval_minutes: minutes }
+    })).body
+    return { token, program, account, binding }
+  })
+
 // An hour's poll: the scheduler passes sooner only for a slot, a wake-up from the database, or
 // while it watches something (every second, the default watch interval).
 describe("the automation scheduler of an idle server", () => {
@@ -46,13 +59,7 @@ describe("the automation scheduler of an idle server", () => {
 
     it.effect("a binding saved while it sleeps wakes it, so the binding's first slot queues its run", () =>
       Effect.gen(function*() {
-        const { token } = yield* signUp()
-        const program = yield* createProgram(token)
-        const account = yield* createAccount(token)
-        const binding = (yield* call("POST", `/api/programs/${program}/bindings`, {
-          token,
-          body: { account_id: account.id, symbols: ["BTC"], interval_minutes: 5 }
-        })).body
+        const { binding, program, token } = yield* bound("BTC", 5)
         // Woken at the binding's commit, it passes now and then sleeps until the slot, 5 minutes on.
         expect(yield* passedSince(Date.parse(binding.created_at))).toBe(true)
         yield* TestClock.adjust("5 minutes")
@@ -62,13 +69,7 @@ describe("the automation scheduler of an idle server", () => {
 
     it.effect("an open position wakes it, and it then passes every second to watch the position's exits", () =>
       Effect.gen(function*() {
-        const { token } = yield* signUp()
-        const program = yield* createProgram(token)
-        const account = yield* createAccount(token)
-        const binding = (yield* call("POST", `/api/programs/${program}/bindings`, {
-          token,
-          body: { account_id: account.id, symbols: ["ETH"], interval_minutes: 1440 }
-        })).body
+        const { account, binding, program, token } = yield* bound("ETH", 1440)
         yield* call("POST", `/api/programs/${program}/bindings/${binding.id}/run`, { token })
         yield* waitForRuns(token, program, binding.id, allFinished(1))
         const positions = (yield* call("GET", `/api/account/${account.id}/positions`, { token })).body.positions
