@@ -1,23 +1,33 @@
-import { Effect, Layer, Queue } from "effect"
+import { Effect, Layer, Option, Queue } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
-import { leasedLoop } from "../jobs/Leases.js"
+import { wokenLoop } from "../jobs/Leases.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import { AiTraders } from "./AiTraders.js"
 import { aiRoundJobKind, AiTradersRepo } from "./AiTradersRepo.js"
 
 /**
- * The schedule of AI traders, on the replica holding the `ai_trader_scheduler` lease: every poll
- * interval it queues a round for each enabled AI trader whose slot is due (key
+ * The schedule of AI traders, on the replica holding the `ai_trader_scheduler` lease: at the
+ * earliest slot of an enabled AI trader it queues a round for each one whose slot is due (key
  * `schedule:<account>:<slot>`, so a slot is one round whichever replica saw it) and moves it to its
- * next slot; missed slots, after downtime, run once.
+ * next slot; missed slots, after downtime, run once. Between slots it sleeps, woken by the database
+ * when an AI trader is enabled or its interval changes (migration 0031), or after the poll.
  */
 export const AiTraderSchedulerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const { automation: options } = yield* PlatformConfig
     const traders = yield* AiTraders
-    yield* leasedLoop("ai_trader_scheduler", { interval: options.pollInterval, lease: options.lease }, traders.queueDue)
+    const repo = yield* AiTradersRepo
+    const pass = Effect.zipRight(
+      traders.queueDue,
+      Effect.map(repo.nextSlot(), Option.match({ onNone: () => Infinity, onSome: ({ at }) => at.getTime() }))
+    )
+    yield* wokenLoop("ai_trader_scheduler", {
+      poll: options.pollInterval,
+      lease: options.lease,
+      wakeOn: "ai_trader_schedule"
+    }, pass)
   })
 )
 

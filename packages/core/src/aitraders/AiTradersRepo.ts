@@ -141,6 +141,14 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
         ORDER BY next_run_at LIMIT 100`
     })
 
+    /** The earliest slot of any enabled AI trader, if one has a schedule. */
+    const nextSlot = SqlSchema.findOne({
+      Request: Schema.Void,
+      Result: Schema.Struct({ at: Schema.DateFromSelf }),
+      execute: () =>
+        sql`SELECT min(next_run_at) AS at FROM ai_traders WHERE enabled HAVING min(next_run_at) IS NOT NULL`
+    })
+
     /** Enabled AI traders that listen to a signal pool. */
     const listeningTo = SqlSchema.findAll({
       Request: Schema.Int,
@@ -268,6 +276,7 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
       find,
       upsert,
       due,
+      nextSlot,
       listeningTo,
       advance,
       enqueue,

@@ -2,15 +2,12 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Duration, Effect, Layer, Option, Queue } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
-import { leasedLoop } from "../jobs/Leases.js"
+import { wokenLoop } from "../jobs/Leases.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import { BindingsRepo } from "./BindingsRepo.js"
 import { OrderPlacement } from "./OrderPlacement.js"
 import { automationJobKind, runsFor, RunsRepo } from "./RunsRepo.js"
-
-/** The wake-up (`JobWakeup`) the database sends when the scheduler may have work. */
-const watchKind = "automation_watch"
 
 /**
  * The schedule of bindings: every poll interval, the replica holding the `automation_scheduler`
@@ -35,19 +32,6 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
     const placement = yield* OrderPlacement
 
     const watchInterval = Duration.toMillis(options.watchInterval ?? Duration.seconds(1))
-    const pollInterval = Duration.toMillis(options.pollInterval)
-    /**
-     * When, on the Clock, the pass that just ran wants the next one: a time, not a length, so a
-     * pass that took long (or a clock that moved meanwhile) does not push a slot back. A loop whose
-     * pass did not run (another replica holds the lease, or it failed) rests for the poll.
-     */
-    let nextPassAt: number | undefined
-    const resting = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const millis = nextPassAt === undefined ? pollInterval : Math.max(0, nextPassAt - now)
-      nextPassAt = undefined
-      yield* wakeup.idle(watchKind, Duration.millis(millis))
-    })
 
     const pass = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -71,13 +55,13 @@ export const AutomationSchedulerLive = Layer.scopedDiscard(
         onNone: () => Infinity,
         onSome: ({ at }) => at.getTime()
       })
-      nextPassAt = Math.min(now + (watching ? watchInterval : pollInterval), slot)
+      return Math.min(watching ? now + watchInterval : Infinity, slot)
     })
 
-    yield* leasedLoop("automation_scheduler", {
-      interval: Duration.millis(Math.max(pollInterval, watchInterval)),
+    yield* wokenLoop("automation_scheduler", {
+      poll: options.pollInterval,
       lease: options.lease,
-      rest: resting
+      wakeOn: "automation_watch"
     }, pass)
   })
 )

@@ -4,6 +4,7 @@ import { Cause, Clock, Duration, Effect, Exit, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { BackgroundStart } from "./BackgroundStart.js"
+import { JobWakeup } from "./JobWakeup.js"
 
 export const LeaseRow = Schema.Struct({
   name: Schema.String,
@@ -162,6 +163,34 @@ export const leasedLoop = <E, R>(
     // Added before the loop's fiber, so it runs after that fiber is stopped.
     yield* Effect.addFinalizer(() => Effect.ignore(leases.release(name, holder)))
     yield* claimedLoop(name, holder, options.rest ?? Effect.sleep(options.interval), renew, pass)
+  })
+
+/**
+ * A leased loop that sleeps between passes until the time its last pass answered (on the Clock: a
+ * time, not a length, so a pass that took long, or a clock that moved meanwhile, does not push it
+ * back), at most `poll`, or until the `JobWakeup` of `wakeOn` wakes it (the database sends one when
+ * the loop may have new work). A loop whose pass did not run (another replica holds the lease, or
+ * it failed) rests for `poll`.
+ */
+export const wokenLoop = <E, R>(
+  name: string,
+  options: { readonly poll: Duration.Duration; readonly lease: Duration.Duration; readonly wakeOn: string },
+  pass: Effect.Effect<number, E, R>
+) =>
+  Effect.gen(function*() {
+    const wakeup = yield* JobWakeup
+    const poll = Duration.toMillis(options.poll)
+    let nextPassAt: number | undefined
+    const rest = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const millis = nextPassAt === undefined ? poll : Math.min(poll, Math.max(0, nextPassAt - now))
+      nextPassAt = undefined
+      yield* wakeup.idle(options.wakeOn, Duration.millis(millis))
+    })
+    const passed = Effect.map(pass, (at) => {
+      nextPassAt = at
+    })
+    yield* leasedLoop(name, { interval: options.poll, lease: options.lease, rest }, passed)
   })
 
 /**

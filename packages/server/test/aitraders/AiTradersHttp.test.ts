@@ -3,6 +3,7 @@ import { SignalEngine } from "@trading-platform/core"
 import { testStorages } from "@trading-platform/core/testing"
 import { Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
+import { waitForRounds } from "../support/AiTraders.js"
 import { AutomationServer } from "../support/Automation.js"
 import { openSse, openWs } from "../support/StreamClients.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
@@ -15,29 +16,6 @@ const secondToken = (user: { readonly email: string; readonly password: string }
     call("POST", "/api/users/login", { body: { email: user.email, password: user.password } }),
     (reply) => reply.body.session_token as string
   )
-
-const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
-
-/** Polls the account's decision log (workers run in real time) until `done` holds, or dies at the deadline. */
-export const waitForRounds = (
-  token: string,
-  accountId: number,
-  done: (rounds: ReadonlyArray<any>) => boolean,
-  step: Effect.Effect<void> = Effect.void
-) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + 30_000
-    for (;;) {
-      const reply = yield* call("GET", `/api/account/${accountId}/decisions`, { token })
-      expect(reply.status).toBe(200)
-      if (done(reply.body.decisions)) return reply.body.decisions as ReadonlyArray<any>
-      if (Date.now() > deadline) {
-        return yield* Effect.die(new Error(`rounds at the deadline: ${JSON.stringify(reply.body.decisions)}`))
-      }
-      yield* step
-      yield* realPause
-    }
-  })
 
 const finished = (n: number) => (rounds: ReadonlyArray<any>) =>
   rounds.length >= n && rounds.every((r) => r.status === "completed" || r.status === "failed")

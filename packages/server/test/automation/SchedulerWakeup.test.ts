@@ -3,6 +3,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { testStorages } from "@trading-platform/core/testing"
 import { Duration, Effect, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
+import { waitForRounds } from "../support/AiTraders.js"
 import { allFinished, AutomationServer, createProgram, waitForRuns } from "../support/Automation.js"
 import { call, signUp } from "../support/TestServer.js"
 
@@ -65,6 +66,23 @@ describe("the automation scheduler of an idle server", () => {
         yield* TestClock.adjust("5 minutes")
         const runs = yield* waitForRuns(token, program, binding.id, allFinished(1), tick)
         expect(runs.map((r) => [r.trigger, r.status])).toEqual([["schedule", "completed"]])
+      }))
+
+    it.effect("an AI trader enabled while its scheduler sleeps wakes it, so its first slot starts a round", () =>
+      Effect.gen(function*() {
+        const { token } = yield* signUp()
+        const account = yield* createAccount(token)
+        const set = yield* call("PUT", `/api/account/${account.id}/ai-trader`, {
+          token,
+          body: { enabled: true, interval_minutes: 5 }
+        })
+        expect(set.status).toBe(200)
+        // Woken at the commit, it sleeps until the slot; without the wake-up it would sleep the hour.
+        yield* Effect.repeat(realPause, { times: 20 })
+        yield* TestClock.adjust("5 minutes")
+        const rounds = yield* waitForRounds(token, account.id, (all) => all.length > 0, tick)
+        expect(rounds[0]).toMatchObject({ trigger: "schedule" })
+        yield* call("PUT", `/api/account/${account.id}/ai-trader`, { token, body: { enabled: false } })
       }))
 
     it.effect("an open position wakes it, and it then passes every second to watch the position's exits", () =>
