@@ -222,6 +222,22 @@ for (const way of ways) {
           expect((yield* api("GET", `/account/${account.id}/reconciliations`)).body).toEqual({ reconciliations: [] })
         }))
 
+      it.effect("an AI account's built-in model decides a round by hand; the round is in its decision log", () =>
+        Effect.gen(function*() {
+          const account = (yield* api("POST", "/account", { name: "Smoke AI" })).body
+          const set = yield* api("PUT", `/account/${account.id}/ai-trader`, { enabled: false, symbols: ["BTC"] })
+          expect(set.status, set.text).toBe(200)
+          const queued = yield* api("POST", `/account/${account.id}/ai-trader/decide`)
+          expect(queued.status, queued.text).toBe(202)
+          const log = yield* poll(
+            `/account/${account.id}/decisions`,
+            (b) => b.decisions.length > 0 && b.decisions.every((r: any) => settled(r.status))
+          )
+          expect(log.decisions[0]).toMatchObject({ trigger: "manual", status: "completed", error: null })
+          expect(log.decisions[0].prompt).toContain("BTC")
+          expect((yield* api("GET", "/ai/prompt-variables")).status).toBe(200)
+        }))
+
       it.effect("market prices and candles, the ranking, news sources, analytics and the arena answer", () =>
         Effect.gen(function*() {
           const prices = yield* api("POST", "/market/prices", { symbols: ["BTC", "ETH"] })
