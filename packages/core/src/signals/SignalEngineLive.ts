@@ -166,6 +166,8 @@ export const SignalEngineLive = Layer.scoped(
       holding = true
 
       const enabled = yield* signalsRepo.enabledPools()
+      // Nothing to sample, evaluate or write: an idle server's round is the lease and this read.
+      if (enabled.length === 0) return []
       const pools = marketPools(enabled)
       const walletPools = enabled.filter((p) => p.source_type === "wallet_tracking")
       const signals = new Map(
