@@ -10,9 +10,8 @@ import { DecisionRound, ModelDecision, RoundOrder, RoundOutcome, RoundStatus, Ro
 
 const Json = <S extends Schema.Schema.Any>(schema: S) => Schema.parseJson(schema)
 
-export const AiTraderRow = Schema.Struct({
-  account_id: AccountId,
-  user_id: UserId,
+/** The columns a user sets; every write sets all of them. */
+const settings = {
   enabled: Schema.Boolean,
   symbols: Json(Schema.Array(Schema.String)),
   timeframe: Timeframe,
@@ -21,26 +20,21 @@ export const AiTraderRow = Schema.Struct({
   system_prompt: Schema.NullOr(Schema.String),
   user_template: Schema.NullOr(Schema.String),
   max_rounds_per_hour: Schema.NullOr(Schema.Int),
-  max_tokens_per_day: Schema.NullOr(Schema.Int),
+  max_tokens_per_day: Schema.NullOr(Schema.Int)
+}
+
+export const AiTraderRow = Schema.Struct({
+  account_id: AccountId,
+  user_id: UserId,
+  ...settings,
   next_run_at: Schema.NullOr(IsoTimestamp),
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp
 })
 export type AiTraderRow = typeof AiTraderRow.Type
 
-/** The columns a user sets; every write sets all of them. */
-export const AiTraderEdit = Schema.Struct({
-  enabled: Schema.Boolean,
-  symbols: Json(Schema.Array(Schema.String)),
-  timeframe: Timeframe,
-  interval_minutes: Schema.Int,
-  signal_pool_ids: Json(Schema.Array(Schema.Int)),
-  system_prompt: Schema.NullOr(Schema.String),
-  user_template: Schema.NullOr(Schema.String),
-  max_rounds_per_hour: Schema.NullOr(Schema.Int),
-  max_tokens_per_day: Schema.NullOr(Schema.Int),
-  next_run_at: Schema.NullOr(Schema.DateFromSelf)
-})
+/** What a write sets: the settings and the next slot. */
+export const AiTraderEdit = Schema.Struct({ ...settings, next_run_at: Schema.NullOr(Schema.DateFromSelf) })
 export type AiTraderEdit = typeof AiTraderEdit.Type
 
 /** What a round keeps of its model call: stored as soon as the model answered, so a round taken over does not ask again. */

@@ -59,12 +59,15 @@ export const createProgram = (token: string, code = automationProgram) =>
 
 const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
 
-/** Polls the binding's runs (on the real clock: workers run in real time) until `done` holds, or fails at the deadline. */
-export const waitForRuns = (
+/**
+ * Polls the list `key` that GET `path` answers (on the real clock: workers run in real time) until
+ * `done` holds, or fails at the deadline.
+ */
+export const waitForList = (
   token: string,
-  programId: number,
-  bindingId: number,
-  done: (runs: ReadonlyArray<any>) => boolean,
+  path: string,
+  key: string,
+  done: (items: ReadonlyArray<any>) => boolean,
   /** Run between polls, e.g. a step of the test clock. */
   tick: Effect.Effect<void> = Effect.void,
   deadlineMs = 30_000
@@ -72,16 +75,26 @@ export const waitForRuns = (
   Effect.gen(function*() {
     const deadline = Date.now() + deadlineMs
     for (;;) {
-      const reply = yield* call("GET", `/api/programs/${programId}/bindings/${bindingId}/runs`, { token })
+      const reply = yield* call("GET", path, { token })
       expect(reply.status).toBe(200)
-      if (done(reply.body.runs)) return reply.body.runs as ReadonlyArray<any>
+      if (done(reply.body[key])) return reply.body[key] as ReadonlyArray<any>
       if (Date.now() > deadline) {
-        return yield* Effect.die(new Error(`runs at the deadline: ${JSON.stringify(reply.body.runs)}`))
+        return yield* Effect.die(new Error(`${key} at the deadline: ${JSON.stringify(reply.body[key])}`))
       }
       yield* tick
       yield* realPause
     }
   })
+
+/** Polls the binding's runs until `done` holds (see `waitForList`). */
+export const waitForRuns = (
+  token: string,
+  programId: number,
+  bindingId: number,
+  done: (runs: ReadonlyArray<any>) => boolean,
+  tick: Effect.Effect<void> = Effect.void,
+  deadlineMs = 30_000
+) => waitForList(token, `/api/programs/${programId}/bindings/${bindingId}/runs`, "runs", done, tick, deadlineMs)
 
 export const allFinished = (count: number) => (runs: ReadonlyArray<any>) =>
   runs.length >= count && runs.every((r) => r.status === "completed" || r.status === "failed")
