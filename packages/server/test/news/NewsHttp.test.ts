@@ -124,7 +124,12 @@ const NewsServer = Layer.unwrapScoped(Effect.map(FeedServer, () =>
       fetch: { allowHosts: ["127.0.0.1"] },
       assistant: { ...defaults.assistant, insightJobs: { ...defaults.assistant.insightJobs, concurrency: 1 } }
     }
-  })))
+  }).pipe(
+    // The background fetcher passes once a second after the server listens (then not for a year
+    // here): the tests start after it, so its pass cannot fetch a test's feeds before the test's
+    // own refresh does (it once took the refresh's new stories, on a busy machine).
+    Layer.tap(() => Effect.sleep("3 seconds"))
+  )))
 
 const addSource = (token: string, name: string, path: string) =>
   Effect.map(call("POST", "/api/news/sources", { token, body: { name, url: feeds.url + path } }), (r) => {
