@@ -143,6 +143,8 @@ export class DecisionRound extends Schema.Class<DecisionRound>("DecisionRound")(
   /** In the configured price's currency (`AI_TRADER_PRICES`); 0 for the built-in model. */
   cost: Schema.Number,
   latency_ms: Schema.NullOr(Schema.Int),
+  /** Whether the model's answer came from the model-call cache: the very same call was made before, so none was made now. */
+  cached: Schema.Boolean,
   /** Why there was no trade, why the round was skipped, or why it failed. */
   error: Schema.NullOr(Schema.String),
   created_at: Schema.String,

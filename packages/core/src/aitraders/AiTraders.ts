@@ -1,18 +1,15 @@
-import { Clock, Effect, Option, Redacted, Schema, Stream } from "effect"
+import { Clock, Effect, Either, Option, Schema, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { type AccountId } from "../accounts/Account.js"
 import { type AccountRow, Accounts } from "../accounts/Accounts.js"
 import { accountExchange, Bindings } from "../automation/Bindings.js"
 import { DecisionOrders } from "../automation/DecisionOrders.js"
 import { defaultAiTraderOptions, PlatformConfig } from "../config/PlatformConfig.js"
-import { makeGuardedFetch } from "../fetch/GuardedFetch.js"
 import { Conflict, InvalidInput } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
-import { hostTa } from "../indicators/TaSource.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
 import { News } from "../news/News.js"
-import { Secrets } from "../secrets/Secrets.js"
 import { PoolId, type Trigger } from "../signals/Signal.js"
 import { Signals } from "../signals/Signals.js"
 import { Notifications } from "../sql/Notifications.js"
@@ -26,7 +23,6 @@ import {
   type AiTraderUpdate,
   builtinModel,
   DecisionRoundList,
-  ModelAnswer,
   type ModelDecision,
   type RoundOrder,
   toDecision
@@ -42,33 +38,20 @@ import {
   type RoundRow,
   toRound
 } from "./AiTradersRepo.js"
+import { ModelCalls } from "./ModelCalls.js"
 import {
-  candlesKey,
   defaultSystemPrompt,
   defaultUserTemplate,
   parseTemplate,
   PromptVariables,
-  promptVariables,
-  renderTemplate
+  promptVariables
 } from "./PromptTemplate.js"
-import {
-  askOpenAiCompatible,
-  builtinReply,
-  type ChatMessage,
-  ModelCallFailed,
-  type SymbolFacts
-} from "./TraderModel.js"
+import { buildPrompt, contextCandles, promptText, type SymbolContext } from "./TraderContext.js"
+import { decodeAnswer, isBuiltin, modelCost } from "./TraderModel.js"
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 const hour = 3_600_000
 const day = 24 * hour
-
-/** Candles of each symbol shown to the model. */
-export const contextCandles = 50
-
-/** Whether an account's `model` is the built-in one. */
-export const isBuiltin = (account: Pick<AccountRow, "model">) =>
-  account.model === null || account.model.trim() === "" || account.model === builtinModel
 
 const settingsOf = (account: AccountRow, row: Option.Option<AiTraderRow>) =>
   new AiTraderSettings({
@@ -116,10 +99,9 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
     const market = yield* MarketData
     const news = yield* News
     const venues = yield* Venues
-    const secrets = yield* Secrets
+    const modelCalls = yield* ModelCalls
     const wakeup = yield* JobWakeup
     const notifications = yield* Notifications
-    const guarded = makeGuardedFetch(config.fetch)
 
     /** The caller's AI account (403/404 as for any account; 409 for a MANUAL one). */
     const aiAccount = (caller: Owner, id: AccountId) =>
@@ -228,7 +210,8 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
 
     /**
      * What the model is shown: only the account owner's data, read as the owner (the account,
-     * its positions and orders), and the market's public prices and candles of its symbols.
+     * its positions and orders, the news from its sources), and the market's public prices and
+     * candles of its symbols.
      */
     const gather = (account: AccountRow, settings: AiTraderSettings) =>
       Effect.gen(function*() {
@@ -238,142 +221,80 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
         const positions = (yield* bindings.listPositions(owner, account.id, { limit: 50, offset: 0 })).positions
         const recent = (yield* bindings.listOrders(owner, account.id, { limit: 10, offset: 0 })).orders
         const symbols = yield* Effect.forEach(settings.symbols, (symbol) =>
-          Effect.gen(function*() {
-            const candles = yield* market.latest(
-              { _tag: "Venue", exchange },
-              symbol,
-              settings.timeframe,
-              contextCandles
-            )
-            const value = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null)
-            const held = positions.find((p) => p.symbol === symbol)
-            const facts: SymbolFacts = {
+          Effect.map(
+            market.latest({ _tag: "Venue", exchange }, symbol, settings.timeframe, contextCandles),
+            (candles): SymbolContext => ({
               symbol,
               price: tickers.get(symbol)?.price ?? candles.at(-1)?.close ?? null,
-              sma_20: value(hostTa.sma(candles, 20)),
-              ema_20: value(hostTa.ema(candles, 20)),
-              rsi_14: value(hostTa.rsi(candles, 14)),
-              atr_14: value(hostTa.atr(candles, 14)),
-              position: held === undefined ? null : { side: held.side, size: held.size }
-            }
-            return {
-              facts,
-              shown: {
-                ...facts,
-                change_24h: tickers.get(symbol)?.change_24h ?? null,
-                funding_rate: tickers.get(symbol)?.funding_rate ?? null,
-                candles: candles.slice(-20).map((c) => [c.time, c.open, c.high, c.low, c.close, c.volume])
-              }
-            }
-          }))
-        const context = {
-          time: new Date(yield* Clock.currentTimeMillis).toISOString(),
+              change_24h: tickers.get(symbol)?.change_24h ?? null,
+              funding_rate: tickers.get(symbol)?.funding_rate ?? null,
+              candles
+            })
+          ))
+        // The latest stories about its symbols from the owner's enabled news sources.
+        const stories = (yield* Effect.forEach(settings.symbols, (symbol) => news.about(account.user_id, symbol, 3)))
+          .flat()
+        return yield* buildPrompt({
+          settings,
+          time: yield* now,
           exchange,
-          timeframe: settings.timeframe,
           account: {
-            id: account.id,
-            name: account.name,
-            cash: account.current_cash,
-            margin_in_use: account.frozen_cash,
-            max_leverage: account.max_leverage,
-            default_leverage: account.default_leverage
+            account: {
+              id: account.id,
+              name: account.name,
+              cash: account.current_cash,
+              margin_in_use: account.frozen_cash,
+              max_leverage: account.max_leverage,
+              default_leverage: account.default_leverage
+            },
+            positions: positions.map((p) => ({
+              symbol: p.symbol,
+              side: p.side,
+              size: p.size,
+              entry_price: p.entry_price,
+              leverage: p.leverage,
+              take_profit_price: p.take_profit_price,
+              stop_loss_price: p.stop_loss_price
+            })),
+            recent_orders: recent.map((o) => ({
+              symbol: o.symbol,
+              side: o.side,
+              quantity: o.quantity,
+              price: o.price,
+              status: o.status,
+              created_at: o.created_at
+            }))
           },
-          positions: positions.map((p) => ({
-            symbol: p.symbol,
-            side: p.side,
-            size: p.size,
-            entry_price: p.entry_price,
-            leverage: p.leverage,
-            take_profit_price: p.take_profit_price,
-            stop_loss_price: p.stop_loss_price
-          })),
-          recent_orders: recent.map((o) => ({
-            symbol: o.symbol,
-            side: o.side,
-            quantity: o.quantity,
-            price: o.price,
-            status: o.status,
-            created_at: o.created_at
-          })),
-          symbols: symbols.map((s) => s.shown),
-          // The latest stories about its symbols from the owner's enabled news sources.
-          news: (yield* Effect.forEach(settings.symbols, (symbol) => news.about(account.user_id, symbol, 3)))
-            .flat()
-            .map((item) => ({ symbols: item.symbols, title: item.title, published_at: item.published_at }))
-        }
-        // The account's own prompts, or the defaults, with their variables filled in.
-        const templates = [settings.system_prompt ?? defaultSystemPrompt, settings.user_template ?? defaultUserTemplate]
-        const candles = new Map<string, string>()
-        for (const text of templates) {
-          for (const v of parseTemplate(text).variables) {
-            if (v._tag !== "Candles" || candles.has(candlesKey(v))) continue
-            const bars = yield* market.latest({ _tag: "Venue", exchange }, v.symbol, v.timeframe, v.count).pipe(
+          symbols,
+          news: stories.map((item) => ({ symbols: item.symbols, title: item.title, published_at: item.published_at })),
+          candles: (symbol, timeframe, count) =>
+            market.latest({ _tag: "Venue", exchange }, symbol, timeframe, count).pipe(
               Effect.catchTag("UnknownSymbol", () => Effect.succeed([]))
             )
-            candles.set(
-              candlesKey(v),
-              JSON.stringify(bars.map((c) => [c.time, c.open, c.high, c.low, c.close, c.volume]))
-            )
-          }
-        }
-        const parts: Record<string, string> = {
-          context: JSON.stringify(context),
-          time: context.time,
-          symbols: settings.symbols.join(", "),
-          account: JSON.stringify(context.account),
-          positions: JSON.stringify(context.positions),
-          orders: JSON.stringify(context.recent_orders),
-          market: JSON.stringify(symbols.map((s) => s.facts)),
-          news: JSON.stringify(context.news)
-        }
-        const render = (text: string) =>
-          renderTemplate(text, (v) => (v._tag === "Simple" ? parts[v.name] : candles.get(candlesKey(v))))
-        const messages: ReadonlyArray<ChatMessage> = [
-          { role: "system", content: render(templates[0]!) },
-          { role: "user", content: render(templates[1]!) }
-        ]
-        return { messages, facts: symbols.map((s) => s.facts) }
+        })
       })
 
-    const decodeAnswer = Schema.decodeUnknownEither(Schema.parseJson(ModelAnswer), { onExcessProperty: "error" })
-
-    /** Asks the account's model; any failure, or an answer that does not decode, is a call with no decisions and why. */
+    /**
+     * Asks the account's model through the cache; any failure, or an answer that does not decode,
+     * is a call with no decisions and why. Live rounds read the cache too: a round's prompt holds its
+     * time, so a hit is only the very same call (the model at temperature 0 would answer it alike),
+     * and every live answer kept there is one a backtest or replay of that moment finds.
+     */
     const ask = (account: AccountRow, settings: AiTraderSettings) =>
       Effect.gen(function*() {
         const { facts, messages } = yield* gather(account, settings)
-        const prompt = messages.map((m) => `[${m.role}]\n${m.content}`).join("\n\n")
+        const prompt = promptText(messages)
         const started = yield* Clock.currentTimeMillis
         const model = settings.model
-        const reply = yield* (isBuiltin(account)
-          ? Effect.succeed(builtinReply(messages, facts))
-          : Effect.gen(function*() {
-            if (account.base_url === null) {
-              return yield* new ModelCallFailed({ code: "upstream_error", message: "The account has no base_url" })
-            }
-            const refused = guarded.literalRefusal(account.base_url)
-            if (refused !== null) {
-              return yield* new ModelCallFailed({
-                code: "upstream_error",
-                message: `The account's base_url is a ${refused} address, which the server does not call`
-              })
-            }
-            // The key is opened for this call only, and only into the request's header.
-            const apiKey = account.api_key_sealed === null
-              ? Option.none()
-              : Option.some(Redacted.make(secrets.open(account.api_key_sealed, {
-                table: "accounts",
-                column: "api_key_sealed",
-                row: String(account.id)
-              })))
-            return yield* askOpenAiCompatible(
-              { baseUrl: account.base_url, model, apiKey, timeout: options.timeout },
-              messages
-            )
-          })).pipe(Effect.either)
+        // The model's failure is the round's (no trade); the storage's hands the round back.
+        const reply = yield* modelCalls.ask(account, messages, facts, false).pipe(
+          Effect.map(Either.right),
+          Effect.catchTags({
+            ModelCallFailed: (e) => Effect.succeed(Either.left(e)),
+            NotCached: () => Effect.dieMessage("a call that may ask its model found nothing cached")
+          })
+        )
         const latency = (yield* Clock.currentTimeMillis) - started
-        const price = options.prices[model]
-        const cost = (p: number, c: number) =>
-          price === undefined ? 0 : (p * price.prompt + c * price.completion) / 1_000_000
         if (reply._tag === "Left") {
           return {
             model,
@@ -384,25 +305,26 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
             completion_tokens: 0,
             cost: 0,
             latency_ms: latency,
+            cached: false,
             error: `${reply.left.code}: ${reply.left.message}`
           } satisfies RoundCall
         }
-        const { completionTokens, promptTokens, text } = reply.right
-        const decoded = decodeAnswer(text)
+        const { cached, text } = reply.right
+        const { decisions, error } = decodeAnswer(text)
+        // A cached answer spent nothing: no tokens count against the day's limit, and it costs nothing.
+        const promptTokens = cached ? 0 : reply.right.promptTokens
+        const completionTokens = cached ? 0 : reply.right.completionTokens
         return {
           model,
           prompt,
           raw_answer: text,
-          decisions: decoded._tag === "Right" ? decoded.right.decisions : null,
+          decisions,
           prompt_tokens: promptTokens,
           completion_tokens: completionTokens,
-          cost: cost(promptTokens, completionTokens),
+          cost: modelCost(options.prices, model, promptTokens, completionTokens),
           latency_ms: latency,
-          error: decoded._tag === "Right"
-            ? null
-            : `invalid_answer: the answer is not the decision JSON (${
-              String(decoded.left.message).split("\n").slice(0, 6).join(" ").slice(0, 500)
-            })`
+          cached,
+          error
         } satisfies RoundCall
       })
 

@@ -6,6 +6,7 @@ import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import { AiTraders } from "./AiTraders.js"
 import { aiRoundJobKind, AiTradersRepo } from "./AiTradersRepo.js"
+import { ModelCalls } from "./ModelCalls.js"
 
 /**
  * The schedule of AI traders, on the replica holding the `ai_trader_scheduler` lease: at the
@@ -92,5 +93,5 @@ const background = Layer.unwrapEffect(
  */
 export const AiTradersLive = background.pipe(
   Layer.provideMerge(AiTraders.Default),
-  Layer.provideMerge(AiTradersRepo.Default)
+  Layer.provideMerge(Layer.merge(AiTradersRepo.Default, ModelCalls.Default))
 )

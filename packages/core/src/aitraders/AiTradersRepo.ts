@@ -48,6 +48,8 @@ export const RoundCall = Schema.Struct({
   completion_tokens: Schema.Int,
   cost: Schema.Number,
   latency_ms: Schema.Int,
+  /** Whether the answer came from the model-call cache (no call made). */
+  cached: Schema.Boolean,
   /** Why the call gave no decisions. */
   error: Schema.NullOr(Schema.String)
 })
@@ -74,6 +76,7 @@ export const RoundRow = Schema.Struct({
   completion_tokens: Schema.Int,
   cost: Schema.NumberFromString,
   latency_ms: Schema.NullOr(Schema.Int),
+  cached: Schema.Boolean,
   created_at: IsoTimestamp,
   started_at: Schema.NullOr(IsoTimestamp),
   finished_at: Schema.NullOr(IsoTimestamp)
@@ -226,7 +229,8 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
             prompt_tokens: row.prompt_tokens,
             completion_tokens: row.completion_tokens,
             cost: row.cost,
-            latency_ms: row.latency_ms
+            latency_ms: row.latency_ms,
+            cached: row.cached
           })
         }
           WHERE id = ${round.id} AND attempts = ${round.attempts} AND status = 'running'`).pipe(Effect.asVoid)

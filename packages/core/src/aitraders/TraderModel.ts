@@ -1,7 +1,8 @@
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Clock, Data, Duration, Effect, Option, Redacted, Schema } from "effect"
+import type { ModelPrice } from "../config/PlatformConfig.js"
 import { isRetryableStatus, parseRetryAfter, retrySchedule } from "../retry/RetrySchedule.js"
-import type { ModelAnswer, ModelDecision } from "./AiTrader.js"
+import { builtinModel, ModelAnswer, type ModelDecision } from "./AiTrader.js"
 
 /** One message of the chat the model is sent (the OpenAI chat shape that compatible servers share). */
 export interface ChatMessage {
@@ -40,6 +41,13 @@ export interface SymbolFacts {
   readonly atr_14: number | null
   readonly position: { readonly side: "long" | "short"; readonly size: number } | null
 }
+
+/** Whether an account's `model` is the built-in one. */
+export const isBuiltin = (account: { readonly model: string | null }) =>
+  account.model === null || account.model.trim() === "" || account.model === builtinModel
+
+/** The parameters of every call to an OpenAI-compatible model besides its messages (part of a call's cache key). */
+export const chatParameters = { temperature: 0, response_format: { type: "json_object" } } as const
 
 // A rough count for the built-in model, so its rounds use the same limits: about four characters a token.
 export const countTokens = (text: string) => Math.ceil(text.length / 4)
@@ -105,6 +113,34 @@ export const builtinDecisions = (facts: ReadonlyArray<SymbolFacts>): ModelAnswer
   })
 })
 
+const decodeModelAnswer = Schema.decodeUnknownEither(Schema.parseJson(ModelAnswer), { onExcessProperty: "error" })
+
+/** A model's answer read through the strict decision schema: its decisions, or (null) why it is not the decision JSON. */
+export const decodeAnswer = (
+  text: string
+): { readonly decisions: ReadonlyArray<ModelDecision> | null; readonly error: string | null } => {
+  const decoded = decodeModelAnswer(text)
+  return decoded._tag === "Right"
+    ? { decisions: decoded.right.decisions, error: null }
+    : {
+      decisions: null,
+      error: `invalid_answer: the answer is not the decision JSON (${
+        String(decoded.left.message).split("\n").slice(0, 6).join(" ").slice(0, 500)
+      })`
+    }
+}
+
+/** A call's cost: `(prompt × price.prompt + completion × price.completion) / 1 000 000` at the model's prices, 0 for one not listed. */
+export const modelCost = (
+  prices: Readonly<Record<string, ModelPrice>>,
+  model: string,
+  promptTokens: number,
+  completionTokens: number
+) => {
+  const price = prices[model]
+  return price === undefined ? 0 : (promptTokens * price.prompt + completionTokens * price.completion) / 1_000_000
+}
+
 /** The built-in model's reply: its decisions as JSON, with tokens counted as a model would report them. */
 export const builtinReply = (messages: ReadonlyArray<ChatMessage>, facts: ReadonlyArray<SymbolFacts>): ModelReply => {
   const text = JSON.stringify(builtinDecisions(facts))
@@ -143,8 +179,7 @@ export const askOpenAiCompatible = (endpoint: ModelEndpoint, messages: ReadonlyA
       HttpClientRequest.bodyUnsafeJson({
         model: endpoint.model,
         messages,
-        temperature: 0,
-        response_format: { type: "json_object" }
+        ...chatParameters
       }),
       Option.match(endpoint.apiKey, {
         onNone: () => (r: HttpClientRequest.HttpClientRequest) => r,

@@ -31,6 +31,7 @@ import m0028 from "./migrations/0028_reconciliation.js"
 import m0029 from "./migrations/0029_risk.js"
 import m0030 from "./migrations/0030_ai_traders.js"
 import m0031 from "./migrations/0031_scheduler_wakeups.js"
+import m0032 from "./migrations/0032_ai_backtests.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -68,7 +69,8 @@ const byName = {
   "0028_reconciliation": m0028,
   "0029_risk": m0029,
   "0030_ai_traders": m0030,
-  "0031_scheduler_wakeups": m0031
+  "0031_scheduler_wakeups": m0031,
+  "0032_ai_backtests": m0032
 }
 export const migrations = Migrator.fromRecord(byName)
 
