@@ -173,10 +173,13 @@ export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable 
         const nonce = wallClock.unsafeCurrentTimeMillis()
         const { signL1Action } = yield* signing
         const signature = signL1Action(action, nonce, w.privateKey, w.environment === "mainnet")
+        // Sent once: the venue may have acted on an action whose answer failed, and refuses its nonce
+        // (or an order's cloid) a second time; the caller looks up what happened instead.
         const reply = yield* http.send(
           HttpClientRequest.post(`${http.baseUrl}/exchange`).pipe(
             HttpClientRequest.bodyUnsafeJson({ action, nonce, signature, vaultAddress: null })
-          )
+          ),
+          0
         )
         const answer = yield* http.decode(reply, ExchangeAnswer, rejected)
         if (answer.status === "err") {
@@ -347,6 +350,8 @@ export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable 
             (reply) => http.decode(reply, UserFills, rejected)
           )).filter((f) => f.oid === placed.oid)
           const filled = fills.reduce((sum, f) => sum + f.sz, 0)
+          // Weighted from the first fill's price, so fills at one price average to exactly that price.
+          const first = fills[0]?.px ?? 0
           return {
             order_id: String(placed.oid),
             status: status === "open" || status === "triggered"
@@ -355,7 +360,7 @@ export const makeVenue1Http = (connection: VenueConnection, margin: MarginTable 
               ? "filled" as const
               : "cancelled" as const,
             filled_quantity: filled,
-            average_price: filled > 0 ? fills.reduce((sum, f) => sum + f.px * f.sz, 0) / filled : null
+            average_price: filled > 0 ? first + fills.reduce((sum, f) => sum + (f.px - first) * f.sz, 0) / filled : null
           }
         }),
       setLeverage: (credentials, setting) =>
