@@ -391,17 +391,19 @@ const byCloid = (account: FakeAccount, cloid: string) =>
 /** The address venue1 refuses (answers 422, as it does for a malformed user). */
 export const refusedAddress = `0x${"0d".repeat(20)}`
 
+/**
+ * The address a private key signs as: the key of its venue account at the fake venue1 (each agent
+ * key trades a venue account of its own).
+ */
+export const fakeVenue1Signer = (privateKey: string) =>
+  `0x${bytesToHex(keccak_256(secp256k1.getPublicKey(privateKey.slice(2), false).subarray(1)).subarray(12))}`
+
 /** The API wallet key the fake venue1 accepts signatures from. */
 export const venue1AgentKey = `0x${"5e".repeat(32)}`
-const agentAddress = `0x${
-  bytesToHex(keccak_256(secp256k1.getPublicKey(venue1AgentKey.slice(2), false).subarray(1)).subarray(12))
-}`
+const agentAddress = fakeVenue1Signer(venue1AgentKey)
 
 /** Wallets made by `fakeVenue1Wallet`: the address, and the address of the agent key that signs for it. */
 const venue1Agents = new Map<string, string>()
-
-const addressOf = (privateKey: string) =>
-  `0x${bytesToHex(keccak_256(secp256k1.getPublicKey(privateKey.slice(2), false).subarray(1)).subarray(12))}`
 
 /** A venue1 wallet of its own (an empty venue account), accepted by every fake venue1. */
 export const fakeVenue1Wallet = () => {
@@ -409,7 +411,7 @@ export const fakeVenue1Wallet = () => {
     Array.from({ length: bytes }, () => Math.floor(Math.random() * 256).toString(16).padStart(2, "0")).join("")
   const privateKey = `0x${hex(32)}`
   const address = `0x${hex(20)}`
-  venue1Agents.set(address.toLowerCase(), addressOf(privateKey))
+  venue1Agents.set(address.toLowerCase(), fakeVenue1Signer(privateKey))
   return { wallet_address: address, private_key: privateKey }
 }
 
@@ -428,7 +430,7 @@ const venue1Account = (venue: FakeVenue, user: string) => {
 
 /**
  * venue1's signed `/exchange` (a testnet): checks the signer; places orders on the signer's venue
- * account (IOC ones fill at 3200.5, GTC ones rest, triggers wait for their mark; a repeated cloid
+ * account (IOC ones fill at the mark + 0.5, GTC ones rest, triggers wait for their mark; a repeated cloid
  * is refused); cancels; sets leverage; arms the dead-man switch.
  */
 const exchange = (body: any, clientOrderIds: Array<string>, venue: FakeVenue) => {
@@ -472,7 +474,7 @@ const exchange = (body: any, clientOrderIds: Array<string>, venue: FakeVenue) =>
     side: wire.b ? "buy" : "sell",
     size: Number(wire.s),
     market: wire.t.limit?.tif === "Ioc",
-    px: 3200.5,
+    px: markOf(coin) + 0.5,
     limitPx: Number(wire.p),
     cloid: wire.c ?? null,
     reduceOnly: wire.r,
