@@ -210,7 +210,9 @@ export class Order extends Schema.Class<Order>("Order")({
  * position the ledger did not know (`position_adopted`), one the venue closed
  * (`position_closed`) or holds at another size (`position_resized`); a balance that differs from
  * the ledger's (`balance_differs`, reported, never booked) or matches again (`balance_matches`);
- * a take profit or stop loss the venue no longer holds, placed again (`protection_replaced`).
+ * a take profit or stop loss the venue no longer holds, placed again (`protection_replaced`); an
+ * order whose answer was lost that cannot be looked up, as the account has no credentials for its
+ * venue any more (`credentials_missing`: it stays submitted until they return).
  */
 export const ReconciliationKind = Schema.Literal(
   "fill_booked",
@@ -222,7 +224,8 @@ export const ReconciliationKind = Schema.Literal(
   "position_resized",
   "balance_differs",
   "balance_matches",
-  "protection_replaced"
+  "protection_replaced",
+  "credentials_missing"
 )
 export type ReconciliationKind = typeof ReconciliationKind.Type
 

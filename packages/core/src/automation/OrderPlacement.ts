@@ -18,6 +18,7 @@ import { VenueAccounts } from "../venues/VenueAccounts.js"
 import type { BindingId } from "./Automation.js"
 import { LedgerRepo, type OrderRow, type PositionRow, type VenueProtection } from "./LedgerRepo.js"
 import { ReconcileRequests } from "./ReconcileRequests.js"
+import { ReconciliationRepo } from "./ReconciliationRepo.js"
 import { refusalText, RiskFirewall, type Settle } from "./RiskFirewall.js"
 import { decisionsOf, RunsRepo } from "./RunsRepo.js"
 
@@ -43,6 +44,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
     const runs = yield* RunsRepo
     const firewall = yield* RiskFirewall
     const reconcileRequests = yield* ReconcileRequests
+    const reconciliations = yield* ReconciliationRepo
 
     /** A symbol's rules as its venue states them (cached per venue by market data); undefined when it is not listed. */
     const rulesOf = (exchange: Exchange, symbol: string) =>
@@ -353,6 +355,37 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         yield* ledger.cancelOpenEntries(at)
       }).pipe(Effect.withSpan("OrderPlacement.withdrawEntries"))
 
+    /**
+     * An order sent whose answer was lost, when the account has no credentials for its venue any
+     * more: the venue may hold it and cannot be asked, so it is neither rejected nor sent again. It
+     * stays `submitted`, flagged once (`credentials_missing`), and the reconciliation looks it up
+     * once they return.
+     */
+    const unresolvable = (order: OrderRow) =>
+      Effect.gen(function*() {
+        const flag = { account_id: order.account_id, order_id: order.id, kind: "credentials_missing" } as const
+        if (!(yield* reconciliations.recorded(flag))) {
+          yield* reconciliations.insert(
+            {
+              ...flag,
+              exchange: order.exchange,
+              symbol: order.symbol,
+              ledger_size: null,
+              venue_size: null,
+              message:
+                `order ${order.id} was sent to ${order.exchange}, which cannot be asked about it: the account has ` +
+                `no credentials for it any more; it stays submitted and is looked up once they return`
+            },
+            order.user_id,
+            yield* now
+          )
+        }
+        return yield* new FinalFailure({
+          message: `Order ${order.id} cannot be looked up: account ${order.account_id} has no ${order.exchange} ` +
+            `credentials any more; it stays submitted until they return`
+        })
+      })
+
     // What the firewall fills a flatten's exits with (declared apart, as `settle` calls the firewall).
     const settleAny: Settle = (order) => Effect.suspend(() => settle(order))
 
@@ -380,6 +413,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
       }
       const credentials = yield* venueAccounts.credentials(order.account_id, order.exchange)
       if (Option.isNone(credentials)) {
+        if (order.status === "submitted") return yield* unresolvable(order)
         yield* ledger.reject(order.id, "the account has no credentials for its venue any more")
         return yield* new FinalFailure({ message: `Account ${order.account_id} has no ${order.exchange} credentials` })
       }

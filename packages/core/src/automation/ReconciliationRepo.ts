@@ -88,7 +88,18 @@ export class ReconciliationRepo
         ORDER BY id DESC LIMIT 1`
       })
 
-      return { liveAccounts, insert, list, lastBalance } as const
+      /** Whether the account has an event of this kind about the order already: a condition met on every attempt is recorded once. */
+      const recorded = (
+        q: { readonly account_id: AccountId; readonly order_id: number; readonly kind: ReconciliationKind }
+      ) =>
+        Effect.map(
+          sql`
+        SELECT 1 FROM reconciliation_events
+        WHERE account_id = ${q.account_id} AND order_id = ${q.order_id} AND kind = ${q.kind} LIMIT 1`,
+          (rows) => rows.length > 0
+        )
+
+      return { liveAccounts, insert, list, lastBalance, recorded } as const
     })
   })
 {}

@@ -15,6 +15,7 @@ import {
   VenueAccounts
 } from "@trading-platform/core"
 import { type Context, Duration, Effect, Layer, Scope } from "effect"
+import { OrderPlacement } from "../../src/automation/OrderPlacement.js"
 import type { CurrentUserShape } from "../../src/users/Authentication.js"
 import type { Exchange } from "../../src/venues/Venue.js"
 import { newCaller } from "../support/Callers.js"
@@ -346,6 +347,45 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
           expect(order).toMatchObject({ id: waiting!.id, status: "filled", price: v.fillPrice })
           expect(live.venueAccount()!.orders.size).toBe(1)
           expect(yield* eventsOf(instance, live)).toEqual(["fill_booked"])
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.scopedLive(
+      "the account's credentials are removed while an order's answer is lost: the order stays submitted and flagged, and one pass books it once they return",
+      () =>
+        Effect.gen(function*() {
+          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
+          const live = yield* liveAccount(instance)
+          fake.afterOrder = () => {
+            fake.behavior = "unreachable"
+            fake.afterOrder = () => {}
+          }
+          const run = yield* runOnce(instance, live).pipe(Effect.ensuring(Effect.sync(() => (fake.behavior = "ok"))))
+          expect(run.status).toBe("failed")
+          const sql = (statement: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<any>, unknown>) =>
+            on(instance, Effect.flatMap(SqlClient.SqlClient, statement))
+          const [stored] = yield* sql((sql) =>
+            sql`DELETE FROM venue_credentials WHERE account_id = ${live.accountId} RETURNING *`
+          )
+          // Settled again (the run taken over, the next run, a watcher pass), twice: the venue cannot be asked.
+          for (let i = 0; i < 2; i++) {
+            const [waiting] = yield* ordersOf(instance, live)
+            const settled = yield* on(
+              instance,
+              Effect.flatMap(OrderPlacement, (p) => Effect.either(p.settle(waiting!)))
+            )
+            expect(settled).toMatchObject({ _tag: "Left", left: { message: expect.stringMatching(/stays submitted/) } })
+          }
+          const [waiting] = yield* ordersOf(instance, live)
+          expect(waiting).toMatchObject({ status: "submitted" })
+          expect(yield* eventsOf(instance, live)).toEqual(["credentials_missing"])
+          // The credentials return: one pass looks the order up and books it.
+          yield* sql((sql) => sql`INSERT INTO venue_credentials ${sql.insert(stored!)}`)
+          yield* reconcile(instance, live)
+          const [order] = yield* converged(instance, live)
+          expect(order).toMatchObject({ id: waiting!.id, status: "filled", price: v.fillPrice })
+          expect(yield* eventsOf(instance, live)).toEqual(["fill_booked", "credentials_missing"])
         }),
       { timeout: 120_000 }
     )
