@@ -11,7 +11,7 @@ export interface RunTotals {
 }
 
 /** The largest fall from a running peak of equity (a fraction of that peak) and the most bars spent below a peak. */
-const drawdowns = (equities: ReadonlyArray<number>) => {
+export const drawdowns = (equities: ReadonlyArray<number>) => {
   let peak = -Infinity
   let worst = 0
   let below = 0
@@ -29,7 +29,7 @@ const drawdowns = (equities: ReadonlyArray<number>) => {
 }
 
 /** Per-bar returns of the curve, the first against the initial balance. */
-const returnsOf = (initial: number, equities: ReadonlyArray<number>) =>
+export const returnsOf = (initial: number, equities: ReadonlyArray<number>) =>
   equities.map((equity, i) => {
     const previous = i === 0 ? initial : equities[i - 1]!
     return previous > 0 ? equity / previous - 1 : 0
@@ -42,7 +42,7 @@ const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.l
  * deviation (Sharpe), or the downside deviation, the root mean square of the returns below zero
  * (Sortino). 0 when there is no risk to measure.
  */
-const annualisedRatio = (returns: ReadonlyArray<number>, barsPerYear: number, downside: boolean): number => {
+export const annualisedRatio = (returns: ReadonlyArray<number>, barsPerYear: number, downside: boolean): number => {
   if (returns.length < 2) return 0
   const m = mean(returns)
   const risk = downside

@@ -32,6 +32,8 @@ import m0029 from "./migrations/0029_risk.js"
 import m0030 from "./migrations/0030_ai_traders.js"
 import m0031 from "./migrations/0031_scheduler_wakeups.js"
 import m0032 from "./migrations/0032_ai_backtests.js"
+import m0033 from "./migrations/0033_arena_equity.js"
+import m0034 from "./migrations/0034_risk_passed.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -70,7 +72,9 @@ const byName = {
   "0029_risk": m0029,
   "0030_ai_traders": m0030,
   "0031_scheduler_wakeups": m0031,
-  "0032_ai_backtests": m0032
+  "0032_ai_backtests": m0032,
+  "0033_arena_equity": m0033,
+  "0034_risk_passed": m0034
 }
 export const migrations = Migrator.fromRecord(byName)
 

@@ -8,4 +8,5 @@ export const ArenaHttpLive = HttpApiBuilder.group(TradingApi, "arena", (handlers
     return handlers
       .handle("checkPnlStatus", () => arena.status)
       .handle("pnl", () => Effect.flatMap(CurrentUser, (caller) => arena.pnl(caller)))
+      .handle("leaderboard", ({ urlParams }) => arena.leaderboard(urlParams))
   }))
