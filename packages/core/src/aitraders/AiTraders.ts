@@ -494,7 +494,12 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
       fail: (run, error, at) => Effect.zipRight(repo.queue.fail(run, error, at), wakeup.wake(aiRoundJobKind))
     }
 
+    /** The account's AI trader settings (the defaults until first set). */
+    const settings = (account: AccountRow) => Effect.map(repo.find(account.id), (row) => settingsOf(account, row))
+
     return {
+      aiAccount,
+      settings,
       get,
       update,
       decideNow,

@@ -6,9 +6,11 @@ import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
 import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
+import { AiBacktest, AiBacktestPath, AiBacktestRequest, maxAiBacktestSlots } from "./AiBacktest.js"
 import { AiTraderSettings, AiTraderUpdate, DecisionRound, DecisionRoundList } from "./AiTrader.js"
 import { PromptVariables } from "./PromptTemplate.js"
 
+export * from "./AiBacktest.js"
 export * from "./AiTrader.js"
 export * from "./PromptTemplate.js"
 
@@ -47,6 +49,37 @@ export class AiTradersApi extends HttpApiGroup.make("aitraders")
         OpenApi.Summary,
         "The account's decision rounds, newest first: the prompt, the model's answer, the decisions, the orders, " +
           "tokens, cost, latency and errors"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("backtest", "/account/:account_id/backtest")
+      .setPath(AccountPath)
+      .setPayload(strictBody(AiBacktestRequest))
+      .addSuccess(AiBacktest, { status: 202 })
+      .addError(ApiError.SymbolNotListed)
+      .addError(ApiError.LeverageTooHigh)
+      .addError(ApiError.NoMarketData)
+      .annotate(
+        OpenApi.Summary,
+        "Queue a backtest of the AI account over a past range; poll it with GET /account/{id}/backtests/{backtest_id}"
+      )
+      .annotate(
+        OpenApi.Description,
+        "The account's model decides at each slot from the history up to it, through the model-call cache: `model` " +
+          "asks it only for prompts it has not answered before, at most `max_model_calls` times (then the run ends, " +
+          "its results so far kept); `replay` asks no model (an uncached prompt holds). `end` after `start`, at most " +
+          `${maxAiBacktestSlots} slots between them (400 naming \`end\`); a range with closed candles (422 ` +
+          "`no_market_data`). At most MAX_QUEUED_JOBS_PER_USER queued or running (429)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("backtestGet", "/account/:account_id/backtests/:backtest_id")
+      .setPath(AiBacktestPath)
+      .addSuccess(AiBacktest)
+      .annotate(
+        OpenApi.Summary,
+        "One AI backtest: status and, once completed, metrics, trades, the equity curve, each slot's decisions and " +
+          "the model calls made and cached"
       )
   )
   .add(

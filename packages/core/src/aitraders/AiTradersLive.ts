@@ -4,6 +4,8 @@ import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
 import { wokenLoop } from "../jobs/Leases.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
+import { AiBacktests } from "./AiBacktests.js"
+import { aiBacktestJobKind, AiBacktestsRepo } from "./AiBacktestsRepo.js"
 import { AiTraders } from "./AiTraders.js"
 import { aiRoundJobKind, AiTradersRepo } from "./AiTradersRepo.js"
 import { ModelCalls } from "./ModelCalls.js"
@@ -73,7 +75,20 @@ export const AiTraderRoundsLive = Layer.scopedDiscard(
   })
 )
 
-export { AiTraders, AiTradersRepo }
+/**
+ * Runs AI backtests on the job mechanism, with the program backtests' options
+ * (`BACKTEST_CONCURRENCY`, …): a job whose worker died resumes once its lease expires, starting
+ * over with the model calls it made cached.
+ */
+export const AiBacktestWorkersLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const { backtests: options } = yield* PlatformConfig
+    const backtests = yield* AiBacktests
+    yield* runJobWorkers({ kind: aiBacktestJobKind, queue: backtests.queue, options, run: backtests.run })
+  })
+)
+
+export { AiBacktests, AiTraders, AiTradersRepo }
 
 // The scheduler holds a lease, so only the instances that take part (AUTOMATION_ENABLED) compete for it.
 const background = Layer.unwrapEffect(
@@ -81,17 +96,18 @@ const background = Layer.unwrapEffect(
     PlatformConfig,
     ({ automation }) =>
       automation.enabled
-        ? Layer.mergeAll(AiTraderSchedulerLive, AiTraderSignalTriggersLive, AiTraderRoundsLive)
-        : AiTraderRoundsLive
+        ? Layer.mergeAll(AiTraderSchedulerLive, AiTraderSignalTriggersLive, AiTraderRoundsLive, AiBacktestWorkersLive)
+        : Layer.merge(AiTraderRoundsLive, AiBacktestWorkersLive)
   )
 )
 
 /**
- * AI traders: their settings and decision log, and this instance's background work (round
- * workers; the scheduler when automation is enabled). Needs accounts, automation (the order path),
+ * AI traders: their settings, decision log and backtests, and this instance's background work
+ * (round and backtest workers; the scheduler when automation is enabled). Needs accounts, automation (the order path),
  * market data and venues.
  */
 export const AiTradersLive = background.pipe(
-  Layer.provideMerge(AiTraders.Default),
+  Layer.provideMerge(AiBacktests.Default),
+  Layer.provideMerge(Layer.merge(AiTraders.Default, AiBacktestsRepo.Default)),
   Layer.provideMerge(Layer.merge(AiTradersRepo.Default, ModelCalls.Default))
 )

@@ -211,6 +211,45 @@ export class BacktestEngine {
   }
 
   /**
+   * Decisions taken outside `run` at the close of the last bar it stepped, one per symbol (a hold
+   * where none): they fill at the next bar's open, as a decider's do with `fillTiming:
+   * "next_open"`. A decider that must wait for its answer (a model) steps the engine to the bar with
+   * holds, asks, then decides here.
+   */
+  decideAtClose(decisions: ReadonlyArray<Decision>): void {
+    this.books.forEach((book, b) => {
+      const decision = decisions[b]
+      if (decision !== undefined && decision.operation !== "hold") book.pending = decision
+    })
+  }
+
+  /**
+   * The account between two bars: its free cash, its balance (cash and margin), each symbol's open
+   * position with its exits (null when flat), and its fills so far.
+   */
+  state(): {
+    readonly cash: number
+    readonly balance: number
+    readonly positions: ReadonlyArray<
+      (PositionView & { readonly take_profit_price: number | null; readonly stop_loss_price: number | null }) | null
+    >
+    readonly fills: ReadonlyArray<BacktestFill>
+  } {
+    const { positions } = this.view()
+    return {
+      cash: this.free,
+      balance: this.balance(),
+      positions: this.books.map(({ open }, b) => {
+        const view = positions[b]!
+        return open === undefined || view === null
+          ? null
+          : { ...view, take_profit_price: open.takeProfit ?? null, stop_loss_price: open.stopLoss ?? null }
+      }),
+      fills: this.fills
+    }
+  }
+
+  /**
    * Closes what is still open at the last close and answers the metrics, curve and trades; a
    * decision at the last bar has no open to fill at.
    */

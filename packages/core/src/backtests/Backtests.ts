@@ -78,6 +78,36 @@ const toBacktest = (row: BacktestRow) =>
     fills: row.result?.fills ?? []
   })
 
+/**
+ * A backtest's range as epoch milliseconds, once it is ordered (400 naming `end`), at most
+ * `maxBars` bars of the timeframe long, and starts before the last closed candle (422
+ * `no_market_data`).
+ */
+export const backtestRange = (
+  input: Pick<BacktestRequest, "start" | "end" | "timeframe">,
+  maxBars = maxBacktestBars
+) =>
+  Effect.gen(function*() {
+    const start = Date.parse(input.start)
+    const end = Date.parse(input.end)
+    if (!(start < end)) return yield* invalidField("end", "must be after start")
+    if ((end - start) / timeframeMillis[input.timeframe] > maxBars) {
+      return yield* invalidField("end", `must be at most ${maxBars} bars of the timeframe after start`)
+    }
+    // A range with no closed candle would run to "completed" with nothing in it.
+    const step = timeframeMillis[input.timeframe]
+    const nowMs = yield* Clock.currentTimeMillis
+    if (Math.ceil(start / step) * step + step > nowMs) {
+      const until = new Date(Math.floor(nowMs / step) * step).toISOString()
+      return yield* new NoMarketData({
+        error:
+          `No ${input.timeframe} candles from ${input.start}: they exist up to ${until}; start the backtest before that`,
+        available_until: until
+      })
+    }
+    return { start, end }
+  })
+
 /** Backtests as durable jobs: the rules of a request, ownership, history and cancellation. */
 export class Backtests extends Effect.Service<Backtests>()("@trading-platform/core/Backtests", {
   effect: Effect.gen(function*() {
@@ -91,29 +121,6 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
     /** The caller's backtest, or 404 when it does not exist and 403 when it is another user's. */
     const owned = (caller: CurrentUserShape, id: BacktestId) =>
       repo.findById(id).pipe(ownedBy(caller, `Backtest ${id}`))
-
-    /** The range as epoch milliseconds, once it is ordered and at most `maxBacktestBars` long. */
-    const range = (input: BacktestRequest) =>
-      Effect.gen(function*() {
-        const start = Date.parse(input.start)
-        const end = Date.parse(input.end)
-        if (!(start < end)) return yield* invalidField("end", "must be after start")
-        if ((end - start) / timeframeMillis[input.timeframe] > maxBacktestBars) {
-          return yield* invalidField("end", `must be at most ${maxBacktestBars} bars of the timeframe after start`)
-        }
-        // A range with no closed candle would run to "completed" with nothing in it.
-        const step = timeframeMillis[input.timeframe]
-        const nowMs = yield* Clock.currentTimeMillis
-        if (Math.ceil(start / step) * step + step > nowMs) {
-          const until = new Date(Math.floor(nowMs / step) * step).toISOString()
-          return yield* new NoMarketData({
-            error:
-              `No ${input.timeframe} candles from ${input.start}: they exist up to ${until}; start the backtest before that`,
-            available_until: until
-          })
-        }
-        return { start, end }
-      })
 
     /**
      * The symbols the run trades (`symbol`, or `symbols`: one of the two), once its longer
@@ -133,7 +140,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
       Effect.gen(function*() {
         const input = { ...backtestDefaults, ...request }
         const symbols = yield* marketsOf(input)
-        const { start, end } = yield* range(input)
+        const { start, end } = yield* backtestRange(input)
         const program = yield* programs.owned(caller, programId)
         if (input.account_id !== undefined) {
           const account = yield* accounts.owned(caller, input.account_id)

@@ -34,6 +34,7 @@ export default script(`
     initial_balance numeric NOT NULL,
     fee_rate double precision NOT NULL,
     slippage double precision NOT NULL,
+    margin_mode text NOT NULL,
     leverage double precision NOT NULL,
     max_model_calls integer NOT NULL,
     system_prompt text,
