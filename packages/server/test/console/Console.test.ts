@@ -1,8 +1,10 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { testOptions, testStorages } from "@trading-platform/core/testing"
 import { ConsoleLive, makeWebHandler } from "@trading-platform/server"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer, TestClock } from "effect"
 import type { Browser, Page } from "playwright-core"
+import { createAccount } from "../support/Accounts.js"
+import { AutomationServer, waitForList } from "../support/Automation.js"
 import { BacktestServer } from "../support/Backtests.js"
 import { browser, hasChromium } from "../support/Chromium.js"
 import { referenceServer } from "../support/ServerProcess.js"
@@ -224,6 +226,68 @@ describe("the web console", () => {
       { timeout: 120_000 }
     )
   })
+})
+
+describe("the web console's arena", () => {
+  // With the PnL refresher, hourly on the test clock, so that an hour's move measures the dashboard once.
+  const hourly = {
+    pollInterval: Duration.hours(1),
+    watchInterval: Duration.hours(1),
+    pnlRefreshInterval: Duration.hours(1)
+  }
+  layer(AutomationServer(testStorages[0]!, hourly).pipe(Layer.provide(ConsoleLive)), { timeout: "180 seconds" })(
+    (it) => {
+      it.effect.skipIf(!withChromium)(
+        "in Chromium: the leaderboard charts every dashboard account's return and ranks them in a table",
+        () =>
+          Effect.gen(function*() {
+            const origin = yield* baseUrl
+            const user = yield* signUp("arena")
+            const rival = yield* signUp("rival")
+            yield* createAccount(user.token, { name: "Mine" })
+            yield* createAccount(rival.token, { name: "<b>Theirs</b>" })
+            yield* TestClock.adjust("1 hour")
+            yield* waitForList(user.token, "/api/arena/leaderboard", "entries", (entries) => entries.length === 2)
+            const b = yield* browser
+            const page = yield* Effect.promise(() => b.newPage())
+            yield* logIn(page, origin, user)
+            yield* Effect.promise(async () => {
+              await page.click("nav button:text('Arena')")
+              await page.waitForSelector("#view table tbody tr", { timeout: 60_000 })
+            })
+            const rows = yield* Effect.promise(() =>
+              page.$$eval(
+                "#view table tbody tr",
+                (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent))
+              )
+            )
+            expect(rows.map((row) => row.slice(0, 2))).toEqual([["1", "Mine"], ["2", "<b>Theirs</b>"]])
+            expect(rows[0]![3]).toBe("AI (builtin, off)")
+            // One line per account, named; the legend names them too.
+            expect(
+              yield* Effect.promise(() => page.$$eval("svg.chart polyline title", (ts) => ts.map((t) => t.textContent)))
+            )
+              .toEqual(["Mine", "<b>Theirs</b>"])
+            expect(yield* Effect.promise(() => page.$$eval("ul.legend li", (lis) => lis.map((li) => li.textContent))))
+              .toEqual(["Mine", "<b>Theirs</b>"])
+            // Another window asks again.
+            const asked = Effect.promise(() =>
+              page.waitForRequest((request) => request.url().includes("/api/arena/leaderboard?window=24h"))
+            )
+            const [request] = yield* Effect.all([
+              asked,
+              Effect.promise(() => page.selectOption("select[name=window]", "24h"))
+            ], {
+              concurrency: 2
+            })
+            expect(request.url()).toContain("window=24h")
+            expect(yield* Effect.promise(() => page.$$eval(".error", (errors) => errors.map((e) => e.textContent))))
+              .toEqual([])
+          }).pipe(Effect.scoped),
+        { timeout: 120_000 }
+      )
+    }
+  )
 })
 
 describe("embedding hosts", () => {

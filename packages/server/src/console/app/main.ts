@@ -3,7 +3,7 @@
  * token stays in this tab's session storage and goes out in the Authorization header only.
  */
 import { createClient, type PromiseClient, TradingApiError } from "@trading-platform/client"
-import { drawdowns, lineChart } from "./Charts.js"
+import { drawdowns, lineChart, linesChart } from "./Charts.js"
 import { h, number, show, table } from "./Dom.js"
 import "./console.css"
 
@@ -461,9 +461,80 @@ const assistantView: View = (client, into) => {
   show(into, h("h2", {}, "Assistant"), transcript, form, status)
 }
 
+const windows = ["24h", "7d", "30d", "90d", "all"] as const
+
+/** The leaderboard: every dashboard account's return over the window on one chart, and ranked in a table. */
+const arenaView: View = (client, into) => {
+  const status = h("p", { role: "status" })
+  const holder = h("div", {})
+  const window = h("select", { name: "window" }, windows.map((w) => h("option", { value: w, selected: w === "7d" }, w)))
+  const load = () =>
+    attempt(status, async () => {
+      const board = await client.arena.leaderboard({
+        urlParams: { window: window.value as (typeof windows)[number], limit: 50 }
+      })
+      if (board.entries.length === 0) {
+        status.textContent = "No account on the dashboard has been measured yet."
+        return show(holder)
+      }
+      status.textContent = `${board.total} accounts, ${board.from.slice(0, 16)} to ${board.to.slice(0, 16)} (UTC)`
+      const trader = (e: (typeof board.entries)[number]) =>
+        [
+          e.model === null ? "manual" : `AI (${e.model}${e.ai_trading ? "" : ", off"})`,
+          ...(e.program_bindings > 0
+            ? [`${e.program_bindings} program binding${e.program_bindings === 1 ? "" : "s"}`]
+            : [])
+        ].join(", ")
+      show(
+        holder,
+        // Returns rather than equity, so accounts of any size share the axis.
+        linesChart(
+          "Return of each account over the window",
+          board.entries.map((e) => ({
+            name: e.name,
+            times: e.equity_curve.map((p) => Date.parse(p.at)),
+            values: e.equity_curve.map((p) => (p.equity / e.start_equity - 1) * 100)
+          })),
+          { format: (v) => `${number(v)}%` }
+        ),
+        h("ul", { class: "legend" }, board.entries.map((e, i) => h("li", { class: `s${i % 8}` }, e.name))),
+        table(
+          [
+            "rank",
+            "account",
+            "owner",
+            "trader",
+            "equity",
+            "return %",
+            "max drawdown %",
+            "Sharpe",
+            "trades",
+            "win rate"
+          ],
+          board.entries.map((e) => [
+            e.rank,
+            e.name,
+            e.owner,
+            trader(e),
+            number(e.equity),
+            number(e.return_percent),
+            number(e.max_drawdown_percent),
+            number(e.sharpe),
+            e.trades,
+            e.win_rate === null ? "–" : `${number(e.win_rate * 100, 0)}%`
+          ])
+        )
+      )
+    })
+  window.addEventListener("change", () => void load())
+  show(into, h("h2", {}, "Arena"), h("form", { class: "arena" }, field("Window", window)), status, holder)
+  void load()
+}
+
 const views: ReadonlyArray<[string, View]> = [
   ["Accounts", accountsView],
   ["Programs", programsView],
+  ["Arena", arenaView],
   ["Ranking", rankingView],
   ["Signals", signalsView],
   ["Assistant", assistantView]
