@@ -79,7 +79,7 @@ export const settings = [
   ],
   ["AUTOMATION_LEASE_MS", "how long a run's claim (or the scheduler's lease) holds without renewal (30000)"],
   ["AUTOMATION_MAX_ATTEMPTS", "claims of one automation run before it fails for good (3)"],
-  ["ARENA_PNL_REFRESH_MS", "how often arena PnL is recomputed from fills and marks, in milliseconds (60000)"],
+  ["ARENA_PNL_REFRESH_MS", "how often arena PnL is recomputed from fills and marks and dashboard equity measured, in milliseconds (60000)"],
   ["RECONCILE_INTERVAL_S", "how often live accounts are reconciled with their venue, in seconds (60)"],
   ["DEADMAN_TIMEOUT_S", "after how many seconds without this server a venue cancels resting entries (60, at least 15)"],
   ["AI_BASE_URL", "OpenAI-compatible server for the assistant (none: the built-in offline analyst)"],
