@@ -114,8 +114,7 @@ export const AiBacktestOutcome = Schema.Struct({
 })
 export type AiBacktestOutcome = typeof AiBacktestOutcome.Type
 
-/** One AI backtest: its request, where the job is and, once completed, its result. */
-export class AiBacktest extends Schema.Class<AiBacktest>("AiBacktest")({
+const entryFields = {
   id: AiBacktestId,
   account_id: AccountId,
   status: JobStatus,
@@ -135,6 +134,22 @@ export class AiBacktest extends Schema.Class<AiBacktest>("AiBacktest")({
   attempts: Schema.Int,
   /** Why the job failed, or why the last attempt ended (a new one starts over, its calls cached). */
   error: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  started_at: Schema.NullOr(Schema.String),
+  finished_at: Schema.NullOr(Schema.String)
+}
+
+/** An AI backtest as its account's list shows it: the request and where the job is, without the result. */
+export class AiBacktestEntry extends Schema.Class<AiBacktestEntry>("AiBacktestEntry")(entryFields) {}
+
+/** `GET /api/account/{id}/backtests`: the account's AI backtests, newest first. */
+export class AiBacktestList extends Schema.Class<AiBacktestList>("AiBacktestList")({
+  backtests: Schema.Array(AiBacktestEntry)
+}) {}
+
+/** One AI backtest: its request, where the job is and, once completed, its result. */
+export class AiBacktest extends Schema.Class<AiBacktest>("AiBacktest")({
+  ...entryFields,
   model: Schema.NullOr(Schema.String),
   stop_reason: Schema.NullOr(Schema.String),
   model_calls: Schema.NullOr(Schema.Int),
@@ -149,8 +164,5 @@ export class AiBacktest extends Schema.Class<AiBacktest>("AiBacktest")({
   trades: Schema.Array(BacktestTradeSchema),
   fills: Schema.Array(BacktestFillSchema),
   /** Each decision slot, oldest first. */
-  slots: Schema.Array(AiBacktestSlot),
-  created_at: Schema.String,
-  started_at: Schema.NullOr(Schema.String),
-  finished_at: Schema.NullOr(Schema.String)
+  slots: Schema.Array(AiBacktestSlot)
 }) {}

@@ -11,6 +11,8 @@ import { barsPerCheckpoint } from "../backtests/BacktestWorkers.js"
 import { defaultAiTraderOptions, PlatformConfig } from "../config/PlatformConfig.js"
 import { LeverageTooHigh, NotFound } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
+import { pageOf, type Pagination } from "../http/Pagination.js"
+import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { JobFailed, type JobLease } from "../jobs/JobWorkers.js"
 import { type CandleSource, MarketData } from "../market/MarketData.js"
@@ -24,22 +26,23 @@ import { type Candle, timeframeMillis } from "../venues/Venue.js"
 import {
   AiBacktest,
   aiBacktestDefaults,
+  AiBacktestEntry,
   type AiBacktestId,
+  AiBacktestList,
   type AiBacktestOutcome,
   type AiBacktestRequest,
   type AiBacktestSlot,
   maxAiBacktestSlots
 } from "./AiBacktest.js"
-import { aiBacktestJobKind, type AiBacktestRow, AiBacktestsRepo } from "./AiBacktestsRepo.js"
+import { type AiBacktestEntryRow, aiBacktestJobKind, type AiBacktestRow, AiBacktestsRepo } from "./AiBacktestsRepo.js"
 import { type ModelDecision, toDecision } from "./AiTrader.js"
 import { AiTraders } from "./AiTraders.js"
 import { ModelCalls } from "./ModelCalls.js"
 import { buildPrompt, contextCandles } from "./TraderContext.js"
 import { decodeAnswer, modelCost } from "./TraderModel.js"
 
-const toBacktest = (row: AiBacktestRow) => {
-  const result = row.result
-  return new AiBacktest({
+const toEntry = (row: AiBacktestEntryRow) =>
+  new AiBacktestEntry({
     id: row.id,
     account_id: row.account_id,
     status: row.status,
@@ -58,6 +61,15 @@ const toBacktest = (row: AiBacktestRow) => {
     progress: row.progress,
     attempts: row.attempts,
     error: row.error,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at
+  })
+
+const toBacktest = (row: AiBacktestRow) => {
+  const result = row.result
+  return new AiBacktest({
+    ...toEntry(row),
     model: result?.model ?? null,
     stop_reason: result?.stop_reason ?? null,
     model_calls: result?.model_calls ?? null,
@@ -71,10 +83,7 @@ const toBacktest = (row: AiBacktestRow) => {
     equity_curve: result?.equity_curve ?? [],
     trades: result?.trades ?? [],
     fills: result?.fills ?? [],
-    slots: result?.slots ?? [],
-    created_at: row.created_at,
-    started_at: row.started_at,
-    finished_at: row.finished_at
+    slots: result?.slots ?? []
   })
 }
 
@@ -174,15 +183,20 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
         return toBacktest(row)
       }).pipe(dieOnStorageFailure, Effect.withSpan("AiBacktests.submit", { attributes: { userId: caller.id, id } }))
 
-    const get = (caller: CurrentUserShape, id: AccountId, backtestId: AiBacktestId) =>
+    /** The account's backtest: 403/404/409 for the account as any AI trader route, 404 for a backtest of another account. */
+    const owned = (caller: CurrentUserShape, id: AccountId, backtestId: AiBacktestId) =>
       Effect.gen(function*() {
         yield* traders.aiAccount(caller, id)
         const row = yield* repo.find({ account_id: id, id: backtestId })
         if (Option.isNone(row)) {
           return yield* new NotFound({ error: `Backtest ${backtestId} of account ${id} not found` })
         }
-        return toBacktest(row.value)
-      }).pipe(
+        return row.value
+      })
+
+    const get = (caller: CurrentUserShape, id: AccountId, backtestId: AiBacktestId) =>
+      owned(caller, id, backtestId).pipe(
+        Effect.map(toBacktest),
         dieOnStorageFailure,
         Effect.withSpan("AiBacktests.get", { attributes: { userId: caller.id, id, backtestId } })
       )
@@ -380,6 +394,8 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
             if (close % slotMillis !== 0) continue
             advance(bars, stepped, i + 1)
             stepped = i + 1
+            // Progress, and a cancelled run stops here rather than after the window's calls.
+            yield* lease.checkpoint((close - step - start) / (end - start))
             if (!(yield* decide(close))) break windows
           }
           advance(bars, stepped, bars[0]!.length)
@@ -406,6 +422,22 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
         Effect.withSpan("AiBacktests.run", { attributes: { id: row.id, accountId: row.account_id } })
       )
 
-    return { submit, get, run, queue: repo.jobs } as const
+    const list = (caller: CurrentUserShape, id: AccountId, page: Pagination) =>
+      Effect.zipRight(traders.aiAccount(caller, id), repo.list({ account_id: id, ...pageOf(page) })).pipe(
+        Effect.map((rows) => new AiBacktestList({ backtests: rows.map(toEntry) })),
+        dieOnStorageFailure,
+        Effect.withSpan("AiBacktests.list", { attributes: { userId: caller.id, id } })
+      )
+
+    const cancel = (caller: CurrentUserShape, id: AccountId, backtestId: AiBacktestId) =>
+      Effect.gen(function*() {
+        yield* owned(caller, id, backtestId)
+        return toBacktest(yield* cancelUnfinished(repo.jobs, backtestId, `Backtest ${backtestId}`, yield* now))
+      }).pipe(
+        dieOnStorageFailure,
+        Effect.withSpan("AiBacktests.cancel", { attributes: { userId: caller.id, id, backtestId } })
+      )
+
+    return { submit, get, list, cancel, run, queue: repo.jobs } as const
   })
 }) {}

@@ -45,6 +45,11 @@ export const AiBacktestRow = Schema.Struct({
 })
 export type AiBacktestRow = typeof AiBacktestRow.Type
 
+/** An AI backtest without its result, as its account's list reads it. */
+export const AiBacktestEntryRow = AiBacktestRow.omit("result")
+export type AiBacktestEntryRow = typeof AiBacktestEntryRow.Type
+const entryColumns = Object.keys(AiBacktestEntryRow.fields)
+
 const NewAiBacktest = Schema.Struct({
   ...settings,
   initial_balance: Schema.Number,
@@ -75,8 +80,18 @@ export class AiBacktestsRepo extends Effect.Service<AiBacktestsRepo>()("@trading
       execute: ({ account_id, id }) => sql`SELECT * FROM ai_backtests WHERE id = ${id} AND account_id = ${account_id}`
     })
 
+    // Without the result: it holds every slot, and a list has fifty backtests.
+    const list = SqlSchema.findAll({
+      Request: Schema.Struct({ account_id: AccountId, limit: Schema.Int, offset: Schema.Int }),
+      Result: AiBacktestEntryRow,
+      execute: (q) =>
+        sql`
+        SELECT ${sql.csv(entryColumns.map((c) => sql`${sql(c)}`))} FROM ai_backtests WHERE account_id = ${q.account_id}
+        ORDER BY id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
+    })
+
     const jobs = yield* makeJobQueue({ table: aiBacktestJobKind, Row: AiBacktestRow, Result: AiBacktestOutcome })
 
-    return { insert, find, jobs } as const
+    return { insert, find, list, jobs } as const
   })
 }) {}

@@ -6,7 +6,7 @@ import { ApiError } from "../http/Errors.js"
 import { Pagination } from "../http/Pagination.js"
 import { strictBody } from "../http/StrictBody.js"
 import { Authentication } from "../users/Authentication.js"
-import { AiBacktest, AiBacktestPath, AiBacktestRequest, maxAiBacktestSlots } from "./AiBacktest.js"
+import { AiBacktest, AiBacktestList, AiBacktestPath, AiBacktestRequest, maxAiBacktestSlots } from "./AiBacktest.js"
 import { AiTraderSettings, AiTraderUpdate, DecisionRound, DecisionRoundList } from "./AiTrader.js"
 import { PromptVariables } from "./PromptTemplate.js"
 
@@ -81,6 +81,19 @@ export class AiTradersApi extends HttpApiGroup.make("aitraders")
         "One AI backtest: status and, once completed, metrics, trades, the equity curve, each slot's decisions and " +
           "the model calls made and cached"
       )
+  )
+  .add(
+    HttpApiEndpoint.get("backtestList", "/account/:account_id/backtests")
+      .setPath(AccountPath)
+      .setUrlParams(Pagination)
+      .addSuccess(AiBacktestList)
+      .annotate(OpenApi.Summary, "The AI account's backtests, newest first, without their results")
+  )
+  .add(
+    HttpApiEndpoint.post("backtestCancel", "/account/:account_id/backtests/:backtest_id/cancel")
+      .setPath(AiBacktestPath)
+      .addSuccess(AiBacktest)
+      .annotate(OpenApi.Summary, "Cancel a queued or running AI backtest; a finished one answers 409")
   )
   .add(
     HttpApiEndpoint.get("promptVariables", "/ai/prompt-variables")

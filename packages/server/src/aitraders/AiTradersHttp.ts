@@ -18,6 +18,12 @@ export const AiTradersHttpLive = HttpApiBuilder.group(TradingApi, "aitraders", (
       .handle("backtestGet", ({ path }) =>
         Effect.flatMap(CurrentUser, (caller) =>
           backtests.get(caller, path.account_id, path.backtest_id)))
+      .handle("backtestList", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          backtests.list(caller, path.account_id, urlParams)))
+      .handle("backtestCancel", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          backtests.cancel(caller, path.account_id, path.backtest_id)))
       .handle("promptVariables", () =>
         Effect.succeed(traders.variables))
       .handle("decisions", ({ path, urlParams }) =>

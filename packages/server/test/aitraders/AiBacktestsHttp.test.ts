@@ -5,7 +5,7 @@ import { Duration, Effect, Layer } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { waitForRounds } from "../support/AiTraders.js"
 import { AutomationServer } from "../support/Automation.js"
-import { completion, fake, FakeProvider, reset } from "../support/FakeModel.js"
+import { completion, fake, FakeProvider, reset, silent } from "../support/FakeModel.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
 const prices = { "test-model": { prompt: 1000, completion: 2000 } }
@@ -240,6 +240,48 @@ for (const storage of testStorages) {
             404,
             "not_found"
           )
+        }))
+
+      // Last in the file: the model never answers, so the one worker stays on that run until the server stops.
+      it.effect("GET /api/account/:id/backtests lists them newest first without results; a queued or running one can be cancelled, a finished one 409", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const account = yield* createAccount(token, { model: "test-model", base_url: fake.url })
+          const done = yield* backtest(token, account.id, { ...day, mode: "replay" })
+          yield* reset(silent)
+          const post = (body: Record<string, unknown>) =>
+            Effect.map(call("POST", `/api/account/${account.id}/backtest`, { token, body }), (r) => r.body)
+          const running = yield* post(day)
+          const queued = yield* post(day)
+          const url = (id: number) => `/api/account/${account.id}/backtests/${id}`
+          const deadline = Date.now() + 30_000
+          while ((yield* call("GET", url(running.id), { token })).body.status !== "running") {
+            if (Date.now() > deadline) return yield* Effect.die(new Error("never running"))
+            yield* realPause
+          }
+          const list = yield* call("GET", `/api/account/${account.id}/backtests`, { token })
+          expect(list.status).toBe(200)
+          expect(list.body.backtests.map((b: any) => [b.id, b.status])).toEqual([
+            [queued.id, "queued"],
+            [running.id, "running"],
+            [done.id, "completed"]
+          ])
+          expect(list.body.backtests[2]).not.toHaveProperty("slots")
+          expect((yield* call("GET", `/api/account/${account.id}/backtests?limit=1&offset=1`, { token })).body)
+            .toMatchObject({ backtests: [{ id: running.id }] })
+          for (const id of [queued.id, running.id]) {
+            const cancelled = yield* call("POST", `${url(id)}/cancel`, { token })
+            expect(cancelled.status).toBe(200)
+            expect(cancelled.body).toMatchObject({ id, status: "cancelled" })
+          }
+          expectError(yield* call("POST", `${url(done.id)}/cancel`, { token }), 409, "conflict")
+          const other = yield* signUp()
+          expectError(
+            yield* call("GET", `/api/account/${account.id}/backtests`, { token: other.token }),
+            403,
+            "forbidden"
+          )
+          expectError(yield* call("POST", `${url(queued.id)}/cancel`, { token: other.token }), 403, "forbidden")
         }))
     })
   })
