@@ -58,11 +58,10 @@ const editOf = (row: RiskRow): RiskEdit => ({
   day_start_equity: row.day_start_equity
 })
 
-/** An account valued now: its owner, equity and each position's signed size and notional at the venue's price. */
+/** An account valued now: its owner and its equity at the venues' prices. */
 export interface Valuation {
   readonly user_id: UserId
   readonly equity: number
-  readonly positions: ReadonlyArray<{ readonly symbol: string; readonly signed: number; readonly notional: number }>
   /** The venues' prices it was valued at. */
   readonly marks: ReadonlyMap<Exchange, ReadonlyMap<string, Ticker>>
 }
@@ -107,19 +106,11 @@ export class RiskFirewall extends Effect.Service<RiskFirewall>()("@trading-platf
         const exchanges = new Set(positions.map((p) => p.exchange))
         if (extra !== undefined) exchanges.add(extra)
         for (const exchange of exchanges) marks.set(exchange, yield* venues[exchange].tickers)
-        let unrealized = 0
-        const valued = positions.map((p) => {
+        const unrealized = positions.reduce((sum, p) => {
           const mark = marks.get(p.exchange)?.get(p.symbol)?.price ?? p.entry_price
-          const signed = (p.side === "long" ? 1 : -1) * p.size
-          unrealized += signed * (mark - p.entry_price)
-          return { symbol: p.symbol, signed, notional: p.size * mark }
-        })
-        return {
-          user_id: balances.value.user_id,
-          equity: balances.value.cash + unrealized,
-          positions: valued,
-          marks
-        }
+          return sum + (p.side === "long" ? 1 : -1) * p.size * (mark - p.entry_price)
+        }, 0)
+        return { user_id: balances.value.user_id, equity: balances.value.cash + unrealized, marks }
       })
 
     /** Writes the row and, when the mode moved, logs the change and announces it (at commit). */
@@ -301,7 +292,26 @@ export class RiskFirewall extends Effect.Service<RiskFirewall>()("@trading-platf
               }
               return { edit, refusal: { rule, message } }
             })
-          const held = valued.positions.find((p) => p.symbol === order.symbol)?.signed ?? 0
+          // Recorded under the lock, so the next check counts this order.
+          const pass = Effect.as(repo.passed(order.id, at), { edit, refusal: null })
+          // The account's exposure by symbol, read under the lock: orders let through and not filled yet
+          // count as filled, as the lock serialises checks but not fills, so orders checked at once pass as
+          // they would one by one. Those first: one that fills between the two reads counts twice, never not at all.
+          const inFlight = yield* repo.inFlight({ account_id: order.account_id, except: order.id })
+          const positions = yield* ledger.positions({ account_id: order.account_id, limit: 10_000, offset: 0 })
+          const markOf = (exchange: Exchange, symbol: string) => valued.marks.get(exchange)?.get(symbol)?.price
+          const exposure = new Map(positions.map((p) => [p.symbol, {
+            signed: (p.side === "long" ? 1 : -1) * p.size,
+            price: markOf(p.exchange, p.symbol) ?? p.entry_price
+          }]))
+          for (const o of inFlight) {
+            const known = exposure.get(o.symbol)
+            exposure.set(o.symbol, {
+              signed: (known?.signed ?? 0) + (o.side === "buy" ? 1 : -1) * o.quantity,
+              price: known?.price ?? markOf(o.exchange, o.symbol) ?? price
+            })
+          }
+          const held = exposure.get(order.symbol)?.signed ?? 0
           const sign = order.side === "buy" ? 1 : -1
           const reducing = held !== 0 && Math.sign(held) !== sign && order.quantity <= Math.abs(held) + 1e-12
           // A mode this check moved to names the limit that moved it.
@@ -315,7 +325,7 @@ export class RiskFirewall extends Effect.Service<RiskFirewall>()("@trading-platf
           if (edit.mode === "flatten") {
             return yield* refuse(moved ?? "mode", `the account is being flattened (${edit.reason ?? "set by hand"})`)
           }
-          if (reducing) return { edit, refusal: null }
+          if (reducing) return yield* pass
           if (edit.mode === "reduce_only") {
             return yield* refuse(
               "mode",
@@ -351,8 +361,10 @@ export class RiskFirewall extends Effect.Service<RiskFirewall>()("@trading-platf
               "reduce_only"
             )
           }
-          const total = valued.positions.reduce((sum, p) => sum + (p.symbol === order.symbol ? 0 : p.notional), 0) +
-            notional
+          const total = Array.from(exposure).reduce(
+            (sum, [symbol, e]) => sum + (symbol === order.symbol ? 0 : Math.abs(e.signed) * e.price),
+            0
+          ) + notional
           if (edit.max_total_notional !== null && total > edit.max_total_notional) {
             return yield* refuse(
               "max_total_notional",
@@ -360,7 +372,7 @@ export class RiskFirewall extends Effect.Service<RiskFirewall>()("@trading-platf
               "reduce_only"
             )
           }
-          return { edit, refusal: null }
+          return yield* pass
         })).pipe(Effect.orDie)
         if (edit.mode === "flatten") yield* flatten(order.account_id, settle)
         return refusal

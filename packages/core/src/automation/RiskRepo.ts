@@ -5,6 +5,7 @@ import { AccountId } from "../accounts/Account.js"
 import { RiskMode, RiskSource } from "../risk/Risk.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
+import { Exchange } from "../venues/Venue.js"
 
 const Money = Schema.NullOr(Schema.NumberFromString)
 
@@ -114,14 +115,35 @@ export class RiskRepo extends Effect.Service<RiskRepo>()("@trading-platform/core
           })))
       )
 
-    /** Orders of the account's programs and people (not exits) since `since`, leaving out refused ones and `except`. */
+    /** Orders of the account's programs and people (not exits) the firewall let through since `since`, leaving out refused ones and `except`. */
     const ordersSince = (id: AccountId, since: Date, except: number) =>
       Effect.map(
         sql<{ n: number | string }>`
           SELECT count(*) AS n FROM automation_orders
-          WHERE account_id = ${id} AND trigger = 'run' AND created_at > ${since} AND status <> 'rejected' AND id <> ${except}`,
+          WHERE account_id = ${id} AND trigger = 'run' AND risk_passed_at > ${since} AND status <> 'rejected'
+            AND id <> ${except}`,
         ([row]) => Number(row?.n ?? 0)
       )
+
+    /** The account's orders the firewall let through that have not filled (nor failed) yet, but `except`. */
+    const inFlight = SqlSchema.findAll({
+      Request: Schema.Struct({ account_id: AccountId, except: Schema.Int }),
+      Result: Schema.Struct({
+        symbol: Schema.String,
+        exchange: Exchange,
+        side: Schema.Literal("buy", "sell"),
+        quantity: Schema.NumberFromString
+      }),
+      execute: (q) =>
+        sql`
+          SELECT symbol, exchange, side, quantity FROM automation_orders
+          WHERE account_id = ${q.account_id} AND risk_passed_at IS NOT NULL AND status IN ('pending', 'submitted', 'open')
+            AND id <> ${q.except}`
+    })
+
+    /** Records that the firewall let the order through. */
+    const passed = (order: number, at: Date) =>
+      sql`UPDATE automation_orders SET risk_passed_at = ${at} WHERE id = ${order}`.pipe(Effect.asVoid)
 
     /**
      * Accounts the watcher values: those with positions and a limit on their equity (daily loss,
@@ -141,6 +163,6 @@ export class RiskRepo extends Effect.Service<RiskRepo>()("@trading-platform/core
     const notify = (channel: string, payload: string) =>
       sql`SELECT pg_notify(${channel}, ${payload})`.pipe(Effect.asVoid)
 
-    return { lock, find, save, insertEvent, events, balances, ordersSince, due, notify } as const
+    return { lock, find, save, insertEvent, events, balances, ordersSince, inFlight, passed, due, notify } as const
   })
 }) {}

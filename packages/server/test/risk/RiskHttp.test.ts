@@ -264,6 +264,26 @@ for (const storage of testStorages) {
           expect((yield* positions(b.token, b.id)).map((p) => p.symbol)).toEqual(["BTC"])
         }))
 
+      it.effect("orders of one account placed at once pass the notional and per-minute limits as they would one by one", () =>
+        Effect.gen(function*() {
+          const burst = (token: string, id: number, body: Record<string, unknown>, n: number) =>
+            Effect.map(
+              Effect.all(Array.from({ length: n }, () => placeOrder(token, id, body)), { concurrency: "unbounded" }),
+              (replies) => replies.filter((r) => r.status === 201)
+            )
+          const a = yield* trader
+          const btc = yield* quantityFor(a.token, "BTC", 1_000)
+          yield* setRisk(a.token, a.id, { limits: { max_position_notional: 1_500 } })
+          // Each alone is within the limit, any two together past it: one fills.
+          expect(yield* burst(a.token, a.id, { symbol: "BTC", side: "buy", quantity: btc.quantity }, 4)).toHaveLength(1)
+          const [position] = yield* positions(a.token, a.id)
+          expect(position.size).toBeCloseTo(btc.quantity, 10)
+
+          const b = yield* trader
+          yield* setRisk(b.token, b.id, { limits: { max_orders_per_minute: 2 } })
+          expect(yield* burst(b.token, b.id, { symbol: "BTC", side: "buy", quantity: 0.001 }, 5)).toHaveLength(2)
+        }))
+
       it.effect("max_orders_per_minute pauses the account for a minute; once its resume_at is past, orders pass again", () =>
         Effect.gen(function*() {
           const { id, token } = yield* trader
