@@ -228,7 +228,7 @@ describe("the web console", () => {
   })
 })
 
-describe("the web console's arena", () => {
+describe("the web console's arena and AI accounts", () => {
   // With the PnL refresher, hourly on the test clock, so that an hour's move measures the dashboard once.
   const hourly = {
     pollInterval: Duration.hours(1),
@@ -283,6 +283,45 @@ describe("the web console's arena", () => {
             expect(request.url()).toContain("window=24h")
             expect(yield* Effect.promise(() => page.$$eval(".error", (errors) => errors.map((e) => e.textContent))))
               .toEqual([])
+          }).pipe(Effect.scoped),
+        { timeout: 120_000 }
+      )
+
+      it.effect.skipIf(!withChromium)(
+        "in Chromium: an AI account's decision log follows a round run from its button: the prompt, the answer, the decisions",
+        () =>
+          Effect.gen(function*() {
+            const origin = yield* baseUrl
+            const user = yield* signUp("decisions")
+            const account = yield* createAccount(user.token, { name: "Analyst" })
+            yield* createAccount(user.token, { name: "By hand", account_type: "MANUAL" })
+            const b = yield* browser
+            const page = yield* Effect.promise(() => b.newPage())
+            yield* logIn(page, origin, user)
+            yield* Effect.promise(async () => {
+              await page.click("nav button:text('Accounts')")
+              await page.waitForSelector("section.decision-log p[role=status]:text('No decision rounds yet.')")
+            })
+            // Only the AI account has a log.
+            expect(yield* Effect.promise(() => page.$$("section.decision-log"))).toHaveLength(1)
+            yield* Effect.promise(async () => {
+              await page.click("section.decision-log button:text('Decide now')")
+              await page.waitForSelector("details.round summary:text-matches('manual · (traded|no_trade)')", {
+                timeout: 60_000
+              })
+              await page.click("details.round summary")
+            })
+            const [prompt, answer] = yield* Effect.promise(() =>
+              page.$$eval("details.round pre", (pres) => pres.map((pre) => pre.textContent!))
+            )
+            expect(prompt).toContain("BTC")
+            expect(JSON.parse(answer!).decisions.length).toBeGreaterThan(0)
+            const rows = yield* Effect.promise(() => page.$$eval("details.round tbody tr", (trs) => trs.length))
+            expect(rows).toBeGreaterThan(0)
+            // What the page shows is what the API logged.
+            const logged = (yield* call("GET", `/api/account/${account.id}/decisions`, { token: user.token })).body
+            expect(logged.decisions).toHaveLength(1)
+            expect(logged.decisions[0].prompt).toBe(prompt)
           }).pipe(Effect.scoped),
         { timeout: 120_000 }
       )

@@ -110,10 +110,80 @@ const accountsView: View = (client, into) => {
               number(p.margin),
               p.opened_at
             ])
-          )
+          ),
+        ...(account.account_type === "AI" ? [decisionLog(client, account.id)] : [])
       )
     }
   })
+}
+
+/**
+ * An AI account's conversation with the market: its latest decision rounds, each what the model
+ * was shown (the prompt), what it answered, the decisions and the orders that followed; and a
+ * button to run a round now.
+ */
+const decisionLog = (
+  client: PromiseClient,
+  accountId: Awaited<ReturnType<PromiseClient["accounts"]["list"]>>[number]["id"]
+) => {
+  const status = h("p", { role: "status" })
+  const rounds = h("div", { class: "rounds" })
+  const decide = h("button", { type: "button" }, "Decide now")
+  /** Shows the latest rounds; answers whether the round `pending` (if any) has finished. */
+  const load = async (pending?: number) => {
+    const { decisions } = await client.aitraders.decisions({
+      path: { account_id: accountId },
+      urlParams: { limit: 10 }
+    })
+    status.textContent = decisions.length === 0 ? "No decision rounds yet." : ""
+    show(
+      rounds,
+      ...decisions.map((round) =>
+        h(
+          "details",
+          { class: "round" },
+          h(
+            "summary",
+            {},
+            `${round.created_at.slice(0, 16)} · ${round.trigger} · ${round.outcome ?? round.status}`,
+            round.model === null ? "" : ` · ${round.model}${round.cached ? " (cached)" : ""}`,
+            ` · ${round.prompt_tokens + round.completion_tokens} tokens`
+          ),
+          round.error === null ? null : h("p", { class: "error" }, round.error),
+          h("h5", {}, "Shown to the model"),
+          h("pre", { class: "chat" }, round.prompt ?? "–"),
+          h("h5", {}, "Its answer"),
+          h("pre", { class: "chat answer" }, round.raw_answer ?? "–"),
+          round.decisions === null ? null : table(
+            ["symbol", "operation", "portion", "leverage", "reason", "order"],
+            round.decisions.map((d) => {
+              const order = round.orders.find((o) => o.symbol === d.symbol)
+              return [
+                d.symbol,
+                d.operation,
+                number(d.target_portion_of_balance),
+                d.leverage ?? "–",
+                h("span", { class: "text" }, d.reason),
+                order === undefined ? "–" : order.error ?? order.status ?? "none"
+              ]
+            })
+          )
+        )
+      )
+    )
+    const round = decisions.find((d) => d.id === pending)
+    return round === undefined || round.status === "completed" || round.status === "failed"
+  }
+  decide.addEventListener("click", () =>
+    void attempt(status, async () => {
+      const queued = await client.aitraders.decide({ path: { account_id: accountId } })
+      // The round runs in the background: follow it for a minute at most.
+      for (let waited = 0; !(await load(queued.id)) && waited < 60; waited++) {
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+      }
+    }))
+  void attempt(status, () => load().then(() => undefined))
+  return h("section", { class: "decision-log" }, h("h4", {}, "Decision log ", decide), status, rounds)
 }
 
 const starter = `// decide(data) is called on every bar; answer an operation.
