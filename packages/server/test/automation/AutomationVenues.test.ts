@@ -106,7 +106,7 @@ for (const [i, storage] of testStorages.entries()) {
           for (
             const [venue, fake, price, venueOrderId] of [
               ["venue2", fake2, 65010.5, "42"],
-              ["venue1", fake1, 3200.5, "77"]
+              ["venue1", fake1, 65000.5, "77"]
             ] as const
           ) {
             const account = yield* venueAccount(token, venue)
