@@ -19,6 +19,7 @@ import { JobStatus } from "../jobs/JobStatus.js"
 import { Timeframe } from "../venues/Venue.js"
 import { ModelDecision } from "./AiTrader.js"
 
+/** An AI backtest's id. */
 export const AiBacktestId = StoredId.pipe(Schema.brand("AiBacktestId"))
 export type AiBacktestId = typeof AiBacktestId.Type
 

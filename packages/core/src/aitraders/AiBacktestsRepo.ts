@@ -92,6 +92,13 @@ export class AiBacktestsRepo extends Effect.Service<AiBacktestsRepo>()("@trading
 
     const jobs = yield* makeJobQueue({ table: aiBacktestJobKind, Row: AiBacktestRow, Result: AiBacktestOutcome })
 
-    return { insert, find, list, jobs } as const
+    /** Deletes the AI backtests that finished before `before`; queued and running ones stay. */
+    const purgeFinished = (before: Date) =>
+      sql`DELETE FROM ai_backtests WHERE status IN ('completed', 'failed', 'cancelled') AND finished_at < ${before}`
+        .pipe(
+          Effect.asVoid
+        )
+
+    return { insert, find, list, purgeFinished, jobs } as const
   })
 }) {}

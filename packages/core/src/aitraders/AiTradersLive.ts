@@ -1,7 +1,7 @@
 import { Effect, Layer, Option, Queue } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobFailed, runJobWorkers } from "../jobs/JobWorkers.js"
-import { wokenLoop } from "../jobs/Leases.js"
+import { purgeOlderThan, wokenLoop } from "../jobs/Leases.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import { AiBacktests } from "./AiBacktests.js"
@@ -88,6 +88,15 @@ export const AiBacktestWorkersLive = Layer.scopedDiscard(
   })
 )
 
+/** Deletes AI backtests that finished longer ago than `BACKTEST_RETENTION_DAYS`, as program backtests are. */
+export const AiBacktestRetentionLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const { retention } = yield* PlatformConfig
+    const repo = yield* AiBacktestsRepo
+    yield* purgeOlderThan("ai-backtest-retention", retention.purgeInterval, retention.backtests, repo.purgeFinished)
+  })
+)
+
 export { AiBacktests, AiTraders, AiTradersRepo }
 
 // The scheduler holds a lease, so only the instances that take part (AUTOMATION_ENABLED) compete for it.
@@ -96,8 +105,14 @@ const background = Layer.unwrapEffect(
     PlatformConfig,
     ({ automation }) =>
       automation.enabled
-        ? Layer.mergeAll(AiTraderSchedulerLive, AiTraderSignalTriggersLive, AiTraderRoundsLive, AiBacktestWorkersLive)
-        : Layer.merge(AiTraderRoundsLive, AiBacktestWorkersLive)
+        ? Layer.mergeAll(
+          AiTraderSchedulerLive,
+          AiTraderSignalTriggersLive,
+          AiTraderRoundsLive,
+          AiBacktestWorkersLive,
+          AiBacktestRetentionLive
+        )
+        : Layer.mergeAll(AiTraderRoundsLive, AiBacktestWorkersLive, AiBacktestRetentionLive)
   )
 )
 
