@@ -14,7 +14,10 @@ const flags = [
   "--rate-limit-read-per-min",
   "100000",
   "--rate-limit-write-per-min",
-  "100000"
+  "100000",
+  // The arena measures its dashboard every second, so the leaderboard fills within the test.
+  "--arena-pnl-refresh-ms",
+  "1000"
 ]
 
 const ways = [
@@ -257,6 +260,11 @@ for (const way of ways) {
           const arena = yield* api("GET", "/arena/check-pnl-status")
           expect(arena.status).toBe(200)
           expect(arena.body).toHaveProperty("status")
+          // Every account created above is on the dashboard: the leaderboard ranks them once measured.
+          const board = yield* poll("/arena/leaderboard?window=24h", (b) => b.total >= 2)
+          expect(board.entries.map((e: any) => e.rank)).toEqual(board.entries.map((_: any, i: number) => i + 1))
+          expect(board.entries[0]).toMatchObject({ owner: "smoke", equity: expect.any(Number) })
+          expect(board.entries[0].equity_curve.length).toBeGreaterThan(0)
         }))
 
       it.effect("the built-in analyst converses, chats over Server-Sent Events and writes an insight", () =>
