@@ -75,9 +75,10 @@ export type AiBacktestRequest = typeof AiBacktestRequest.Type
 
 /**
  * Where a slot's answer came from: `model` (asked now), `cache` (the same call was answered
- * before), `none` (no answer: the model failed, or a replay found the prompt not cached).
+ * before), `live` (a replay: the account's scheduled live round at that slot, as it answered), `none`
+ * (no answer: the model failed, or a replay found neither).
  */
-export const SlotAnswer = Schema.Literal("model", "cache", "none")
+export const SlotAnswer = Schema.Literal("model", "cache", "live", "none")
 
 /** One decision slot of an AI backtest: when, what the model decided and why, and where the answer came from. */
 export const AiBacktestSlot = Schema.Struct({
@@ -105,7 +106,7 @@ export const AiBacktestOutcome = Schema.Struct({
   stop_reason: Schema.NullOr(Schema.String),
   /** Calls the model was asked (the budget counts these). */
   model_calls: Schema.Int,
-  /** Slots answered from the cache, with no call. */
+  /** Slots answered from the cache or (a replay) by a live round, with no call. */
   cached_calls: Schema.Int,
   /** Tokens and cost of the calls made (cached ones spent nothing). */
   prompt_tokens: Schema.Int,

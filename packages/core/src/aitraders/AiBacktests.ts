@@ -37,6 +37,7 @@ import {
 import { type AiBacktestEntryRow, aiBacktestJobKind, type AiBacktestRow, AiBacktestsRepo } from "./AiBacktestsRepo.js"
 import { type ModelDecision, toDecision } from "./AiTrader.js"
 import { AiTraders } from "./AiTraders.js"
+import { AiTradersRepo } from "./AiTradersRepo.js"
 import { ModelCalls } from "./ModelCalls.js"
 import { buildPrompt, contextCandles } from "./TraderContext.js"
 import { decodeAnswer, modelCost } from "./TraderModel.js"
@@ -132,6 +133,7 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
     const accounts = yield* Accounts
     const market = yield* MarketData
     const modelCalls = yield* ModelCalls
+    const roundsRepo = yield* AiTradersRepo
     const wakeup = yield* JobWakeup
 
     const submit = (caller: CurrentUserShape, id: AccountId, body: AiBacktestRequest) =>
@@ -326,8 +328,37 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
                 ModelCallFailed: (e) => Effect.succeed(e)
               })
             )
-            const slot = (fields: Omit<AiBacktestSlot, "time" | "prompt_tokens" | "completion_tokens">) =>
-              slots.push({ time: close, prompt_tokens: 0, completion_tokens: 0, ...fields })
+            /** Keeps the slot and places its answer's decisions (an answer that does not decode holds). */
+            const answered = (
+              answer: AiBacktestSlot["answer"],
+              key: string | null,
+              reply: { readonly text: string; readonly promptTokens: number; readonly completionTokens: number }
+            ) => {
+              const { decisions, error } = decodeAnswer(reply.text)
+              slots.push({
+                time: close,
+                answer,
+                key,
+                decisions,
+                error,
+                prompt_tokens: reply.promptTokens,
+                completion_tokens: reply.completionTokens
+              })
+              if (decisions !== null) engine.decideAtClose(engineDecisions(row.symbols, decisions))
+              return true
+            }
+            const held = (key: string | null, error: string) => {
+              slots.push({
+                time: close,
+                answer: "none",
+                key,
+                decisions: null,
+                error,
+                prompt_tokens: 0,
+                completion_tokens: 0
+              })
+              return true
+            }
             switch (reply._tag) {
               case "NotCached": {
                 if (row.mode !== "replay") {
@@ -336,18 +367,25 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
                   }; the results up to it are kept`
                   return false
                 }
-                slot({
-                  answer: "none",
-                  key: reply.key,
-                  decisions: null,
-                  error: "not_cached: no answer to this prompt in the cache, and a replay asks no model: holding"
+                // The account's live round at this slot, replayed as it answered then.
+                const live = yield* roundsRepo.scheduledAnswer({ account_id: row.account_id, slot: close })
+                if (Option.isNone(live)) {
+                  return held(
+                    reply.key,
+                    "not_cached: no answer to this prompt in the cache nor a live round at this slot, and a replay " +
+                      "asks no model: holding"
+                  )
+                }
+                totals.cached++
+                return answered("live", reply.key, {
+                  text: live.value.raw_answer,
+                  promptTokens: 0,
+                  completionTokens: 0
                 })
-                return true
               }
               case "ModelCallFailed": {
                 totals.calls++
-                slot({ answer: "none", key: null, decisions: null, error: `${reply.code}: ${reply.message}` })
-                return true
+                return held(null, `${reply.code}: ${reply.message}`)
               }
               case "Answered": {
                 if (reply.cached) totals.cached++
@@ -356,18 +394,7 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
                   totals.promptTokens += reply.promptTokens
                   totals.completionTokens += reply.completionTokens
                 }
-                const { decisions, error } = decodeAnswer(reply.text)
-                slots.push({
-                  time: close,
-                  answer: reply.cached ? "cache" : "model",
-                  key: reply.key,
-                  decisions,
-                  error,
-                  prompt_tokens: reply.promptTokens,
-                  completion_tokens: reply.completionTokens
-                })
-                if (decisions !== null) engine.decideAtClose(engineDecisions(row.symbols, decisions))
-                return true
+                return answered(reply.cached ? "cache" : "model", reply.key, reply)
               }
             }
           })

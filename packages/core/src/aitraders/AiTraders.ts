@@ -36,6 +36,7 @@ import {
   type RoundCall,
   type RoundResult,
   type RoundRow,
+  scheduleKey,
   toRound
 } from "./AiTradersRepo.js"
 import { ModelCalls } from "./ModelCalls.js"
@@ -449,7 +450,7 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
           user_id: trader.user_id,
           account_id: trader.account_id,
           trigger: "schedule",
-          idempotency_key: `schedule:${trader.account_id}:${slot}`,
+          idempotency_key: scheduleKey(trader.account_id, slot),
           now: new Date(at)
         })
         if (Option.isSome(round)) queued++

@@ -95,6 +95,9 @@ export const toRound = (
   { attempts: _, claimed_by: __, idempotency_key: ___, lease_until: ____, user_id: _____, ...row }: RoundRow
 ) => new DecisionRound({ ...row, orders: row.orders ?? [] })
 
+/** The key of the round of an account's schedule at `slot` (epoch ms): one round per slot, whichever replica queued it. */
+export const scheduleKey = (accountId: number, slot: number) => `schedule:${accountId}:${slot}`
+
 /** The kind of job of AI decision rounds (in wake-ups, logs and spans). */
 export const aiRoundJobKind = "ai_round"
 
@@ -196,6 +199,16 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
       execute: (id) => sql`SELECT * FROM ai_decision_rounds WHERE id = ${id}`
     })
 
+    /** The model's answer in the account's scheduled round at `slot`, if that round asked its model and it answered. */
+    const scheduledAnswer = SqlSchema.findOne({
+      Request: Schema.Struct({ account_id: AccountId, slot: Schema.Number }),
+      Result: Schema.Struct({ raw_answer: Schema.String }),
+      execute: ({ account_id, slot }) =>
+        sql`
+        SELECT raw_answer FROM ai_decision_rounds
+        WHERE idempotency_key = ${scheduleKey(account_id, slot)} AND raw_answer IS NOT NULL`
+    })
+
     const list = SqlSchema.findAll({
       Request: Schema.Struct({ account_id: AccountId, limit: Schema.Int, offset: Schema.Int }),
       Result: RoundRow,
@@ -279,6 +292,7 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
       advance,
       enqueue,
       findRound,
+      scheduledAnswer,
       list,
       usageSince,
       called,

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { defaultAiTraderOptions } from "@trading-platform/core"
 import { testStorages } from "@trading-platform/core/testing"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, TestClock } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import { waitForRounds } from "../support/AiTraders.js"
 import { AutomationServer } from "../support/Automation.js"
@@ -239,6 +239,42 @@ for (const storage of testStorages) {
             yield* call("GET", `/api/account/${elsewhere.id}/backtests/${done.id}`, { token }),
             404,
             "not_found"
+          )
+        }))
+
+      it.effect("a replay reproduces the account's scheduled live rounds at their slots, though their prompts were the live account's", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const account = yield* createAccount(token)
+          const settings = yield* call("PUT", `/api/account/${account.id}/ai-trader`, {
+            token,
+            body: { enabled: true, timeframe: "1m", interval_minutes: 1 }
+          })
+          const first = Date.parse(settings.body.next_run_at)
+          // Three slots of the built-in model, one minute of the test clock each.
+          for (const n of [1, 2, 3]) {
+            yield* TestClock.adjust("1 minute")
+            yield* waitForRounds(
+              token,
+              account.id,
+              (r) => r.length >= n && r.every((x: any) => x.status === "completed"),
+              TestClock.adjust("1 second")
+            )
+          }
+          yield* call("PUT", `/api/account/${account.id}/ai-trader`, { token, body: { enabled: false } })
+          const rounds = (yield* call("GET", `/api/account/${account.id}/decisions`, { token })).body.decisions
+            .filter((r: any) => r.trigger === "schedule").reverse().slice(0, 3)
+          expect(rounds).toHaveLength(3)
+          const replay = yield* backtest(token, account.id, {
+            start: new Date(first - 60_000).toISOString(),
+            end: new Date(first + 2 * 60_000).toISOString(),
+            timeframe: "1m",
+            interval_minutes: 1,
+            mode: "replay"
+          })
+          expect(replay).toMatchObject({ status: "completed", model_calls: 0, cached_calls: 3 })
+          expect(replay.slots.map((s: any) => [s.time, s.answer, s.decisions])).toEqual(
+            rounds.map((r: any, i: number) => [first + i * 60_000, "live", r.decisions])
           )
         }))
 
