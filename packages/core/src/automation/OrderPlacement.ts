@@ -329,16 +329,48 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
       }).pipe(Effect.withSpan("OrderPlacement.resolveAtVenue"))
 
     /**
+     * An order at the venue (sent, its answer lost, or resting there) when the account has no
+     * credentials for its venue any more: the venue may hold it and cannot be asked, so it is
+     * neither closed in the ledger nor sent again. It stays as it is, flagged once
+     * (`credentials_missing`), and the reconciliation looks it up once they return.
+     */
+    const unresolvable = (order: OrderRow) =>
+      Effect.gen(function*() {
+        const flag = { account_id: order.account_id, order_id: order.id, kind: "credentials_missing" } as const
+        if (!(yield* reconciliations.recorded(flag))) {
+          yield* reconciliations.insert(
+            {
+              ...flag,
+              exchange: order.exchange,
+              symbol: order.symbol,
+              ledger_size: null,
+              venue_size: null,
+              message:
+                `order ${order.id} was sent to ${order.exchange}, which cannot be asked about it: the account has ` +
+                `no credentials for it any more; it stays ${order.status} and is looked up once they return`
+            },
+            order.user_id,
+            yield* now
+          )
+        }
+        return yield* new FinalFailure({
+          message: `Order ${order.id} cannot be looked up: account ${order.account_id} has no ${order.exchange} ` +
+            `credentials any more; it stays ${order.status} until they return`
+        })
+      })
+
+    /**
      * Withdraws the entries a binding left resting for a symbol, as its next decision replaces
      * them: one resting at the venue is cancelled there first and looked up, so what it filled
-     * before the cancel is booked; one the venue still holds fails the run, to be tried again.
+     * before the cancel is booked; one the venue still holds, or that cannot be cancelled for want of
+     * credentials, fails the run.
      */
     const withdrawEntries = (at: { readonly binding_id: BindingId; readonly symbol: string }) =>
       Effect.gen(function*() {
         for (const order of yield* ledger.openEntriesOf(at)) {
           if (order.route === "paper" || order.venue_order_id === null) continue
           const credentials = yield* venueAccounts.credentials(order.account_id, order.exchange)
-          if (Option.isNone(credentials)) continue
+          if (Option.isNone(credentials)) return yield* unresolvable(order)
           // Refused: it filled or was cancelled already, which the lookup tells.
           yield* Effect.catchTag(
             venues[order.exchange].cancelOrder(credentials.value, {
@@ -354,37 +386,6 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         }
         yield* ledger.cancelOpenEntries(at)
       }).pipe(Effect.withSpan("OrderPlacement.withdrawEntries"))
-
-    /**
-     * An order sent whose answer was lost, when the account has no credentials for its venue any
-     * more: the venue may hold it and cannot be asked, so it is neither rejected nor sent again. It
-     * stays `submitted`, flagged once (`credentials_missing`), and the reconciliation looks it up
-     * once they return.
-     */
-    const unresolvable = (order: OrderRow) =>
-      Effect.gen(function*() {
-        const flag = { account_id: order.account_id, order_id: order.id, kind: "credentials_missing" } as const
-        if (!(yield* reconciliations.recorded(flag))) {
-          yield* reconciliations.insert(
-            {
-              ...flag,
-              exchange: order.exchange,
-              symbol: order.symbol,
-              ledger_size: null,
-              venue_size: null,
-              message:
-                `order ${order.id} was sent to ${order.exchange}, which cannot be asked about it: the account has ` +
-                `no credentials for it any more; it stays submitted and is looked up once they return`
-            },
-            order.user_id,
-            yield* now
-          )
-        }
-        return yield* new FinalFailure({
-          message: `Order ${order.id} cannot be looked up: account ${order.account_id} has no ${order.exchange} ` +
-            `credentials any more; it stays submitted until they return`
-        })
-      })
 
     // What the firewall fills a flatten's exits with (declared apart, as `settle` calls the firewall).
     const settleAny: Settle = (order) => Effect.suspend(() => settle(order))

@@ -260,6 +260,17 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       )
     )
 
+  /** Runs a statement on the instance's database: what no service does in these cases. */
+  const query = <A>(instance: Instance, statement: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+    on(instance, Effect.flatMap(SqlClient.SqlClient, statement))
+
+  /** Removes the account's venue credentials; answers the effect that puts the same ones back. */
+  const removeCredentials = (instance: Instance, live: Live) =>
+    Effect.map(
+      query(instance, (sql) => sql`DELETE FROM venue_credentials WHERE account_id = ${live.accountId} RETURNING *`),
+      ([stored]) => query(instance, (sql) => sql`INSERT INTO venue_credentials ${sql.insert(stored!)}`)
+    )
+
   /** Runs `effect` with the fake's order answers failing as `behavior`, putting them back after. */
   const withOrders = <A, E, R>(behavior: typeof fake.orders, effect: Effect.Effect<A, E, R>) =>
     Effect.acquireUseRelease(
@@ -363,11 +374,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
           }
           const run = yield* runOnce(instance, live).pipe(Effect.ensuring(Effect.sync(() => (fake.behavior = "ok"))))
           expect(run.status).toBe("failed")
-          const sql = (statement: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<any>, unknown>) =>
-            on(instance, Effect.flatMap(SqlClient.SqlClient, statement))
-          const [stored] = yield* sql((sql) =>
-            sql`DELETE FROM venue_credentials WHERE account_id = ${live.accountId} RETURNING *`
-          )
+          const restoreCredentials = yield* removeCredentials(instance, live)
           // Settled again (the run taken over, the next run, a watcher pass), twice: the venue cannot be asked.
           for (let i = 0; i < 2; i++) {
             const [waiting] = yield* ordersOf(instance, live)
@@ -381,7 +388,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
           expect(waiting).toMatchObject({ status: "submitted" })
           expect(yield* eventsOf(instance, live)).toEqual(["credentials_missing"])
           // The credentials return: one pass looks the order up and books it.
-          yield* sql((sql) => sql`INSERT INTO venue_credentials ${sql.insert(stored!)}`)
+          yield* restoreCredentials
           yield* reconcile(instance, live)
           const [order] = yield* converged(instance, live)
           expect(order).toMatchObject({ id: waiting!.id, status: "filled", price: v.fillPrice })
@@ -404,10 +411,10 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
           yield* reconcile(instance, live)
           expect((yield* ordersOf(instance, live))[0]).toMatchObject({ status: "submitted" })
           // Sent long ago and unknown to the venue: rejected, not sent again.
-          yield* on(
+          yield* query(
             instance,
-            Effect.flatMap(SqlClient.SqlClient, (sql) =>
-              sql`UPDATE automation_orders SET created_at = created_at - interval '10 minutes' WHERE id = ${lost!.id}`)
+            (sql) =>
+              sql`UPDATE automation_orders SET created_at = created_at - interval '10 minutes' WHERE id = ${lost!.id}`
           )
           const sent = fake.orderQueries.length
           yield* reconcile(instance, live)
@@ -576,6 +583,31 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
           const venue = live.venueAccount()!
           expect(venue.orders.get(Number(first!.venue_order_id))!.status).toBe("canceled")
           expect(venue.orders.get(Number(second!.venue_order_id))!.status).toBe("open")
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.scopedLive(
+      "the account's credentials are removed while an entry rests at the venue: the next decision fails rather than forget it; once they return it is cancelled there first",
+      () =>
+        Effect.gen(function*() {
+          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
+          const live = yield* liveAccount(instance, { limit: 3_000 }, "ETH")
+          yield* runOnce(instance, live)
+          const restoreCredentials = yield* removeCredentials(instance, live)
+          const failed = yield* runOnce(instance, live)
+          expect(failed).toMatchObject({ status: "failed", error: expect.stringMatching(/stays open/) })
+          const [resting] = yield* ordersOf(instance, live)
+          expect(resting).toMatchObject({ status: "open", route: "venue" })
+          const venue = live.venueAccount()!
+          expect(venue.orders.get(Number(resting!.venue_order_id))!.status).toBe("open")
+          expect(yield* eventsOf(instance, live)).toEqual(["credentials_missing"])
+          yield* restoreCredentials
+          yield* runOnce(instance, live)
+          const [first, second] = yield* converged(instance, live)
+          expect(first).toMatchObject({ id: resting!.id, status: "cancelled" })
+          expect(venue.orders.get(Number(first!.venue_order_id))!.status).toBe("canceled")
+          expect(second).toMatchObject({ status: "open", order_type: "limit", route: "venue" })
         }),
       { timeout: 120_000 }
     )
