@@ -17,9 +17,11 @@ import {
   BacktestTrades,
   maxBacktestBars
 } from "./Backtest.js"
+import { BacktestRobustnessReport, RobustnessRequest } from "./RobustnessSchemas.js"
 
 // The feature's contract: its endpoints (below) and the schemas they use.
 export * from "./Backtest.js"
+export * from "./RobustnessSchemas.js"
 
 const BacktestPath = Schema.Struct({ id: idParam(BacktestId) })
 
@@ -82,6 +84,25 @@ export class BacktestsApi extends HttpApiGroup.make("backtests")
       .addError(ApiError.NotFound)
       .addError(ApiError.Conflict)
       .annotate(OpenApi.Summary, "Cancel a queued or running backtest; a finished one answers 409")
+  )
+  .add(
+    HttpApiEndpoint.post("robustness", "/programs/backtest/:id/robustness")
+      .setPath(BacktestPath)
+      .setPayload(strictBody(RobustnessRequest))
+      .addSuccess(BacktestRobustnessReport)
+      .addError(ApiError.Forbidden)
+      .addError(ApiError.NotFound)
+      .addError(ApiError.Conflict)
+      .annotate(
+        OpenApi.Description,
+        "Monte Carlo on the trades (seeded: the same request gives the same figures) and the deflated Sharpe ratio " +
+          "of the stored equity curve's returns given `trials`. `trials` above 1 requires `trials_sharpe_variance` " +
+          "(400 naming it). A backtest that has not completed answers 409."
+      )
+      .annotate(
+        OpenApi.Summary,
+        "Robustness figures of a completed backtest: Monte Carlo and the deflated Sharpe ratio"
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Backtests")

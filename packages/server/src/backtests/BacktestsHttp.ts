@@ -1,10 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Backtests, CurrentUser, TradingApi } from "@trading-platform/core"
+import { BacktestRobustness, Backtests, CurrentUser, TradingApi } from "@trading-platform/core"
 import { Effect } from "effect"
 
 export const BacktestsHttpLive = HttpApiBuilder.group(TradingApi, "backtests", (handlers) =>
   Effect.gen(function*() {
     const backtests = yield* Backtests
+    const robustness = yield* BacktestRobustness
     return handlers
       .handle("submit", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (caller) => backtests.submit(caller, path.id, payload)))
@@ -16,4 +17,7 @@ export const BacktestsHttpLive = HttpApiBuilder.group(TradingApi, "backtests", (
           backtests.trades(caller, path.id, urlParams)))
       .handle("cancel", ({ path }) =>
         Effect.flatMap(CurrentUser, (caller) => backtests.cancel(caller, path.id)))
+      .handle("robustness", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, (caller) =>
+          robustness.report(caller, path.id, payload)))
   }))

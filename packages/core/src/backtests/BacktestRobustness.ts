@@ -1,0 +1,74 @@
+import { Effect } from "effect"
+import { Conflict } from "../http/Errors.js"
+import { invalidField } from "../http/InvalidField.js"
+import { dieOnStorageFailure } from "../sql/StorageFailure.js"
+import type { CurrentUserShape } from "../users/Authentication.js"
+import { ownedBy } from "../users/Ownership.js"
+import type { BacktestId } from "./Backtest.js"
+import { returnsOf } from "./BacktestMetrics.js"
+import { BacktestsRepo } from "./BacktestsRepo.js"
+import { deflatedSharpe, monteCarlo, returnMoments } from "./Robustness.js"
+import { BacktestRobustnessReport, robustnessDefaults, type RobustnessRequest } from "./RobustnessSchemas.js"
+
+/** Robustness figures of the caller's completed backtests, computed on their stored result. */
+export class BacktestRobustness extends Effect.Service<BacktestRobustness>()(
+  "@trading-platform/core/BacktestRobustness",
+  {
+    effect: Effect.gen(function*() {
+      const repo = yield* BacktestsRepo
+
+      const report = (caller: CurrentUserShape, id: BacktestId, request: RobustnessRequest) =>
+        Effect.gen(function*() {
+          const trials = request.trials ?? robustnessDefaults.trials
+          // The spread of the trials' Sharpe ratios is what deflates the best of them; one trial has none.
+          if (trials > 1 && request.trials_sharpe_variance === undefined) {
+            return yield* invalidField("trials_sharpe_variance", "is required when trials is above 1")
+          }
+          const variance = request.trials_sharpe_variance ?? 0
+          // The same 404/403 as GET /api/programs/backtest/{id}.
+          const row = yield* repo.findById(id).pipe(ownedBy(caller, `Backtest ${id}`))
+          if (row.status !== "completed" || row.result === null) {
+            return yield* new Conflict({
+              error: `Backtest ${id} is ${row.status}: robustness needs a completed backtest`
+            })
+          }
+          const settings = { ...robustnessDefaults, ...request.monte_carlo }
+          const figures = monteCarlo({
+            pnls: row.result.trades.map((t) => t.pnl),
+            initialBalance: row.initial_balance,
+            runs: settings.runs,
+            seed: settings.seed,
+            method: settings.method,
+            ruinPercent: settings.ruin_drawdown_percent
+          })
+          const moments = returnMoments(returnsOf(row.initial_balance, row.result.equity_curve.map((p) => p.equity)))
+          return new BacktestRobustnessReport({
+            backtest_id: id,
+            monte_carlo: {
+              method: settings.method,
+              runs: settings.runs,
+              seed: settings.seed,
+              ruin_drawdown_percent: settings.ruin_drawdown_percent,
+              trades: row.result.trades.length,
+              initial_balance: row.initial_balance,
+              ...figures
+            },
+            deflated_sharpe: moments === undefined ? null : {
+              returns: moments.count,
+              sharpe: moments.sharpe,
+              skewness: moments.skewness,
+              kurtosis: moments.kurtosis,
+              trials,
+              trials_sharpe_variance: variance,
+              ...deflatedSharpe(moments, trials, variance)
+            }
+          })
+        }).pipe(
+          dieOnStorageFailure,
+          Effect.withSpan("BacktestRobustness.report", { attributes: { userId: caller.id, backtestId: id } })
+        )
+
+      return { report } as const
+    })
+  }
+) {}
