@@ -4,6 +4,7 @@ import { PositiveAmount } from "../http/Amount.js"
 import { defaulted } from "../http/Defaults.js"
 import { idParam, StoredId } from "../http/IdParam.js"
 import { documentTrimmed } from "../http/TrimmedText.js"
+import { ProgramParams } from "../programs/Parameters.js"
 import { ProgramId } from "../programs/Program.js"
 import { Decision } from "../sandbox/Decision.js"
 import { Exchange, LongerTimeframes, Timeframe } from "../venues/Venue.js"
@@ -32,7 +33,7 @@ const IntervalMinutes = Schema.Int.pipe(Schema.between(1, 10_080))
 const PoolIds = Schema.Array(StoredId).pipe(Schema.maxItems(50))
 // Bounds are the account's rule (422 leverage_too_high), so only the shape is checked here.
 const Leverage = Schema.Int
-const Params = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const Params = ProgramParams
 
 const hasTrigger = (
   b: {

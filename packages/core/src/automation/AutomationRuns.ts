@@ -1,5 +1,6 @@
 import { Clock, Effect, Layer, Option } from "effect"
 import { type AccountRow, Accounts } from "../accounts/Accounts.js"
+import { resolveParameters } from "../programs/Parameters.js"
 
 import { alignBars } from "../backtests/AlignedBars.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
@@ -81,6 +82,12 @@ export const AutomationRunsLive = Layer.scopedDiscard(
       Effect.gen(function*() {
         const program = yield* programs.owned({ id: run.user_id }, run.program_id).pipe(gone)
         const code = yield* compileProgram(program.code, program.language)
+        // The program may have changed its declaration since the binding was saved: the run says so.
+        const params = yield* resolveParameters(program.parameters, binding.params).pipe(
+          Effect.mapError((invalid) =>
+            new FinalFailure({ message: `The binding's params no longer fit the program: ${invalid.error}` })
+          )
+        )
         const candles = yield* Effect.forEach(
           run.symbols,
           (symbol) => market.latest({ _tag: "Venue", exchange }, symbol, binding.timeframe, candleWindow)
@@ -96,7 +103,7 @@ export const AutomationRunsLive = Layer.scopedDiscard(
             symbols: run.symbols,
             timeframe: binding.timeframe,
             timeframes: binding.timeframes,
-            params: binding.params,
+            params,
             seed: run.id
           },
           bars,

@@ -7,8 +7,10 @@ import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
+import { resolveParameters } from "../programs/Parameters.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
+import type { ProgramRow } from "../programs/ProgramsRepo.js"
 import { PoolId } from "../signals/Signal.js"
 import { Signals } from "../signals/Signals.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -88,21 +90,25 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
     const wakeup = yield* JobWakeup
     const signals = yield* Signals
 
-    /** The caller's binding of the caller's program: 404 when it does not exist or is another program's, 403 when another user's. */
-    const owned = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
+    /** The caller's binding of the caller's program, and the program: 404 when it does not exist or is another program's, 403 when another user's. */
+    const ownedWithProgram = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
       Effect.gen(function*() {
-        yield* programs.owned(caller, programId)
+        const program = yield* programs.owned(caller, programId)
         const binding = yield* repo.findById(id).pipe(ownedBy(caller, `Binding ${id}`))
         if (binding.program_id !== programId) return yield* new NotFound({ error: `Binding ${id} not found` })
-        return binding
+        return { binding, program }
       })
+    const owned = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
+      Effect.map(ownedWithProgram(caller, programId, id), ({ binding }) => binding)
 
     /**
      * The rules of a binding's settings against its account: leverage within the account's,
-     * symbols listed on its venue, longer timeframes its bars can build.
+     * symbols listed on its venue, longer timeframes its bars can build; `params` against the
+     * program's declared parameters (each run completes them with the defaults as they are then).
      */
-    const checked = (caller: CurrentUserShape, edit: BindingEdit) =>
+    const checked = (caller: CurrentUserShape, program: ProgramRow, edit: BindingEdit) =>
       Effect.gen(function*() {
+        yield* resolveParameters(program.parameters, edit.params)
         const issue = longerTimeframeIssue(edit.timeframe, edit.timeframes)
         if (issue !== undefined) {
           return yield* invalidField(issue.path, issue.message)
@@ -124,7 +130,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
     const create = (caller: CurrentUserShape, programId: ProgramId, request: BindingRequest) =>
       Effect.gen(function*() {
         const input = { ...bindingDefaults, ...request }
-        yield* programs.owned(caller, programId)
+        const program = yield* programs.owned(caller, programId)
         const at = yield* now
         const edit: BindingEdit = {
           account_id: input.account_id,
@@ -139,7 +145,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           portfolio: input.portfolio,
           next_run_at: null
         }
-        yield* checked(caller, edit)
+        yield* checked(caller, program, edit)
         const row = yield* repo.insert({
           edit: { ...edit, next_run_at: firstSlot(edit, at) },
           user_id: caller.id,
@@ -166,7 +172,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
 
     const update = (caller: CurrentUserShape, programId: ProgramId, id: BindingId, input: BindingUpdate) =>
       Effect.gen(function*() {
-        const current = yield* owned(caller, programId, id)
+        const { binding: current, program } = yield* ownedWithProgram(caller, programId, id)
         const edit: BindingEdit = {
           account_id: input.account_id ?? current.account_id,
           symbols: input.symbols === undefined ? current.symbols : Array.from(new Set(input.symbols)),
@@ -185,7 +191,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         if (edit.interval_minutes === null && edit.signal_pool_ids.length === 0) {
           return yield* invalidField("interval_minutes", "give interval_minutes, signal_pool_ids, or both")
         }
-        yield* checked(caller, edit)
+        yield* checked(caller, program, edit)
         const at = yield* now
         // A schedule that keeps its interval and stays enabled keeps its slot; any other change starts it afresh.
         const keepsSlot = current.enabled && edit.enabled && current.interval_minutes === edit.interval_minutes

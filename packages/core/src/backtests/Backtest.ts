@@ -9,6 +9,7 @@ import { Pagination } from "../http/Pagination.js"
 import { TrimmedText } from "../http/TrimmedText.js"
 import { JobStatus } from "../jobs/JobStatus.js"
 import { CandleExchange } from "../market/Dataset.js"
+import { ProgramParams } from "../programs/Parameters.js"
 import { ProgramId } from "../programs/Program.js"
 import { candleWindow } from "../sandbox/SandboxLimits.js"
 import { paperTerms, type TradingTerms, unlistedRules } from "../trading/Fills.js"
@@ -47,7 +48,8 @@ export const backtestDefaults = {
   margin_mode: "isolated",
   leverage: tradingDefaults.leverage,
   // The window a program sees, as a live run replays it before each decision.
-  warmup_bars: candleWindow
+  warmup_bars: candleWindow,
+  params: {}
 } as const
 
 /** The most symbols one backtest trades from its balance. */
@@ -85,6 +87,8 @@ export const BacktestRequest = Schema.Struct({
   leverage: defaulted(Schema.Number.pipe(Schema.between(1, 125)), backtestDefaults.leverage),
   /** Bars before `start` fed to the program without trading, so its window and its state are full at `start`. */
   warmup_bars: defaulted(Schema.Int.pipe(Schema.between(0, candleWindow)), backtestDefaults.warmup_bars),
+  /** `data.params`: checked against the program's declared parameters, the omitted ones taking their default. */
+  params: defaulted(ProgramParams, backtestDefaults.params),
   account_id: Schema.optionalWith(AccountId, { nullable: true })
 }).annotations({
   parseOptions: { errors: "all" },
@@ -243,6 +247,8 @@ const entryFields = {
   timeframe: Timeframe,
   /** The longer timeframes its program reads. */
   timeframes: Schema.Array(Timeframe),
+  /** What the program was given as `data.params`, with its declared defaults filled in. */
+  params: ProgramParams,
   created_at: Schema.String,
   started_at: Schema.NullOr(Schema.String),
   finished_at: Schema.NullOr(Schema.String),

@@ -90,7 +90,7 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
         symbols: row.symbols,
         timeframe: row.timeframe,
         timeframes: row.timeframes,
-        params: {},
+        params: row.params,
         seed
       }
       return Effect.gen(function*() {

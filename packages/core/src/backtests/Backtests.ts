@@ -7,6 +7,7 @@ import { pageOf, type Pagination } from "../http/Pagination.js"
 import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData, venueOf } from "../market/MarketData.js"
+import { resolveParameters } from "../programs/Parameters.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
@@ -39,6 +40,7 @@ const toEntry = (row: BacktestEntryRow) =>
     exchange: row.exchange,
     timeframe: row.timeframe,
     timeframes: row.timeframes,
+    params: row.params,
     created_at: row.created_at,
     started_at: row.started_at,
     finished_at: row.finished_at,
@@ -167,6 +169,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         }
         // The job keeps the code as it is now: editing or deleting the program later does not change the run.
         const code = yield* compileProgram(program.code, program.language)
+        const params = yield* resolveParameters(program.parameters, input.params)
         const row = yield* repo.jobs.admit(
           caller.id,
           maxQueuedJobsPerUser,
@@ -190,6 +193,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
             margin_mode: input.margin_mode,
             warmup_bars: input.warmup_bars,
             leverage: input.leverage,
+            params,
             code,
             now: yield* now
           })

@@ -4,6 +4,7 @@ import { Effect, Schema } from "effect"
 import { AccountId, MarginMode } from "../accounts/Account.js"
 import { makeJobQueue } from "../jobs/JobQueue.js"
 import { CandleExchange } from "../market/Dataset.js"
+import { ProgramParams } from "../programs/Parameters.js"
 import { ProgramId } from "../programs/Program.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
@@ -33,6 +34,7 @@ export const BacktestRow = Schema.Struct({
   margin_mode: MarginMode,
   leverage: Schema.Number,
   warmup_bars: Schema.Int,
+  params: Schema.parseJson(ProgramParams),
   code: Schema.String,
   status: BacktestStatus,
   progress: Schema.Number,
@@ -60,6 +62,7 @@ export const BacktestEntryRow = BacktestRow.pick(
   "exchange",
   "timeframe",
   "timeframes",
+  "params",
   "status",
   "created_at",
   "started_at",
@@ -90,6 +93,7 @@ const NewBacktest = Schema.Struct({
   margin_mode: MarginMode,
   leverage: Schema.Number,
   warmup_bars: Schema.Int,
+  params: Schema.parseJson(ProgramParams),
   code: Schema.String,
   now: Schema.DateFromSelf
 })
@@ -127,10 +131,10 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
         sql`
         INSERT INTO backtests (user_id, program_id, account_id, symbol, symbols, exchange, timeframe, timeframes,
           start_at, end_at, initial_balance, fee_rate, maker_fee_rate, slippage, slippage_model, fill_timing,
-          margin_mode, leverage, warmup_bars, code, status, created_at)
+          margin_mode, leverage, warmup_bars, params, code, status, created_at)
         VALUES (${b.user_id}, ${b.program_id}, ${b.account_id}, ${b.symbol}, ${b.symbols}, ${b.exchange}, ${b.timeframe},
           ${b.timeframes}, ${b.start_at}, ${b.end_at}, ${b.initial_balance}, ${b.fee_rate}, ${b.maker_fee_rate}, ${b.slippage},
-          ${b.slippage_model}, ${b.fill_timing}, ${b.margin_mode}, ${b.leverage}, ${b.warmup_bars}, ${b.code}, 'queued',
+          ${b.slippage_model}, ${b.fill_timing}, ${b.margin_mode}, ${b.leverage}, ${b.warmup_bars}, ${b.params}, ${b.code}, 'queued',
           ${b.now})
         RETURNING *`
     })
@@ -147,7 +151,7 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
       Result: BacktestEntryRow,
       execute: (q) =>
         sql`
-          SELECT id, program_id, account_id, symbol, symbols, exchange, timeframe, timeframes, status, created_at,
+          SELECT id, program_id, account_id, symbol, symbols, exchange, timeframe, timeframes, params, status, created_at,
             started_at, finished_at, total_pnl, total_trades, winning_trades
           FROM backtests WHERE ${
           sql.and([

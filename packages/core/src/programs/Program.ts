@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { StoredId } from "../http/IdParam.js"
 import { TrimmedText } from "../http/TrimmedText.js"
+import { ProgramParameter } from "./Parameters.js"
 
 /** A program's id. */
 export const ProgramId = StoredId.pipe(Schema.brand("ProgramId"))
@@ -55,7 +56,12 @@ const summaryFields = {
 export class ProgramSummary extends Schema.Class<ProgramSummary>("ProgramSummary")(summaryFields) {}
 
 /** A program with its code, as `GET /api/programs/{id}` and `POST /api/programs` answer it. */
-export class Program extends Schema.Class<Program>("Program")({ ...summaryFields, code: Schema.String }) {}
+export class Program extends Schema.Class<Program>("Program")({
+  ...summaryFields,
+  code: Schema.String,
+  /** What its `parameters` export declares, in its order; null when it declares none. */
+  parameters: Schema.NullOr(Schema.Array(ProgramParameter))
+}) {}
 
 /** `GET /api/programs`: the caller's programs, newest first. */
 export class ProgramList extends Schema.Class<ProgramList>("ProgramList")({

@@ -1,4 +1,5 @@
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
+import { ProgramInvalid } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
@@ -6,6 +7,7 @@ import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy, type Owner } from "../users/Ownership.js"
+import { declaredParameters } from "./Parameters.js"
 import {
   Program,
   type ProgramId,
@@ -26,7 +28,7 @@ const toSummary = (row: ProgramRow) =>
     updated_at: row.updated_at
   })
 
-const toProgram = (row: ProgramRow) => new Program({ ...toSummary(row), code: row.code })
+const toProgram = (row: ProgramRow) => new Program({ ...toSummary(row), code: row.code, parameters: row.parameters })
 
 /** Trading programs: ownership, and the rule that a stored program loads in the sandbox. */
 export class Programs extends Effect.Service<Programs>()("@trading-platform/core/Programs", {
@@ -34,12 +36,23 @@ export class Programs extends Effect.Service<Programs>()("@trading-platform/core
     const repo = yield* ProgramsRepo
     const runtime = yield* ProgramRuntime
 
-    /** The request as a row to write, once its code compiles, loads and exports `decide`. */
+    /** The request as a row to write, once its code compiles, loads, exports `decide` and declares valid `parameters`. */
     const validated = (input: ProgramRequest) =>
       Effect.gen(function*() {
         const language = input.language ?? "javascript"
-        yield* runtime.check(yield* compileProgram(input.code, language))
-        return { name: input.name, description: input.description ?? null, language, code: input.code, now: yield* now }
+        const exported = yield* runtime.check(yield* compileProgram(input.code, language))
+        const parameters = exported === undefined ? null : yield* Either.mapLeft(
+          declaredParameters(exported),
+          (error) => new ProgramInvalid({ error: `The program's parameters are not valid: ${error}` })
+        )
+        return {
+          name: input.name,
+          description: input.description ?? null,
+          language,
+          code: input.code,
+          parameters,
+          now: yield* now
+        }
       })
 
     /** The caller's (or a run's owner's) program, or 404 when it does not exist and 403 when it is another user's. */

@@ -3,7 +3,11 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Schema } from "effect"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
+import { ProgramParameter } from "./Parameters.js"
 import { ProgramId } from "./Program.js"
+
+/** The declared parameters, as JSON text; null without a declaration. */
+const Parameters = Schema.NullOr(Schema.parseJson(Schema.Array(ProgramParameter)))
 
 export const ProgramRow = Schema.Struct({
   id: ProgramId,
@@ -12,6 +16,7 @@ export const ProgramRow = Schema.Struct({
   description: Schema.NullOr(Schema.String),
   language: Schema.String,
   code: Schema.String,
+  parameters: Parameters,
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp
 })
@@ -22,6 +27,7 @@ const ProgramWrite = Schema.Struct({
   description: Schema.NullOr(Schema.String),
   language: Schema.String,
   code: Schema.String,
+  parameters: Parameters,
   now: Schema.DateFromSelf
 })
 
@@ -35,8 +41,8 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
       Result: ProgramRow,
       execute: (p) =>
         sql`
-        INSERT INTO programs (user_id, name, description, language, code, created_at, updated_at)
-        VALUES (${p.user_id}, ${p.name}, ${p.description}, ${p.language}, ${p.code}, ${p.now}, ${p.now})
+        INSERT INTO programs (user_id, name, description, language, code, parameters, created_at, updated_at)
+        VALUES (${p.user_id}, ${p.name}, ${p.description}, ${p.language}, ${p.code}, ${p.parameters}, ${p.now}, ${p.now})
         RETURNING *`
     })
     const findById = SqlSchema.findOne({
@@ -58,7 +64,7 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
       execute: (p) =>
         sql`
         UPDATE programs SET name = ${p.name}, description = ${p.description}, language = ${p.language},
-          code = ${p.code}, updated_at = ${p.now}
+          code = ${p.code}, parameters = ${p.parameters}, updated_at = ${p.now}
         WHERE id = ${p.id}
         RETURNING *`
     })

@@ -1,6 +1,6 @@
 /**
  * The body of a program check thread (see `CheckWorker.ts`): loads the program in QuickJS as a
- * run does and posts `{ loaded: true }`, the `LoadFailure`, or `{ stalled: true }` when the
+ * run does and posts `{ loaded: true, parameters }` (its `parameters` export as data), the `LoadFailure`, or `{ stalled: true }` when the
  * wall-clock safety net stopped it. It imports only relative paths and
  * not Effect, so the thread, which a check starts for every program saved, stays small. Nothing is
  * disposed: the thread ends with the check.
@@ -18,7 +18,7 @@ setBusy(true)
 void newQuickJSWASMModule().then((module) => {
   try {
     const loaded = loadProgram(makeSandbox(module, limits, call), code, 0)
-    parentPort!.postMessage("overBudget" in loaded ? loaded : { loaded: true })
+    parentPort!.postMessage("overBudget" in loaded ? loaded : { loaded: true, parameters: loaded.parameters })
   } catch (e) {
     if (!(e instanceof SandboxStalled)) throw e
     parentPort!.postMessage({ stalled: true })

@@ -21,9 +21,13 @@ export interface CheckThreadInput {
  * Loads the program in a worker thread, which the watchdog terminates if one call outlives twice
  * its wall-clock safety net: a program's top-level code may call built-ins that QuickJS cannot
  * interrupt, and the server's event loop must not wait for them. Only the counted budget is the
- * program's verdict (422); a load the safety net or the watchdog stopped answers 503.
+ * program's verdict (422); a load the safety net or the watchdog stopped answers 503. Answers the
+ * program's `parameters` export as data (undefined without one).
  */
-export const checkInWorker = (code: string, limits: SandboxLimits): Effect.Effect<void, ProgramInvalid | Unavailable> =>
+export const checkInWorker = (
+  code: string,
+  limits: SandboxLimits
+): Effect.Effect<unknown, ProgramInvalid | Unavailable> =>
   Effect.gen(function*() {
     const thread = yield* startWorkerThread({
       entry: "sandbox/CheckThreadEntry",
@@ -38,9 +42,10 @@ export const checkInWorker = (code: string, limits: SandboxLimits): Effect.Effec
       case "Stalled":
         return yield* stalled(2 * limits.wallMillisPerCall)
       case "Message": {
-        const outcome = event.message as { loaded: true } | { stalled: true } | LoadFailure
+        const outcome = event.message as { loaded: true; parameters: unknown } | { stalled: true } | LoadFailure
         if ("stalled" in outcome) return yield* stalled(limits.wallMillisPerCall)
         if ("overBudget" in outcome) return yield* loadFailure(outcome)
+        return outcome.parameters
       }
     }
   }).pipe(Effect.scoped)

@@ -19,7 +19,8 @@ export interface ProgramRun {
 }
 
 /**
- * Where programs run. `check` loads a program and requires an exported `decide` (`Unavailable`
+ * Where programs run. `check` loads a program, requires an exported `decide` and answers its
+ * `parameters` export as data (undefined without one; `Unavailable`
  * when the wall-clock safety net stopped it, which is not the program's verdict); `load` readies
  * one run and answers its `Decider`, which keeps the candle history and may throw
  * `ProgramRunError`, or `SandboxStalled` for the safety net. The run's resources are released with
@@ -27,6 +28,6 @@ export interface ProgramRun {
  * marks it.
  */
 export class ProgramRuntime extends Context.Tag("@trading-platform/core/ProgramRuntime")<ProgramRuntime, {
-  readonly check: (code: string) => Effect.Effect<void, ProgramInvalid | Unavailable>
+  readonly check: (code: string) => Effect.Effect<unknown, ProgramInvalid | Unavailable>
   readonly load: (run: ProgramRun) => Effect.Effect<Decider, ProgramInvalid, Scope.Scope>
 }>() {}

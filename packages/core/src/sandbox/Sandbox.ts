@@ -34,10 +34,10 @@ export const makeSandbox = (module: QuickJSWASMModule, limits: SandboxLimits, on
     get exceeded() {
       return this.used > this.allowed
     },
-    /** Throws `SandboxStalled` when the safety net stopped the call that failed with `error` (freed then). */
-    throwIfStalled(error: QuickJSHandle) {
+    /** Throws `SandboxStalled` when the safety net stopped the call (that failed with `error`, freed then). */
+    throwIfStalled(error?: QuickJSHandle) {
       if (!this.stalled) return
-      error.dispose()
+      error?.dispose()
       throw new SandboxStalled(limits.wallMillisPerCall)
     }
   }
@@ -96,11 +96,13 @@ export interface Helpers {
   readonly describe: QuickJSHandle
   readonly makeDriver: QuickJSHandle
   readonly decide: QuickJSHandle
+  /** The program's `parameters` export as data (undefined without one), for the host to check. */
+  readonly parameters: unknown
 }
 
 /**
  * Installs the guest (`GuestSource.ts`) in the sandbox, then evaluates the program as an ES module
- * and finds its `decide`.
+ * and finds its `decide` and its `parameters`.
  */
 export const loadProgram = (sandbox: Sandbox, code: string, seed: number): Helpers | LoadFailure => {
   const { budget, own, vm } = sandbox
@@ -118,7 +120,13 @@ export const loadProgram = (sandbox: Sandbox, code: string, seed: number): Helpe
     }
     return { overBudget: false, text: describeError(sandbox, describe, evaluated.error) }
   }
-  const decide = own(vm.getProp(own(evaluated.value), "decide"))
+  const exports = own(evaluated.value)
+  const decide = own(vm.getProp(exports, "decide"))
   if (vm.typeof(decide) !== "function") return { overBudget: false }
-  return { describe, makeDriver, decide }
+  // Copied out as JSON within the load's budget (a getter runs guest code): the declaration is
+  // data, which the host decodes.
+  const parameters = vm.dump(own(vm.getProp(exports, "parameters")))
+  budget.throwIfStalled()
+  if (budget.exceeded) return { overBudget: true }
+  return { describe, makeDriver, decide, parameters }
 }

@@ -34,6 +34,7 @@ import m0031 from "./migrations/0031_scheduler_wakeups.js"
 import m0032 from "./migrations/0032_ai_backtests.js"
 import m0033 from "./migrations/0033_arena_equity.js"
 import m0034 from "./migrations/0034_risk_passed.js"
+import m0035 from "./migrations/0035_program_parameters.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -74,7 +75,8 @@ const byName = {
   "0031_scheduler_wakeups": m0031,
   "0032_ai_backtests": m0032,
   "0033_arena_equity": m0033,
-  "0034_risk_passed": m0034
+  "0034_risk_passed": m0034,
+  "0035_program_parameters": m0035
 }
 export const migrations = Migrator.fromRecord(byName)
 

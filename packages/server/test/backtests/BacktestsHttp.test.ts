@@ -458,6 +458,7 @@ for (const storage of testStorages) {
             "exchange",
             "finished_at",
             "id",
+            "params",
             "program_id",
             "started_at",
             "status",

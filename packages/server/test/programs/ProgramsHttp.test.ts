@@ -26,9 +26,16 @@ for (const storage of testStorages) {
             "id",
             "language",
             "name",
+            "parameters",
             "updated_at"
           ])
-          expect(reply.body).toMatchObject({ name: "SMA cross", description: "a test", language: "javascript", code })
+          expect(reply.body).toMatchObject({
+            name: "SMA cross",
+            description: "a test",
+            language: "javascript",
+            code,
+            parameters: null
+          })
           expect(new Date(reply.body.created_at).toISOString()).toBe(reply.body.created_at)
           expect(reply.body.updated_at).toBe(reply.body.created_at)
         }))
@@ -126,6 +133,72 @@ for (const storage of testStorages) {
           const page = yield* call("GET", "/api/programs?limit=1&offset=1", { token })
           expect(page.body.programs.map((p: { id: number }) => p.id)).toEqual([ids[1]])
           expectError(yield* call("GET", "/api/programs?limit=501", { token }), 400, "invalid_input")
+        }))
+
+      it.effect("a program's declared parameters are checked when it is saved and listed in its order", () =>
+        Effect.gen(function*() {
+          const { token } = yield* signUp()
+          const declared = `export const parameters = {
+  slow: { kind: "int", min: 20, max: 200, default: 30 },
+  fast: { kind: "int", min: 2, max: 50, default: 10 },
+  width: { kind: "float", min: 0.5, max: 3, default: 2 },
+  side: { kind: "choice", choices: ["long", "short", "both"], default: "both" }
+}
+${code}`
+          const created = yield* create(token, { code: declared })
+          expect(created.status).toBe(201)
+          expect(created.body.parameters).toEqual([
+            { name: "slow", kind: "int", min: 20, max: 200, choices: null, default: 30 },
+            { name: "fast", kind: "int", min: 2, max: 50, choices: null, default: 10 },
+            { name: "width", kind: "float", min: 0.5, max: 3, choices: null, default: 2 },
+            { name: "side", kind: "choice", min: null, max: null, choices: ["long", "short", "both"], default: "both" }
+          ])
+          expect((yield* call("GET", `/api/programs/${created.body.id}`, { token })).body.parameters)
+            .toEqual(created.body.parameters)
+          // TypeScript declares them the same way.
+          const typed = yield* create(token, {
+            language: "typescript",
+            code: `export const parameters = { n: { kind: "int", min: 1, max: 5, default: 2 } } as const\n${typescript}`
+          })
+          expect(typed.body.parameters).toEqual([{ name: "n", kind: "int", min: 1, max: 5, choices: null, default: 2 }])
+          // Saved without the export, the program declares none.
+          yield* call("PUT", `/api/programs/${created.body.id}`, { token, body: { code } })
+          expect((yield* call("GET", `/api/programs/${created.body.id}`, { token })).body.parameters).toBeNull()
+
+          // Each broken declaration answers 422 naming what is wrong, and nothing is stored.
+          const broken: ReadonlyArray<[string, string]> = [
+            [
+              `{ fast: { kind: "int", min: 2, max: 50, default: 60 } }`,
+              "parameters.fast: default (60) must be within 2..50"
+            ],
+            [
+              `{ fast: { kind: "int", min: 50, max: 2, default: 10 } }`,
+              "parameters.fast: min (50) must be below max (2)"
+            ],
+            [`{ fast: { kind: "int", min: 2, max: 50, default: 2.5 } }`, "parameters.fast.default"],
+            [`{ "no-dash": { kind: "int", min: 1, max: 2, default: 1 } }`, "parameters: \"no-dash\" is not a name"],
+            [`{ side: { kind: "choice", choices: ["a", "a"], default: "a" } }`, "choices must not repeat"],
+            [
+              `{ side: { kind: "choice", choices: ["a", "b"], default: "c" } }`,
+              "default (\"c\") must be one of the choices"
+            ],
+            [`{ x: { kind: "bool", default: true } }`, "parameters.x"],
+            [`[1, 2]`, "parameters"],
+            [`42`, "parameters"]
+          ]
+          for (const [declaration, message] of broken) {
+            const reply = yield* create(token, { code: `export const parameters = ${declaration}\n${code}` })
+            expectError(reply, 422, "program_invalid")
+            expect(reply.body.error).toContain("The program's parameters are not valid: ")
+            expect(reply.body.error).toContain(message)
+          }
+          // A getter that never returns is stopped by the load's budget.
+          const looping = yield* create(token, {
+            code: `export const parameters = { get fast() { for (;;) {} } }\n${code}`
+          })
+          expectError(looping, 422, "program_invalid")
+          expect(looping.body.error).toContain("CPU budget")
+          expect((yield* call("GET", "/api/programs", { token })).body.programs).toHaveLength(2)
         }))
 
       it.effect("GET /api/programs/{id} answers the program with its code", () =>
