@@ -28,7 +28,7 @@ const finishedBacktest = (code = tradingProgram) =>
   })
 
 const robustness = (token: string | undefined, id: number, body: Record<string, unknown> = {}) =>
-  call("POST", `/api/programs/backtest/${id}/robustness`, { token, body })
+  call("POST", `/api/programs/backtest/${id}/robustness`, token === undefined ? { body } : { token, body })
 
 const inOrder = (p: Record<string, number>) => {
   const values = [p.p5!, p.p25!, p.p50!, p.p75!, p.p95!]
