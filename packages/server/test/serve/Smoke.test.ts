@@ -71,8 +71,9 @@ const poll = (path: string, done: (body: any) => boolean, deadlineMs = 90_000) =
 
 const settled = (status: string) => !["queued", "running"].includes(status)
 
-const javascript = `export function decide(data) {
-  return data.position ? { operation: "close" } : { operation: "buy", target_portion_of_balance: 0.5 }
+const javascript = `export const parameters = { portion: { kind: "float", min: 0.1, max: 1, default: 0.5 } }
+export function decide(data) {
+  return data.position ? { operation: "close" } : { operation: "buy", target_portion_of_balance: data.params.portion }
 }
 `
 const typescript = `export function decide(data: { symbols: Record<string, { position: unknown }> }): object {
@@ -156,7 +157,11 @@ for (const way of ways) {
       it.effect("a JavaScript program backtests over one symbol; a TypeScript one over two and a longer timeframe", () =>
         Effect.gen(function*() {
           const runs = [
-            { language: "javascript", code: javascript, backtest: { symbol: "BTC", timeframe: "1h" } },
+            {
+              language: "javascript",
+              code: javascript,
+              backtest: { symbol: "BTC", timeframe: "1h", params: { portion: 0.25 } }
+            },
             {
               language: "typescript",
               code: typescript,
@@ -170,12 +175,16 @@ for (const way of ways) {
               code: run.code
             })
             expect(program.status, program.text).toBe(201)
+            expect(program.body.parameters?.map((p: any) => p.name) ?? null).toEqual(
+              run.language === "javascript" ? ["portion"] : null
+            )
             const queued = yield* api("POST", `/programs/${program.body.id}/backtest`, {
               ...run.backtest,
               start: "2025-01-01T00:00:00Z",
               end: "2025-01-03T00:00:00Z"
             })
             expect(queued.status, queued.text).toBe(202)
+            expect(queued.body.params).toEqual(run.language === "javascript" ? { portion: 0.25 } : {})
             const done = yield* poll(`/programs/backtest/${queued.body.id}`, (b) => settled(b.status))
             expect([done.status, done.error]).toEqual(["completed", null])
             expect(done.total_trades).toBeGreaterThan(0)
