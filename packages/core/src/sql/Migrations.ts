@@ -35,6 +35,7 @@ import m0032 from "./migrations/0032_ai_backtests.js"
 import m0033 from "./migrations/0033_arena_equity.js"
 import m0034 from "./migrations/0034_risk_passed.js"
 import m0035 from "./migrations/0035_program_parameters.js"
+import m0036 from "./migrations/0036_bias_checks.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -76,7 +77,8 @@ const byName = {
   "0032_ai_backtests": m0032,
   "0033_arena_equity": m0033,
   "0034_risk_passed": m0034,
-  "0035_program_parameters": m0035
+  "0035_program_parameters": m0035,
+  "0036_bias_checks": m0036
 }
 export const migrations = Migrator.fromRecord(byName)
 
