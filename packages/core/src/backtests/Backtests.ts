@@ -1,4 +1,5 @@
 import { Clock, Effect } from "effect"
+import type { NonEmptyReadonlyArray } from "effect/Array"
 import { Accounts } from "../accounts/Accounts.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { LeverageTooHigh, NoMarketData } from "../http/Errors.js"
@@ -10,6 +11,7 @@ import { MarketData, venueOf } from "../market/MarketData.js"
 import { resolveParameters } from "../programs/Parameters.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
+import type { ProgramRow } from "../programs/ProgramsRepo.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
@@ -138,66 +140,87 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         return input.symbols ?? [input.symbol!]
       })
 
-    const submit = (caller: CurrentUserShape, programId: ProgramId, request: BacktestRequest) =>
+    /**
+     * The rows of backtests of one program, once every request passes the rules of a submission;
+     * the program is read and compiled once, so all of them run the same code.
+     */
+    const prepare = (
+      caller: CurrentUserShape,
+      programId: ProgramId,
+      requests: NonEmptyReadonlyArray<BacktestRequest>
+    ) =>
       Effect.gen(function*() {
-        const input = { ...backtestDefaults, ...request }
-        const symbols = yield* marketsOf(input)
-        const { start, end } = yield* backtestRange(input)
+        const checked = yield* Effect.forEach(requests, (request) =>
+          Effect.gen(function*() {
+            const input = { ...backtestDefaults, ...request }
+            const symbols = yield* marketsOf(input)
+            return { input, symbols, range: yield* backtestRange(input) }
+          }))
         const program = yield* programs.owned(caller, programId)
-        if (input.account_id !== undefined) {
-          const account = yield* accounts.owned(caller, input.account_id)
-          if (account.max_leverage !== null && input.leverage > account.max_leverage) {
-            return yield* new LeverageTooHigh({
-              error: `Leverage ${input.leverage} is above the account's max_leverage ${account.max_leverage}`
-            })
-          }
-        }
-        const source = yield* market.source(caller, input.exchange)
-        for (const symbol of symbols) yield* market.check(source, symbol, input.timeframe)
-        // The venue's cap on each symbol (a dataset's venue, for a dataset; its highest when the
-        // venue does not list the dataset's symbol).
-        const venue = venueOf(source)
-        const listed = (yield* market.symbols({ exchange: venue })).symbols
-        for (const symbol of symbols) {
-          const cap = listed.find((s) => s.symbol === symbol)?.max_leverage ??
-            Math.max(...listed.map((s) => s.max_leverage))
-          if (listed.length > 0 && input.leverage > cap) {
-            return yield* new LeverageTooHigh({
-              error: `Leverage ${input.leverage} is above ${venue}'s cap of ${cap} on ${symbol}`
-            })
-          }
-        }
         // The job keeps the code as it is now: editing or deleting the program later does not change the run.
         const code = yield* compileProgram(program.code, program.language)
-        const params = yield* resolveParameters(program.parameters, input.params)
-        const row = yield* repo.jobs.admit(
-          caller.id,
-          maxQueuedJobsPerUser,
-          repo.insert({
-            user_id: caller.id,
-            program_id: programId,
-            account_id: input.account_id ?? null,
-            symbol: symbols[0]!,
-            symbols,
-            exchange: input.exchange,
-            timeframe: input.timeframe,
-            timeframes: input.timeframes ?? [],
-            start_at: new Date(start),
-            end_at: new Date(end),
-            initial_balance: input.initial_balance,
-            fee_rate: input.fee_rate,
-            maker_fee_rate: input.maker_fee_rate,
-            slippage: input.slippage,
-            slippage_model: input.slippage_model,
-            fill_timing: input.fill_timing,
-            margin_mode: input.margin_mode,
-            warmup_bars: input.warmup_bars,
-            leverage: input.leverage,
-            params,
-            code,
-            now: yield* now
-          })
-        )
+        const rows = yield* Effect.forEach(checked, ({ input, range: { end, start }, symbols }) =>
+          Effect.gen(function*() {
+            if (input.account_id !== undefined) {
+              const account = yield* accounts.owned(caller, input.account_id)
+              if (account.max_leverage !== null && input.leverage > account.max_leverage) {
+                return yield* new LeverageTooHigh({
+                  error: `Leverage ${input.leverage} is above the account's max_leverage ${account.max_leverage}`
+                })
+              }
+            }
+            const source = yield* market.source(caller, input.exchange)
+            for (const symbol of symbols) {
+              yield* market.check(source, symbol, input.timeframe)
+            }
+            // The venue's cap on each symbol (a dataset's venue, for a dataset; its highest when the
+            // venue does not list the dataset's symbol).
+            const venue = venueOf(source)
+            const listed = (yield* market.symbols({ exchange: venue })).symbols
+            for (const symbol of symbols) {
+              const cap = listed.find((s) =>
+                s.symbol === symbol
+              )?.max_leverage ??
+                Math.max(...listed.map((s) => s.max_leverage))
+              if (listed.length > 0 && input.leverage > cap) {
+                return yield* new LeverageTooHigh({
+                  error: `Leverage ${input.leverage} is above ${venue}'s cap of ${cap} on ${symbol}`
+                })
+              }
+            }
+            const params = yield* resolveParameters(program.parameters, input.params)
+            return {
+              user_id: caller.id,
+              program_id: programId,
+              account_id: input.account_id ?? null,
+              symbol: symbols[0]!,
+              symbols,
+              exchange: input.exchange,
+              timeframe: input.timeframe,
+              timeframes: input.timeframes ?? [],
+              start_at: new Date(start),
+              end_at: new Date(end),
+              initial_balance: input.initial_balance,
+              fee_rate: input.fee_rate,
+              maker_fee_rate: input.maker_fee_rate,
+              slippage: input.slippage,
+              slippage_model: input.slippage_model,
+              fill_timing: input.fill_timing,
+              margin_mode: input.margin_mode,
+              warmup_bars: input.warmup_bars,
+              leverage: input.leverage,
+              params,
+              code,
+              now: yield* now
+            }
+          }))
+        return { program, rows }
+      })
+
+    const submit = (caller: CurrentUserShape, programId: ProgramId, request: BacktestRequest) =>
+      Effect.gen(function*() {
+        const { rows } = yield* prepare(caller, programId, [request])
+        const row = yield* repo.jobs.admit(caller.id, maxQueuedJobsPerUser, repo.insert(rows[0]!))
         yield* wakeup.wake(backtestJobs.table)
         return toBacktest(row)
       }).pipe(
@@ -206,6 +229,30 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
           attributes: { userId: caller.id, programId, symbols: request.symbols ?? request.symbol }
         })
       )
+
+    /**
+     * Backtests of one program queued together or not at all (429 unless all of them fit under
+     * MAX_QUEUED_JOBS_PER_USER), and `record` of them in the same transaction: the runs of one bias
+     * check and the check's own row. Storage failures are left to the caller.
+     */
+    const submitAll = <A, E, R>(
+      caller: CurrentUserShape,
+      programId: ProgramId,
+      requests: NonEmptyReadonlyArray<BacktestRequest>,
+      record: (program: ProgramRow, backtests: ReadonlyArray<Backtest>) => Effect.Effect<A, E, R>
+    ) =>
+      Effect.gen(function*() {
+        const { program, rows } = yield* prepare(caller, programId, requests)
+        const recorded = yield* repo.jobs.admit(
+          caller.id,
+          maxQueuedJobsPerUser - (rows.length - 1),
+          Effect.forEach(rows, (row) => repo.insert(row)).pipe(
+            Effect.flatMap((inserted) => record(program, inserted.map(toBacktest)))
+          )
+        )
+        yield* wakeup.wake(backtestJobs.table)
+        return recorded
+      }).pipe(Effect.withSpan("Backtests.submitAll", { attributes: { userId: caller.id, programId } }))
 
     const get = (caller: CurrentUserShape, id: BacktestId) =>
       owned(caller, id).pipe(
@@ -247,6 +294,6 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         Effect.withSpan("Backtests.history", { attributes: { userId: caller.id } })
       )
 
-    return { submit, get, trades, cancel, history } as const
+    return { submit, submitAll, get, trades, cancel, history } as const
   })
 }) {}
