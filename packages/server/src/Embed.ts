@@ -1,14 +1,14 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { PlatformConfig, PlatformLive, type PlatformOptions } from "@trading-platform/core"
-import { Layer, ManagedRuntime, type Tracer } from "effect"
+import { ApiError, PlatformConfig, PlatformLive, type PlatformOptions, Unavailable } from "@trading-platform/core"
+import { Layer, ManagedRuntime, Schema, type Tracer } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { ApiLive } from "./ApiLive.js"
 import { ConsoleLive } from "./console/ConsolePage.js"
 import { FastLane } from "./http/FastLane.js"
 import { LoginFailureStoreLive } from "./http/LoginFailureStoreLive.js"
-import { requestContext } from "./http/RequestContext.js"
+import { requestContext, requestIdFor } from "./http/RequestContext.js"
 import { EndStreamsOnShutdown } from "./streams/StreamsShutdown.js"
 
 export interface EmbedOptions {
@@ -29,6 +29,20 @@ const platform = (options: EmbedOptions) =>
     Layer.provide(options.config ? PlatformConfig.layer(options.config) : PlatformConfig.fromEnv),
     Layer.provide(options.tracer ? Layer.setTracer(options.tracer) : Layer.setTracerEnabled(false))
   )
+
+/**
+ * What a handler answers once disposed, at once rather than never: 503 `unavailable`, in the
+ * envelope the contract encodes, with the request's id.
+ */
+const disposedAnswer = (incomingId: string | null | undefined) => {
+  const id = requestIdFor(incomingId ?? undefined)
+  const body = JSON.stringify(
+    Schema.encodeSync(ApiError.Unavailable)(
+      new Unavailable({ error: "The platform has been disposed: it serves no more requests", request_id: id })
+    )
+  )
+  return { status: Unavailable.status, body, headers: { "content-type": "application/json", "x-request-id": id } }
+}
 
 export interface NodeHandler {
   /** Serves one request; paths start with `/api/` (and `/console` with `console: true`). */
@@ -72,18 +86,33 @@ export const makeNodeHandler = async (options: EmbedOptions = {}): Promise<NodeH
     )
   )
   const lane = await runtime.runPromise(FastLane)
+  let disposed = false
   const platformHandler = (request: IncomingMessage, response: ServerResponse) => {
     relay.emit("request", request, response)
   }
+  // The fast lane does not make the API's spans, so a host's tracer sees every request on the full path.
+  const serve = options.tracer
+    ? platformHandler
+    : (request: IncomingMessage, response: ServerResponse) =>
+      lane.answer(request, response) || platformHandler(request, response)
+  const refused = (request: IncomingMessage) => disposedAnswer(request.headers["x-request-id"] as string | undefined)
   return {
-    // The fast lane does not make the API's spans, so a host's tracer sees every request on the full path.
-    handler: options.tracer
-      ? platformHandler
-      : (request, response) => lane.answer(request, response) || platformHandler(request, response),
-    upgrade: (request, socket, head) => {
-      relay.emit("upgrade", request, socket, head)
+    handler: (request, response) => {
+      if (!disposed) return serve(request, response)
+      const { body, headers, status } = refused(request)
+      response.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body) }).end(body)
     },
-    dispose: () => runtime.dispose()
+    upgrade: (request, socket, head) => {
+      if (!disposed) return void relay.emit("upgrade", request, socket, head)
+      const { body, headers, status } = refused(request)
+      const head503 = Object.entries({ ...headers, "content-length": Buffer.byteLength(body), connection: "close" })
+        .map(([name, value]) => `${name}: ${value}`).join("\r\n")
+      socket.end(`HTTP/1.1 ${status} Service Unavailable\r\n${head503}\r\n\r\n${body}`)
+    },
+    dispose: () => {
+      disposed = true
+      return runtime.dispose()
+    }
   }
 }
 
@@ -98,5 +127,16 @@ export const makeWebHandler = (options: EmbedOptions = {}): WebHandler => {
   const { dispose, handler } = HttpApiBuilder.toWebHandler(Layer.mergeAll(platform(options), HttpServer.layerContext), {
     middleware: requestContext
   })
-  return { handler: (request) => handler(request), dispose }
+  let disposed = false
+  return {
+    handler: async (request) => {
+      if (!disposed) return handler(request)
+      const { body, headers, status } = disposedAnswer(request.headers.get("x-request-id"))
+      return new Response(body, { status, headers })
+    },
+    dispose: () => {
+      disposed = true
+      return dispose()
+    }
+  }
 }

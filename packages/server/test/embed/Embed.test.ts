@@ -96,6 +96,36 @@ describe("embedding", () => {
     }
   )
 
+  it(
+    "after dispose, both handlers answer 503 unavailable at once, and an upgrade is refused",
+    { timeout: 60_000 },
+    async () => {
+      const node = await makeNodeHandler({ config })
+      await node.dispose()
+      const answered = await new Promise<{ status: number; body: any }>((resolve) => {
+        const server = createServer(node.handler)
+        server.on("upgrade", node.upgrade)
+        server.listen(0, "127.0.0.1", async () => {
+          const base = `127.0.0.1:${(server.address() as AddressInfo).port}`
+          const reply = await fetch(`http://${base}/api/users/me`)
+          const refusal = await upgradeRefusal(`ws://${base}/api/ws`)
+          expect(refusal).toMatchObject({ status: 503, body: { code: "unavailable" } })
+          server.close()
+          resolve({ status: reply.status, body: await reply.json() })
+        })
+      })
+      expect(answered).toMatchObject({ status: 503, body: { code: "unavailable", error: expect.any(String) } })
+      expect(answered.body.request_id).toEqual(expect.any(String))
+
+      const web = makeWebHandler({ config })
+      expect((await web.handler(new Request("http://host/api/health"))).status).toBe(200)
+      await web.dispose()
+      const late = await web.handler(new Request("http://host/api/users/me"))
+      expect(late.status).toBe(503)
+      expect(await late.json()).toMatchObject({ code: "unavailable" })
+    }
+  )
+
   it("makeWebHandler answers fetch-style requests with no socket at all", { timeout: 60_000 }, async () => {
     const { dispose, handler } = makeWebHandler({
       config: { ...config, tokenTtl: Duration.days(1), redisUrl: Option.none() }
