@@ -125,6 +125,14 @@ export class OrderRejected extends apiError<OrderRejected>()(
     order_id: Schema.optional(Schema.Int)
   }
 ) {}
+export class BiasCheckRequired extends apiError<BiasCheckRequired>()(
+  "BiasCheckRequired",
+  422,
+  "A binding on a venue that is not simulated needs a passed bias check of the program's current code (REQUIRE_BIAS_CHECK)",
+  {
+    program_id: Schema.Int
+  }
+) {}
 export class RateLimited
   extends apiError<RateLimited>()("RateLimited", 429, "Request quota exceeded; wait retry_after seconds", {
     retry_after: Schema.Int
