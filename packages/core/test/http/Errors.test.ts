@@ -33,6 +33,7 @@ describe("error catalogue", () => {
       no_market_data: 422,
       risk_blocked: 422,
       order_rejected: 422,
+      bias_check_required: 422,
       rate_limited: 429,
       internal_error: 500,
       upstream_error: 502,
