@@ -1,3 +1,4 @@
+import { acklam } from "../stats/Normal.js"
 import type { Candle, Funding, FundingRate, OrderBook, Timeframe, Trade } from "./Venue.js"
 import { timeframeMillis } from "./Venue.js"
 
@@ -95,41 +96,8 @@ const hashed = (key: number, a: number, tag: number) => mix((key ^ tag) + mix(a)
 const next = (h: number) => mix(h ^ golden)
 /** A uniform number in (0, 1] from a hash: safe under a logarithm. */
 const positive = (h: number) => (h + 1) / two32
-// Acklam's rational approximation of the inverse normal distribution function (relative error
-// below 1.2e-9): one hash per normal, and no logarithm outside the tails.
-const ia = [
-  -39.69683028665376,
-  220.9460984245205,
-  -275.9285104469687,
-  138.357751867269,
-  -30.66479806614716,
-  2.506628277459239
-]
-const ib = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572]
-const ic = [
-  -0.007784894002430293,
-  -0.3223964580411365,
-  -2.400758277161838,
-  -2.549671660180040,
-  4.374664141464968,
-  2.938163982698783
-]
-const id = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416]
-const tail = (p: number) => {
-  const q = Math.sqrt(-2 * Math.log(p))
-  return (((((ic[0]! * q + ic[1]!) * q + ic[2]!) * q + ic[3]!) * q + ic[4]!) * q + ic[5]!) /
-    ((((id[0]! * q + id[1]!) * q + id[2]!) * q + id[3]!) * q + 1)
-}
 /** A standard normal from a hash: the inverse normal distribution function at a uniform in (0, 1). */
-const gaussian = (h: number) => {
-  const p = (h + 0.5) / two32
-  if (p < 0.02425) return tail(p)
-  if (p > 0.97575) return -tail(1 - p)
-  const q = p - 0.5
-  const r = q * q
-  return ((((((ia[0]! * r + ia[1]!) * r + ia[2]!) * r + ia[3]!) * r + ia[4]!) * r + ia[5]!) * q) /
-    (((((ib[0]! * r + ib[1]!) * r + ib[2]!) * r + ib[3]!) * r + ib[4]!) * r + 1)
-}
+const gaussian = (h: number) => acklam((h + 0.5) / two32)
 
 // Stream tags, one per kind of draw, so no two draws share a hash.
 const tag = (n: number) => mix(n ^ 0x5bd1e995)
