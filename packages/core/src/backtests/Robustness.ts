@@ -3,21 +3,7 @@
  * the deflated Sharpe ratio of its returns. Seeded, so the same inputs give the same figures.
  */
 import { normalCdf, normalQuantile } from "../stats/Normal.js"
-
-/**
- * mulberry32 (Tommy Ettinger, 2017): a 32-bit seeded generator of numbers in [0, 1), the same the
- * sandbox gives programs as `Math.random`.
- */
-export const mulberry32 = (seed: number) => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { mulberry32 } from "../stats/Random.js"
 
 /**
  * The p-th percentile (0..100) of ascending values, interpolated linearly between the closest

@@ -1,4 +1,5 @@
 import { taSource } from "../indicators/TaSource.js"
+import { mulberry32 } from "../stats/Random.js"
 import { bootstrap } from "./guest/Bootstrap.js"
 import { installMetering } from "./guest/Metering.js"
 import { candleWindow } from "./SandboxLimits.js"
@@ -21,6 +22,7 @@ export const guestSource = `(function (seed) {
     seed,
     ${candleWindow},
     ${installMetering},
+    ${mulberry32},
     () => {
       ${taSource}
       return ta

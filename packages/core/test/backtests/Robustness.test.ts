@@ -4,12 +4,12 @@ import {
   expectedMaxSharpe,
   monteCarlo,
   type MonteCarloInput,
-  mulberry32,
   percentile,
   probabilisticSharpe,
   returnMoments
 } from "../../src/backtests/Robustness.js"
 import { acklam, normalCdf, normalQuantile } from "../../src/stats/Normal.js"
+import { mulberry32 } from "../../src/stats/Random.js"
 
 // Reference values from Python 3 (`statistics.NormalDist`, `statistics.quantiles`), computed
 // independently of this code; the scripts are in the comments.

@@ -53,6 +53,7 @@ export function bootstrap(
   seed: number,
   candleWindow: number,
   installMetering: () => void,
+  makeRandom: (seed: number) => () => number,
   makeTa: () => object,
   makeWindow: MakeGuestWindow
 ) {
@@ -60,14 +61,7 @@ export function bootstrap(
   const shift = Array.prototype.shift, isArray = Array.isArray, stringify = JSON.stringify, parse = JSON.parse
   const Float64 = Float64Array
   installMetering()
-  let state = seed >>> 0
-  Math.random = function random() {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  Math.random = makeRandom(seed)
   let now = 0
   const RealDate = Date
   function SandboxDate(...args: Array<never>) {
