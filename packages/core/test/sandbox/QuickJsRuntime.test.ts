@@ -10,6 +10,7 @@ import { compileProgram } from "../../src/sandbox/ProgramSource.js"
 import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
 import { SandboxStalled } from "../../src/sandbox/Sandbox.js"
 import { candleWindow, defaultSandboxLimits } from "../../src/sandbox/SandboxLimits.js"
+import { mulberry32 } from "../../src/stats/Random.js"
 import { type Candle } from "../../src/venues/Venue.js"
 
 const bars = (count: number): Array<Candle> =>
@@ -156,6 +157,9 @@ describe("QuickJS program runtime", () => {
         const first = yield* draws(1)
         expect(yield* draws(1)).toEqual(first)
         expect(yield* draws(2)).not.toEqual(first)
+        // It is mulberry32 of the seed, as the host draws it (the robustness figures do).
+        const host = mulberry32(1)
+        expect(first).toEqual([String(host()), String(host()), String(host())])
       }))
 
     it.scoped("an endless loop in decide stops with cpu_budget_exceeded, and the next run still works", () =>
