@@ -7,6 +7,7 @@ import { ArenaApi } from "./arena/ArenaApi.js"
 import { AssistantApi } from "./assistant/AssistantApi.js"
 import { AutomationApi } from "./automation/AutomationApi.js"
 import { BacktestsApi } from "./backtests/BacktestsApi.js"
+import { BiasChecksApi } from "./backtests/BiasChecksApi.js"
 import { ApiError } from "./http/Errors.js"
 import { MarketApi } from "./market/MarketApi.js"
 import { NewsApi } from "./news/NewsApi.js"
@@ -31,6 +32,7 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(TraderApi)
   .add(ProgramsApi)
   .add(BacktestsApi)
+  .add(BiasChecksApi)
   .add(AnalyticsApi)
   .add(AutomationApi)
   .add(RiskApi)

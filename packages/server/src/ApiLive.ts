@@ -8,6 +8,7 @@ import { ArenaHttpLive } from "./arena/ArenaHttp.js"
 import { AssistantHttpLive } from "./assistant/AssistantHttp.js"
 import { AutomationHttpLive } from "./automation/AutomationHttp.js"
 import { BacktestsHttpLive } from "./backtests/BacktestsHttp.js"
+import { BiasChecksHttpLive } from "./backtests/BiasChecksHttp.js"
 import { ApiMiddlewareLive } from "./http/ApiMiddleware.js"
 import { AuthenticationLive } from "./http/AuthenticationLive.js"
 import { RateLimiterLive, RateLimits } from "./http/RateLimits.js"
@@ -35,6 +36,7 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
   Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
+  Layer.provide(BiasChecksHttpLive),
   Layer.provide(RiskHttpLive),
   Layer.provide(AiTradersHttpLive),
   Layer.provide(AssistantHttpLive),

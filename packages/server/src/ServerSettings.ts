@@ -68,6 +68,10 @@ export const settings = [
     "how long the signal engine lease holds without renewal before another instance takes over, in seconds (60)"
   ],
   ["AUTOMATION_ENABLED", "run the automation scheduler, signal-triggered runs and the arena PnL refresher here (true)"],
+  [
+    "REQUIRE_BIAS_CHECK",
+    "a binding trading on a venue that is not simulated needs a passed bias check of its program's current code (true)"
+  ],
   ["AUTOMATION_CONCURRENCY", "automation runs this instance executes at once; 0 runs none (2)"],
   [
     "AUTOMATION_POLL_INTERVAL_MS",
@@ -79,7 +83,10 @@ export const settings = [
   ],
   ["AUTOMATION_LEASE_MS", "how long a run's claim (or the scheduler's lease) holds without renewal (30000)"],
   ["AUTOMATION_MAX_ATTEMPTS", "claims of one automation run before it fails for good (3)"],
-  ["ARENA_PNL_REFRESH_MS", "how often arena PnL is recomputed from fills and marks and dashboard equity measured, in milliseconds (60000)"],
+  [
+    "ARENA_PNL_REFRESH_MS",
+    "how often arena PnL is recomputed from fills and marks and dashboard equity measured, in milliseconds (60000)"
+  ],
   ["RECONCILE_INTERVAL_S", "how often live accounts are reconciled with their venue, in seconds (60)"],
   ["DEADMAN_TIMEOUT_S", "after how many seconds without this server a venue cancels resting entries (60, at least 15)"],
   ["AI_BASE_URL", "OpenAI-compatible server for the assistant (none: the built-in offline analyst)"],

@@ -155,6 +155,11 @@ export interface SignalEngineOptions {
 export interface AutomationOptions extends JobOptions {
   /** Whether this instance runs the scheduler, the signal subscription and the PnL refresher (each leased to one replica). */
   readonly enabled: boolean
+  /**
+   * Whether a binding that trades on a venue that is not simulated needs a passed bias check of its
+   * program's current code (docs/programs.md#bias-checks); true when not set.
+   */
+  readonly requireBiasCheck?: boolean
   /** How often arena PnL is recomputed from fills and marks. */
   readonly pnlRefreshInterval: Duration.Duration
   /** How often live accounts are reconciled with their venues (besides at start and after a venue error); 1 minute when not set. */
@@ -332,6 +337,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   reconcileSeconds: positiveInt("RECONCILE_INTERVAL_S", 60),
   deadManSeconds: integerSetting("DEADMAN_TIMEOUT_S", 60, "must be a whole number of at least 15", (n) => n >= 15),
   automationEnabled: Config.boolean("AUTOMATION_ENABLED").pipe(Config.withDefault(true)),
+  requireBiasCheck: Config.boolean("REQUIRE_BIAS_CHECK").pipe(Config.withDefault(true)),
   pnlRefreshMs: integerSetting(
     "ARENA_PNL_REFRESH_MS",
     60_000,
@@ -444,6 +450,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     automation: {
       ...c.automation,
       enabled: c.automationEnabled,
+      requireBiasCheck: c.requireBiasCheck,
       pnlRefreshInterval: Duration.millis(c.pnlRefreshMs),
       reconcileInterval: Duration.seconds(c.reconcileSeconds),
       deadManTimeout: Duration.seconds(c.deadManSeconds),
