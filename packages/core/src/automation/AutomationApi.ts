@@ -36,11 +36,14 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .addError(ApiError.SymbolNotListed)
       .addSuccess(Binding, { status: 201 })
       .addError(ApiError.LeverageTooHigh)
+      .addError(ApiError.BiasCheckRequired)
       .annotate(
         OpenApi.Description,
         "A binding needs a trigger: `interval_minutes`, `signal_pool_ids`, or both (400 naming `interval_minutes` " +
           "otherwise). The account and the pools must be the caller's (403), and the leverage within the account's " +
-          "maximum (422 `leverage_too_high`)."
+          "maximum (422 `leverage_too_high`). An enabled binding whose orders would go to a venue that is not " +
+          "simulated needs a passed bias check of the program's current code (422 `bias_check_required`, unless " +
+          "REQUIRE_BIAS_CHECK is false)."
       )
       .annotate(
         OpenApi.Summary,
@@ -67,6 +70,7 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .addError(ApiError.SymbolNotListed)
       .addSuccess(Binding)
       .addError(ApiError.LeverageTooHigh)
+      .addError(ApiError.BiasCheckRequired)
       .annotate(
         OpenApi.Summary,
         "Change a binding; enabled: false stops its schedule and signals, true starts them again"
@@ -82,6 +86,7 @@ export class AutomationApi extends HttpApiGroup.make("automation")
     HttpApiEndpoint.post("run", "/programs/:id/bindings/:binding_id/run")
       .setPath(BindingPath)
       .addSuccess(RunList, { status: 202 })
+      .addError(ApiError.BiasCheckRequired)
       .annotate(OpenApi.Summary, "Queue one run per symbol now, whatever the schedule")
   )
   .add(

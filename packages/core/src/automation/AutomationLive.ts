@@ -1,4 +1,5 @@
 import { Effect, Layer } from "effect"
+import { BiasCheckVerdicts } from "../backtests/BiasCheckVerdicts.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { AutomationRunsLive } from "./AutomationRuns.js"
 import { AutomationSchedulerLive, AutomationSignalTriggersLive } from "./AutomationScheduler.js"
@@ -52,6 +53,8 @@ export const AutomationLive = Layer.mergeAll(Bindings.Default, ManualOrders.Defa
     RunsRepo.Default,
     LedgerRepo.Default,
     ReconciliationRepo.Default,
-    RiskRepo.Default
+    RiskRepo.Default,
+    // Bindings that would trade live need their program's passed bias check.
+    BiasCheckVerdicts.Default
   ))
 )

@@ -1,7 +1,9 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { type AccountId, leverageCap } from "../accounts/Account.js"
 import { type AccountRow, Accounts } from "../accounts/Accounts.js"
+import { BiasCheckVerdicts } from "../backtests/BiasCheckVerdicts.js"
+import { PlatformConfig } from "../config/PlatformConfig.js"
 import { LeverageTooHigh, NotFound } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
@@ -17,6 +19,7 @@ import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy, type Owner } from "../users/Ownership.js"
 import { type Exchange, longerTimeframeIssue } from "../venues/Venue.js"
+import { VenueAccounts } from "../venues/VenueAccounts.js"
 import {
   AccountPosition,
   Binding,
@@ -40,6 +43,16 @@ import { automationJobKind, decisionsOf, type RunRow, runsFor, RunsRepo } from "
 /** The venue an account trades on: venue1 when enabled for it, venue2 otherwise (as the leverage rule reads it). */
 export const accountExchange = (account: Pick<AccountRow, "venue1_enabled">): Exchange =>
   account.venue1_enabled ? "venue1" : "venue2"
+
+/**
+ * Whether an account's orders on a venue go to the venue itself (the venue in `http` mode, the
+ * account's keys for it, not venue1's paper environment) rather than to the paper ledger.
+ */
+export const ordersGoToVenue = (
+  mode: "simulated" | "http",
+  credentials: Option.Option<unknown>,
+  account: Pick<AccountRow, "venue1_environment">
+) => mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
 
 /** The highest leverage the account allows: its `max_leverage`, else its venue's cap. */
 export const maxLeverageOf = (account: Pick<AccountRow, "venue1_enabled" | "max_leverage">) =>
@@ -89,6 +102,17 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
     const market = yield* MarketData
     const wakeup = yield* JobWakeup
     const signals = yield* Signals
+    const verdicts = yield* BiasCheckVerdicts
+    const venueAccounts = yield* VenueAccounts
+    const { venues: venueOptions } = yield* PlatformConfig
+
+    /** A binding whose orders would reach a venue that is not simulated needs a passed bias check of its program. */
+    const liveNeedsCheck = (program: ProgramRow, account: AccountRow) =>
+      Effect.gen(function*() {
+        const exchange = accountExchange(account)
+        const credentials = yield* venueAccounts.credentials(account.id, exchange)
+        if (ordersGoToVenue(venueOptions[exchange].mode, credentials, account)) yield* verdicts.requirePassed(program)
+      })
 
     /** The caller's binding of the caller's program, and the program: 404 when it does not exist or is another program's, 403 when another user's. */
     const ownedWithProgram = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
@@ -124,6 +148,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         yield* Effect.forEach(edit.signal_pool_ids, (id) => signals.ownedPool(caller, PoolId.make(id)))
         const exchange = accountExchange(account)
         yield* market.listed(exchange, edit.symbols)
+        if (edit.enabled) yield* liveNeedsCheck(program, account)
         return edit
       })
 
@@ -213,7 +238,8 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
     /** Queues the binding's runs now (one per symbol, or one for a portfolio), whatever the schedule; answers them. */
     const runNow = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
       Effect.gen(function*() {
-        const binding = yield* owned(caller, programId, id)
+        const { binding, program } = yield* ownedWithProgram(caller, programId, id)
+        yield* liveNeedsCheck(program, yield* accounts.owned(caller, binding.account_id))
         const at = yield* now
         const queued = yield* runs.enqueue(
           runsFor(binding, "manual", (symbol) => `manual:${binding.id}:${symbol}:${randomUUID()}`),

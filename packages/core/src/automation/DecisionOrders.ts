@@ -9,7 +9,7 @@ import type { UserId } from "../users/User.js"
 import { type Exchange, Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
 import type { BindingId, RunId } from "./Automation.js"
-import { maxLeverageOf } from "./Bindings.js"
+import { maxLeverageOf, ordersGoToVenue } from "./Bindings.js"
 import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
 import { FinalFailure, OrderPlacement } from "./OrderPlacement.js"
 
@@ -68,10 +68,9 @@ export class DecisionOrders extends Effect.Service<DecisionOrders>()("@trading-p
         yield* placement.withdrawEntries({ binding_id: origin.binding_id, symbol })
       }
       const credentials = yield* venueAccounts.credentials(account.id, exchange)
-      const route =
-        venueOptions[exchange].mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
-          ? "venue" as const
-          : "paper" as const
+      const route = ordersGoToVenue(venueOptions[exchange].mode, credentials, account)
+        ? "venue" as const
+        : "paper" as const
       const type = decision.order_type ?? "market"
       const sign = decision.operation === "sell" ? -1 : 1
       // A limit or stop entry the price has not reached rests (an ioc one is dropped). On paper it

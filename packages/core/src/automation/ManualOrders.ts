@@ -22,7 +22,7 @@ import { checkOrder, roundQuantity } from "../venues/SymbolRules.js"
 import { Venues } from "../venues/Venue.js"
 import { VenueAccounts } from "../venues/VenueAccounts.js"
 import type { ManualOrderRequest } from "./Automation.js"
-import { accountExchange, maxLeverageOf, toOrder } from "./Bindings.js"
+import { accountExchange, maxLeverageOf, ordersGoToVenue, toOrder } from "./Bindings.js"
 import { LedgerRepo, type OrderRow } from "./LedgerRepo.js"
 import { OrderPlacement } from "./OrderPlacement.js"
 import { refusalOf } from "./RiskFirewall.js"
@@ -140,10 +140,9 @@ export class ManualOrders extends Effect.Service<ManualOrders>()("@trading-platf
           rules: terms.rules
         })
         const credentials = yield* venueAccounts.credentials(account.id, exchange)
-        const route =
-          venueOptions[exchange].mode === "http" && Option.isSome(credentials) && account.venue1_environment !== "paper"
-            ? "venue" as const
-            : "paper" as const
+        const route = ordersGoToVenue(venueOptions[exchange].mode, credentials, account)
+          ? "venue" as const
+          : "paper" as const
         const order = yield* ledger.insertOrder({
           run_id: null,
           binding_id: null,

@@ -118,7 +118,9 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
     pollInterval: Duration.millis(20),
     lease: Duration.seconds(2),
     maxAttempts: 2,
-    pnlRefreshInterval: Duration.minutes(1)
+    pnlRefreshInterval: Duration.minutes(1),
+    // Faults of the order path, not of the bias check a live binding needs.
+    requireBiasCheck: false
   })
 
   /** One platform instance on the storage with `workers` run workers, until the scope closes. */

@@ -1,6 +1,8 @@
-import { describe, expect, layer } from "@effect/vitest"
-import { testStorages } from "@trading-platform/core/testing"
-import { Effect } from "effect"
+import { afterAll, describe, expect, layer } from "@effect/vitest"
+import { fakeVenue2Keys, startFakeVenue2, testOptions, testStorages } from "@trading-platform/core/testing"
+import { Duration, Effect } from "effect"
+import { createAccount, venue2Keys } from "../support/Accounts.js"
+import { AutomationServer } from "../support/Automation.js"
 import { BacktestServer, shortRun } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
@@ -193,6 +195,90 @@ for (const storage of testStorages) {
             404,
             "not_found"
           )
+        }))
+    })
+  })
+}
+
+// A venue that is not simulated: venue2 in http mode against a local fake, one per storage.
+const fakes = await Promise.all(testStorages.map(() => startFakeVenue2()))
+afterAll(async () => {
+  for (const fake of fakes) await fake.close()
+})
+
+const liveServer = (storage: (typeof testStorages)[number], i: number, requireBiasCheck: boolean) =>
+  AutomationServer(storage, { requireBiasCheck }, {
+    venues: {
+      ...testOptions({ kind: "pglite", dataDir: "memory://" }).venues,
+      venue2: { mode: "http", baseUrl: fakes[i]!.url, timeout: Duration.seconds(1), retries: 1 }
+    },
+    backtests: { concurrency: 2, pollInterval: Duration.seconds(1), lease: Duration.seconds(30), maxAttempts: 3 }
+  })
+
+/** An account whose orders go to venue2 (its keys stored), and one that trades on paper. */
+const accounts = (token: string) =>
+  Effect.gen(function*() {
+    const live = yield* createAccount(token, { name: "live" })
+    const setup = yield* call("POST", `/api/venue2/accounts/${live.id}/setup`, {
+      token,
+      body: { ...venue2Keys, ...fakeVenue2Keys() }
+    })
+    expect(setup.status).toBe(200)
+    return { live: live.id as number, paper: (yield* createAccount(token, { name: "paper" })).id as number }
+  })
+
+const bind = (token: string, programId: number, accountId: number, enabled = true) =>
+  call("POST", `/api/programs/${programId}/bindings`, {
+    token,
+    body: { account_id: accountId, symbols: ["BTC"], interval_minutes: 1440, enabled }
+  })
+
+for (const [i, storage] of testStorages.entries()) {
+  describe.skipIf(!storage.available)(`the bias check a live binding needs, over ${storage.name}`, () => {
+    layer(liveServer(storage, i, true), { timeout: "180 seconds" })((it) => {
+      it.effect("a binding trading on a venue that is not simulated answers 422 bias_check_required until a check of the program's current code has passed", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram(smaProgram)
+          const { live, paper } = yield* accounts(token)
+          const refused = yield* bind(token, programId, live)
+          expectError(refused, 422, "bias_check_required")
+          expect(refused.body.program_id).toBe(programId)
+          // Paper trading, and a disabled binding, are not live.
+          expect((yield* bind(token, programId, paper)).status).toBe(201)
+          const disabled = yield* bind(token, programId, live, false)
+          expect(disabled.status).toBe(201)
+          const path = `/api/programs/${programId}/bindings/${disabled.body.id}`
+          expectError(yield* call("PUT", path, { token, body: { enabled: true } }), 422, "bias_check_required")
+          expectError(yield* call("POST", `${path}/run`, { token }), 422, "bias_check_required")
+          // A failed check does not count.
+          const counting = yield* call("PUT", `/api/programs/${programId}`, { token, body: { code: countingProgram } })
+          expect(counting.status).toBe(200)
+          const failed = yield* check(token, programId)
+          expect((yield* waitForVerdict(token, programId, failed.body.id)).status).toBe("failed")
+          expectError(yield* bind(token, programId, live), 422, "bias_check_required")
+          // A passed check of the current code lets it go live.
+          expect((yield* call("PUT", `/api/programs/${programId}`, { token, body: { code: smaProgram } })).status)
+            .toBe(200)
+          const passed = yield* check(token, programId)
+          expect((yield* waitForVerdict(token, programId, passed.body.id)).status).toBe("passed")
+          expect((yield* bind(token, programId, live)).status).toBe(201)
+          expect((yield* call("PUT", path, { token, body: { enabled: true } })).status).toBe(200)
+          // Editing the code takes the check away from it.
+          const edited = yield* call("PUT", `/api/programs/${programId}`, {
+            token,
+            body: { code: smaProgram.replace("/ 30", "/ 30.0") }
+          })
+          expect(edited.status).toBe(200)
+          expectError(yield* bind(token, programId, live), 422, "bias_check_required")
+        }))
+    })
+
+    layer(liveServer(storage, i, false), { timeout: "60 seconds" })((it) => {
+      it.effect("REQUIRE_BIAS_CHECK=false waives the rule: a live binding without a check is created", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram(smaProgram)
+          const { live } = yield* accounts(token)
+          expect((yield* bind(token, programId, live)).status).toBe(201)
         }))
     })
   })
