@@ -31,9 +31,9 @@ const difference = (
   time: iso(Math.min(divergence.expected?.time ?? Infinity, divergence.found?.time ?? Infinity)),
   expected: divergence.expected ?? null,
   found: divergence.found ?? null,
-  detail: `${expectedRun} ${described(divergence.expected)}; ${foundRun} ${described(divergence.found)} (${
-    divergence.fields.join(", ")
-  } differ)`
+  detail: `${expectedRun} ${described(divergence.expected)}; ${foundRun} ${described(divergence.found)}${
+    divergence.fields[0] === "fill" ? "" : ` (differing: ${divergence.fields.join(", ")})`
+  }`
 })
 
 const pending = { verdict: "pending", difference: null } as const
