@@ -5,7 +5,7 @@ import { BiasCheckRequired } from "../http/Errors.js"
 import type { ProgramRow } from "../programs/ProgramsRepo.js"
 import type { BacktestFill } from "./Backtest.js"
 import { type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
-import { type BiasDifference, referenceWarmup } from "./BiasCheck.js"
+import type { BiasDifference } from "./BiasCheck.js"
 import { type BiasCheckRow, BiasChecksRepo, type BiasCheckVerdict } from "./BiasChecksRepo.js"
 import { type FillDivergence, lookaheadDivergence, warmupDivergence } from "./BiasComparison.js"
 
@@ -49,16 +49,31 @@ const judged = (check: BiasCheckRow, [full, ...rest]: ReadonlyArray<BacktestRow>
       ? []
       : [difference(cutRuns[i]!, divergence, "the full run", `the run cut at ${iso(end)}`)]
   })[0]
-  const warmupDivergent = warmupDivergence(fills(full!), fills(warmupRun))
-  const warmup = warmupDivergent === undefined ? undefined : difference(
+  const lookaheadOutcome = {
+    verdict: lookahead === undefined ? "passed" : "failed",
+    difference: lookahead ?? null
+  } as const
+  // Where the data begins too late for the full run to get more history than the short one, the two runs are the same run.
+  const [longer, shorter] = [full!.result?.warmed_up_bars ?? 0, warmupRun.result?.warmed_up_bars ?? 0]
+  if (longer <= shorter) {
+    return {
+      status: lookahead === undefined ? "error" : "failed",
+      lookahead: lookaheadOutcome,
+      warmup: { verdict: "error", difference: null },
+      error: `The data holds only ${longer} bars before start, not more than warmup_bars (${check.warmup_bars}): ` +
+        "the warm-up check compared nothing; start later"
+    }
+  }
+  const divergence = warmupDivergence(fills(full!), fills(warmupRun))
+  const warmup = divergence === undefined ? undefined : difference(
     warmupRun,
-    warmupDivergent,
-    `with ${referenceWarmup} bars of history the run`,
-    `with ${check.warmup_bars} it`
+    divergence,
+    `with ${longer} bars of history the run`,
+    `with ${shorter} it`
   )
   return {
     status: lookahead === undefined && warmup === undefined ? "passed" : "failed",
-    lookahead: { verdict: lookahead === undefined ? "passed" : "failed", difference: lookahead ?? null },
+    lookahead: lookaheadOutcome,
     warmup: { verdict: warmup === undefined ? "passed" : "failed", difference: warmup ?? null },
     error: null
   }

@@ -125,6 +125,39 @@ for (const storage of testStorages) {
           expect(done.warmup.difference.detail).toContain("with 200 it bought")
         }))
 
+      it.effect("a range where the data begins gives the warm-up check nothing to compare: the check is error, saying so", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram(smaProgram)
+          const hour = 3_600_000
+          const from = Date.parse(shortRun.start)
+          const csv = Array.from(
+            { length: 48 },
+            (_, i) => [from + i * hour, 100 + i, 101 + i, 99 + i, 100 + i, 10].join(",")
+          )
+          const imported = yield* call(
+            "POST",
+            "/api/market/candles/import?name=late&symbol=BTC&timeframe=1h&venue=venue1",
+            {
+              token,
+              raw: `time,open,high,low,close,volume\n${csv.join("\n")}`,
+              headers: { "content-type": "text/csv" }
+            }
+          )
+          expect(imported.status).toBe(200)
+          const reply = yield* check(token, programId, {
+            exchange: "dataset:late",
+            end: new Date(from + 48 * hour).toISOString()
+          })
+          expect(reply.status).toBe(202)
+          const done = yield* waitForVerdict(token, programId, reply.body.id)
+          expect(done).toMatchObject({
+            status: "error",
+            lookahead: { verdict: "passed" },
+            warmup: { verdict: "error" }
+          })
+          expect(done.error).toContain("only 0 bars before start")
+        }))
+
       it.effect("a check speaks for the code it ran: after the program's code changes it is no longer current", () =>
         Effect.gen(function*() {
           const { programId, token } = yield* withProgram(smaProgram)
