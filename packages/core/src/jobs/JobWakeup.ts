@@ -11,8 +11,8 @@ const pingPrefix = "ping:"
 /**
  * Wakes idle workers when a job of their kind is queued, on every instance that shares the
  * database: `wake` notifies the channel (at commit, inside a transaction), and each instance's
- * listener wakes one idle worker of the kind. Idle workers otherwise sleep through their poll
- * interval, which only recovers a lost notification or a job whose worker died.
+ * listener wakes one idle worker of the kind. The workers' own fallback wake-up, once per poll
+ * interval (see `runJobWorkers`), recovers a lost notification or a job whose worker died.
  */
 export class JobWakeup extends Effect.Service<JobWakeup>()("@trading-platform/core/JobWakeup", {
   scoped: Effect.gen(function*() {
@@ -56,9 +56,11 @@ export class JobWakeup extends Effect.Service<JobWakeup>()("@trading-platform/co
         ),
       /** Wakes another idle worker of `kind` here, as one that has just claimed a job does: there may be more. */
       relay: signal,
-      /** Waits for a wake-up of `kind` or the poll interval, whichever comes first. */
+      /** Waits for a wake-up of `kind` or the poll interval, whichever comes first: a loop's rest. */
       idle: (kind: string, poll: Duration.DurationInput) =>
-        Effect.flatMap(queueOf(kind), (queue) => Effect.ignore(Effect.timeout(Queue.take(queue), poll)))
+        Effect.flatMap(queueOf(kind), (queue) => Effect.ignore(Effect.timeout(Queue.take(queue), poll))),
+      /** Waits, as an idle worker of `kind`, for a wake-up: a notification, a relay, or the workers' fallback. */
+      waitForJob: (kind: string) => Effect.flatMap(queueOf(kind), Queue.take)
     }
   })
 }) {}

@@ -112,7 +112,7 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
 
     const claimAndRun = Effect.gen(function*() {
       const claimed = yield* queue.claim({ now: yield* now, leaseUntil: yield* leaseUntil, worker })
-      if (Option.isNone(claimed)) return yield* wakeup.idle(kind, options.pollInterval)
+      if (Option.isNone(claimed)) return yield* wakeup.waitForJob(kind)
       // One wake-up stands for any number of jobs queued meanwhile: pass it on to the next idle worker.
       yield* wakeup.relay(kind)
       yield* run(claimed.value)
@@ -131,4 +131,10 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
     for (let i = 0; i < options.concurrency; i++) {
       yield* Effect.forkScoped(Effect.zipRight(start, Effect.forever(claimAndRun)))
     }
+    // One fallback wake-up per poll interval for all the workers, not one poll each: an idle
+    // instance's statements do not grow with its concurrency. It wakes one idle worker, whose
+    // claim relays to the next when it finds a job.
+    yield* Effect.forkScoped(
+      Effect.zipRight(start, Effect.forever(Effect.delay(wakeup.relay(kind), options.pollInterval)))
+    )
   })

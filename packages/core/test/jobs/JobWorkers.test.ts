@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import { DatabaseLive, JobWakeup } from "@trading-platform/core"
-import { Context, Deferred, Duration, Effect, Layer, Option, Queue, TestServices } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Queue, TestClock, TestServices } from "effect"
 import { makeJobQueue } from "../../src/jobs/JobQueue.js"
 import { runJobWorkers } from "../../src/jobs/JobWorkers.js"
 import { candleSyncJobs } from "../../src/market/CandleSyncsRepo.js"
@@ -34,12 +34,16 @@ const setup = (name: string, concurrency: number, poll: Duration.Duration, elsew
     const started = yield* Queue.unbounded<number>()
     const finish = yield* Deferred.make<void>()
     const idled = yield* Deferred.make<void>()
+    const claims = { empty: 0 }
     yield* runJobWorkers({
       kind,
       queue: {
         ...queue,
         claim: (claim) =>
-          Effect.tap(queue.claim(claim), (row) => Option.isNone(row) ? Deferred.succeed(idled, undefined) : Effect.void)
+          Effect.tap(queue.claim(claim), (row) =>
+            Option.isNone(row)
+              ? Effect.zipRight(Effect.sync(() => claims.empty++), Deferred.succeed(idled, undefined))
+              : Effect.void)
       },
       options: { concurrency, pollInterval: poll, lease: Duration.minutes(1), maxAttempts: 3 },
       run: (row) =>
@@ -48,7 +52,7 @@ const setup = (name: string, concurrency: number, poll: Duration.Duration, elsew
         )
     }).pipe(Effect.provideService(JobWakeup, wakeup))
     yield* Deferred.await(idled)
-    return { sql, insert, started, finish }
+    return { sql, insert, started, finish, claims }
   })
 
 for (const storage of testStorages) {
@@ -92,6 +96,23 @@ for (const storage of testStorages) {
           expect(second).not.toBe(first)
           yield* Deferred.succeed(finish, undefined)
         })))
+
+      it.scoped("idle workers poll once per interval between them, not once each", () =>
+        Effect.gen(function*() {
+          const { claims } = yield* setup("polls", 3, Duration.seconds(30))
+          const settled = Effect.sleep("300 millis").pipe(TestServices.provideLive)
+          // Each worker's first claim finds nothing (a wake-up left by an earlier test may add one).
+          yield* eventually(Effect.repeat(Effect.sync(() => claims.empty), { until: (n) => n >= 3 }))
+          yield* settled
+          const idle = claims.empty
+          for (let i = 1; i <= 10; i++) {
+            yield* TestClock.adjust("30 seconds")
+            yield* eventually(Effect.repeat(Effect.sync(() => claims.empty), { until: (n) => n >= idle + i }))
+          }
+          // One claim per interval: a claim per worker per interval would have made 30.
+          yield* settled
+          expect(claims.empty - idle).toBe(10)
+        }))
 
       it.scoped("a job whose wake-up was lost is found by the next poll", () =>
         TestServices.provideLive(Effect.gen(function*() {
