@@ -13,6 +13,7 @@ const layers = {
     "retry",
     "http",
     "indicators",
+    "stats",
     "sandbox/SandboxLimits",
     "venues/MarginTiers",
     "sql/Notifications",
@@ -37,9 +38,9 @@ const layers = {
     "ranking",
     "risk",
     "automation",
-    "arena",
     "news",
     "aitraders",
+    "arena",
     "streams",
     "assistant",
     "*"

@@ -18,6 +18,9 @@ import {
 } from "./Program.js"
 import { type ProgramRow, ProgramsRepo } from "./ProgramsRepo.js"
 
+/** A stored program, as `owned` answers it to the features that run programs. */
+export type { ProgramRow }
+
 const toSummary = (row: ProgramRow) =>
   new ProgramSummary({
     id: row.id,
