@@ -34,11 +34,11 @@ export const PlatformLive = Layer.mergeAll(
   BacktestsLive,
   ArenaLive,
   StorageStatsLive,
-  RankingLive,
   RiskLive
 ).pipe(
-  // AI traders place their decisions through automation's order path, and read the owner's news.
+  // AI traders place their decisions through automation's order path, and read the ranking and the owner's news.
   Layer.provideMerge(AiTradersLive),
+  Layer.provideMerge(RankingLive),
   Layer.provideMerge(NewsLive),
   Layer.provideMerge(AutomationLive),
   // The ranking and automation read the signal engine (open interest samples, triggers).

@@ -309,6 +309,9 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
                 funding_rate: null,
                 candles: history[s]!
               })),
+              // What has no history here is left out: the ranking, the triggers and the news of the past.
+              ranking: [],
+              triggers: [],
               news: [],
               candles: (symbol, timeframe, count) => {
                 const until = Math.floor(close / timeframeMillis[timeframe]) * timeframeMillis[timeframe]

@@ -10,6 +10,7 @@ import { pageOf, type Pagination } from "../http/Pagination.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
 import { News } from "../news/News.js"
+import { Rankings } from "../ranking/Rankings.js"
 import { PoolId, type Trigger } from "../signals/Signal.js"
 import { Signals } from "../signals/Signals.js"
 import { Notifications } from "../sql/Notifications.js"
@@ -99,6 +100,7 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
     const orders = yield* DecisionOrders
     const market = yield* MarketData
     const news = yield* News
+    const rankings = yield* Rankings
     const venues = yield* Venues
     const modelCalls = yield* ModelCalls
     const wakeup = yield* JobWakeup
@@ -235,6 +237,25 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
         // The latest stories about its symbols from the owner's enabled news sources.
         const stories = (yield* Effect.forEach(settings.symbols, (symbol) => news.about(account.user_id, symbol, 3)))
           .flat()
+        // The venue's ranking (computed for everyone, cached): its best five and the account's own symbols.
+        // A ranking that cannot be computed now leaves the list empty rather than the round undone.
+        const ranked = yield* rankings.table({ exchange, limit: 500 }).pipe(
+          Effect.map((table) =>
+            table.rows.filter((row) => row.rank <= 5 || settings.symbols.includes(row.symbol))
+              .map((row) => ({ rank: row.rank, symbol: row.symbol, score: row.score }))
+          ),
+          Effect.catchAll(() => Effect.succeed([]))
+        )
+        // The owner's own pools' latest triggers on its symbols: never another user's.
+        const fired = (yield* signals.triggers(owner, { limit: 50 })).triggers
+          .filter((t) => settings.symbols.includes(t.symbol))
+          .slice(0, 10)
+          .map((t) => ({
+            pool_name: t.pool_name,
+            symbol: t.symbol,
+            fired_at: t.fired_at,
+            values: t.values.map((v) => ({ signal_name: v.signal_name, value: v.value }))
+          }))
         return yield* buildPrompt({
           settings,
           time: yield* now,
@@ -267,6 +288,8 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
             }))
           },
           symbols,
+          ranking: ranked,
+          triggers: fired,
           news: stories.map((item) => ({ symbols: item.symbols, title: item.title, published_at: item.published_at })),
           candles: (symbol, timeframe, count) =>
             market.latest({ _tag: "Venue", exchange }, symbol, timeframe, count).pipe(

@@ -40,6 +40,18 @@ export const promptVariables: ReadonlyArray<PromptVariable> = [
     example: "{market}"
   },
   {
+    name: "{ranking}",
+    description:
+      "the factor ranking of the account's venue: the 5 best-ranked symbols and the account's own, each rank, symbol and score (JSON)",
+    example: "{ranking}"
+  },
+  {
+    name: "{triggers}",
+    description:
+      "the last 10 triggers of your signal pools on its symbols: pool, symbol, time and each signal's value (JSON)",
+    example: "{triggers}"
+  },
+  {
     name: "{news}",
     description: "the latest stories (up to 3 per symbol) about its symbols from your enabled news sources (JSON)",
     example: "{news}"
@@ -53,7 +65,18 @@ export const promptVariables: ReadonlyArray<PromptVariable> = [
   }
 ]
 
-const simpleNames = new Set(["context", "time", "symbols", "account", "positions", "orders", "market", "news"])
+const simpleNames = new Set([
+  "context",
+  "time",
+  "symbols",
+  "account",
+  "positions",
+  "orders",
+  "market",
+  "ranking",
+  "triggers",
+  "news"
+])
 
 /** A variable named in a template. */
 export type TemplateVariable =

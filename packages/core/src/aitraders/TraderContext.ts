@@ -54,6 +54,21 @@ export interface SymbolContext {
   readonly candles: ReadonlyArray<Candle>
 }
 
+/** A symbol of the factor ranking as the model is shown it: the venue's best, and the account's own. */
+export interface RankingContext {
+  readonly rank: number
+  readonly symbol: string
+  readonly score: number
+}
+
+/** A recent trigger of one of the owner's signal pools on one of the account's symbols. */
+export interface TriggerContext {
+  readonly pool_name: string
+  readonly symbol: string
+  readonly fired_at: string
+  readonly values: ReadonlyArray<{ readonly signal_name: string; readonly value: number | null }>
+}
+
 /** A news story as the model is shown it. */
 export interface NewsContext {
   readonly symbols: ReadonlyArray<string>
@@ -75,6 +90,8 @@ export const buildPrompt = <E, R>(input: {
   readonly exchange: Exchange
   readonly account: AccountContext
   readonly symbols: ReadonlyArray<SymbolContext>
+  readonly ranking: ReadonlyArray<RankingContext>
+  readonly triggers: ReadonlyArray<TriggerContext>
   readonly news: ReadonlyArray<NewsContext>
   readonly candles: (symbol: string, timeframe: Timeframe, count: number) => Effect.Effect<ReadonlyArray<Candle>, E, R>
 }) =>
@@ -109,6 +126,8 @@ export const buildPrompt = <E, R>(input: {
       positions: account.positions,
       recent_orders: account.recent_orders,
       symbols: symbols.map((s) => s.shown),
+      ranking: input.ranking,
+      triggers: input.triggers,
       news: input.news
     }
     const templates = [settings.system_prompt ?? defaultSystemPrompt, settings.user_template ?? defaultUserTemplate]
@@ -128,6 +147,8 @@ export const buildPrompt = <E, R>(input: {
       positions: JSON.stringify(context.positions),
       orders: JSON.stringify(context.recent_orders),
       market: JSON.stringify(symbols.map((s) => s.facts)),
+      ranking: JSON.stringify(context.ranking),
+      triggers: JSON.stringify(context.triggers),
       news: JSON.stringify(context.news)
     }
     const render = (text: string) =>

@@ -5,7 +5,7 @@ import { pageOf } from "../http/Pagination.js"
 import { MarketData } from "../market/MarketData.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
-import { ownedBy } from "../users/Ownership.js"
+import { ownedBy, type Owner } from "../users/Ownership.js"
 import { type Candle, type Exchange, type Timeframe, timeframeMillis, Venues } from "../venues/Venue.js"
 import { candleMillis, maxHole, recordedCoverage, windowCoverage } from "./Coverage.js"
 import { candleMetrics, evaluateCondition, windowInputs } from "./Metrics.js"
@@ -74,7 +74,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
     const ownedSignal = (caller: CurrentUserShape, id: SignalId) =>
       repo.findSignal(id).pipe(ownedBy(caller, `Signal ${id}`))
     /** The caller's pool: 404 when it does not exist, 403 when it is another user's (a binding listens only to its owner's). */
-    const ownedPool = (caller: CurrentUserShape, id: PoolId) => repo.findPool(id).pipe(ownedBy(caller, `Pool ${id}`))
+    const ownedPool = (caller: Owner, id: PoolId) => repo.findPool(id).pipe(ownedBy(caller, `Pool ${id}`))
 
     /** Fails with `symbol_not_listed` naming every symbol the venue does not list. */
     const listed = (exchange: Exchange, symbols: ReadonlyArray<string>) => marketData.listed(exchange, symbols)
@@ -224,7 +224,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         Effect.withSpan("Signals.removePool", { attributes: { userId: caller.id, poolId: id } })
       )
 
-    const triggers = (caller: CurrentUserShape, request: TriggerQuery) =>
+    const triggers = (caller: Owner, request: TriggerQuery) =>
       Effect.gen(function*() {
         const query = { ...request, ...pageOf(request) }
         if (query.pool_id !== undefined) yield* ownedPool(caller, query.pool_id)

@@ -288,9 +288,19 @@ for (const storage of testStorages) {
           const rounds = yield* waitForRounds(token, account.id, finished(1))
           expect(rounds).toHaveLength(1)
           expect(rounds[0]).toMatchObject({ trigger: "signal", status: "completed", outcome: "traded" })
+          // The round's context has the pool's trigger on BTC (not SOL's, not the account's symbol), and the ranking.
+          const context = JSON.parse(rounds[0].prompt.split("Context: ")[1])
+          expect(context.triggers.map((t: any) => [t.pool_name, t.symbol])).toEqual([["majors", "BTC"]])
+          expect(context.triggers[0].values).toEqual([{ signal_name: "any volume", value: expect.any(Number) }])
+          const ranked = context.ranking.map((r: any) => r.symbol)
+          expect(ranked).toEqual(expect.arrayContaining(["BTC", "ETH"]))
+          expect(context.ranking.filter((r: any) => r.rank <= 5)).toHaveLength(5)
 
           const other = yield* signUp()
           const theirs = yield* createAccount(other.token)
+          // Another user's AI account on the same symbols never sees this user's triggers.
+          const [theirRound] = yield* decide(other.token, theirs.id)
+          expect(JSON.parse(theirRound.prompt.split("Context: ")[1]).triggers).toEqual([])
           expectError(
             yield* call("PUT", `/api/account/${theirs.id}/ai-trader`, {
               token: other.token,
@@ -316,6 +326,8 @@ for (const storage of testStorages) {
             "{positions}",
             "{orders}",
             "{market}",
+            "{ranking}",
+            "{triggers}",
             "{news}",
             "{candles:SYMBOL:TIMEFRAME:COUNT}"
           ])
