@@ -18,26 +18,17 @@ const parameterName = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/
 const Choice = Schema.Union(Schema.String.pipe(Schema.maxLength(100)), Schema.Finite, Schema.Boolean)
 export type Choice = typeof Choice.Type
 
-const inRange = (p: { readonly min: number; readonly max: number; readonly default: number }) =>
-  p.min >= p.max
-    ? `min (${p.min}) must be below max (${p.max})`
-    : p.default < p.min || p.default > p.max
-    ? `default (${p.default}) must be within ${p.min}..${p.max}`
-    : true
-
-const IntSpec = Schema.Struct({
-  kind: Schema.Literal("int"),
-  min: Schema.Int,
-  max: Schema.Int,
-  default: Schema.Int
-}).pipe(Schema.filter(inRange))
-
-const FloatSpec = Schema.Struct({
-  kind: Schema.Literal("float"),
-  min: Schema.Finite,
-  max: Schema.Finite,
-  default: Schema.Finite
-}).pipe(Schema.filter(inRange))
+/** A numeric parameter: whole numbers (`int`) or any finite number (`float`) from `min` to `max`, with its default in range. */
+const rangeSpec = <K extends "int" | "float">(kind: K, value: Schema.Schema<number>) =>
+  Schema.Struct({ kind: Schema.Literal(kind), min: value, max: value, default: value }).pipe(
+    Schema.filter((p) =>
+      p.min >= p.max
+        ? `min (${p.min}) must be below max (${p.max})`
+        : p.default < p.min || p.default > p.max
+        ? `default (${p.default}) must be within ${p.min}..${p.max}`
+        : true
+    )
+  )
 
 const ChoiceSpec = Schema.Struct({
   kind: Schema.Literal("choice"),
@@ -52,7 +43,7 @@ const ChoiceSpec = Schema.Struct({
 /** The `parameters` export as the program declares it: at most 50, by name. */
 export const DeclaredParameters = Schema.Record({
   key: Schema.String,
-  value: Schema.Union(IntSpec, FloatSpec, ChoiceSpec)
+  value: Schema.Union(rangeSpec("int", Schema.Int), rangeSpec("float", Schema.Finite), ChoiceSpec)
 })
   .pipe(Schema.filter((r) => {
     const names = Object.keys(r)
