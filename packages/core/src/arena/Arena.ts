@@ -43,7 +43,7 @@ export const ArenaPnlRefresherLive = Layer.scopedDiscard(
       const at = new Date(yield* Clock.currentTimeMillis)
       const positionsOf = Arr.groupBy(yield* repo.positions(), (p) => String(p.account_id))
       // One price fetch per venue and pass.
-      const marks = new Map<string, ReadonlyMap<string, Ticker>>()
+      const marks = new Map<Exchange, ReadonlyMap<string, Ticker>>()
       const tickers = (exchange: Exchange): Effect.Effect<ReadonlyMap<string, Ticker>, VenueFailure> => {
         const known = marks.get(exchange)
         return known
@@ -58,7 +58,7 @@ export const ArenaPnlRefresherLive = Layer.scopedDiscard(
             positionsOf[account.account_id] ?? [],
             0,
             (sum, p) =>
-              Effect.flatMap(tickers(p.exchange as Exchange), (all) => {
+              Effect.flatMap(tickers(p.exchange), (all) => {
                 const mark = all.get(p.symbol)
                 return mark === undefined
                   ? Effect.fail({ error: `no price for ${p.symbol} on ${p.exchange}` })

@@ -4,6 +4,7 @@ import { Effect, Schema } from "effect"
 import { AccountId, AccountType } from "../accounts/Account.js"
 import { IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
+import { Exchange } from "../venues/Venue.js"
 
 const Numeric = Schema.NumberFromString
 const NullableNumeric = Schema.NullOr(Numeric)
@@ -22,7 +23,7 @@ export type MeasuredAccount = typeof MeasuredAccount.Type
 const OpenPosition = Schema.Struct({
   account_id: AccountId,
   symbol: Schema.String,
-  exchange: Schema.String,
+  exchange: Exchange,
   side: Schema.Literal("long", "short"),
   size: Numeric,
   entry_price: Numeric

@@ -292,12 +292,6 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           Effect.withSpan("Bindings.listFunding", { attributes: { userId: caller.id, accountId } })
         )
 
-    /** Every open position of an account, with no owner check: for the arena's marks, not for callers. */
-    const openPositions = (accountId: AccountId) =>
-      ledger.positions({ account_id: accountId, limit: 10_000, offset: 0 }).pipe(
-        Effect.withSpan("Bindings.openPositions", { attributes: { accountId } })
-      )
-
     return {
       create,
       list,
@@ -308,8 +302,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
       listRuns,
       listOrders,
       listPositions,
-      listFunding,
-      openPositions
+      listFunding
     } as const
   })
 }) {}
