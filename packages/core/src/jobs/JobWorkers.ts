@@ -134,7 +134,9 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
     // One fallback wake-up per poll interval for all the workers, not one poll each: an idle
     // instance's statements do not grow with its concurrency. It wakes one idle worker, whose
     // claim relays to the next when it finds a job.
-    yield* Effect.forkScoped(
-      Effect.zipRight(start, Effect.forever(Effect.delay(wakeup.relay(kind), options.pollInterval)))
-    )
+    if (options.concurrency > 0) {
+      yield* Effect.forkScoped(
+        Effect.zipRight(start, Effect.forever(Effect.delay(wakeup.relay(kind), options.pollInterval)))
+      )
+    }
   })
