@@ -11,8 +11,8 @@ const pingPrefix = "ping:"
 /**
  * Wakes idle workers when a job of their kind is queued, on every instance that shares the
  * database: `wake` notifies the channel (at commit, inside a transaction), and each instance's
- * listener wakes one idle worker of the kind. The workers' own fallback wake-up, once per poll
- * interval (see `runJobWorkers`), recovers a lost notification or a job whose worker died.
+ * listener wakes one idle worker of the kind. One idle worker of a kind polls meanwhile (see
+ * `runJobWorkers`), which recovers a lost notification or a job whose worker died.
  */
 export class JobWakeup extends Effect.Service<JobWakeup>()("@trading-platform/core/JobWakeup", {
   scoped: Effect.gen(function*() {
@@ -59,7 +59,7 @@ export class JobWakeup extends Effect.Service<JobWakeup>()("@trading-platform/co
       /** Waits for a wake-up of `kind` or the poll interval, whichever comes first: a loop's rest. */
       idle: (kind: string, poll: Duration.DurationInput) =>
         Effect.flatMap(queueOf(kind), (queue) => Effect.ignore(Effect.timeout(Queue.take(queue), poll))),
-      /** Waits, as an idle worker of `kind`, for a wake-up: a notification, a relay, or the workers' fallback. */
+      /** Waits for a wake-up of `kind` only: a notification or a relay (an idle worker while another polls). */
       waitForJob: (kind: string) => Effect.flatMap(queueOf(kind), Queue.take)
     }
   })

@@ -110,9 +110,20 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
       )
     }
 
+    // One idle worker polls, every `pollInterval`, for a job it was not woken for; the others wait
+    // for a wake-up only. So an idle instance makes one claim per interval and kind, not one per
+    // worker. A poller that claims a job relays, and the worker woken takes over the polling. Its
+    // claim between two waits keeps a test clock's jump from spinning the poll.
+    let polling = false
+    const idle = Effect.suspend(() => {
+      if (polling) return wakeup.waitForJob(kind)
+      polling = true
+      return Effect.ensuring(wakeup.idle(kind, options.pollInterval), Effect.sync(() => (polling = false)))
+    })
+
     const claimAndRun = Effect.gen(function*() {
       const claimed = yield* queue.claim({ now: yield* now, leaseUntil: yield* leaseUntil, worker })
-      if (Option.isNone(claimed)) return yield* wakeup.waitForJob(kind)
+      if (Option.isNone(claimed)) return yield* idle
       // One wake-up stands for any number of jobs queued meanwhile: pass it on to the next idle worker.
       yield* wakeup.relay(kind)
       yield* run(claimed.value)
@@ -130,13 +141,5 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
     const start = yield* BackgroundStart
     for (let i = 0; i < options.concurrency; i++) {
       yield* Effect.forkScoped(Effect.zipRight(start, Effect.forever(claimAndRun)))
-    }
-    // One fallback wake-up per poll interval for all the workers, not one poll each: an idle
-    // instance's statements do not grow with its concurrency. It wakes one idle worker, whose
-    // claim relays to the next when it finds a job.
-    if (options.concurrency > 0) {
-      yield* Effect.forkScoped(
-        Effect.zipRight(start, Effect.forever(Effect.delay(wakeup.relay(kind), options.pollInterval)))
-      )
     }
   })
