@@ -3,9 +3,9 @@ import { afterAll, describe, expect, it, layer } from "@effect/vitest"
 import { TradingApi } from "@trading-platform/core"
 import { startFakeVenue2, testOptions, testStorages } from "@trading-platform/core/testing"
 import { openApiDocument } from "@trading-platform/server"
-import { Duration, Effect, Layer, Option, TestClock } from "effect"
-import { marketNow } from "../support/Backtests.js"
-import { call, type Reply, TestServer } from "../support/TestServer.js"
+import { Duration, Effect, Option } from "effect"
+import { BacktestServer, isFinished, waitForBacktest } from "../support/Backtests.js"
+import { call, type Reply } from "../support/TestServer.js"
 
 /** One example the document offers for an operation's JSON body. */
 interface Example {
@@ -45,13 +45,22 @@ HttpApi.reflect(TradingApi, {
 /** Path parameters named for their resource, not for the collection before them: the POST that creates it. */
 const createdAt: Record<string, string> = { account_id: "/api/account" }
 
+/** Collections whose members another POST creates: a backtest is its program's. */
+const createdBy: Record<string, string> = { "/api/programs/backtest": "/api/programs/{id}/backtest" }
+
+/** What has to finish before operations on it: a backtest's robustness reads its result. */
+const finishedFirst: Record<
+  string,
+  (token: string, id: number) => Effect.Effect<unknown, never, HttpServer.HttpServer>
+> = { "/api/programs/{id}/backtest": (token, id) => waitForBacktest(token, id, isFinished) }
+
 /** Ends the user or its sessions: sent last, each as a fresh user. */
 const destructive = (example: Example) => example.method === "DELETE" || example.path === "/api/users/password"
 
 // A candle sync fetches from a venue in http mode, so venue2 is the fake one (no sync worker runs).
 const fakeVenue2 = await startFakeVenue2()
 afterAll(() => fakeVenue2.close())
-const { venues } = testOptions({ kind: "pglite", dataDir: "memory://" })
+const { automation, venues } = testOptions({ kind: "pglite", dataDir: "memory://" })
 const venue2 = { mode: "http" as const, baseUrl: fakeVenue2.url, timeout: Duration.seconds(5), retries: 0 }
 
 describe("request body examples", () => {
@@ -62,9 +71,13 @@ describe("request body examples", () => {
   for (const storage of testStorages) {
     describe.skipIf(!storage.available)(`over ${storage.name}`, () => {
       // Backtests and syncs need closed candles before the clock: the backtest suites' instant.
-      const server = TestServer({ storage, config: { venues: { ...venues, venue2 } } }).pipe(
-        Layer.provide(Layer.effectDiscard(TestClock.setTime(marketNow)))
-      )
+      // With backtest workers, as the example backtest's robustness needs it to have run. The
+      // examples' account has venue2 keys, so its binding would go live: the bias check rule, which
+      // its own suite tests, is waived for the example binding's body.
+      const server = BacktestServer(storage, {}, {
+        venues: { ...venues, venue2 },
+        automation: { ...automation, requireBiasCheck: false }
+      })
       layer(server, { timeout: "120 seconds" })((it) => {
         it.effect("each one, sent as it is to its operation by one user in a fresh database, answers 2xx", () =>
           Effect.gen(function*() {
@@ -94,7 +107,7 @@ describe("request body examples", () => {
                 let resolved = ""
                 for (const part of path.split("/").slice(1)) {
                   const parameter = /^\{(\w+)\}$/.exec(part)?.[1]
-                  const collection = createdAt[parameter ?? ""] ?? template
+                  const collection = createdAt[parameter ?? ""] ?? createdBy[template] ?? template
                   template += `/${part}`
                   if (parameter === undefined) {
                     resolved += `/${part}`
@@ -103,6 +116,7 @@ describe("request body examples", () => {
                   const creator = examples.find((e) => e.method === "POST" && e.path === collection)
                   if (creator === undefined) return yield* Effect.die(`nothing creates {${parameter}} of ${path}`)
                   const created = replies.get(creator) ?? (yield* send(creator, token))
+                  yield* finishedFirst[creator.path]?.(token, created.body?.id) ?? Effect.void
                   resolved += `/${created.body?.id}`
                 }
                 return resolved
