@@ -214,6 +214,20 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       })
     )
 
+  /**
+   * Runs the binding into an outage (a name that no longer resolves) that begins as the venue takes
+   * the order and lasts past the run's attempts: the run fails with its order sent, its answer lost.
+   */
+  const runIntoOutage = (instance: Instance, live: Live) =>
+    Effect.gen(function*() {
+      fake.afterOrder = () => {
+        fake.behavior = "unreachable"
+        fake.afterOrder = () => {}
+      }
+      const run = yield* runOnce(instance, live).pipe(Effect.ensuring(Effect.sync(() => (fake.behavior = "ok"))))
+      expect(run.status).toBe("failed")
+    })
+
   /** The ledger's orders of the account, oldest first. */
   const ordersOf = (instance: Instance, live: Live) =>
     on(
@@ -345,13 +359,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
         Effect.gen(function*() {
           const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
           const live = yield* liveAccount(instance)
-          // The outage (a name that no longer resolves) begins as the order is taken, and lasts past the run's attempts.
-          fake.afterOrder = () => {
-            fake.behavior = "unreachable"
-            fake.afterOrder = () => {}
-          }
-          const run = yield* runOnce(instance, live).pipe(Effect.ensuring(Effect.sync(() => (fake.behavior = "ok"))))
-          expect(run.status).toBe("failed")
+          yield* runIntoOutage(instance, live)
           const [waiting] = yield* ordersOf(instance, live)
           expect(waiting).toMatchObject({ status: "submitted" })
           // The venue is back: one reconciliation pass books what it executed.
@@ -370,12 +378,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
         Effect.gen(function*() {
           const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
           const live = yield* liveAccount(instance)
-          fake.afterOrder = () => {
-            fake.behavior = "unreachable"
-            fake.afterOrder = () => {}
-          }
-          const run = yield* runOnce(instance, live).pipe(Effect.ensuring(Effect.sync(() => (fake.behavior = "ok"))))
-          expect(run.status).toBe("failed")
+          yield* runIntoOutage(instance, live)
           const restoreCredentials = yield* removeCredentials(instance, live)
           // Settled again (the run taken over, the next run, a watcher pass), twice: the venue cannot be asked.
           for (let i = 0; i < 2; i++) {
