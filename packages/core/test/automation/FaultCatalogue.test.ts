@@ -196,6 +196,13 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       )
     )
 
+  /** An instance on PGlite, in the test's scope, and a live account on it (see `liveAccount`). */
+  const liveOnPglite = (params: Record<string, unknown> = {}, symbol = "BTC") =>
+    Effect.gen(function*() {
+      const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
+      return { instance, live: yield* liveAccount(instance, params, symbol) }
+    })
+
   /** Queues a run of the binding now and waits (on the real clock: workers run in real time) until it has finished. */
   const runOnce = (instance: Instance, live: Live) =>
     on(
@@ -321,8 +328,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "the connection drops after the order is sent, before its answer: found by its key and booked once",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance)
+          const { instance, live } = yield* liveOnPglite()
           const run = yield* withFirstOrder("drop", runOnce(instance, live))
           expect(run).toMatchObject({ status: "completed", attempts: 1, error: null })
           const [order] = yield* converged(instance, live)
@@ -357,8 +363,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "the venue is unreachable from the moment it took the order: the order waits, and one pass books it once it is back",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance)
+          const { instance, live } = yield* liveOnPglite()
           yield* runIntoOutage(instance, live)
           const [waiting] = yield* ordersOf(instance, live)
           expect(waiting).toMatchObject({ status: "submitted" })
@@ -376,8 +381,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "the account's credentials are removed while an order's answer is lost: the order stays submitted and flagged, and one pass books it once they return",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance)
+          const { instance, live } = yield* liveOnPglite()
           yield* runIntoOutage(instance, live)
           const restoreCredentials = yield* removeCredentials(instance, live)
           // Settled again (the run taken over, the next run, a watcher pass), twice: the venue cannot be asked.
@@ -406,8 +410,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "an order lost on its way to the venue: tried again under its key by the run; once given up, rejected by the pass and never sent by it",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance)
+          const { instance, live } = yield* liveOnPglite()
           const run = yield* withOrders("unreachable", runOnce(instance, live))
           expect(run).toMatchObject({ status: "failed", error: expect.stringMatching(/^Gave up after/) })
           const [lost] = yield* ordersOf(instance, live)
@@ -440,8 +443,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "the venue refuses for insufficient margin: rejected with its reason, nothing booked",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance)
+          const { instance, live } = yield* liveOnPglite()
           fake.marginShort = true
           const run = yield* runOnce(instance, live).pipe(
             Effect.ensuring(Effect.sync(() => (fake.marginShort = false)))
@@ -458,8 +460,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
 
     it.scopedLive("a partial fill: what executed is booked, the rest expired", () =>
       Effect.gen(function*() {
-        const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-        const live = yield* liveAccount(instance)
+        const { instance, live } = yield* liveOnPglite()
         fake.fillRatio = 0.5
         const run = yield* runOnce(instance, live).pipe(Effect.ensuring(Effect.sync(() => (fake.fillRatio = 1))))
         expect(run).toMatchObject({ status: "completed", error: null })
@@ -472,8 +473,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "the stop loss rests at the venue and fires while the platform is down: the pass books the close at its price",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance, { stop_loss: 60_000, take_profit: 70_000 })
+          const { instance, live } = yield* liveOnPglite({ stop_loss: 60_000, take_profit: 70_000 })
           yield* runOnce(instance, live)
           const venue = live.venueAccount()!
           // Leverage and margin mode were set before the first order; the exits rest at the venue, reduce-only.
@@ -511,8 +511,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "a position the ledger does not know is adopted and flagged; one the venue resized is brought to its size",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance)
+          const { instance, live } = yield* liveOnPglite()
           yield* runOnce(instance, live)
           const venue = live.venueAccount()!
           // Someone trades on the venue by hand: an ETH short the platform never placed, and half the BTC sold.
@@ -543,8 +542,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "a limit entry rests at the venue under the dead-man switch; the venue fills it while nobody watches, and the pass books and protects it",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance, { limit: 60_000, stop_loss: 55_000 })
+          const { instance, live } = yield* liveOnPglite({ limit: 60_000, stop_loss: 55_000 })
           const run = yield* runOnce(instance, live)
           expect(run).toMatchObject({ status: "completed", error: null })
           const [entry] = yield* converged(instance, live)
@@ -578,8 +576,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "a later decision replaces an entry resting at the venue: cancelled there first, then in the ledger",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance, { limit: 3_000 }, "ETH")
+          const { instance, live } = yield* liveOnPglite({ limit: 3_000 }, "ETH")
           yield* runOnce(instance, live)
           yield* runOnce(instance, live)
           const [first, second] = yield* converged(instance, live)
@@ -596,8 +593,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "the account's credentials are removed while an entry rests at the venue: the next decision fails rather than forget it; once they return it is cancelled there first",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance, { limit: 3_000 }, "ETH")
+          const { instance, live } = yield* liveOnPglite({ limit: 3_000 }, "ETH")
           yield* runOnce(instance, live)
           const restoreCredentials = yield* removeCredentials(instance, live)
           const failed = yield* runOnce(instance, live)
@@ -621,8 +617,7 @@ describe.each(venuesUnderTest)("the fault catalogue of live automation, against 
       "the dead-man switch fires while the platform is down: the entry is cancelled in the ledger and the stop loss placed again",
       () =>
         Effect.gen(function*() {
-          const instance = yield* startInstance(yield* testStorages[0]!.storage, yield* Effect.scope)
-          const live = yield* liveAccount(instance, { stop_loss: 60_000 })
+          const { instance, live } = yield* liveOnPglite({ stop_loss: 60_000 })
           yield* runOnce(instance, live)
           const eth = yield* alsoBound(instance, live, "ETH", { limit: 3_000 })
           yield* runOnce(instance, eth)
