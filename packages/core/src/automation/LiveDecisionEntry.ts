@@ -8,14 +8,14 @@ import { parentPort, workerData } from "node:worker_threads"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
-import { QuickJsProgramRuntime } from "../sandbox/QuickJsRuntime.js"
+import { selectedProgramRuntime } from "../sandbox/SelectedRuntime.js"
 import { decideAtLastBar, type DecisionRequest, type DecisionThreadInput, FromDecisionThread } from "./LiveDecision.js"
 
 const port = parentPort!
 const { heartbeat, limits } = workerData as DecisionThreadInput & { readonly heartbeat: SharedArrayBuffer }
 const { call, setBusy } = threadHeartbeat(heartbeat)
 const post = (message: FromDecisionThread) => port.postMessage(Schema.encodeSync(FromDecisionThread)(message))
-const runtime = QuickJsProgramRuntime(limits, call)
+const runtime = selectedProgramRuntime(limits, call)
 
 const decide = ({ account, bars, run }: DecisionRequest) =>
   Effect.gen(function*() {

@@ -7,7 +7,7 @@ import { Cause, Effect, Either, Exit, Option, Queue, Schema, Stream } from "effe
 import { parentPort, workerData } from "node:worker_threads"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
-import { QuickJsProgramRuntime } from "../sandbox/QuickJsRuntime.js"
+import { selectedProgramRuntime } from "../sandbox/SelectedRuntime.js"
 import { simulatedSymbol } from "../venues/SimulatedMarket.js"
 import { type FundingFeed, fundingOf, runBacktest } from "./BacktestEngine.js"
 import {
@@ -68,7 +68,7 @@ const backtest = Effect.gen(function*() {
   return outcomeOf(yield* runBacktest(settings, windows, loaded, terms, warmup))
 }).pipe(
   Effect.scoped,
-  Effect.provide(QuickJsProgramRuntime(limits, call))
+  Effect.provide(selectedProgramRuntime(limits, call))
 )
 
 void Effect.runPromiseExit(backtest).then((exit) =>
