@@ -1,12 +1,10 @@
 import { Either, type ParseResult, Schema } from "effect"
-import type { QuickJSHandle } from "quickjs-emscripten"
 import { parseErrorIssues, summarizeIssues } from "../http/DecodeFailure.js"
 import { type Candle, timeframeMillis } from "../venues/Venue.js"
 import type { Decider } from "./Decider.js"
 import { Decision, hold, ProgramRunError } from "./Decision.js"
 import { firstLine } from "./LoadFailure.js"
 import type { ProgramRun } from "./ProgramRuntime.js"
-import { describeError, type Helpers, type Sandbox } from "./Sandbox.js"
 import { candleWindow } from "./SandboxLimits.js"
 import { makeWindowIndicators } from "./WindowIndicators.js"
 
@@ -30,7 +28,9 @@ const barsPerCall = 64
 /** Numbers per bar in the buffer a chunk crosses into the sandbox as. */
 const barFields = 6
 
-const exhausted = /out of memory|stack overflow|string too long/
+// QuickJS's words, then V8's, for a heap or stack the program used up.
+const exhausted =
+  /out of memory|stack overflow|string too long|Maximum call stack size exceeded|Invalid (string|array|typed array) length|Array buffer allocation failed/
 
 /** One decision, or a list of them (a program of several symbols, each naming its symbol); the issues are the shape's own. */
 const decodeOne = Schema.decodeUnknownEither(Schema.parseJson(Decision))
@@ -52,24 +52,42 @@ const decisionDecoder = () => {
   }
 }
 
-/** A loaded program as the engine's `Decider`. */
-export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): Decider => {
-  const { budget, own, vm } = sandbox
-  const driver = own(vm.unwrapResult(vm.callFunction(
-    helpers.makeDriver,
-    vm.undefined,
-    helpers.decide,
-    own(vm.newString(JSON.stringify(run.symbols))),
-    own(vm.newString(run.timeframe)),
-    own(vm.newNumber(timeframeMillis[run.timeframe])),
-    own(vm.newString(JSON.stringify((run.timeframes ?? []).map((t) => [t, timeframeMillis[t]])))),
-    own(vm.newString(JSON.stringify(run.params ?? {})))
-  )))
+/**
+ * What one call into a runtime's guest answered: its value, or how it failed outside the guest's own
+ * try/catch (only a spent CPU budget or an exhausted heap do; a stall of the safety net is thrown
+ * as `SandboxStalled`), with the error as text for an exhausted heap.
+ */
+export type GuestCall<A> =
+  | { readonly value: A }
+  | { readonly overBudget: true }
+  | { readonly overBudget: false; readonly text: string }
+
+/**
+ * The guest's driver (see `guest/Bootstrap.ts`) as a runtime calls it, its arguments and answers as
+ * plain values; `decide`'s CPU budget is that of its `bars` bars, the others' that of one.
+ */
+export interface GuestDriver {
+  readonly chunk: (buffer: Float64Array, bars: number, values: Float64Array, calls: string) => GuestCall<unknown>
+  readonly wanted: () => GuestCall<string>
+  readonly account: (account: Float64Array) => GuestCall<unknown>
+  readonly decide: (from: number, to: number, holds: boolean, bars: number) => GuestCall<number | string>
+  /** The bar of the piece being decided (-1 before the first, or when the runtime cannot tell). */
+  readonly at: () => number
+}
+
+/** The arguments of the guest's `makeDriver` after the program's `decide`, for this run. */
+export const driverArguments = (run: ProgramRun): [string, string, number, string, string] => [
+  JSON.stringify(run.symbols),
+  run.timeframe,
+  timeframeMillis[run.timeframe],
+  JSON.stringify((run.timeframes ?? []).map((t) => [t, timeframeMillis[t]])),
+  JSON.stringify(run.params ?? {})
+]
+
+/** A loaded program, driven through its runtime's `GuestDriver`, as the engine's `Decider`. */
+export const makeDecider = (driver: GuestDriver, run: ProgramRun): Decider => {
   const symbolCount = run.symbols.length
   const slotOf = new Map(run.symbols.map((symbol, s) => [symbol, s]))
-  const [chunk, wanted, account, decide, at] = ["chunk", "wanted", "account", "decide", "at"].map((name) =>
-    own(vm.getProp(driver, name))
-  ) as [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle]
   const decodeDecision = decisionDecoder()
   /** The answer as one decision per symbol of the run: each names its symbol, or means the first. */
   const perSymbol = (answer: Decision | ReadonlyArray<Decision>, invalid: (message: string) => never) => {
@@ -95,40 +113,18 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
   const fail = (index: number, reason: ProgramRunError["reason"], message: string): never => {
     throw new ProgramRunError({ reason, message, time: bars[0]![index]!.time })
   }
-  /**
-   * Fails the run for an error that escaped the driver's own try/catch: only an interrupt or an
-   * exhausted heap does (a stall of the safety net has been thrown as `SandboxStalled` before).
-   */
-  const escaped = (error: QuickJSHandle, index: number, overBudget: boolean): never => {
-    if (overBudget) {
-      error.dispose()
-      return fail(index, "cpu_budget_exceeded", "decide exceeded its CPU budget")
-    }
-    return fail(
-      index,
-      "memory_exceeded",
-      `decide exhausted its memory: ${firstLine(describeError(sandbox, helpers.describe, error))}`
-    )
-  }
-  /** Calls a function of the driver that runs none of the program's code, for bar `index`. */
-  const callDriver = (fn: QuickJSHandle, index: number, ...args: Array<QuickJSHandle>) => {
-    budget.start(1)
-    const result = vm.callFunction(fn, vm.undefined, ...args)
-    for (const handle of args) handle.dispose()
-    if (result.error) {
-      budget.throwIfStalled(result.error)
-      return escaped(result.error, index, budget.exceeded)
-    }
-    return result.value
+  /** The value of a call, or the run's failure for an error that escaped the driver's own try/catch. */
+  const answer = <A>(call: GuestCall<A>, index: number): A => {
+    if ("value" in call) return call.value
+    if (call.overBudget) return fail(index, "cpu_budget_exceeded", "decide exceeded its CPU budget")
+    return fail(index, "memory_exceeded", `decide exhausted its memory: ${firstLine(call.text)}`)
   }
   /** Hands the sandbox the bars from `start` on, with the host's indicator values for them. */
   const loadPiece = (start: number) => {
     const pieces = bars.map((symbolBars) => symbolBars.slice(start, start + pieceSize))
     const piece = pieces[0]!
     pieceSize = Math.min(barsPerPiece, 2 * pieceSize)
-    const asked = callDriver(wanted, start)
-    indicators.want(vm.getString(asked))
-    asked.dispose()
+    indicators.want(answer(driver.wanted(), start))
     const values = indicators.chunk(piece)
     // One column per field and symbol, which the driver reads in place.
     const n = piece.length, buffer = new Float64Array(n * barFields * symbolCount)
@@ -143,14 +139,7 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
         buffer[o + 5 * n + i] = bar.volume
       })
     })
-    callDriver(
-      chunk,
-      start,
-      vm.newArrayBuffer(buffer.buffer),
-      vm.newNumber(n),
-      vm.newArrayBuffer(values.buffer.buffer),
-      vm.newString(values.calls)
-    ).dispose()
+    answer(driver.chunk(buffer, n, values.buffer, values.calls), start)
     pieceStart = start
     pieceEnd = start + piece.length
   }
@@ -174,42 +163,28 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
         ], 1 + 6 * s)
       })
       if (next.some((n, i) => n !== sent[i])) {
-        callDriver(account, from, vm.newArrayBuffer(next.buffer)).dispose()
+        answer(driver.account(next), from)
         sent = next
       }
       const to = Math.min(pieceEnd, from + barsPerCall, until)
-      const args = [vm.newNumber(from - pieceStart), vm.newNumber(to - pieceStart), holds ? vm.true : vm.false]
-      budget.start(to - from)
-      const result = vm.callFunction(decide, vm.undefined, ...args)
-      for (const handle of args) handle.dispose()
-      if (result.error) {
-        budget.throwIfStalled(result.error)
-        const overBudget = budget.exceeded
-        const index = callDriver(at, from)
-        // Stopped before its first bar (at is -1 then), the call is charged to that bar.
-        const stoppedAt = pieceStart + Math.max(vm.getNumber(index), from - pieceStart)
-        index.dispose()
-        return escaped(result.error, stoppedAt, overBudget)
-      }
-      // A number is where the run stopped without a decision; a decision's text reads as NaN.
-      const stopped = vm.getNumber(result.value)
-      if (!Number.isNaN(stopped)) {
-        result.value.dispose()
-        return { index: pieceStart + stopped }
-      }
-      const text = vm.getString(result.value)
-      result.value.dispose()
-      const colon = text.indexOf(":")
-      const index = pieceStart + Number(text.slice(0, colon))
-      const answer = text.slice(colon + 1)
-      if (answer.startsWith("!")) {
+      const result = driver.decide(from - pieceStart, to - pieceStart, holds, to - from)
+      // Stopped before its first bar (at is -1 then), the call is charged to that bar.
+      const reply: number | string = "value" in result
+        ? result.value
+        : answer(result, pieceStart + Math.max(driver.at(), from - pieceStart))
+      // A number is where the run stopped without a decision.
+      if (typeof reply === "number") return { index: pieceStart + reply }
+      const colon = reply.indexOf(":")
+      const index = pieceStart + Number(reply.slice(0, colon))
+      const text = reply.slice(colon + 1)
+      if (text.startsWith("!")) {
         return fail(
           index,
-          exhausted.test(answer) ? "memory_exceeded" : "threw",
-          `decide threw ${firstLine(answer.slice(1))}`
+          exhausted.test(text) ? "memory_exceeded" : "threw",
+          `decide threw ${firstLine(text.slice(1))}`
         )
       }
-      if (answer === "promise") {
+      if (text === "promise") {
         return fail(
           index,
           "invalid_decision",
@@ -217,7 +192,7 @@ export const makeDecider = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun)
         )
       }
       const decided = Either.getOrElse(
-        decodeDecision(answer),
+        decodeDecision(text),
         (e) =>
           fail(
             index,

@@ -3,7 +3,7 @@ import { checkInWorker } from "./CheckWorker.js"
 import { loadFailure } from "./LoadFailure.js"
 import { makeDecider } from "./ProgramDecider.js"
 import { ProgramRuntime } from "./ProgramRuntime.js"
-import { loadProgram, makeSandbox } from "./Sandbox.js"
+import { loadProgram, makeSandbox, quickJsDriver } from "./Sandbox.js"
 import { defaultSandboxLimits, type SandboxLimits } from "./SandboxLimits.js"
 
 /**
@@ -24,7 +24,9 @@ export const QuickJsProgramRuntime = (limits: SandboxLimits = defaultSandboxLimi
       ).pipe(
         Effect.flatMap((sandbox) => {
           const loaded = loadProgram(sandbox, run.code, run.seed)
-          return "overBudget" in loaded ? loadFailure(loaded) : Effect.succeed(makeDecider(sandbox, loaded, run))
+          return "overBudget" in loaded
+            ? loadFailure(loaded)
+            : Effect.succeed(makeDecider(quickJsDriver(sandbox, loaded, run), run))
         }),
         Effect.withSpan("ProgramRuntime.load")
       )

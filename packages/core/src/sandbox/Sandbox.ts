@@ -1,6 +1,8 @@
 import type { QuickJSHandle, QuickJSWASMModule } from "quickjs-emscripten"
 import { guestSource } from "./GuestSource.js"
 import type { LoadFailure } from "./LoadFailure.js"
+import { driverArguments, type GuestCall, type GuestDriver } from "./ProgramDecider.js"
+import type { ProgramRun } from "./ProgramRuntime.js"
 import type { SandboxLimits } from "./SandboxLimits.js"
 
 // Plain functions, without Effect: the check thread (`CheckThreadEntry.ts`) imports this module,
@@ -129,4 +131,67 @@ export const loadProgram = (sandbox: Sandbox, code: string, seed: number): Helpe
   budget.throwIfStalled()
   if (budget.exceeded) return { overBudget: true }
   return { describe, makeDriver, decide, parameters }
+}
+
+/** A loaded program's driver in its QuickJS sandbox (see `makeDecider`). */
+export const quickJsDriver = (sandbox: Sandbox, helpers: Helpers, run: ProgramRun): GuestDriver => {
+  const { budget, own, vm } = sandbox
+  const [symbols, timeframe, baseMillis, frames, params] = driverArguments(run)
+  const driver = own(vm.unwrapResult(vm.callFunction(
+    helpers.makeDriver,
+    vm.undefined,
+    helpers.decide,
+    own(vm.newString(symbols)),
+    own(vm.newString(timeframe)),
+    own(vm.newNumber(baseMillis)),
+    own(vm.newString(frames)),
+    own(vm.newString(params))
+  )))
+  const [chunk, wanted, account, decide, at] = ["chunk", "wanted", "account", "decide", "at"].map((name) =>
+    own(vm.getProp(driver, name))
+  ) as [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle]
+  /** Calls a function of the driver with a budget of `bars` bars, and answers its value as `read` reads it. */
+  const call = <A>(
+    fn: QuickJSHandle,
+    bars: number,
+    read: (value: QuickJSHandle) => A,
+    args: Array<QuickJSHandle>
+  ): GuestCall<A> => {
+    budget.start(bars)
+    const result = vm.callFunction(fn, vm.undefined, ...args)
+    for (const handle of args) handle.dispose()
+    if (result.error) {
+      budget.throwIfStalled(result.error)
+      if (budget.exceeded) {
+        result.error.dispose()
+        return { overBudget: true }
+      }
+      return { overBudget: false, text: describeError(sandbox, helpers.describe, result.error) }
+    }
+    const value = read(result.value)
+    result.value.dispose()
+    return { value }
+  }
+  const ignore = () => undefined
+  return {
+    chunk: (buffer, bars, values, calls) =>
+      call(chunk, 1, ignore, [
+        vm.newArrayBuffer(buffer.buffer),
+        vm.newNumber(bars),
+        vm.newArrayBuffer(values.buffer),
+        vm.newString(calls)
+      ]),
+    wanted: () => call(wanted, 1, (value) => vm.getString(value), []),
+    account: (next) => call(account, 1, ignore, [vm.newArrayBuffer(next.buffer)]),
+    // A number is where the run stopped without a decision; a decision's text reads as NaN.
+    decide: (from, to, holds, bars) =>
+      call(decide, bars, (value) => {
+        const stopped = vm.getNumber(value)
+        return Number.isNaN(stopped) ? vm.getString(value) : stopped
+      }, [vm.newNumber(from), vm.newNumber(to), holds ? vm.true : vm.false]),
+    at: () => {
+      const index = call(at, 1, (value) => vm.getNumber(value), [])
+      return "value" in index ? index.value : -1
+    }
+  }
 }
