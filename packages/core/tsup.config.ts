@@ -6,5 +6,6 @@ export default packageBuild({
   // Worker threads' entry modules, at the same path under dist/ as under src/ (see jobs/WorkerThread.ts).
   "backtests/BacktestThreadEntry": "src/backtests/BacktestThreadEntry.ts",
   "automation/LiveDecisionEntry": "src/automation/LiveDecisionEntry.ts",
-  "sandbox/CheckThreadEntry": "src/sandbox/CheckThreadEntry.ts"
+  "sandbox/CheckThreadEntry": "src/sandbox/CheckThreadEntry.ts",
+  "research/TrialThreadEntry": "src/research/TrialThreadEntry.ts"
 })

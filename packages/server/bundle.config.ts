@@ -51,7 +51,8 @@ export const bundleServer = async (outdir: string): Promise<Metafile> => {
       cli: source("cli/Main.ts"),
       "backtests/BacktestThreadEntry": coreSource("backtests/BacktestThreadEntry.ts"),
       "automation/LiveDecisionEntry": coreSource("automation/LiveDecisionEntry.ts"),
-      "sandbox/CheckThreadEntry": coreSource("sandbox/CheckThreadEntry.ts")
+      "sandbox/CheckThreadEntry": coreSource("sandbox/CheckThreadEntry.ts"),
+      "research/TrialThreadEntry": coreSource("research/TrialThreadEntry.ts")
     },
     outdir,
     chunkNames: "app-[hash]",

@@ -13,6 +13,7 @@ import { MarketApi } from "./market/MarketApi.js"
 import { NewsApi } from "./news/NewsApi.js"
 import { ProgramsApi } from "./programs/ProgramsApi.js"
 import { RankingApi } from "./ranking/RankingApi.js"
+import { OptimizationsApi } from "./research/OptimizationsApi.js"
 import { RiskApi } from "./risk/RiskApi.js"
 import { SignalsApi } from "./signals/SignalsApi.js"
 import { StreamsApi } from "./streams/StreamsApi.js"
@@ -33,6 +34,7 @@ export class TradingApi extends HttpApi.make("trading-platform")
   .add(ProgramsApi)
   .add(BacktestsApi)
   .add(BiasChecksApi)
+  .add(OptimizationsApi)
   .add(AnalyticsApi)
   .add(AutomationApi)
   .add(RiskApi)

@@ -12,6 +12,7 @@ import { MarketLive } from "./market/MarketLive.js"
 import { NewsLive } from "./news/NewsLive.js"
 import { ProgramsLive } from "./programs/ProgramsLive.js"
 import { RankingLive } from "./ranking/RankingLive.js"
+import { ResearchLive } from "./research/ResearchLive.js"
 import { SandboxLive } from "./sandbox/SandboxLive.js"
 import { SignalsLive } from "./signals/SignalsLive.js"
 import { DatabaseLive } from "./sql/Database.js"
@@ -31,11 +32,13 @@ export const PlatformLive = Layer.mergeAll(
   UsersLive,
   TraderLive,
   AnalyticsLive,
-  BacktestsLive,
+  ResearchLive,
   ArenaLive,
   StorageStatsLive,
   RiskLive
 ).pipe(
+  // Optimisations check their requests as backtests do.
+  Layer.provideMerge(BacktestsLive),
   // AI traders place their decisions through automation's order path, and read the ranking and the owner's news.
   Layer.provideMerge(AiTradersLive),
   Layer.provideMerge(RankingLive),

@@ -16,6 +16,7 @@ import { MarketHttpLive } from "./market/MarketHttp.js"
 import { NewsHttpLive } from "./news/NewsHttp.js"
 import { ProgramsHttpLive } from "./programs/ProgramsHttp.js"
 import { RankingHttpLive } from "./ranking/RankingHttp.js"
+import { OptimizationsHttpLive } from "./research/OptimizationsHttp.js"
 import { RiskHttpLive } from "./risk/RiskHttp.js"
 import { SignalsHttpLive } from "./signals/SignalsHttp.js"
 import { StreamLeases } from "./streams/StreamLeases.js"
@@ -37,6 +38,7 @@ export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
   Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
   Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
   Layer.provide(BiasChecksHttpLive),
+  Layer.provide(OptimizationsHttpLive),
   Layer.provide(RiskHttpLive),
   Layer.provide(AiTradersHttpLive),
   Layer.provide(AssistantHttpLive),

@@ -13,6 +13,8 @@ import { ProgramId, ProgramList } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { RankingTable } from "../ranking/Ranking.js"
 import { Rankings } from "../ranking/Rankings.js"
+import { Optimization, OptimizationId, OptimizationRequest } from "../research/Optimization.js"
+import { Optimizations } from "../research/Optimizations.js"
 import { PoolId, SignalsListing, TriggerList } from "../signals/Signal.js"
 import { Signals } from "../signals/Signals.js"
 import { CurrentUser, type CurrentUserShape } from "../users/Authentication.js"
@@ -109,6 +111,19 @@ export const GetBacktest = tool(
   { backtest_id: BacktestId },
   Backtest
 )
+export const StartOptimization = tool(
+  "start_optimization",
+  "Queue a search of one of the caller's programs' declared parameters (grid, random or tpe over `space`, " +
+    "maximising `objective`, optionally with walk_forward); answers the queued optimisation, whose id get_optimization reads.",
+  { program_id: ProgramId, ...OptimizationRequest.fields },
+  Optimization
+)
+export const GetOptimization = tool(
+  "get_optimization",
+  "One of the caller's optimisations: status, trials done, the best point so far and, once finished, its result (folds with walk-forward).",
+  { program_id: ProgramId, optimization_id: OptimizationId },
+  Optimization
+)
 
 export const GetRanking = tool(
   "get_ranking",
@@ -156,6 +171,8 @@ export const AssistantToolkit = Toolkit.make(
   ListPrograms,
   StartBacktest,
   GetBacktest,
+  StartOptimization,
+  GetOptimization,
   GetRanking,
   ListSignals,
   GetTriggers,
@@ -172,6 +189,7 @@ export const AssistantToolsLive = AssistantToolkit.toLayer(
     const accounts = yield* Accounts
     const programs = yield* Programs
     const backtests = yield* Backtests
+    const optimizations = yield* Optimizations
     const rankings = yield* Rankings
     const signals = yield* Signals
     const news = yield* News
@@ -202,6 +220,10 @@ export const AssistantToolsLive = AssistantToolkit.toLayer(
         Effect.flatMap(caller, (user) => backtests.submit(user, program_id, request)).pipe(asToolFailure),
       get_backtest: ({ backtest_id }) =>
         Effect.flatMap(caller, (user) => backtests.get(user, backtest_id)).pipe(asToolFailure),
+      start_optimization: ({ program_id, ...request }) =>
+        Effect.flatMap(caller, (user) => optimizations.submit(user, program_id, request)).pipe(asToolFailure),
+      get_optimization: ({ optimization_id, program_id }) =>
+        Effect.flatMap(caller, (user) => optimizations.get(user, program_id, optimization_id)).pipe(asToolFailure),
       get_ranking: (params) => rankings.table(params).pipe(asToolFailure),
       list_signals: () => Effect.flatMap(caller, (user) => signals.list(user)),
       get_triggers: (query) =>
@@ -227,6 +249,8 @@ export const toolConfigured = (user: CurrentUserShape) =>
       list_programs: true,
       start_backtest: hasPrograms,
       get_backtest: true,
+      start_optimization: hasPrograms,
+      get_optimization: true,
       get_ranking: true,
       list_signals: true,
       get_triggers: hasPools,

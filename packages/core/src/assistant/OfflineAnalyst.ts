@@ -192,6 +192,22 @@ const readers: Record<AssistantToolName, (result: any) => Array<string>> = {
   start_backtest: (
     r
   ) => [`Queued backtest #${r.id} on ${r.symbol} ${r.timeframe}; ask about "backtest ${r.id}" for its result.`],
+  start_optimization: (r) => [
+    `Queued optimisation #${r.id} of program #${r.program_id}: ${r.trials_total} trials (${r.request.search} search).`
+  ],
+  get_optimization: (r) =>
+    r.result?.best
+      ? [
+        `Optimisation #${r.id} ${r.status} after ${r.trials_done} trials: best ${
+          JSON.stringify(r.result.best.params)
+        } ` +
+        `with objective ${num(r.result.best.objective)}, PnL ${pct(r.result.best.metrics.total_pnl_percent)}.`
+      ]
+      : [
+        `Optimisation #${r.id} is ${r.status}${
+          r.error ? `: ${r.error}` : ""
+        } (${r.trials_done}/${r.trials_total} trials).`
+      ],
   get_backtest: (r) =>
     r.metrics
       ? [

@@ -1,20 +1,103 @@
 import { Effect, Layer } from "effect"
-import { PlatformConfig } from "../config/PlatformConfig.js"
+import { PlatformConfig, type PlatformOptions } from "../config/PlatformConfig.js"
+import type { NotFound, ProgramInvalid } from "../http/Errors.js"
 import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
 import { type CandleSource, MarketData, venueOf } from "../market/MarketData.js"
+import type { ProgramRunError } from "../sandbox/Decision.js"
 import { unlistedRules } from "../trading/Fills.js"
-import { type Candle, timeframeMillis } from "../venues/Venue.js"
+import { type Candle, timeframeMillis, type UnknownSymbol } from "../venues/Venue.js"
 import { alignBars } from "./AlignedBars.js"
 import { type BacktestSettings, defaultSettings } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
 import { type BacktestThread, startBacktestThread } from "./BacktestThread.js"
-import type { FundingSource } from "./BacktestThreadProtocol.js"
+import type { FundingSource, ThreadMarket } from "./BacktestThreadProtocol.js"
 
 /** Bars fetched and sent to the thread between two checkpoints (progress, lease renewal, cancellation). */
 export const barsPerCheckpoint = 1_000
 
 /** Every program run gets the same seed, so the same request gives the same result. */
 const seed = 1
+
+/** What of a run's request sets its terms: the market, the range and the trading settings. */
+export type RunTermsInput = Pick<
+  BacktestRow,
+  | "symbols"
+  | "timeframe"
+  | "start_at"
+  | "end_at"
+  | "initial_balance"
+  | "fee_rate"
+  | "maker_fee_rate"
+  | "slippage"
+  | "slippage_model"
+  | "fill_timing"
+  | "margin_mode"
+  | "leverage"
+>
+
+/**
+ * A run's engine settings and each symbol's terms: its rules at the venue (a dataset's symbol the
+ * venue does not list trades by the venue's margin table alone) and where its funding payments
+ * come from (a dataset has none of its own: its runs pay none; the simulation's are computed in
+ * the thread). Backtests and optimisation trials alike.
+ */
+export const runTerms = (
+  market: MarketData,
+  venues: PlatformOptions["venues"],
+  row: RunTermsInput,
+  source: CandleSource
+) =>
+  Effect.gen(function*() {
+    const venue = venueOf(source)
+    const listed = (yield* market.symbols({ exchange: venue })).symbols
+    const settings: BacktestSettings = {
+      ...defaultSettings(row.timeframe, venue),
+      initialBalance: row.initial_balance,
+      takerFeeRate: row.fee_rate,
+      makerFeeRate: row.maker_fee_rate,
+      slippage: row.slippage,
+      slippageModel: row.slippage_model,
+      fillTiming: row.fill_timing,
+      marginMode: row.margin_mode,
+      leverage: row.leverage
+    }
+    const markets = yield* Effect.forEach(row.symbols, (symbol) =>
+      Effect.gen(function*() {
+        const rules = listed.find((s) => s.symbol === symbol) ?? unlistedRules(symbol, venues.marginTables[venue])
+        const funding: FundingSource = source._tag === "Venue" && venues[venue].mode !== "http"
+          ? { _tag: "Simulated", seed: venues.simulationSeed, venue, correlation: venues.simulationCorrelation }
+          : {
+            _tag: "Rates",
+            rates: yield* market.fundingRates(source, {
+              symbol,
+              start: Date.parse(row.start_at),
+              end: Date.parse(row.end_at)
+            })
+          }
+        return { rules, funding } satisfies ThreadMarket
+      }))
+    return { settings: { ...settings, rules: markets[0]!.rules }, markets }
+  })
+
+/**
+ * A run's failures that another attempt would repeat (its program's own, a symbol or dataset gone
+ * since it was queued) fail its job for good, naming the bar where the program failed.
+ */
+export const failForGood = (run: { readonly start_at: string; readonly exchange: string }) =>
+  Effect.catchTags({
+    ProgramRunError: (e: ProgramRunError) =>
+      new JobFailed({
+        message: `Program error (${e.reason})${
+          e.time === undefined
+            ? ""
+            : ` at the ${e.time < Date.parse(run.start_at) ? "warm-up " : ""}bar of ${new Date(e.time).toISOString()}`
+        }: ${e.message}`
+      }),
+    ProgramInvalid: (e: ProgramInvalid) => new JobFailed({ message: `Program does not load: ${e.error}` }),
+    UnknownSymbol: (e: UnknownSymbol) => new JobFailed({ message: `Unknown symbol on ${run.exchange}: ${e.symbol}` }),
+    // The dataset was deleted since the run was queued.
+    NotFound: (e: NotFound) => new JobFailed({ message: e.error })
+  })
 
 /**
  * The backtest workers of this instance (see `runJobWorkers`), started with the platform and
@@ -95,62 +178,15 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
       }
       return Effect.gen(function*() {
         const source = yield* market.source({ id: row.user_id }, row.exchange)
-        const venue = venueOf(source)
-        const listed = (yield* market.symbols({ exchange: venue })).symbols
-        const settings: BacktestSettings = {
-          ...defaultSettings(row.timeframe, venue),
-          initialBalance: row.initial_balance,
-          takerFeeRate: row.fee_rate,
-          makerFeeRate: row.maker_fee_rate,
-          slippage: row.slippage,
-          slippageModel: row.slippage_model,
-          fillTiming: row.fill_timing,
-          marginMode: row.margin_mode,
-          leverage: row.leverage
-        }
-        const markets = yield* Effect.forEach(row.symbols, (symbol) =>
-          Effect.gen(function*() {
-            // The symbol's rules at its venue; a dataset's symbol the venue does not list trades by the venue's margin table alone.
-            const rules = listed.find((s) => s.symbol === symbol) ?? unlistedRules(symbol, venues.marginTables[venue])
-            // A dataset has no funding of its own: its backtests pay none. The simulation's is computed in the thread.
-            const funding: FundingSource = source._tag === "Venue" && venues[venue].mode !== "http"
-              ? { _tag: "Simulated", seed: venues.simulationSeed, venue, correlation: venues.simulationCorrelation }
-              : {
-                _tag: "Rates",
-                rates: yield* lease.keepAlive(market.fundingRates(source, {
-                  symbol,
-                  start: Date.parse(row.start_at),
-                  end: Date.parse(row.end_at)
-                }))
-              }
-            return { rules, funding }
-          }))
+        const { markets, settings } = yield* lease.keepAlive(runTerms(market, venues, row, source))
         const thread = yield* startBacktestThread({
           run: program,
-          settings: { ...settings, rules: markets[0]!.rules },
+          settings,
           markets,
           limits: sandbox
         })
         return yield* feed(row, source, thread, lease)
-      }).pipe(
-        // The program's own failure: running it again would fail the same way.
-        Effect.catchTags({
-          ProgramRunError: (e) =>
-            new JobFailed({
-              message: `Program error (${e.reason})${
-                e.time === undefined
-                  ? ""
-                  : ` at the ${e.time < Date.parse(row.start_at) ? "warm-up " : ""}bar of ${
-                    new Date(e.time).toISOString()
-                  }`
-              }: ${e.message}`
-            }),
-          ProgramInvalid: (e) => new JobFailed({ message: `Program does not load: ${e.error}` }),
-          UnknownSymbol: (e) => new JobFailed({ message: `Unknown symbol on ${row.exchange}: ${e.symbol}` }),
-          // The dataset was deleted since the backtest was queued.
-          NotFound: (e) => new JobFailed({ message: e.error })
-        })
-      )
+      }).pipe(failForGood(row))
     }
 
     yield* runJobWorkers({ kind: backtestJobs.table, queue: repo.jobs, options, run })

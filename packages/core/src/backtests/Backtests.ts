@@ -142,7 +142,8 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
 
     /**
      * The rows of backtests of one program, once every request passes the rules of a submission;
-     * the program is read and compiled once, so all of them run the same code.
+     * the program is read and compiled once, so all of them run the same code. Optimisations
+     * check their data and settings with it too.
      */
     const prepare = (
       caller: CurrentUserShape,
@@ -294,6 +295,6 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         Effect.withSpan("Backtests.history", { attributes: { userId: caller.id } })
       )
 
-    return { submit, submitAll, get, trades, cancel, history } as const
+    return { prepare, submit, submitAll, get, trades, cancel, history } as const
   })
 }) {}

@@ -36,6 +36,8 @@ export interface JobWorkersSpec<Row extends JobRow, Result, E, R> {
    * whoever holds it now; any other failure hands it back for another attempt.
    */
   readonly run: (row: Row, lease: JobLease) => Effect.Effect<Result, E, R | Scope.Scope>
+  /** Runs once the job has ended here (completed, failed, or found stopped): e.g. waking whoever waits for it. */
+  readonly ended?: (row: Row) => Effect.Effect<void>
 }
 
 const messageOf = (cause: Cause.Cause<unknown>) => {
@@ -87,6 +89,7 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
         Effect.catchAll((e): Effect.Effect<void, unknown> =>
           e instanceof JobStopped ? Effect.void : e instanceof JobFailed ? fail(e.message) : Effect.fail(e)
         ),
+        Effect.zipRight(spec.ended?.(row) ?? Effect.void),
         // Anything else (a venue or the database failing, a thread dying, a defect) hands the job
         // back for another attempt, woken for like a new one; the attempt limit ends a job that
         // keeps failing this way.

@@ -24,8 +24,18 @@ export const ProgramRequest = Schema.Struct({
 }).annotations({
   parseOptions: { errors: "all" },
   examples: [{
-    name: "always hold",
-    code: "export function decide(data) {\n  return { operation: \"hold\" }\n}\n",
+    name: "sma crossover",
+    code: "export const parameters = {\n" +
+      "  fast: { kind: \"int\", min: 2, max: 50, default: 10 },\n" +
+      "  slow: { kind: \"int\", min: 10, max: 200, default: 30 }\n" +
+      "}\n" +
+      "export function decide(data) {\n" +
+      "  const fast = ta.sma(data.candles, data.params.fast), slow = ta.sma(data.candles, data.params.slow)\n" +
+      "  if (fast === null || slow === null) return { operation: \"hold\" }\n" +
+      "  if (fast > slow && !data.position) return { operation: \"buy\", target_portion_of_balance: 1 }\n" +
+      "  if (fast < slow && data.position) return { operation: \"close\" }\n" +
+      "  return { operation: \"hold\" }\n" +
+      "}\n",
     language: "javascript"
   }]
 })

@@ -36,6 +36,7 @@ import m0033 from "./migrations/0033_arena_equity.js"
 import m0034 from "./migrations/0034_risk_passed.js"
 import m0035 from "./migrations/0035_program_parameters.js"
 import m0036 from "./migrations/0036_bias_checks.js"
+import m0037 from "./migrations/0037_optimizations.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -78,7 +79,8 @@ const byName = {
   "0033_arena_equity": m0033,
   "0034_risk_passed": m0034,
   "0035_program_parameters": m0035,
-  "0036_bias_checks": m0036
+  "0036_bias_checks": m0036,
+  "0037_optimizations": m0037
 }
 export const migrations = Migrator.fromRecord(byName)
 

@@ -3,7 +3,8 @@ import { BacktestProgressFeed } from "./BacktestProgressFeed.js"
 import { MarketHub } from "./MarketHub.js"
 import { MarketIntelligence } from "./MarketIntelligence.js"
 
-export { BacktestProgressFeed, progressInterval } from "./BacktestProgressFeed.js"
+export { progressInterval } from "../jobs/JobProgress.js"
+export { BacktestProgressFeed } from "./BacktestProgressFeed.js"
 export {
   heartbeatInterval,
   type HubUpdate,

@@ -6,6 +6,7 @@ import {
   BacktestId,
   BacktestProgressFeed,
   type CurrentUserShape,
+  type Forbidden,
   type HubUpdate,
   InvalidInput,
   type MailboxClosed,
@@ -13,6 +14,9 @@ import {
   MarketData,
   MarketHub,
   type MarketMailbox,
+  type NotFound,
+  OptimizationId,
+  Optimizations,
   PlatformConfig,
   Unauthorized,
   Users,
@@ -64,14 +68,18 @@ const parseChannel = (channel: string) => {
   }
   const backtest = /^backtest:(\d{1,15})$/.exec(channel)
   if (backtest && Schema.is(BacktestId)(Number(backtest[1]))) {
-    return { kind: "backtest", id: BacktestId.make(Number(backtest[1])) } as const
+    return { kind: "job", job: "backtest", id: BacktestId.make(Number(backtest[1])) } as const
+  }
+  const optimization = /^optimization:(\d{1,15})$/.exec(channel)
+  if (optimization && Schema.is(OptimizationId)(Number(optimization[1]))) {
+    return { kind: "job", job: "optimization", id: OptimizationId.make(Number(optimization[1])) } as const
   }
   return undefined
 }
 
 /**
  * `GET /api/ws` (DESIGN §4 "Streams"): a WebSocket carrying subscriptions to `prices:{SYMBOL}`
- * (venue1), `news:{SYMBOL}`, `triggers`, `risk`, `reconciliations`, `decisions`, `decisions:{account}` and `backtest:{id}`. The token comes in the query (`?session_token=`) or
+ * (venue1), `news:{SYMBOL}`, `triggers`, `risk`, `reconciliations`, `decisions`, `decisions:{account}`, `backtest:{id}` and `optimization:{id}`. The token comes in the query (`?session_token=`) or
  * the `Authorization` header, when it is checked before upgrading (401 / 429 answer the envelope),
  * or as a first `{type:"auth", token}` message within `websocket.authTimeout` of connecting. It
  * holds the token's stream lease while open. What a socket may cost is bounded (`WebSocketOptions`,
@@ -85,6 +93,7 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
     const leases = yield* StreamLeases
     const hub = yield* MarketHub
     const progress = yield* BacktestProgressFeed
+    const optimizations = yield* Optimizations
     const market = yield* MarketData
     const accounts = yield* Accounts
     const { rateLimits, trustProxy, websocket } = yield* PlatformConfig
@@ -219,7 +228,8 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
         }
 
         let caller: CurrentUserShape | undefined
-        let backtests: FiberMap.FiberMap<string> | undefined
+        // The progress of the jobs watched (backtests, optimisations), by channel.
+        let jobs: FiberMap.FiberMap<string> | undefined
         const subscribed = new Set<string>()
 
         const serve = (lease: StreamLease) =>
@@ -238,7 +248,7 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
             if (parsed === undefined) {
               return fail(
                 "invalid_input",
-                "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers, risk, reconciliations, decisions, decisions:{account} or backtest:{id}",
+                "channel must be prices:{SYMBOL}, news:{SYMBOL}, triggers, risk, reconciliations, decisions, decisions:{account}, backtest:{id} or optimization:{id}",
                 channel
               )
             }
@@ -274,8 +284,12 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                 yield* mailbox!.watch("decisions")
                 break
               }
-              case "backtest": {
-                const stream = yield* Effect.either(progress.watch(caller!, parsed.id))
+              case "job": {
+                const stream = yield* Effect.either<Stream.Stream<unknown, unknown>, Forbidden | NotFound, never>(
+                  parsed.job === "backtest"
+                    ? progress.watch(caller!, parsed.id)
+                    : optimizations.watch(caller!, parsed.id)
+                )
                 if (Either.isLeft(stream)) {
                   return fail(
                     stream.left._tag === "Forbidden" ? "forbidden" : "not_found",
@@ -283,9 +297,9 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
                     channel
                   )
                 }
-                backtests ??= yield* FiberMap.make<string>()
+                jobs ??= yield* FiberMap.make<string>()
                 yield* FiberMap.run(
-                  backtests,
+                  jobs,
                   channel,
                   Stream.runForEach(stream.right, (data) => Effect.sync(() => send({ type: "event", channel, data })))
                 )
@@ -310,7 +324,7 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
               newsSymbols.delete(parsed.symbol)
               yield* mailbox!.unwatchNews(parsed.symbol)
             }
-            if (parsed?.kind === "backtest" && backtests !== undefined) yield* FiberMap.remove(backtests, channel)
+            if (parsed?.kind === "job" && jobs !== undefined) yield* FiberMap.remove(jobs, channel)
             subscribed.delete(channel)
             send({ type: "unsubscribed", channel })
           })

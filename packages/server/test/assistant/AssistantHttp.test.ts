@@ -31,6 +31,8 @@ for (const storage of testStorages) {
             "list_programs",
             "start_backtest",
             "get_backtest",
+            "start_optimization",
+            "get_optimization",
             "get_ranking",
             "list_signals",
             "get_triggers",

@@ -1,0 +1,76 @@
+/**
+ * The body of a trial thread (see `TrialThread.ts`): keeps one optimisation's bars and a loaded
+ * program runtime, and runs the trials the main thread sends, one at a time, each with a fresh
+ * instance of the program. It imports only relative paths, so it loads the same way from the
+ * sources and from the build.
+ */
+import { Cause, Effect, Either, Exit, ManagedRuntime, Schema, Stream } from "effect"
+import { parentPort, workerData } from "node:worker_threads"
+import { runBacktest } from "../backtests/BacktestEngine.js"
+import { outcomeOf } from "../backtests/BacktestThreadProtocol.js"
+import { threadFunding } from "../backtests/ThreadFunding.js"
+import { threadHeartbeat } from "../jobs/Heartbeat.js"
+import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
+import { selectedProgramRuntime } from "../sandbox/SelectedRuntime.js"
+import {
+  type TrialFromThread,
+  TrialFromThread as FromThread,
+  type TrialMessage,
+  type TrialThreadInput
+} from "./TrialThreadProtocol.js"
+
+const port = parentPort!
+const { bars, heartbeat, limits, markets, run, settings } = workerData as TrialThreadInput
+const { call, setBusy } = threadHeartbeat(heartbeat)
+const terms = markets.map((market) => ({ rules: market.rules, funding: threadFunding(market, setBusy) }))
+// The runtime (QuickJS's WebAssembly module, or V8's) is made once and serves every trial.
+const runtime = ManagedRuntime.make(selectedProgramRuntime(limits, call))
+const times = bars[0]!
+
+/** The index of the first bar at or after `time`. */
+const indexAt = (time: number) => {
+  let low = 0
+  let high = times.length
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if (times[mid]!.time < time) low = mid + 1
+    else high = mid
+  }
+  return low
+}
+
+// Slices of the shared arrays: the candles themselves are not copied.
+const slice = (from: number, to: number) => bars.map((candles) => candles.slice(from, to))
+
+const trial = (message: TrialMessage) =>
+  Effect.gen(function*() {
+    const from = indexAt(message.start)
+    const to = indexAt(message.end)
+    const loaded = yield* (yield* ProgramRuntime).load({ ...run, params: message.params })
+    const result = yield* runBacktest(
+      settings,
+      Stream.make(slice(from, to)),
+      loaded,
+      terms,
+      slice(Math.max(0, from - message.warmup), from)
+    )
+    const outcome = outcomeOf(result)
+    return message.full ? outcome : { ...outcome, equity_curve: [], trades: [], fills: [] }
+  }).pipe(Effect.scoped)
+
+const post = (message: TrialFromThread) => port.postMessage(Schema.encodeSync(FromThread)(message))
+
+port.on("message", (message: TrialMessage) => {
+  setBusy(true)
+  void runtime.runPromiseExit(trial(message)).then((exit) => {
+    setBusy(false)
+    post(Exit.match(exit, {
+      onSuccess: (outcome): TrialFromThread => ({ _tag: "Done", outcome }),
+      onFailure: (cause): TrialFromThread =>
+        Either.match(Cause.failureOrCause(cause), {
+          onLeft: (error) => ({ _tag: "Failed", error }),
+          onRight: (defect) => ({ _tag: "Crashed", message: Cause.pretty(defect).split("\n")[0] ?? "" })
+        })
+    }))
+  })
+})

@@ -1,0 +1,189 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import {
+  type BacktestJobOptions,
+  Optimizations,
+  PlatformConfig,
+  PlatformLive,
+  Programs,
+  type StorageConfig
+} from "@trading-platform/core"
+import { type Context, Duration, Effect, Layer, Scope } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { OptimizationId } from "../../src/research/Optimization.js"
+import { gridPoint } from "../../src/research/Search.js"
+import type { CurrentUserShape } from "../../src/users/Authentication.js"
+import { newCaller } from "../support/Callers.js"
+import { testOptions, testStorages } from "../support/TestStorage.js"
+
+const sma = `export const parameters = {
+  fast: { kind: "int", min: 2, max: 30, default: 5 },
+  slow: { kind: "int", min: 10, max: 100, default: 20 }
+}
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+export function decide(data) {
+  const closes = data.candles.map((c) => c.close)
+  const { fast, slow } = data.params
+  if (closes.length < slow) return { operation: "hold" }
+  const up = mean(closes.slice(-fast)) > mean(closes.slice(-slow))
+  if (up && !data.position) return { operation: "buy", target_portion_of_balance: 0.5 }
+  if (!up && data.position) return { operation: "close" }
+  return { operation: "hold" }
+}
+`
+
+const request = {
+  symbol: "BTC",
+  timeframe: "1h",
+  start: "2025-01-01T00:00:00Z",
+  end: "2025-01-15T00:00:00Z",
+  search: "grid",
+  space: { fast: { min: 3, max: 9, step: 3 }, slow: { min: 20, max: 40, step: 10 } },
+  objective: "total_return"
+} as const
+
+/** What a finished trial stores, with a marker objective no real run of two weeks reaches. */
+const marker = (objective: number) =>
+  JSON.stringify({
+    outcome: {
+      metrics: {
+        total_pnl: 0,
+        total_pnl_percent: objective,
+        total_trades: 1,
+        win_rate: 0,
+        max_drawdown_percent: 0,
+        sharpe: 0,
+        profit_factor: null
+      },
+      final_balance: 10_000,
+      equity_curve: [],
+      trades: []
+    },
+    objective,
+    rejected: null
+  })
+
+const startInstance = (storage: StorageConfig, scope: Scope.Scope, backtests: Partial<BacktestJobOptions> = {}) =>
+  Layer.buildWithScope(
+    PlatformLive.pipe(
+      Layer.provideMerge(PlatformConfig.layer(testOptions(storage, {
+        backtests: {
+          concurrency: 2,
+          pollInterval: Duration.millis(50),
+          lease: Duration.seconds(30),
+          maxAttempts: 3,
+          ...backtests
+        }
+      })))
+    ),
+    scope
+  )
+
+type Instance = Effect.Effect.Success<ReturnType<typeof startInstance>>
+const on = <A, E>(instance: Instance, effect: Effect.Effect<A, E, any>) =>
+  Effect.provide(effect, instance as Context.Context<any>)
+
+const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+
+const finished = (instance: Instance, caller: CurrentUserShape, programId: number, id: OptimizationId) =>
+  on(
+    instance,
+    Effect.gen(function*() {
+      const optimizations = yield* Optimizations
+      const deadline = Date.now() + 90_000
+      for (;;) {
+        const o = yield* optimizations.get(caller, programId as any, id)
+        if (["completed", "failed", "cancelled"].includes(o.status)) return o
+        if (Date.now() > deadline) return yield* Effect.die(new Error(`still ${o.status}`))
+        yield* realPause
+      }
+    })
+  )
+
+const withScope = <A, E>(f: (scope: Scope.Scope) => Effect.Effect<A, E>) =>
+  Effect.acquireUseRelease(Scope.make(), f, (scope, exit) => Scope.close(scope, exit))
+
+for (const storage of testStorages) {
+  describe.skipIf(!storage.available)(`optimisation jobs over ${storage.name}`, () => {
+    const durableStorage = storage.name === "pglite"
+      ? Effect.acquireRelease(
+        Effect.sync((): StorageConfig => ({ kind: "pglite", dataDir: mkdtempSync(join(tmpdir(), "tp-opt-jobs-")) })),
+        (s) => Effect.sync(() => s.kind === "pglite" && rmSync(s.dataDir, { recursive: true, force: true }))
+      )
+      : storage.storage
+
+    it.scopedLive(
+      "a coordinator that died mid-search is taken over: the trials it finished are kept, the one running and the rest run once",
+      () =>
+        Effect.gen(function*() {
+          const storageConfig = yield* durableStorage
+          // The first instance (no workers) queues the search; its "dead" coordinator had planned five
+          // trials, finished four (one of them with a marker objective) and was running the fifth.
+          const { caller, id, programId } = yield* withScope((scope) =>
+            Effect.gen(function*() {
+              const first = yield* startInstance(storageConfig, scope, { concurrency: 0 })
+              return yield* on(
+                first,
+                Effect.gen(function*() {
+                  const caller = yield* newCaller("optjobs")
+                  const program = yield* Effect.flatMap(Programs, (p) => p.create(caller, { name: "sma", code: sma }))
+                  const queued = yield* Effect.flatMap(
+                    Optimizations,
+                    (o) => o.submit(caller, program.id, request as any)
+                  )
+                  const sql = yield* SqlClient.SqlClient
+                  const past = new Date(Date.now() - 60_000)
+                  yield* sql`UPDATE optimizations SET status = 'running', attempts = 1, lease_until = ${past},
+                    claimed_by = 'dead', started_at = ${new Date()} WHERE id = ${queued.id}`
+                  const space = [
+                    { name: "fast", kind: "int", min: 3, max: 9, step: 3 },
+                    { name: "slow", kind: "int", min: 20, max: 40, step: 10 }
+                  ] as const
+                  for (let trial = 0; trial < 5; trial++) {
+                    const done = trial < 4
+                    yield* sql`INSERT INTO optimization_trials (user_id, optimization_id, trial, fold, role, params,
+                      start_at, end_at, status, attempts, lease_until, claimed_by, result, objective, total_return,
+                      sharpe, max_drawdown_percent, total_trades, win_rate, created_at, finished_at)
+                      VALUES (${caller.id}, ${queued.id}, ${trial}, 0, 'search',
+                      ${JSON.stringify(gridPoint(space, trial))}, ${new Date(request.start)}, ${new Date(request.end)},
+                      ${done ? "completed" : "running"}, 1, ${done ? null : past}, 'dead',
+                      ${done ? marker(trial === 2 ? 999 : -999) : null}, ${done ? (trial === 2 ? 999 : -999) : null},
+                      ${done ? (trial === 2 ? 999 : -999) : null}, ${done ? 0 : null}, ${done ? 0 : null},
+                      ${done ? 1 : null}, ${done ? 0 : null}, ${new Date()}, ${done ? new Date() : null})`
+                  }
+                  return { caller, id: queued.id, programId: program.id }
+                })
+              )
+            })
+          )
+          const second = yield* startInstance(storageConfig, yield* Effect.scope)
+          const done = yield* finished(second, caller, programId, id)
+          expect(done).toMatchObject({ status: "completed", attempts: 2, trials_done: 10, trials_total: 10 })
+          // The marker trial the dead coordinator finished is the best: it was kept, not run again.
+          expect(done.result!.best).toMatchObject({ trial: 2, objective: 999, params: { fast: 3, slow: 40 } })
+          const sql = yield* on(second, SqlClient.SqlClient)
+          const rows = yield* on(
+            second,
+            sql<{ trial: number; role: string; status: string; attempts: number; claimed_by: string }>`
+              SELECT trial, role, status, attempts, claimed_by FROM optimization_trials
+              WHERE optimization_id = ${id} ORDER BY role DESC, trial`
+          )
+          expect(rows.map((r) => [r.role, r.trial, r.status, r.attempts, r.claimed_by === "dead"])).toEqual([
+            ["search", 0, "completed", 1, true],
+            ["search", 1, "completed", 1, true],
+            ["search", 2, "completed", 1, true],
+            ["search", 3, "completed", 1, true],
+            ["search", 4, "completed", 2, false],
+            ["search", 5, "completed", 1, false],
+            ["search", 6, "completed", 1, false],
+            ["search", 7, "completed", 1, false],
+            ["search", 8, "completed", 1, false],
+            ["best", 0, "completed", 1, false]
+          ])
+        }),
+      { timeout: 150_000 }
+    )
+  })
+}
