@@ -20,3 +20,10 @@ export const threadFunding = ({ funding, rules }: ThreadMarket, setBusy: (busy: 
     }
   }
 }
+
+/**
+ * The same, computed once for the whole of `[start, end)` and then sliced: what the trials of one
+ * optimisation share, so that no trial walks the simulation again.
+ */
+export const sharedFunding = (market: ThreadMarket, start: number, end: number, setBusy: (busy: boolean) => void) =>
+  fundingOf(threadFunding(market, setBusy)(start, end))

@@ -8,7 +8,7 @@ import { Cause, Effect, Either, Exit, ManagedRuntime, Schema, Stream } from "eff
 import { parentPort, workerData } from "node:worker_threads"
 import { runBacktest } from "../backtests/BacktestEngine.js"
 import { outcomeOf } from "../backtests/BacktestThreadProtocol.js"
-import { threadFunding } from "../backtests/ThreadFunding.js"
+import { sharedFunding } from "../backtests/ThreadFunding.js"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { selectedProgramRuntime } from "../sandbox/SelectedRuntime.js"
@@ -22,10 +22,13 @@ import {
 const port = parentPort!
 const { bars, heartbeat, limits, markets, run, settings } = workerData as TrialThreadInput
 const { call, setBusy } = threadHeartbeat(heartbeat)
-const terms = markets.map((market) => ({ rules: market.rules, funding: threadFunding(market, setBusy) }))
+const times = bars[0]!
+// Every trial's bars lie within these: the funding over them is computed once (the simulation's walks minutes).
+const first = times[0]!.time
+const last = times.at(-1)!.time + settings.barMillis
+const terms = markets.map((market) => ({ rules: market.rules, funding: sharedFunding(market, first, last, setBusy) }))
 // The runtime (QuickJS's WebAssembly module, or V8's) is made once and serves every trial.
 const runtime = ManagedRuntime.make(selectedProgramRuntime(limits, call))
-const times = bars[0]!
 
 /** The index of the first bar at or after `time`. */
 const indexAt = (time: number) => {
