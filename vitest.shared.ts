@@ -9,6 +9,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // Timeouts catch a hang, not slowness: generous, so a loaded machine does not fail a test.
     testTimeout: 120_000,
-    hookTimeout: 120_000
+    hookTimeout: 120_000,
+    // isolated-vm (the V8 program runtime) needs it on Node 20 and later; worker threads inherit it.
+    poolOptions: { forks: { execArgv: ["--no-node-snapshot"] } }
   }
 })

@@ -405,6 +405,7 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
   wsMaxQueuedMessages: positiveInt("WS_MAX_QUEUED_MESSAGES", 64),
   wsMaxUnauthenticatedPerIp: positiveInt("WS_MAX_UNAUTHENTICATED_PER_IP", 10),
   wsAuthTimeoutS: positiveInt("WS_AUTH_TIMEOUT_S", 5),
+  sandboxRuntime: Config.option(Config.literal("v8", "quickjs")("SANDBOX_RUNTIME")),
   conversationRetentionDays: integerSetting(
     "CONVERSATION_RETENTION_DAYS",
     0,
@@ -446,7 +447,10 @@ export const platformConfig: Config.Config<PlatformOptions> = Config.all({
     },
     backtests: c.backtests,
     maxQueuedJobsPerUser: c.maxQueuedJobsPerUser,
-    sandbox: defaultSandboxLimits,
+    sandbox: Option.match(c.sandboxRuntime, {
+      onNone: () => defaultSandboxLimits,
+      onSome: (runtime) => ({ ...defaultSandboxLimits, runtime })
+    }),
     automation: {
       ...c.automation,
       enabled: c.automationEnabled,

@@ -1,12 +1,21 @@
-/** The caps on one program run in QuickJS. */
+/** The engines a program can run on: V8 isolates (`isolated-vm`) or QuickJS compiled to WebAssembly. */
+export type SandboxRuntimeName = "v8" | "quickjs"
+
+/** The caps on one program run, and the runtime it runs on. */
 export interface SandboxLimits {
+  /**
+   * The runtime (`SANDBOX_RUNTIME`); absent, QuickJS; V8 only where `isolated-vm` loads (see
+   * `selectedProgramRuntime`). Threads get it with the limits.
+   */
+  readonly runtime?: SandboxRuntimeName
   /** Heap of one run, in bytes. */
   readonly memoryBytes: number
   /** Stack of one run, in bytes: deep recursion fails cleanly before the host's stack does. */
   readonly stackBytes: number
   /**
    * CPU budget of one call of `decide` (and of loading the module), counted in QuickJS interrupt
-   * checks (one about every 10 000 operations, a fraction of a millisecond). Bars are decided in
+   * checks (one about every 10 000 operations, a fraction of a millisecond); on V8, which cannot
+   * count operations, the isolate's CPU time at `v8MillisPerCheck` per check (see `V8Sandbox.ts`). Bars are decided in
    * batches of up to `barsPerCall`, whose budget is the sum of their bars'. Counting operations
    * instead of wall time keeps a run's outcome the same on any machine and under any load.
    */

@@ -1,14 +1,43 @@
 import type { Layer } from "effect"
+import { isMainThread } from "node:worker_threads"
+import { loadIsolatedVm } from "./IsolatedVm.js"
 import type { ProgramRuntime } from "./ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "./QuickJsRuntime.js"
-import { defaultSandboxLimits, type SandboxLimits } from "./SandboxLimits.js"
+import { defaultSandboxLimits, type SandboxLimits, type SandboxRuntimeName } from "./SandboxLimits.js"
+import { V8ProgramRuntime } from "./V8Runtime.js"
+
+let warned = false
+
+/**
+ * The runtime `limits.runtime` names, QuickJS when it names none: V8 only where `isolated-vm`
+ * loads, else QuickJS with one warning (from the main thread: threads get the main thread's
+ * choice with their limits, and fall back silently). QuickJS stays the default until V8 runs in
+ * worker threads without hanging the process at exit (see docs/programs.md).
+ */
+export const resolveSandboxRuntime = (limits: SandboxLimits): SandboxRuntimeName => {
+  if (limits.runtime !== "v8") return "quickjs"
+  const addon = loadIsolatedVm()
+  if ("ivm" in addon) return "v8"
+  if (isMainThread && !warned) {
+    warned = true
+    process.emitWarning(`Programs run in QuickJS, not in V8 isolates: ${addon.reason}.`, "SandboxRuntimeWarning")
+  }
+  return "quickjs"
+}
 
 /**
  * The program runtime every run uses (validation, backtest, live-decision and research threads),
- * under these limits; `onCall` runs as each call into a program starts (a heartbeat, see
- * `QuickJsProgramRuntime`).
+ * under these limits: the one `resolveSandboxRuntime` picks, which it also passes on in the
+ * limits, so the threads it starts (program checks) use it too. `onCall` runs as each call into
+ * a program starts (a heartbeat, see `QuickJsProgramRuntime`).
  */
 export const selectedProgramRuntime = (
   limits: SandboxLimits = defaultSandboxLimits,
   onCall: () => void = () => {}
-): Layer.Layer<ProgramRuntime> => QuickJsProgramRuntime(limits, onCall)
+): Layer.Layer<ProgramRuntime> => {
+  const runtime = resolveSandboxRuntime(limits)
+  const addon = loadIsolatedVm()
+  return runtime === "v8" && "ivm" in addon
+    ? V8ProgramRuntime(addon.ivm, { ...limits, runtime }, onCall)
+    : QuickJsProgramRuntime({ ...limits, runtime }, onCall)
+}

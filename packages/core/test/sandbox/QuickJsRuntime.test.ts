@@ -7,11 +7,11 @@ import { decideEachBar, type Decider } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
 import { compileProgram } from "../../src/sandbox/ProgramSource.js"
-import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
 import { SandboxStalled } from "../../src/sandbox/Sandbox.js"
 import { candleWindow, defaultSandboxLimits } from "../../src/sandbox/SandboxLimits.js"
 import { mulberry32 } from "../../src/stats/Random.js"
 import { type Candle } from "../../src/venues/Venue.js"
+import { reportV8Unavailable, runtimes } from "./Runtimes.js"
 
 const bars = (count: number): Array<Candle> =>
   Array.from({ length: count }, (_, i) => {
@@ -74,8 +74,10 @@ const failure = (code: string) =>
 
 const checkFailure = (code: string) => Effect.flip(Effect.flatMap(ProgramRuntime, (runtime) => runtime.check(code)))
 
-describe("QuickJS program runtime", () => {
-  it.layer(QuickJsProgramRuntime())((it) => {
+reportV8Unavailable()
+
+describe.each(runtimes)("$name program runtime", ({ layer }) => {
+  it.layer(layer())((it) => {
     it.scoped("decide sees the documented data: symbol, timeframe, bar, candles ending with bar, position, balance, equity, params", () =>
       Effect.gen(function*() {
         const account: AccountView = {
@@ -396,9 +398,9 @@ const driveBoth = (decider: Decider, both: ReadonlyArray<ReadonlyArray<Candle>>,
   return out
 }
 
-describe("the sandbox's wall-clock safety net", () => {
+describe.each(runtimes)("the $name sandbox's wall-clock safety net", ({ layer }) => {
   // A budget no program spends and a 50 ms net: what a far too slow or overloaded machine looks like.
-  it.layer(QuickJsProgramRuntime({ ...defaultSandboxLimits, cpuChecksPerCall: 1e12, wallMillisPerCall: 50 }))((it) => {
+  it.layer(layer({ ...defaultSandboxLimits, cpuChecksPerCall: 1e12, wallMillisPerCall: 50 }))((it) => {
     it.scoped("stops a call that outlives it as SandboxStalled, which is not the program's verdict", () =>
       Effect.gen(function*() {
         const decider = yield* load(`export function decide() { for (;;) {} }`)
@@ -422,7 +424,7 @@ describe("the sandbox's wall-clock safety net", () => {
       }))
   })
 
-  it.layer(QuickJsProgramRuntime({ ...defaultSandboxLimits, wallMillisPerCall: 60 * 60_000 }))((it) => {
+  it.layer(layer({ ...defaultSandboxLimits, wallMillisPerCall: 60 * 60_000 }))((it) => {
     it.scoped("plays no part in the verdict: with an hour's net the budget still stops an endless loop", () =>
       Effect.gen(function*() {
         expect((yield* failure(`export function decide() { for (;;) {} }`)).reason).toBe("cpu_budget_exceeded")
@@ -430,14 +432,14 @@ describe("the sandbox's wall-clock safety net", () => {
   })
 })
 
-describe("QuickJS program runtime over several symbols and timeframes", () => {
+describe.each(runtimes)("$name program runtime over several symbols and timeframes", ({ layer }) => {
   const loadPair = (code: string, timeframes: ReadonlyArray<"4h" | "1d"> = []) =>
     Effect.flatMap(
       ProgramRuntime,
       (runtime) => runtime.load({ code, symbols: ["BTC", "ETH"], timeframe: "1h", timeframes, params: {}, seed: 1 })
     )
 
-  it.layer(QuickJsProgramRuntime())((it) => {
+  it.layer(layer())((it) => {
     it.scoped("data.symbols holds each symbol's candles, bar and position; decisions name their symbol, or mean the first", () =>
       Effect.gen(function*() {
         const decider = yield* loadPair(`export function decide(data) {

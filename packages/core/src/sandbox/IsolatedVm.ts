@@ -1,0 +1,63 @@
+import { createRequire } from "node:module"
+import { pathToFileURL } from "node:url"
+
+// Plain functions, without Effect: the check thread imports this module too.
+
+/** The part of `isolated-vm`'s API the V8 runtime uses (typed here: the addon is optional). */
+export interface IvmReference {
+  readonly typeof: string
+  applySync(receiver: undefined, args: ReadonlyArray<unknown>, options?: object): unknown
+  getSync(property: string, options?: object): unknown
+  derefInto(): unknown
+  release(): void
+}
+export interface IvmModule {
+  instantiateSync(context: IvmContext, resolve: (specifier: string) => never): void
+  evaluateSync(options?: { timeout?: number }): unknown
+  readonly namespace: IvmReference
+  release(): void
+}
+export interface IvmContext {
+  evalSync(code: string, options?: { reference?: boolean; filename?: string; timeout?: number }): unknown
+  release(): void
+}
+export interface IvmIsolate {
+  readonly cpuTime: bigint
+  readonly isDisposed: boolean
+  createContextSync(): IvmContext
+  compileModuleSync(code: string, options?: { filename?: string }): IvmModule
+  dispose(): void
+}
+export interface IsolatedVm {
+  readonly Isolate: new(options: { memoryLimit: number; onCatastrophicError?: (message: string) => void }) => IvmIsolate
+}
+
+const snapshotOff = "--no-node-snapshot"
+
+let loaded: { readonly ivm: IsolatedVm } | { readonly reason: string } | undefined
+
+/**
+ * `isolated-vm`, or why it cannot be used here: it is an optional native addon (built on `npm
+ * install` where a compiler is found), and on Node 20 and later it needs node started with
+ * `--no-node-snapshot` (a process-wide flag that worker threads inherit and cannot set).
+ * Loaded through `require` of a name the bundlers do not follow, from `node_modules`.
+ */
+export const loadIsolatedVm = (): { readonly ivm: IsolatedVm } | { readonly reason: string } => {
+  if (loaded !== undefined) return loaded
+  const flagged = process.execArgv.includes(snapshotOff) || (process.env["NODE_OPTIONS"] ?? "").includes(snapshotOff)
+  if (!flagged) {
+    return loaded = {
+      reason:
+        `node was started without ${snapshotOff}, which isolated-vm needs (add it, or set NODE_OPTIONS=${snapshotOff})`
+    }
+  }
+  try {
+    const here = typeof __filename === "string" ? pathToFileURL(__filename) : new URL(import.meta.url)
+    const name = ["isolated", "vm"].join("-")
+    return loaded = { ivm: createRequire(here)(name) as IsolatedVm }
+  } catch (e) {
+    return loaded = {
+      reason: `the isolated-vm addon does not load (${String((e as Error).message ?? e).split("\n")[0]})`
+    }
+  }
+}

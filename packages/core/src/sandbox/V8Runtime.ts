@@ -1,0 +1,37 @@
+import { Effect, Layer } from "effect"
+import { checkInWorker } from "./CheckWorker.js"
+import type { IsolatedVm } from "./IsolatedVm.js"
+import { loadFailure } from "./LoadFailure.js"
+import { makeDecider } from "./ProgramDecider.js"
+import { ProgramRuntime } from "./ProgramRuntime.js"
+import { defaultSandboxLimits, type SandboxLimits } from "./SandboxLimits.js"
+import { loadV8Program, makeV8Sandbox, v8Driver } from "./V8Sandbox.js"
+
+/**
+ * The program runtime on V8 isolates (`isolated-vm`): every run gets its own isolate with these
+ * limits, disposed with the run's scope. Same contract, guest and answers as
+ * `QuickJsProgramRuntime`, at the speed of V8's JIT; see docs/programs.md for how the two differ.
+ */
+export const V8ProgramRuntime = (
+  ivm: IsolatedVm,
+  limits: SandboxLimits = defaultSandboxLimits,
+  onCall: () => void = () => {}
+) => {
+  const checked = { ...limits, runtime: "v8" as const }
+  return Layer.succeed(ProgramRuntime, {
+    check: (code) => checkInWorker(code, checked).pipe(Effect.withSpan("ProgramRuntime.check")),
+    load: (run) =>
+      Effect.acquireRelease(
+        Effect.sync(() => makeV8Sandbox(ivm, limits, onCall)),
+        (sandbox) => Effect.sync(sandbox.dispose)
+      ).pipe(
+        Effect.flatMap((sandbox) => {
+          const loaded = loadV8Program(sandbox, run.code, run.seed)
+          return "overBudget" in loaded
+            ? loadFailure(loaded)
+            : Effect.succeed(makeDecider(v8Driver(sandbox, loaded, run), run))
+        }),
+        Effect.withSpan("ProgramRuntime.load")
+      )
+  })
+}

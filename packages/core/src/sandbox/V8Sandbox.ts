@@ -1,0 +1,175 @@
+import { guestSource } from "./GuestSource.js"
+import type { IsolatedVm, IvmReference } from "./IsolatedVm.js"
+import type { LoadFailure } from "./LoadFailure.js"
+import { driverArguments, type GuestCall, type GuestDriver } from "./ProgramDecider.js"
+import type { ProgramRun } from "./ProgramRuntime.js"
+import { SandboxStalled } from "./Sandbox.js"
+import type { SandboxLimits } from "./SandboxLimits.js"
+
+// Plain functions, without Effect: the check thread imports this module too.
+
+/**
+ * CPU time of a V8 isolate per QuickJS interrupt check of `SandboxLimits.cpuChecksPerCall`. V8
+ * cannot count operations, so the budget is the isolate's own CPU time (not wall time): 100 checks
+ * make 100 ms per bar, many times what V8 needs for the loops QuickJS runs in 100 checks, and
+ * enough for the work V8 is slow at (a hundred thousand new keys on one object take 150 ms).
+ */
+export const v8MillisPerCheck = 1
+
+/** Loading a program (its top-level code, run once and cold) has the budget of this many calls. */
+export const v8LoadCalls = 10
+
+const timedOut = "Script execution timed out."
+
+/**
+ * One V8 isolate with these limits (its heap capped at `memoryBytes`), and a context without the
+ * host's or the engine's extras QuickJS lacks. `dispose` frees it.
+ */
+export const makeV8Sandbox = (ivm: IsolatedVm, limits: SandboxLimits, onCall: () => void) => {
+  const isolate = new ivm.Isolate({ memoryLimit: Math.max(8, Math.ceil(limits.memoryBytes / (1024 * 1024))) })
+  const context = isolate.createContextSync()
+  context.evalSync(
+    `for (const name of ["WebAssembly", "SharedArrayBuffer", "Atomics", "console"]) delete globalThis[name]`
+  )
+  /**
+   * Runs `fn` (a call into the isolate, given its timeout) within the CPU budget of `bars` bars.
+   * The isolate is stopped at twice its budget in wall time, or at the safety net if sooner; it
+   * had spent its budget when it used that much CPU time, else the machine was too busy (or the
+   * net too short) and the call stalled, which is not the program's verdict.
+   */
+  const call = <A>(bars: number, fn: (timeout: number) => A): GuestCall<A> => {
+    onCall()
+    const budget = bars * limits.cpuChecksPerCall * v8MillisPerCheck
+    const timeout = Math.max(1, Math.ceil(Math.min(limits.wallMillisPerCall, 2 * budget)))
+    const before = isolate.cpuTime
+    try {
+      return { value: fn(timeout) }
+    } catch (e) {
+      if (isolate.isDisposed) return { overBudget: false, text: `out of memory: ${(e as Error).message}` }
+      if ((e as Error).message === timedOut) {
+        if (Number(isolate.cpuTime - before) / 1e6 >= budget) return { overBudget: true }
+        throw new SandboxStalled(timeout)
+      }
+      return { overBudget: false, text: describeHostError(e) }
+    }
+  }
+  const dispose = () => {
+    try {
+      if (!isolate.isDisposed) isolate.dispose()
+    } catch {
+      // Already disposed by its memory limit.
+    }
+  }
+  return { ivm, isolate, context, call, dispose }
+}
+
+export type V8Sandbox = ReturnType<typeof makeV8Sandbox>
+
+/** The guest's functions a loaded program is driven with in V8. */
+export interface V8Helpers {
+  readonly makeDriver: IvmReference
+  readonly decide: IvmReference
+  /** The program's `parameters` export as data (undefined without one), for the host to check. */
+  readonly parameters: unknown
+}
+
+/** Reads a module's exports with the JSON of before the program ran. */
+const inspectSource = `(function (stringify) {
+  return function (exports) {
+    const parameters = exports.parameters
+    return [typeof exports.decide === "function", parameters === undefined ? undefined : stringify(parameters)]
+  }
+})(JSON.stringify)`
+
+/**
+ * Installs the guest (`GuestSource.ts`) in the isolate, then evaluates the program as an ES module
+ * (imports refused) and finds its `decide` and its `parameters`.
+ */
+export const loadV8Program = (sandbox: V8Sandbox, code: string, seed: number): V8Helpers | LoadFailure => {
+  const { call, context, isolate } = sandbox
+  const installed = (context.evalSync(guestSource, { reference: true, filename: "bootstrap.js" }) as IvmReference)
+    .applySync(undefined, [seed], { result: { reference: true } }) as IvmReference
+  const makeDriver = installed.getSync("makeDriver", { reference: true }) as IvmReference
+  const inspect = context.evalSync(inspectSource, { reference: true }) as IvmReference
+  let namespace: IvmReference
+  try {
+    const module = isolate.compileModuleSync(code, { filename: "program.js" })
+    module.instantiateSync(context, (specifier) => {
+      throw new Error(`SyntaxError: import of "${specifier}" is not allowed: a program has no modules to import`)
+    })
+    const evaluated = call(v8LoadCalls, (timeout) => module.evaluateSync({ timeout }))
+    if (!("value" in evaluated)) {
+      return evaluated.overBudget
+        ? { overBudget: true }
+        : { overBudget: false, text: evaluated.text }
+    }
+    namespace = module.namespace
+  } catch (e) {
+    if (e instanceof SandboxStalled) throw e
+    return { overBudget: false, text: describeHostError(e) }
+  }
+  const exports = call(
+    1,
+    (timeout) =>
+      inspect.applySync(undefined, [namespace.derefInto()], { result: { copy: true }, timeout }) as [
+        boolean,
+        string | undefined
+      ]
+  )
+  if (!("value" in exports)) {
+    return exports.overBudget
+      ? { overBudget: true }
+      : { overBudget: false, text: exports.text }
+  }
+  const [isFunction, parameters] = exports.value
+  if (!isFunction) return { overBudget: false }
+  const decide = namespace.getSync("decide", { reference: true }) as IvmReference
+  return { makeDriver, decide, parameters: parameters === undefined ? undefined : JSON.parse(parameters) }
+}
+
+/**
+ * An error raised for the program (compiling, linking or running it) as text, with the program's
+ * own frames only: isolated-vm appends the host's stack after `<isolated-vm boundary>`, which the
+ * author must not see. A syntax error's message ends with its position, `[program.js:line:column]`.
+ */
+const describeHostError = (e: unknown): string => {
+  const error = e as Error
+  const frames = (error.stack ?? "").split("\n").slice(1)
+  const boundary = frames.findIndex((line) => line.includes("<isolated-vm boundary>"))
+  const own = (boundary === -1 ? [] : frames.slice(0, boundary)).filter((line) => line.includes("program.js"))
+  return [`${error.name ?? "Error"}: ${error.message ?? String(e)}`, ...own].join("\n")
+}
+
+/** A loaded program's driver in its V8 isolate (see `makeDecider`). */
+export const v8Driver = (sandbox: V8Sandbox, helpers: V8Helpers, run: ProgramRun): GuestDriver => {
+  const { call } = sandbox
+  const driver = helpers.makeDriver.applySync(
+    undefined,
+    [helpers.decide.derefInto(), ...driverArguments(run)],
+    { result: { reference: true } }
+  ) as IvmReference
+  const [chunk, wanted, account, decide, at] = ["chunk", "wanted", "account", "decide", "at"].map((name) =>
+    driver.getSync(name, { reference: true }) as IvmReference
+  ) as [IvmReference, IvmReference, IvmReference, IvmReference, IvmReference]
+  return {
+    chunk: (buffer, bars, values, calls) =>
+      call(
+        1,
+        (timeout) =>
+          chunk.applySync(undefined, [buffer.buffer, bars, values.buffer, calls], {
+            arguments: { copy: true },
+            timeout
+          })
+      ),
+    wanted: () => call(1, (timeout) => wanted.applySync(undefined, [], { timeout }) as string),
+    account: (next) =>
+      call(1, (timeout) => account.applySync(undefined, [next.buffer], { arguments: { copy: true }, timeout })),
+    decide: (from, to, holds, bars) =>
+      call(bars, (timeout) => decide.applySync(undefined, [from, to, holds], { timeout }) as number | string),
+    at: () => {
+      if (sandbox.isolate.isDisposed) return -1
+      const index = call(1, (timeout) => at.applySync(undefined, [], { timeout }) as number)
+      return "value" in index ? index.value : -1
+    }
+  }
+}

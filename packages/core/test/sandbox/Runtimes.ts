@@ -1,0 +1,38 @@
+import { it } from "@effect/vitest"
+import type { Layer } from "effect"
+import { loadIsolatedVm } from "../../src/sandbox/IsolatedVm.js"
+import type { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
+import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
+import type { SandboxLimits } from "../../src/sandbox/SandboxLimits.js"
+import { V8ProgramRuntime } from "../../src/sandbox/V8Runtime.js"
+
+/** A program runtime the sandbox suites run against, by name. */
+export interface RuntimeCase {
+  readonly name: string
+  readonly layer: (limits?: SandboxLimits) => Layer.Layer<ProgramRuntime>
+  /** Whether its CPU budget counts operations (QuickJS), or measures CPU time (V8, which is many times faster). */
+  readonly countsOperations: boolean
+}
+
+const addon = loadIsolatedVm()
+
+/**
+ * Both runtimes, for `describe.each`: every suite holds each to the same answers and walls. V8
+ * is left out where `isolated-vm` does not load (no compiler at install, or node started without
+ * `--no-node-snapshot`); `v8Unavailable` then says why, as a skipped test.
+ */
+export const runtimes: ReadonlyArray<RuntimeCase> = [
+  { name: "QuickJS", layer: (limits) => QuickJsProgramRuntime(limits), countsOperations: true },
+  ...("ivm" in addon ?
+    [{
+      name: "V8",
+      layer: (limits?: SandboxLimits) => V8ProgramRuntime(addon.ivm, limits),
+      countsOperations: false
+    }] :
+    [])
+]
+
+/** A skipped test naming why the V8 runtime is not tested here, if it is not. */
+export const reportV8Unavailable = () => {
+  if ("reason" in addon) it.skip(`the V8 runtime is not tested here: ${addon.reason}`, () => {})
+}
