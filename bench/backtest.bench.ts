@@ -12,8 +12,10 @@ import {
   QuickJsProgramRuntime,
   runBacktest
 } from "@trading-platform/core"
-import { Effect, Random, Schema, type Scope, Stream } from "effect"
+import { Effect, type Layer, Random, Schema, type Scope, Stream } from "effect"
 import { hostTa } from "../packages/core/src/indicators/TaSource.js"
+import { loadIsolatedVm } from "../packages/core/src/sandbox/IsolatedVm.js"
+import { V8ProgramRuntime } from "../packages/core/src/sandbox/V8Runtime.js"
 
 const bars = 500_000
 const settings = defaultSettings("1m")
@@ -84,18 +86,28 @@ const backtest = <R>(data: ReadonlyArray<Candle>, decider: Effect.Effect<Decider
     return { barsPerSecond: data.length / seconds, trades: result.metrics.total_trades, pnl: result.metrics.total_pnl }
   })
 
-const sandboxed = (code: string) =>
+const sandboxed = (code: string, runtime: Layer.Layer<ProgramRuntime>) =>
   Effect.flatMap(
     ProgramRuntime,
     (runtime) => runtime.load({ code: `export ${code}`, symbols: ["BTC"], timeframe: "1m", params: {}, seed: 1 })
   ).pipe(
-    Effect.orDie
+    Effect.orDie,
+    Effect.provide(runtime)
   )
+
+/** Both runtimes, V8 where `isolated-vm` loads (run with `--no-node-snapshot`, as `npm run bench` does). */
+const addon = loadIsolatedVm()
+const runtimes: Array<[string, Layer.Layer<ProgramRuntime>]> = [
+  ["QuickJS", QuickJsProgramRuntime()],
+  ...("ivm" in addon ? [["V8", V8ProgramRuntime(addon.ivm)] as [string, Layer.Layer<ProgramRuntime>]] : [])
+]
 
 const runners = [
   { label: "plain JavaScript (baseline)", decider: Effect.sync(() => decideEachBar(plainDecide())) },
-  { label: "sandbox, `ta.sma` on `data.candles`", decider: sandboxed(withTa) },
-  { label: "sandbox, the averages in the program's own loop", decider: sandboxed(ownLoop) }
+  ...runtimes.flatMap(([name, runtime]) => [
+    { label: `${name} sandbox, \`ta.sma\` on \`data.candles\``, decider: sandboxed(withTa, runtime) },
+    { label: `${name} sandbox, the averages in the program's own loop`, decider: sandboxed(ownLoop, runtime) }
+  ])
 ]
 
 /**
@@ -106,6 +118,7 @@ const runners = [
 export const run = () =>
   Effect.gen(function*() {
     const data = yield* candles
+    if ("reason" in addon) console.log(`The V8 runtime is left out: ${addon.reason}.\n`)
     for (const runner of runners) yield* backtest(data, runner.decider)
     const runs = runners.map(() => [] as Array<Effect.Effect.Success<ReturnType<typeof backtest>>>)
     for (let round = 0; round < rounds; round++) {
@@ -128,4 +141,4 @@ export const run = () =>
     const first = runs[0]![0]!
     const same = runs.flat().every((r) => r.trades === first.trades && r.pnl === first.pnl)
     console.log(`\n${first.trades} trades, total_pnl ${first.pnl.toFixed(2)}; the same in every run: ${same}`)
-  }).pipe(Effect.provide(QuickJsProgramRuntime()), Effect.runPromise)
+  }).pipe(Effect.runPromise)
