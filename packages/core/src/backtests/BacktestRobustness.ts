@@ -8,7 +8,62 @@ import type { BacktestId } from "./Backtest.js"
 import { returnsOf } from "./BacktestMetrics.js"
 import { BacktestsRepo } from "./BacktestsRepo.js"
 import { deflatedSharpe, monteCarlo, returnMoments } from "./Robustness.js"
-import { BacktestRobustnessReport, robustnessDefaults, type RobustnessRequest } from "./RobustnessSchemas.js"
+import {
+  BacktestRobustnessReport,
+  type DeflatedSharpeSchema,
+  type MonteCarloFiguresSchema,
+  type MonteCarloRequest,
+  robustnessDefaults,
+  type RobustnessRequest
+} from "./RobustnessSchemas.js"
+
+/** The Monte Carlo of a run's trades, with the settings it ran with (the request's, or their defaults). */
+export const monteCarloOf = (
+  request: MonteCarloRequest | undefined,
+  trades: ReadonlyArray<{ readonly pnl: number }>,
+  initialBalance: number
+): typeof MonteCarloFiguresSchema.Type => {
+  const settings = { ...robustnessDefaults, ...request }
+  return {
+    method: settings.method,
+    runs: settings.runs,
+    seed: settings.seed,
+    ruin_drawdown_percent: settings.ruin_drawdown_percent,
+    trades: trades.length,
+    initial_balance: initialBalance,
+    ...monteCarlo({
+      pnls: trades.map((t) => t.pnl),
+      initialBalance,
+      runs: settings.runs,
+      seed: settings.seed,
+      method: settings.method,
+      ruinPercent: settings.ruin_drawdown_percent
+    })
+  }
+}
+
+/** The moments of an equity curve's returns, the first from the initial balance (see `returnMoments`). */
+export const curveMoments = (initialBalance: number, curve: ReadonlyArray<{ readonly equity: number }>) =>
+  returnMoments(returnsOf(initialBalance, curve.map((p) => p.equity)))
+
+/** The deflated Sharpe ratio of an equity curve's returns given the trials; null when they are too few or flat. */
+export const deflatedSharpeOf = (
+  initialBalance: number,
+  curve: ReadonlyArray<{ readonly equity: number }>,
+  trials: number,
+  variance: number
+): typeof DeflatedSharpeSchema.Type | null => {
+  const moments = curveMoments(initialBalance, curve)
+  return moments === undefined ? null : {
+    returns: moments.count,
+    sharpe: moments.sharpe,
+    skewness: moments.skewness,
+    kurtosis: moments.kurtosis,
+    trials,
+    trials_sharpe_variance: variance,
+    ...deflatedSharpe(moments, trials, variance)
+  }
+}
 
 /** Robustness figures of the caller's completed backtests, computed on their stored result. */
 export class BacktestRobustness extends Effect.Service<BacktestRobustness>()(
@@ -32,36 +87,10 @@ export class BacktestRobustness extends Effect.Service<BacktestRobustness>()(
               error: `Backtest ${id} is ${row.status}: robustness needs a completed backtest`
             })
           }
-          const settings = { ...robustnessDefaults, ...request.monte_carlo }
-          const figures = monteCarlo({
-            pnls: row.result.trades.map((t) => t.pnl),
-            initialBalance: row.initial_balance,
-            runs: settings.runs,
-            seed: settings.seed,
-            method: settings.method,
-            ruinPercent: settings.ruin_drawdown_percent
-          })
-          const moments = returnMoments(returnsOf(row.initial_balance, row.result.equity_curve.map((p) => p.equity)))
           return new BacktestRobustnessReport({
             backtest_id: id,
-            monte_carlo: {
-              method: settings.method,
-              runs: settings.runs,
-              seed: settings.seed,
-              ruin_drawdown_percent: settings.ruin_drawdown_percent,
-              trades: row.result.trades.length,
-              initial_balance: row.initial_balance,
-              ...figures
-            },
-            deflated_sharpe: moments === undefined ? null : {
-              returns: moments.count,
-              sharpe: moments.sharpe,
-              skewness: moments.skewness,
-              kurtosis: moments.kurtosis,
-              trials,
-              trials_sharpe_variance: variance,
-              ...deflatedSharpe(moments, trials, variance)
-            }
+            monte_carlo: monteCarloOf(request.monte_carlo, row.result.trades, row.initial_balance),
+            deflated_sharpe: deflatedSharpeOf(row.initial_balance, row.result.equity_curve, trials, variance)
           })
         }).pipe(
           dieOnStorageFailure,

@@ -27,7 +27,8 @@ export interface Percentiles {
   readonly p95: number
 }
 
-const percentilesOf = (values: Array<number>): Percentiles => {
+/** The percentiles of `values` (sorted in place). */
+export const percentilesOf = (values: Array<number>): Percentiles => {
   const sorted = values.sort((a, b) => a - b)
   const [p5, p25, p50, p75, p95] = percentileLevels.map((p) => percentile(sorted, p)) as [
     number,

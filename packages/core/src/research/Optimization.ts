@@ -1,5 +1,11 @@
 import { Schema } from "effect"
 import { BacktestMetricsSchema, BacktestRequest, EquityPointSchema } from "../backtests/Backtest.js"
+import {
+  DeflatedSharpeSchema,
+  MonteCarloFiguresSchema,
+  MonteCarloRequest,
+  PercentilesSchema
+} from "../backtests/RobustnessSchemas.js"
 import { defaulted, defaultedParam } from "../http/Defaults.js"
 import { StoredId } from "../http/IdParam.js"
 import { Pagination } from "../http/Pagination.js"
@@ -242,3 +248,71 @@ export const OptimizationProgress = Schema.Struct({
   error: Schema.NullOr(Schema.String)
 })
 export type OptimizationProgress = typeof OptimizationProgress.Type
+
+/** The blocks cross-validation cuts the periods into when the request leaves it out: the paper's S = 16. */
+export const defaultPartitions = 16
+
+/** `POST /api/programs/{id}/optimizations/{optimization_id}/robustness`; every field has its default. */
+export const OptimizationRobustnessRequest = Schema.Struct({
+  monte_carlo: Schema.optionalWith(MonteCarloRequest, { nullable: true, exact: true }),
+  /** S, even: the blocks cross-validation cuts the search trials' periods into (C(S, S/2) combinations). */
+  partitions: defaulted(
+    Schema.Int.pipe(Schema.between(2, 16), Schema.filter((s) => s % 2 === 0 || "must be even")),
+    defaultPartitions
+  )
+}).annotations({
+  parseOptions: { errors: "all" },
+  examples: [{}, { monte_carlo: { runs: 5000, seed: 7, method: "resample" }, partitions: 8 }]
+})
+export type OptimizationRobustnessRequest = typeof OptimizationRobustnessRequest.Type
+
+/** The probability of backtest overfitting by combinatorially symmetric cross-validation, with what it read. */
+export const OverfittingSchema = Schema.Struct({
+  partitions: Schema.Int,
+  /** T: the returns between the points of the trials' curves, less the remainder by `partitions` (the earliest). */
+  periods: Schema.Int,
+  /** N: the search trials with a curve. */
+  trials: Schema.Int,
+  /** C(S, S/2): the ways to take half the blocks in sample. */
+  combinations: Schema.Int,
+  /** The share of combinations whose best trial in sample is in the lower half out of sample. */
+  probability_of_overfitting: Schema.Number,
+  /** λ = ln(ω̄ / (1 − ω̄)), ω̄ the in-sample best's relative rank out of sample, across the combinations. */
+  logits: PercentilesSchema,
+  /** The in-sample best's Sharpe ratio out of sample against in sample, across the combinations. */
+  degradation: Schema.Struct({
+    /** Of the least-squares line; null when the in-sample figures do not vary. */
+    slope: Schema.NullOr(Schema.Number),
+    intercept: Schema.NullOr(Schema.Number),
+    /** The share of combinations whose in-sample best has a Sharpe ratio below 0 out of sample. */
+    probability_of_loss: Schema.Number
+  })
+})
+
+/** The objective along one searched parameter, the others held at the best point's. */
+export const SensitivitySchema = Schema.Struct({
+  parameter: Schema.String,
+  /** The best point and its neighbours along the parameter, in its order; null objectives broke a constraint. */
+  values: Schema.Array(Schema.Struct({
+    value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean),
+    objective: Schema.NullOr(Schema.Number)
+  })),
+  /** The largest fall of the objective at a nearest neighbour, in percent of the best's; null without one. */
+  change_percent: Schema.NullOr(Schema.Number)
+})
+
+/** The robustness of a completed optimisation's best point, and of the search that chose it. */
+export class OptimizationRobustnessReport
+  extends Schema.Class<OptimizationRobustnessReport>("OptimizationRobustnessReport")({
+    optimization_id: OptimizationId,
+    /** The fold whose search chose the best point: 0, or the last with walk-forward. */
+    fold: Schema.Int,
+    /** On the best point's run over the whole range (out of sample with walk-forward); null when it has none. */
+    monte_carlo: Schema.NullOr(MonteCarloFiguresSchema),
+    /** Of the best search trial's curve, given the search trials with a curve and their Sharpe ratios' variance. */
+    deflated_sharpe: Schema.NullOr(DeflatedSharpeSchema),
+    /** Null with fewer than 2 search trials with a curve, or fewer periods than 2 per partition in sample. */
+    overfitting: Schema.NullOr(OverfittingSchema),
+    sensitivity: Schema.Array(SensitivitySchema)
+  })
+{}

@@ -15,6 +15,8 @@ import {
   OptimizationId,
   OptimizationList,
   OptimizationRequest,
+  OptimizationRobustnessReport,
+  OptimizationRobustnessRequest,
   OptimizationTrials,
   TrialsParams
 } from "./Optimization.js"
@@ -113,6 +115,24 @@ export class OptimizationsApi extends HttpApiGroup.make("optimizations")
       .addError(ApiError.Forbidden)
       .addError(ApiError.NotFound)
       .annotate(OpenApi.Summary, "Delete an optimisation with its trials (a running one stops)")
+  )
+  .add(
+    HttpApiEndpoint.post("robustness", "/programs/:id/optimizations/:optimization_id/robustness")
+      .setPath(OptimizationPath)
+      .setPayload(strictBody(OptimizationRobustnessRequest))
+      .addSuccess(OptimizationRobustnessReport)
+      .addError(ApiError.Forbidden)
+      .addError(ApiError.NotFound)
+      .addError(ApiError.Conflict)
+      .annotate(
+        OpenApi.Description,
+        "Of a completed optimisation: Monte Carlo on its best point's trades (seeded, as for a backtest), and of the " +
+          "search that chose that point (fold 0, or the last fold with walk-forward) the deflated Sharpe ratio given " +
+          "its trials, the probability of backtest overfitting by combinatorially symmetric cross-validation over " +
+          "`partitions` blocks of the trials' curves, and the objective along each parameter around the best point. " +
+          "An optimisation that has not completed answers 409."
+      )
+      .annotate(OpenApi.Summary, "Robustness of an optimisation's best point and of its search")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Optimisations")

@@ -7,7 +7,7 @@
 import { Cause, Effect, Either, Exit, ManagedRuntime, Schema, Stream } from "effect"
 import { parentPort, workerData } from "node:worker_threads"
 import { runBacktest } from "../backtests/BacktestEngine.js"
-import { outcomeOf } from "../backtests/BacktestThreadProtocol.js"
+import { downsample, outcomeOf } from "../backtests/BacktestThreadProtocol.js"
 import { sharedFunding } from "../backtests/ThreadFunding.js"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
@@ -29,6 +29,13 @@ const last = times.at(-1)!.time + settings.barMillis
 const terms = markets.map((market) => ({ rules: market.rules, funding: sharedFunding(market, first, last, setBusy) }))
 // The runtime (QuickJS's WebAssembly module, or V8's) is made once and serves every trial.
 const runtime = ManagedRuntime.make(selectedProgramRuntime(limits, call))
+
+/**
+ * The points of a search trial's curve: its returns between them are the periods the probability
+ * of backtest overfitting cuts into blocks. The trials of a fold run the same bars, so sampling by
+ * index gives every one of them the same timestamps.
+ */
+const searchCurvePoints = 256
 
 /** The index of the first bar at or after `time`. */
 const indexAt = (time: number) => {
@@ -58,7 +65,9 @@ const trial = (message: TrialMessage) =>
       slice(Math.max(0, from - message.warmup), from)
     )
     const outcome = outcomeOf(result)
-    return message.full ? outcome : { ...outcome, equity_curve: [], trades: [], fills: [] }
+    return message.full
+      ? outcome
+      : { ...outcome, equity_curve: downsample(result.equity_curve, searchCurvePoints), trades: [], fills: [] }
   }).pipe(Effect.scoped)
 
 const post = (message: TrialFromThread) => port.postMessage(Schema.encodeSync(FromThread)(message))

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { CurrentUser, Optimizations, TradingApi } from "@trading-platform/core"
+import { CurrentUser, OptimizationRobustness, Optimizations, TradingApi } from "@trading-platform/core"
 import { Effect, Stream } from "effect"
 
 export const OptimizationsHttpLive = HttpApiBuilder.group(
@@ -8,6 +8,7 @@ export const OptimizationsHttpLive = HttpApiBuilder.group(
   (handlers) =>
     Effect.gen(function*() {
       const optimizations = yield* Optimizations
+      const robustness = yield* OptimizationRobustness
       return handlers
         .handle(
           "submit",
@@ -40,6 +41,14 @@ export const OptimizationsHttpLive = HttpApiBuilder.group(
           "remove",
           ({ path }) =>
             Effect.flatMap(CurrentUser, (caller) => optimizations.remove(caller, path.id, path.optimization_id))
+        )
+        .handle(
+          "robustness",
+          ({ path, payload }) =>
+            Effect.flatMap(
+              CurrentUser,
+              (caller) => robustness.report(caller, path.id, path.optimization_id, payload)
+            )
         )
         .handleRaw("stream", ({ path }) =>
           Effect.gen(function*() {
