@@ -12,7 +12,7 @@ import {
   TradingApi
 } from "@trading-platform/core/contract"
 import { Effect, Option, ParseResult, Schema, Stream } from "effect"
-import { assistantChat, marketIntelligence, subscribe } from "./LiveStreams.js"
+import { assistantChat, marketIntelligence, optimizationProgress, subscribe } from "./LiveStreams.js"
 import { withRetry } from "./Retry.js"
 
 export interface ClientOptions {
@@ -82,7 +82,8 @@ const checked = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps, method:
 
 /**
  * The typed client of the whole contract, and the live streams: `marketIntelligence(symbols)` (the
- * SSE stream's decoded events) and `subscribe(channels)` (the WebSocket's events), both
+ * SSE stream's decoded events), `optimizationProgress(programId, id)` (an optimisation's progress
+ * until it ends) and `subscribe(channels)` (the WebSocket's events), all
  * reconnecting by the retry rule, and `assistantChat(request)` (the assistant's answer as it is written). Each request is checked against its schemas before it is sent.
  * Needs an `HttpClient` (e.g. `FetchHttpClient.layer`).
  */
@@ -101,6 +102,10 @@ export const makeClient = (options: ClientOptions) =>
       marketIntelligence: (symbols: ReadonlyArray<string>, params: { readonly exchange?: Exchange | undefined } = {}) =>
         marketIntelligence(options, symbols, params).pipe(Stream.provideService(HttpClient.HttpClient, http)),
       subscribe: (channels: ReadonlyArray<string>) => subscribe(options, channels),
+      optimizationProgress: (programId: number, optimizationId: number) =>
+        optimizationProgress(options, programId, optimizationId).pipe(
+          Stream.provideService(HttpClient.HttpClient, http)
+        ),
       assistantChat: (request: ChatRequest) =>
         assistantChat(options, request).pipe(Stream.provideService(HttpClient.HttpClient, http))
     })

@@ -7,6 +7,7 @@ import {
   type Exchange,
   isRetryableStatus,
   MarketEvent,
+  OptimizationProgress,
   parseRetryAfter,
   type RetryOptions,
   retrySchedule,
@@ -124,6 +125,37 @@ export const marketIntelligence = (
       )
     })
     return retrying(options.retry)(connect)
+  }))
+
+const finished = (p: OptimizationProgress) =>
+  p.status === "completed" || p.status === "failed" || p.status === "cancelled"
+
+/**
+ * `GET /api/programs/{id}/optimizations/{optimization_id}/stream` as a Stream of decoded progress
+ * events, ending after the final status. A connection that drops before then reconnects by the
+ * retry rule; the new one starts with the progress as it is then.
+ */
+export const optimizationProgress = (
+  options: LiveStreamOptions,
+  programId: number,
+  optimizationId: number
+): Stream.Stream<OptimizationProgress, LiveStreamError, HttpClient.HttpClient> =>
+  Stream.unwrap(Effect.map(HttpClient.HttpClient, (http) => {
+    const decode = Schema.decodeUnknown(OptimizationProgress)
+    let request = HttpClientRequest.get(
+      `${options.baseUrl}/api/programs/${programId}/optimizations/${optimizationId}/stream`
+    ).pipe(HttpClientRequest.setHeader("accept", "text/event-stream"))
+    if (options.token) request = HttpClientRequest.bearerToken(request, options.token)
+    let done = false
+    const connect = Stream.suspend(() =>
+      sseEvents(http, request).pipe(
+        Stream.mapEffect((event) => decode(JSON.parse(event.data))),
+        Stream.tap((progress) => Effect.sync(() => (done = finished(progress)))),
+        Stream.mapError(asLiveStreamError),
+        Stream.concat(Stream.suspend(() => done ? Stream.empty : Stream.fail(ended("The optimisation's stream"))))
+      )
+    )
+    return retrying(options.retry)(connect).pipe(Stream.takeUntil(finished))
   }))
 
 /** One event of the assistant's streamed answer: `delta`, `tool_call`, `tool_result`, then `done` or `error`. */

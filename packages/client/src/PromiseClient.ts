@@ -5,7 +5,8 @@ import {
   errorCatalogue,
   type Exchange,
   type Issue,
-  type MarketEvent
+  type MarketEvent,
+  type OptimizationProgress
 } from "@trading-platform/core/contract"
 import { Effect, Either, Stream } from "effect"
 import { type ClientOptions, makeClient, RequestInputError, type TradingClient } from "./Client.js"
@@ -69,7 +70,7 @@ type PromiseMethod<F> = F extends (request: infer R) => Effect.Effect<infer A, a
   : (request: Relaxed<R>) => Promise<Exclude<A, readonly [any, any]>>
   : never
 
-type LiveStreamKeys = "marketIntelligence" | "subscribe" | "assistantChat"
+type LiveStreamKeys = "marketIntelligence" | "subscribe" | "assistantChat" | "optimizationProgress"
 
 /**
  * The same groups and methods as `TradingClient`, answering Promises that reject with
@@ -88,6 +89,7 @@ export type PromiseClient =
       params?: { readonly exchange?: Exchange }
     ) => AsyncIterable<MarketEvent>
     readonly subscribe: (channels: ReadonlyArray<string>) => AsyncIterable<ChannelEvent>
+    readonly optimizationProgress: (programId: number, optimizationId: number) => AsyncIterable<OptimizationProgress>
     readonly assistantChat: (request: ChatRequest) => AsyncIterable<ChatEvent>
   }
 
@@ -104,7 +106,7 @@ const toPromise = (method: (request: unknown) => Effect.Effect<unknown, unknown>
 
 /** The typed client for code that does not use Effect: every endpoint answers a Promise. Sends with `fetch`. */
 export const createClient = (options: PromiseClientOptions): PromiseClient => {
-  const { assistantChat, marketIntelligence, subscribe, ...client } = Effect.runSync(
+  const { assistantChat, marketIntelligence, optimizationProgress, subscribe, ...client } = Effect.runSync(
     makeClient(options).pipe(Effect.provide(FetchHttpClient.layer))
   )
   const WebSocketClass = options.WebSocket ?? globalThis.WebSocket
@@ -112,6 +114,8 @@ export const createClient = (options: PromiseClientOptions): PromiseClient => {
     marketIntelligence: (symbols: ReadonlyArray<string>, params: { readonly exchange?: Exchange } = {}) =>
       Stream.toAsyncIterable(marketIntelligence(symbols, params)),
     assistantChat: (request: ChatRequest) => Stream.toAsyncIterable(assistantChat(request)),
+    optimizationProgress: (programId: number, optimizationId: number) =>
+      Stream.toAsyncIterable(optimizationProgress(programId, optimizationId)),
     subscribe: (channels: ReadonlyArray<string>) =>
       Stream.toAsyncIterable(
         subscribe(channels).pipe(

@@ -16,10 +16,10 @@ import { paperTerms, type TradingTerms, unlistedRules } from "../trading/Fills.j
 import { defaultMarginTables } from "../venues/MarginTiers.js"
 import { type Exchange, LongerTimeframes, Timeframe, timeframeMillis } from "../venues/Venue.js"
 
-/** A backtest's id. */
-/** The longest backtest, in bars of its timeframe. */
-export const maxBacktestBars = 500_000
+/** The longest backtest (or optimisation), in bars of its timeframe: a leap year of one-minute bars. */
+export const maxBacktestBars = 527_040
 
+/** A backtest's id. */
 export const BacktestId = StoredId.pipe(Schema.brand("BacktestId"))
 export type BacktestId = typeof BacktestId.Type
 

@@ -13,7 +13,7 @@ export class BacktestThreadDied extends Data.TaggedError("BacktestThreadDied")<{
 /**
  * Caps on the thread's own JavaScript heap, beyond QuickJS's (which lives in WASM memory): a
  * runaway allocation outside the sandbox ends this thread, not the server. The engine keeps one
- * equity point per bar, so 500 000 bars need well under this.
+ * equity point per bar, so a year of one-minute bars needs well under this.
  */
 const resourceLimits = { maxOldGenerationSizeMb: 512 }
 

@@ -5,7 +5,7 @@
  * '2h'`), in one line, before the platform, its storage or its sandbox is loaded. This module
  * imports the contract only; `Commands.ts` runs what it accepts.
  */
-import type { BacktestRequest, CandleImportParams } from "@trading-platform/core/contract"
+import type { BacktestRequest, CandleImportParams, OptimizationRequest } from "@trading-platform/core/contract"
 import type { Schema } from "effect"
 import { accessSync, constants } from "node:fs"
 
@@ -24,6 +24,8 @@ interface Flag {
   readonly number?: true
   /** Read as a comma-separated list. */
   readonly list?: true
+  /** Read by this function: the field's value, or why the text is wrong. */
+  readonly parse?: (value: string) => { readonly value: unknown } | { readonly mistake: string }
   readonly required?: true
 }
 
@@ -40,47 +42,145 @@ const database: ReadonlyArray<Flag> = [
   { name: "database-url", value: "URL", help: "a PostgreSQL database instead (DATABASE_URL)" }
 ]
 
+/** A backtest's flags: the fields of `BacktestRequest`, the program, and where the run is kept. */
+const backtestFlags: ReadonlyArray<Flag> = [
+  { name: "program", value: "FILE", help: "the program's source", required: true },
+  { name: "symbol", value: "SYMBOL", help: "e.g. BTC (or --symbols)" },
+  {
+    name: "symbols",
+    value: "A,B,...",
+    help: "up to 10 symbols traded from one balance, e.g. BTC,ETH (or --symbol)",
+    list: true
+  },
+  { name: "from", value: "TIME", help: "ISO date-time where the backtest starts", field: "start", required: true },
+  { name: "to", value: "TIME", help: "ISO date-time where it ends", field: "end", required: true },
+  { name: "timeframe", value: "TF", help: "1m 5m 15m 30m 1h 4h 1d (1h)" },
+  { name: "timeframes", value: "A,B,...", help: "longer timeframes the program reads, e.g. 4h,1d", list: true },
+  { name: "exchange", value: "NAME", help: "venue1, venue2 or dataset:NAME (venue1)" },
+  { name: "initial-balance", value: "N", help: "the balance it starts with (10000)", number: true },
+  { name: "fee-rate", value: "F", help: "taker fee, a fraction of notional (0.00035)", number: true },
+  {
+    name: "maker-fee-rate",
+    value: "F",
+    help: "maker fee, a fraction of notional (0.0001)",
+    number: true
+  },
+  { name: "slippage", value: "F", help: "a fraction of notional (0.0005)", number: true },
+  { name: "slippage-model", value: "NAME", help: "fixed or volume (fixed)" },
+  { name: "fill-timing", value: "NAME", help: "next_open or close (next_open)" },
+  { name: "margin-mode", value: "NAME", help: "isolated or cross (isolated)" },
+  { name: "leverage", value: "N", help: "1 to 125 (1)", number: true },
+  {
+    name: "warmup-bars",
+    value: "N",
+    help: "bars fed to the program before --from, not traded (500)",
+    number: true
+  },
+  { name: "language", value: "NAME", help: "the program's language: javascript or typescript (javascript)" },
+  { name: "data-dir", value: "DIR", help: "keep the run in this data directory (memory://: nothing kept)" }
+]
+
+const numeric = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
+
+/** `a=1,b=2` as `{a: 1, b: 2}`, each name one of `names` and each value a number. */
+const pairsOf = (text: string, names: ReadonlyArray<string>) => {
+  const value: Record<string, number> = {}
+  for (const pair of text.split(",")) {
+    const [name = "", number = ""] = pair.split("=").map((p) => p.trim())
+    if (!names.includes(name)) return { mistake: `names ${names.join(" or ")}; got '${name}'` }
+    if (!numeric.test(number)) return { mistake: `needs a number for ${name}; got '${number}'` }
+    value[name] = Number(number)
+  }
+  return { value }
+}
+
+/** A choice as the program declares it: a number, a boolean or text. */
+const choiceOf = (text: string) =>
+  numeric.test(text) ? Number(text) : text === "true" ? true : text === "false" ? false : text
+
+/** `--space`: each parameter's range with its step (or steps), its choices, or nothing (its declared range). */
+const spaceOf = (text: string) => {
+  const value: Record<string, Record<string, unknown>> = {}
+  for (const entry of text.split(",").map((e) => e.trim())) {
+    const [name = "", spec] = entry.split("=")
+    if (spec === undefined) {
+      value[name] = {}
+      continue
+    }
+    const range = /^(.+?)\.\.([^:/]+)(?::(.+)|\/(.+))?$/.exec(spec)
+    if (range === null) {
+      value[name] = { choices: spec.split("|").map(choiceOf) }
+      continue
+    }
+    const [, min, max, step, steps] = range
+    const numbers = [min, max, step, steps].filter((n) => n !== undefined)
+    if (!numbers.every((n) => numeric.test(n!))) return { mistake: `needs numbers in '${entry}'` }
+    value[name] = {
+      min: Number(min),
+      max: Number(max),
+      ...(step === undefined ? {} : { step: Number(step) }),
+      ...(steps === undefined ? {} : { steps: Number(steps) })
+    }
+  }
+  return { value }
+}
+
+const walkForwardOf = (text: string) => {
+  const [mode, ...numbers] = text.split(":")
+  if (numbers.length !== 3 || !numbers.every((n) => numeric.test(n))) {
+    return { mistake: `is MODE:FOLDS:IN_SAMPLE_BARS:OUT_OF_SAMPLE_BARS; got '${text}'` }
+  }
+  const [folds, inSample, outOfSample] = numbers.map(Number)
+  return { value: { mode, folds, in_sample_bars: inSample, out_of_sample_bars: outOfSample } }
+}
+
 // The defaults shown are `backtestDefaults`' (a test holds them to it).
 const commands = {
   backtest: {
     synopsis: "backtest --program FILE (--symbol SYMBOL | --symbols A,B,...) --from TIME --to TIME [flags]",
     summary: "run a backtest in this process, no server needed (on an in-memory database unless --data-dir)",
     flags: [
-      { name: "program", value: "FILE", help: "the program's source", required: true },
-      { name: "symbol", value: "SYMBOL", help: "e.g. BTC (or --symbols)" },
-      {
-        name: "symbols",
-        value: "A,B,...",
-        help: "up to 10 symbols traded from one balance, e.g. BTC,ETH (or --symbol)",
-        list: true
-      },
-      { name: "from", value: "TIME", help: "ISO date-time where the backtest starts", field: "start", required: true },
-      { name: "to", value: "TIME", help: "ISO date-time where it ends", field: "end", required: true },
-      { name: "timeframe", value: "TF", help: "1m 5m 15m 30m 1h 4h 1d (1h)" },
-      { name: "timeframes", value: "A,B,...", help: "longer timeframes the program reads, e.g. 4h,1d", list: true },
-      { name: "exchange", value: "NAME", help: "venue1, venue2 or dataset:NAME (venue1)" },
-      { name: "initial-balance", value: "N", help: "the balance it starts with (10000)", number: true },
-      { name: "fee-rate", value: "F", help: "taker fee, a fraction of notional (0.00035)", number: true },
-      {
-        name: "maker-fee-rate",
-        value: "F",
-        help: "maker fee, a fraction of notional (0.0001)",
-        number: true
-      },
-      { name: "slippage", value: "F", help: "a fraction of notional (0.0005)", number: true },
-      { name: "slippage-model", value: "NAME", help: "fixed or volume (fixed)" },
-      { name: "fill-timing", value: "NAME", help: "next_open or close (next_open)" },
-      { name: "margin-mode", value: "NAME", help: "isolated or cross (isolated)" },
-      { name: "leverage", value: "N", help: "1 to 125 (1)", number: true },
-      {
-        name: "warmup-bars",
-        value: "N",
-        help: "bars fed to the program before --from, not traded (500)",
-        number: true
-      },
-      { name: "language", value: "NAME", help: "the program's language: javascript or typescript (javascript)" },
-      { name: "data-dir", value: "DIR", help: "keep the run in this data directory (memory://: nothing kept)" },
+      ...backtestFlags,
       { name: "json", help: "print the backtest as JSON (for scripts) instead of the summary" }
+    ]
+  },
+  optimize: {
+    synopsis:
+      "optimize --program FILE (--symbol SYMBOL | --symbols A,B,...) --from TIME --to TIME --search KIND --space SPEC [flags]",
+    summary: "search a program's declared parameters in this process, no server needed (see docs/research.md)",
+    flags: [
+      ...backtestFlags.filter((f) => f.name !== "json"),
+      { name: "search", value: "KIND", help: "grid, random or tpe", required: true },
+      {
+        name: "space",
+        value: "SPEC",
+        help: "the searched parameters: NAME=MIN..MAX[:STEP] (ints), NAME=MIN..MAX[/STEPS] (floats), " +
+          "NAME=A|B|C (choices) or NAME (its declared range), comma-separated",
+        parse: spaceOf,
+        required: true
+      },
+      { name: "objective", value: "METRIC", help: "sharpe, sortino, calmar, total_return or profit_factor (sharpe)" },
+      {
+        name: "trials",
+        value: "N",
+        help: "trials of random and tpe, the most a grid may have (100)",
+        field: "budget",
+        parse: (value) => numeric.test(value) ? { value: { trials: Number(value) } } : { mistake: "must be a number" }
+      },
+      { name: "seed", value: "N", help: "seeds random and tpe (1)", number: true },
+      {
+        name: "constraints",
+        value: "SPEC",
+        help: "min_trades=N,max_drawdown_percent=P: trials breaking one have no objective",
+        parse: (value) => pairsOf(value, ["min_trades", "max_drawdown_percent"])
+      },
+      {
+        name: "walk-forward",
+        value: "SPEC",
+        help: "MODE:FOLDS:IN_SAMPLE_BARS:OUT_OF_SAMPLE_BARS, e.g. rolling:4:4000:1000",
+        parse: walkForwardOf
+      },
+      { name: "json", help: "print the optimisation as JSON (for scripts) instead of the summary" }
     ]
   },
   import: {
@@ -158,8 +258,6 @@ interface Read {
   readonly unset: ReadonlySet<string>
 }
 
-const numeric = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
-
 const read = (name: CommandName, argv: ReadonlyArray<string>): Read => {
   const command: Command = commands[name]
   const values = new Map<string, string | true>()
@@ -222,12 +320,21 @@ const decodeFlags = <A, I>(
   const command: Command = commands[name]
   const fieldOf = (f: Flag) => f.field ?? f.name.replaceAll("-", "_")
   const input: Record<string, unknown> = {}
+  const unparsed: Array<string> = []
   for (const flag of command.flags) {
     const value = values.get(flag.name) ?? defaults[flag.name]
-    if (typeof value === "string") {
-      input[fieldOf(flag)] = flag.number ? Number(value) : flag.list ? value.split(",").map((v) => v.trim()) : value
-    }
+    if (typeof value !== "string") continue
+    const parsed = flag.parse?.(value)
+    if (parsed !== undefined && "mistake" in parsed) unparsed.push(`--${flag.name} ${parsed.mistake}`)
+    input[fieldOf(flag)] = parsed !== undefined
+      ? ("value" in parsed ? parsed.value : undefined)
+      : flag.number
+      ? Number(value)
+      : flag.list
+      ? value.split(",").map((v) => v.trim())
+      : value
   }
+  if (unparsed.length > 0) return { _tag: "Left", left: unparsed.join("; ") }
   const decoded = Schema.decodeUnknownEither(schema)(input, { errors: "all", onExcessProperty: "ignore" })
   if (decoded._tag === "Right") return decoded
   return {
@@ -278,15 +385,17 @@ const storageOf = (values: ReadonlyMap<string, string | true>): Storage => ({
 })
 
 /** What a command runs with, its flags checked. */
+/** A program run in this process: its source, and where the run is kept. */
+interface ProgramRun {
+  readonly program: string
+  readonly language: string | undefined
+  readonly dataDir: string | undefined
+  readonly json: boolean
+}
+
 export type Plan =
-  | {
-    readonly _tag: "backtest"
-    readonly request: BacktestRequest
-    readonly program: string
-    readonly language: string | undefined
-    readonly dataDir: string | undefined
-    readonly json: boolean
-  }
+  | (ProgramRun & { readonly _tag: "backtest"; readonly request: BacktestRequest })
+  | (ProgramRun & { readonly _tag: "optimize"; readonly request: OptimizationRequest })
   | (Storage & {
     readonly _tag: "import"
     readonly params: CandleImportParams
@@ -311,7 +420,7 @@ const noPositionals = (name: CommandName, positionals: ReadonlyArray<string>) =>
 /** Checks a command's arguments, loading nothing: its plan, its usage (`--help`), or its mistakes in one line. */
 export const checkCommand = async (name: CommandName, argv: ReadonlyArray<string>): Promise<Checked> => {
   if (argv.includes("--help") || argv.includes("-h")) return { _tag: "Help", text: usageOf(name) }
-  const needed = name === "backtest" || name === "import"
+  const needed = name === "backtest" || name === "optimize" || name === "import"
     ? { ...(await contract()), Schema: (await import("effect")).Schema }
     : undefined
   const given = read(name, argv)
@@ -320,14 +429,23 @@ export const checkCommand = async (name: CommandName, argv: ReadonlyArray<string
   const decoded = new Set(
     needed === undefined
       ? []
-      : Object.keys(name === "backtest" ? needed.BacktestRequest.fields : needed.CandleImportParams.fields)
+      : Object.keys(
+        name === "backtest"
+          ? needed.BacktestRequest.fields
+          : name === "optimize"
+          ? needed.OptimizationRequest.fields
+          : needed.CandleImportParams.fields
+      )
   )
   const required = (commands[name] as Command).flags
     .filter((f) => f.required && !decoded.has(f.field ?? f.name) && !values.has(f.name))
     .map((f) => `--${f.name} is required`)
   switch (name) {
-    case "backtest": {
-      const request = decodeFlags(needed!, name, needed!.BacktestRequest, given, { timeframe: "1h" })
+    case "backtest":
+    case "optimize": {
+      const request = name === "backtest"
+        ? decodeFlags(needed!, name, needed!.BacktestRequest, given, { timeframe: "1h" })
+        : decodeFlags(needed!, name, needed!.OptimizationRequest, given, { timeframe: "1h" })
       const program = text(values, "program")
       const named = (flag: string) => values.has(flag) || given.unset.has(flag)
       const markets = named("symbol") === named("symbols") ? ["--symbol or --symbols is required, one of the two"] : []
@@ -340,16 +458,17 @@ export const checkCommand = async (name: CommandName, argv: ReadonlyArray<string
         ...(request._tag === "Left" ? [request.left] : [])
       ]
       if (all.length > 0 || request._tag === "Left") return mistake(all)
+      const run = {
+        program: program!,
+        language: text(values, "language"),
+        dataDir: text(values, "data-dir"),
+        json: values.has("json")
+      }
       return {
         _tag: "Ready",
-        plan: {
-          _tag: "backtest",
-          request: request.right,
-          program: program!,
-          language: text(values, "language"),
-          dataDir: text(values, "data-dir"),
-          json: values.has("json")
-        }
+        plan: name === "backtest"
+          ? { _tag: "backtest", request: request.right as BacktestRequest, ...run }
+          : { _tag: "optimize", request: request.right as OptimizationRequest, ...run }
       }
     }
     case "import": {

@@ -6,6 +6,7 @@ import {
   Datasets,
   describeConfigError,
   Operators,
+  Optimizations,
   PlatformConfig,
   PlatformLive,
   Programs,
@@ -86,12 +87,11 @@ const progressReporter = (terminal: boolean) => {
   }
 }
 
-const backtest = (plan: Extract<Plan, { _tag: "backtest" }>) => {
-  const report = plan.json ? undefined : progressReporter(process.stderr.isTTY === true)
-  const program = Effect.gen(function*() {
+/** The program of a run in this process, saved by a user of its own (so nothing is shared with the data dir's other users). */
+const ownProgram = (plan: Extract<Plan, { _tag: "backtest" | "optimize" }>) =>
+  Effect.gen(function*() {
     const source = yield* Effect.try(() => readFileSync(plan.program, "utf8"))
     const users = yield* Users
-    // The run needs an owner: a user of its own, so nothing is shared with the data dir's other users.
     const name = `cli-${randomBytes(6).toString("hex")}`
     const password = randomBytes(24).toString("base64url")
     yield* users.register({ email: `${name}@localhost`, username: name, password })
@@ -105,32 +105,132 @@ const backtest = (plan: Extract<Plan, { _tag: "backtest" }>) => {
       code: source,
       ...(plan.language === undefined ? {} : { language: plan.language })
     })
-    const backtests = yield* Backtests
-    const submitted = yield* backtests.submit(caller, created.id, plan.request)
-    let current = submitted
-    while (current.status === "queued" || current.status === "running") {
-      report?.(current)
-      yield* Effect.sleep("100 millis")
-      current = yield* backtests.get(caller, submitted.id)
-    }
-    report?.(current, true)
-    if (plan.json) console.log(JSON.stringify(current))
-    if (current.status !== "completed") {
-      return yield* Effect.fail(new Error(`Backtest ${current.status}: ${current.error ?? ""}`))
-    }
-    if (!plan.json) console.log(summary(current))
+    return { caller, program: created.id }
   })
 
-  return run(
-    program.pipe(
+/** Runs a backtest or an optimisation on a platform of this process's own. */
+const inProcess = <A>(plan: Extract<Plan, { _tag: "backtest" | "optimize" }>, effect: Effect.Effect<A, unknown, any>) =>
+  run(
+    effect.pipe(
       Effect.provide(PlatformLive.pipe(Layer.provide(PlatformConfig.fromEnv))),
       Effect.withConfigProvider(providerOf(
         { DATA_DIR: plan.dataDir },
         // A one-off run: no sampling, automation or arena refresh of its own.
         { DATA_DIR: "memory://", SIGNAL_SAMPLER: "false", AUTOMATION_ENABLED: "false" }
       ))
-    )
+    ) as Effect.Effect<A, unknown, never>
   )
+
+const backtest = (plan: Extract<Plan, { _tag: "backtest" }>) => {
+  const report = plan.json ? undefined : progressReporter(process.stderr.isTTY === true)
+  return inProcess(
+    plan,
+    Effect.gen(function*() {
+      const { caller, program } = yield* ownProgram(plan)
+      const backtests = yield* Backtests
+      const submitted = yield* backtests.submit(caller, program, plan.request)
+      let current = submitted
+      while (current.status === "queued" || current.status === "running") {
+        report?.(current)
+        yield* Effect.sleep("100 millis")
+        current = yield* backtests.get(caller, submitted.id)
+      }
+      report?.(current, true)
+      if (plan.json) console.log(JSON.stringify(current))
+      if (current.status !== "completed") {
+        return yield* Effect.fail(new Error(`Backtest ${current.status}: ${current.error ?? ""}`))
+      }
+      if (!plan.json) console.log(summary(current))
+    })
+  )
+}
+
+type Optimized = Effect.Effect.Success<ReturnType<Optimizations["get"]>>
+
+const optimize = (plan: Extract<Plan, { _tag: "optimize" }>) => {
+  const terminal = process.stderr.isTTY === true
+  let shown = -1
+  // Trials done of all on stderr: a bar redrawn in place on a terminal, else a line at each tenth.
+  const report = (o: Optimized, final = false) => {
+    if (plan.json) return
+    const fraction = o.trials_done / Math.max(1, o.trials_total)
+    const best = o.best === null ? "" : `, best ${o.best.objective?.toFixed(3)} at ${JSON.stringify(o.best.params)}`
+    const line = `${progressBar(fraction)} ${o.trials_done}/${o.trials_total} trials${best}`
+    if (terminal) return process.stderr.write(`\r${line}\x1b[K${final ? "\n" : ""}`)
+    if (final || Math.floor(fraction * 10) > shown) {
+      shown = Math.floor(fraction * 10)
+      process.stderr.write(`${line}\n`)
+    }
+  }
+  return inProcess(
+    plan,
+    Effect.gen(function*() {
+      const { caller, program } = yield* ownProgram(plan)
+      const optimizations = yield* Optimizations
+      const submitted = yield* optimizations.submit(caller, program, plan.request)
+      let current = submitted
+      while (current.status === "queued" || current.status === "running") {
+        report(current)
+        yield* Effect.sleep("100 millis")
+        current = yield* optimizations.get(caller, program, submitted.id)
+      }
+      report(current, true)
+      if (plan.json) console.log(JSON.stringify(current))
+      if (current.status !== "completed") {
+        return yield* Effect.fail(new Error(`Optimisation ${current.status}: ${current.error ?? ""}`))
+      }
+      if (plan.json) return
+      const top = yield* optimizations.trials(caller, program, submitted.id, {
+        role: "search",
+        sort: "objective",
+        order: "desc",
+        limit: 10,
+        offset: 0
+      })
+      console.log(optimizationSummary(current, top.trials))
+    })
+  )
+}
+
+const optimizationSummary = (
+  o: Optimized,
+  top: ReadonlyArray<Effect.Effect.Success<ReturnType<Optimizations["trials"]>>["trials"][number]>
+) => {
+  const r = o.request
+  const result = o.result!
+  const lines = [
+    `Optimisation (${r.search}) of ${(r.symbols ?? [r.symbol]).join(", ")} ${r.timeframe}, ${r.start} to ${r.end}: ` +
+    `${o.trials_done} trials${result.stopped === "time" ? ", stopped by the time budget" : ""}`,
+    ""
+  ]
+  if (result.best === null) lines.push("No trial met the constraints.")
+  else {
+    lines.push(
+      table([
+        ["Best", JSON.stringify(result.best.params)],
+        ["Objective", String(result.best.objective)],
+        ["Total PnL", `${result.best.metrics.total_pnl_percent.toFixed(2)}%`],
+        ["Trades", String(result.best.metrics.total_trades)],
+        ["Max drawdown", `${result.best.metrics.max_drawdown_percent.toFixed(2)}%`],
+        ["Sharpe", result.best.metrics.sharpe.toFixed(2)]
+      ])
+    )
+  }
+  if (top.length > 0) {
+    lines.push("", "Best trials", table(top.map((t) => [JSON.stringify(t.params), String(t.objective)] as const)))
+  }
+  for (const fold of result.folds) {
+    lines.push(
+      `Fold ${fold.fold}: in sample ${fold.best?.objective ?? "-"}, out of sample ${
+        fold.out_of_sample_objective ?? "-"
+      } (${JSON.stringify(fold.best?.params ?? {})})`
+    )
+  }
+  if (result.equity_curve.length > 0) {
+    lines.push("", result.walk_forward === null ? "Equity (best)" : "Equity (out of sample, chained)")
+    lines.push(lineChart(result.equity_curve.map((p) => p.equity)))
+  }
+  return lines.join("\n")
 }
 
 const summary = (b: Finished) => {
@@ -246,6 +346,8 @@ export const runCommand = async (plan: Plan): Promise<number> => {
     switch (plan._tag) {
       case "backtest":
         return await backtest(plan)
+      case "optimize":
+        return await optimize(plan)
       case "import":
         return await importCandles(plan)
       case "migrate":

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `trading-platform <command>`: `serve` (also the default, so `trading-platform --port 0` still serves),
-// `backtest`, `import`, `migrate`, `openapi` and `operator`. Flags are checked first, by modules that
+// `backtest`, `optimize`, `import`, `migrate`, `openapi` and `operator`. Flags are checked first, by modules that
 // load no storage, so `--help` and a wrong flag answer at once; each path then imports only what it runs.
 
 const [command, ...rest] = process.argv.slice(2)
@@ -32,7 +32,11 @@ const runOne = async (name: string, argv: ReadonlyArray<string>) => {
     return void (process.exitCode = 2)
   }
   const { runCommand } = await import("./Commands.js")
-  process.exitCode = await runCommand(checked.plan)
+  const code = await runCommand(checked.plan)
+  // A one-off command ends when it is done, once what it wrote has left: after an optimisation a
+  // native file request of its trial threads' teardown stays pending and would keep the process alive.
+  await Promise.all([process.stdout, process.stderr].map((out) => new Promise((resolve) => out.write("", resolve))))
+  process.exit(code)
 }
 
 if (command === "serve") {

@@ -304,7 +304,7 @@ for (const storage of testStorages) {
           )
         }))
 
-      it.effect("a range over 500000 bars answers 400 invalid_input naming the limit", () =>
+      it.effect("a range over a leap year of one-minute bars (527040) answers 400 invalid_input naming the limit", () =>
         Effect.gen(function*() {
           const { programId, token } = yield* withProgram()
           const reply = yield* submit(token, programId, {
@@ -315,7 +315,7 @@ for (const storage of testStorages) {
           expectError(reply, 400, "invalid_input")
           expect(reply.body.issues).toEqual([{
             path: "end",
-            message: "must be at most 500000 bars of the timeframe after start"
+            message: "must be at most 527040 bars of the timeframe after start"
           }])
         }))
 

@@ -25,7 +25,10 @@ const valid = [
 ]
 
 /** The one line a wrong command line is answered with. */
-const mistakeOf = async (command: "backtest" | "import" | "migrate" | "operator" | "openapi", argv: Array<string>) => {
+const mistakeOf = async (
+  command: "backtest" | "optimize" | "import" | "migrate" | "operator" | "openapi",
+  argv: Array<string>
+) => {
   const checked = await checkCommand(command, argv)
   expect(checked._tag).toBe("Mistake")
   return checked._tag === "Mistake" ? checked.message : ""
@@ -134,5 +137,62 @@ describe("the commands' flags, checked before anything starts", () => {
     expect(shown("margin-mode")).toBe(backtestDefaults.margin_mode)
     expect(Number(shown("leverage"))).toBe(backtestDefaults.leverage)
     expect(Number(shown("warmup-bars"))).toBe(backtestDefaults.warmup_bars)
+  })
+
+  it("optimize reads its space, constraints and walk-forward into the contract's request, and says what is wrong", async () => {
+    const checked = await checkCommand("optimize", [
+      ...valid,
+      "--search",
+      "grid",
+      "--space",
+      "fast=5..50:5,width=0.5..3/6,side=long|short,slow",
+      "--trials",
+      "200",
+      "--constraints",
+      "min_trades=10,max_drawdown_percent=30",
+      "--walk-forward",
+      "anchored:3:100:20",
+      "--objective",
+      "calmar"
+    ])
+    expect(checked).toMatchObject({
+      _tag: "Ready",
+      plan: {
+        _tag: "optimize",
+        program,
+        json: false,
+        request: {
+          symbol: "BTC",
+          timeframe: "1h",
+          search: "grid",
+          space: {
+            fast: { min: 5, max: 50, step: 5 },
+            width: { min: 0.5, max: 3, steps: 6 },
+            side: { choices: ["long", "short"] },
+            slow: {}
+          },
+          budget: { trials: 200 },
+          constraints: { min_trades: 10, max_drawdown_percent: 30 },
+          walk_forward: { mode: "anchored", folds: 3, in_sample_bars: 100, out_of_sample_bars: 20 },
+          objective: "calmar"
+        }
+      }
+    })
+    expect(await mistakeOf("optimize", valid)).toBe("--search is required; --space is required")
+    expect(await mistakeOf("optimize", [...valid, "--search", "annealing", "--space", "fast"])).toBe(
+      "--search must be one of grid, random, tpe; got 'annealing'"
+    )
+    expect(await mistakeOf("optimize", [...valid, "--search", "grid", "--space", "fast=a..b"])).toBe(
+      "--space needs numbers in 'fast=a..b'"
+    )
+    expect(await mistakeOf("optimize", [...valid, "--search", "grid", "--space", "fast", "--constraints", "trades=3"]))
+      .toBe(
+        "--constraints names min_trades or max_drawdown_percent; got 'trades'"
+      )
+    expect(
+      await mistakeOf("optimize", [...valid, "--search", "grid", "--space", "fast", "--walk-forward", "rolling:4"])
+    ).toBe(
+      "--walk-forward is MODE:FOLDS:IN_SAMPLE_BARS:OUT_OF_SAMPLE_BARS; got 'rolling:4'"
+    )
   })
 })

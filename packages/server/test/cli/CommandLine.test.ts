@@ -210,6 +210,39 @@ describe("trading-platform command line", () => {
     })
   }, 120_000)
 
+  it(
+    "optimize searches a program's parameters in process, with trials on stderr and the result as JSON with --json",
+    async () => {
+      await withTemp(async (dir) => {
+        writeFileSync(
+          join(dir, "program.js"),
+          `export const parameters = { every: { kind: "int", min: 2, max: 20, default: 10 } }
+let n = 0
+export function decide(data) {
+  if (++n % data.params.every !== 0) return { operation: "hold" }
+  return data.position ? { operation: "close" } : { operation: "buy", target_portion_of_balance: 0.5 }
+}
+`
+        )
+        const args = ["optimize", "--program", join(dir, "program.js"), ...range, "--search", "grid", "--space"]
+        const json = await run([...args, "every=4..12:4", "--objective", "total_return", "--json"])
+        expect(json.code).toBe(0)
+        const optimization = JSON.parse(json.stdout)
+        expect(optimization).toMatchObject({ status: "completed", trials_total: 4, trials_done: 4 })
+        expect([4, 8, 12]).toContain(optimization.result.best.params.every)
+        const shown = await run([...args, "every=4..8:4"])
+        expect(shown.code).toBe(0)
+        expect(shown.stderr.trim().split("\n").at(-1)).toMatch(/\] 100% 3\/3 trials, best /)
+        expect(shown.stdout).toContain("Optimisation (grid) of BTC 1h")
+        expect(shown.stdout).toContain("Best trials")
+        const refused = await run([...args, "width=1..2"])
+        expect(refused.code).toBe(1)
+        expect(refused.stderr).toContain("space.width is not a parameter of the program (it declares every)")
+      })
+    },
+    180_000
+  )
+
   it("migrate brings a data directory to the current schema", async () => {
     await withTemp(async (dir) => {
       const out = await run(["migrate", "--data-dir", join(dir, "data")])
