@@ -22,7 +22,7 @@ export interface TrialThreadInput {
 /**
  * One trial: the program with `params`, over the bars from `start` (included) to `end` (excluded),
  * warmed up with up to `warmup` bars before `start`. `full` keeps the curve, trades and fills;
- * otherwise only the metrics come back.
+ * otherwise the metrics come back with a compact curve (for the overfitting figures), no trades.
  */
 export interface TrialMessage {
   readonly params: unknown
