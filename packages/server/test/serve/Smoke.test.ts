@@ -199,6 +199,33 @@ for (const way of ways) {
           }
         }))
 
+      it.effect("an optimisation searches a program's parameters in trial threads, streams its progress and ranks its trials", () =>
+        Effect.gen(function*() {
+          const program = (yield* api("POST", "/programs", { name: "searched", code: javascript })).body
+          const base = `/programs/${program.id}/optimizations`
+          const queued = yield* api("POST", base, {
+            symbol: "BTC",
+            timeframe: "1h",
+            start: "2025-01-01T00:00:00Z",
+            end: "2025-01-03T00:00:00Z",
+            search: "grid",
+            space: { portion: { min: 0.2, max: 0.8, steps: 3 } },
+            objective: "total_return"
+          })
+          expect(queued.status, queued.text).toBe(202)
+          const stream = yield* api("GET", `${base}/${queued.body.id}/stream`)
+          expect(stream.type).toContain("text/event-stream")
+          expect(stream.text).toContain(`"status":"completed","trials_done":4`)
+          const done = yield* poll(`${base}/${queued.body.id}`, (o) => settled(o.status))
+          expect([done.status, done.error, done.trials_done]).toEqual(["completed", null, 4])
+          expect([0.2, 0.5, 0.8]).toContain(done.result.best.params.portion)
+          const trials = yield* api("GET", `${base}/${queued.body.id}/trials?role=search&sort=objective&order=desc`)
+          expect(trials.body.trials.map((t: any) => t.objective)).toEqual(
+            [...trials.body.trials.map((t: any) => t.objective)].sort((a: number, b: number) => b - a)
+          )
+          expect(trials.body.trials[0].params).toEqual(done.result.best.params)
+        }))
+
       it.effect("a binding run by hand opens a paper position: its run, order and position", () =>
         Effect.gen(function*() {
           const account = (yield* api("POST", "/account", { name: "Smoke bot" })).body
