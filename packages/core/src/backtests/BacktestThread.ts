@@ -1,6 +1,6 @@
 import { Data, Effect, Schema, type Scope } from "effect"
 import type { ProgramInvalid } from "../http/Errors.js"
-import { startWorkerThread } from "../jobs/WorkerThread.js"
+import { startWorkerThread, type WorkerThreadEvent } from "../jobs/WorkerThread.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import { type BacktestThreadInput, FromThread, type ToThread } from "./BacktestThreadProtocol.js"
 
@@ -16,6 +16,21 @@ export class BacktestThreadDied extends Data.TaggedError("BacktestThreadDied")<{
  * equity point per bar, so a year of one-minute bars needs well under this.
  */
 const resourceLimits = { maxOldGenerationSizeMb: 512 }
+
+/**
+ * A run's thread that died, or that the watchdog stopped while the program was stuck in one call
+ * (`where`), as the run's failure: not the program's verdict.
+ */
+export const threadGone = (
+  event: Extract<WorkerThreadEvent, { readonly _tag: "Died" | "Stalled" }>,
+  stallMillis: number,
+  where: string
+) =>
+  new BacktestThreadDied({
+    message: event._tag === "Died"
+      ? event.message
+      : `The program was stuck in one call ${where} for over ${stallMillis} ms (the sandbox's wall-clock safety net); its thread was stopped`
+  })
 
 let live = 0
 
@@ -60,15 +75,8 @@ export const startBacktestThread = (
     const take: BacktestThread["take"] = Effect.flatMap(thread.take, (event) => {
       switch (event._tag) {
         case "Died":
-          return Effect.fail(new BacktestThreadDied({ message: event.message }))
         case "Stalled":
-          return Effect.fail(
-            new BacktestThreadDied({
-              message: `The program was stuck in one call ${
-                loaded ? "of decide" : "while loading"
-              } for over ${stallMillis} ms (the sandbox's wall-clock safety net); its thread was stopped`
-            })
-          )
+          return Effect.fail(threadGone(event, stallMillis, loaded ? "of decide" : "while loading"))
         case "Message":
           return Effect.flatMap(
             Effect.orDie(decode(event.message)),

@@ -1,6 +1,6 @@
 import { Effect, Schema, type Scope } from "effect"
 import type { BacktestOutcome } from "../backtests/Backtest.js"
-import { BacktestThreadDied } from "../backtests/BacktestThread.js"
+import { BacktestThreadDied, threadGone } from "../backtests/BacktestThread.js"
 import type { ProgramInvalid } from "../http/Errors.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
 import type { ProgramRunError } from "../sandbox/Decision.js"
@@ -40,14 +40,8 @@ export const startTrialThread = (
         Effect.flatMap(thread.take, (event): Effect.Effect<BacktestOutcome, Failure> => {
           switch (event._tag) {
             case "Died":
-              return Effect.fail(new BacktestThreadDied({ message: event.message }))
             case "Stalled":
-              return Effect.fail(
-                new BacktestThreadDied({
-                  message:
-                    `The program was stuck in one call for over ${stallMillis} ms (the sandbox's wall-clock safety net); its thread was stopped`
-                })
-              )
+              return Effect.fail(threadGone(event, stallMillis, "of a trial"))
             case "Message":
               return Effect.flatMap(
                 Effect.orDie(decode(event.message)),

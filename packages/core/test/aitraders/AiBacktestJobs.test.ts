@@ -1,21 +1,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import {
-  Accounts,
-  AiBacktests,
-  type BacktestJobOptions,
-  PlatformConfig,
-  PlatformLive,
-  type StorageConfig
-} from "@trading-platform/core"
-import { type Context, Duration, Effect, Layer, Scope } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { Accounts, AiBacktests } from "@trading-platform/core"
+import { Effect } from "effect"
 import type { AiBacktestId } from "../../src/aitraders/AiBacktest.js"
 import type { CurrentUserShape } from "../../src/users/Authentication.js"
 import { newCaller } from "../support/Callers.js"
-import { testOptions, testStorages } from "../support/TestStorage.js"
+import { durableStorage, type Instance, on, startInstance, withScope } from "../support/Instances.js"
+import { testStorages } from "../support/TestStorage.js"
 
 /** Two weeks of hourly bars, a decision every four hours (84 slots) by the built-in model. */
 const twoWeeks = {
@@ -24,27 +15,6 @@ const twoWeeks = {
   timeframe: "1h",
   interval_minutes: 240
 } as const
-
-/** One platform instance (its own services and job workers) on the storage, until the scope closes. */
-const startInstance = (storage: StorageConfig, scope: Scope.Scope, backtests: Partial<BacktestJobOptions> = {}) =>
-  Layer.buildWithScope(
-    PlatformLive.pipe(
-      Layer.provideMerge(PlatformConfig.layer(testOptions(storage, {
-        backtests: {
-          concurrency: 1,
-          pollInterval: Duration.millis(20),
-          lease: Duration.seconds(30),
-          maxAttempts: 3,
-          ...backtests
-        }
-      })))
-    ),
-    scope
-  )
-
-type Instance = Effect.Effect.Success<ReturnType<typeof startInstance>>
-const on = <A, E>(instance: Instance, effect: Effect.Effect<A, E, any>) =>
-  Effect.provide(effect, instance as Context.Context<any>)
 
 const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
 
@@ -64,23 +34,13 @@ const finished = (instance: Instance, caller: CurrentUserShape, accountId: numbe
     })
   )
 
-const withScope = <A, E>(f: (scope: Scope.Scope) => Effect.Effect<A, E>) =>
-  Effect.acquireUseRelease(Scope.make(), f, (scope, exit) => Scope.close(scope, exit))
-
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`AI backtest jobs over ${storage.name}`, () => {
-    const durableStorage = storage.name === "pglite"
-      ? Effect.acquireRelease(
-        Effect.sync((): StorageConfig => ({ kind: "pglite", dataDir: mkdtempSync(join(tmpdir(), "tp-ai-jobs-")) })),
-        (s) => Effect.sync(() => s.kind === "pglite" && rmSync(s.dataDir, { recursive: true, force: true }))
-      )
-      : storage.storage
-
     it.scopedLive(
       "after a restart, an AI backtest left running under an expired lease runs again; run once more, every call is cached",
       () =>
         Effect.gen(function*() {
-          const storageConfig = yield* durableStorage
+          const storageConfig = yield* durableStorage(storage, "tp-ai-jobs-")
           // The first instance queues the job and "dies" mid-run: the row says running, the lease has expired.
           const { accountId, caller, id } = yield* withScope((scope) =>
             Effect.gen(function*() {

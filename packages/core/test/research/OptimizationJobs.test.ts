@@ -1,22 +1,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import {
-  type BacktestJobOptions,
-  Optimizations,
-  PlatformConfig,
-  PlatformLive,
-  Programs,
-  type StorageConfig
-} from "@trading-platform/core"
-import { type Context, Duration, Effect, Layer, Scope } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { Optimizations, Programs } from "@trading-platform/core"
+import { Effect } from "effect"
 import type { OptimizationId } from "../../src/research/Optimization.js"
 import { gridPoint } from "../../src/research/Search.js"
 import type { CurrentUserShape } from "../../src/users/Authentication.js"
 import { newCaller } from "../support/Callers.js"
-import { testOptions, testStorages } from "../support/TestStorage.js"
+import { durableStorage, type Instance, on, startInstance, withScope } from "../support/Instances.js"
+import { testStorages } from "../support/TestStorage.js"
 
 const sma = `export const parameters = {
   fast: { kind: "int", min: 2, max: 30, default: 5 },
@@ -65,26 +56,6 @@ const marker = (objective: number) =>
     rejected: null
   })
 
-const startInstance = (storage: StorageConfig, scope: Scope.Scope, backtests: Partial<BacktestJobOptions> = {}) =>
-  Layer.buildWithScope(
-    PlatformLive.pipe(
-      Layer.provideMerge(PlatformConfig.layer(testOptions(storage, {
-        backtests: {
-          concurrency: 2,
-          pollInterval: Duration.millis(50),
-          lease: Duration.seconds(30),
-          maxAttempts: 3,
-          ...backtests
-        }
-      })))
-    ),
-    scope
-  )
-
-type Instance = Effect.Effect.Success<ReturnType<typeof startInstance>>
-const on = <A, E>(instance: Instance, effect: Effect.Effect<A, E, any>) =>
-  Effect.provide(effect, instance as Context.Context<any>)
-
 const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
 
 const finished = (instance: Instance, caller: CurrentUserShape, programId: number, id: OptimizationId) =>
@@ -102,23 +73,13 @@ const finished = (instance: Instance, caller: CurrentUserShape, programId: numbe
     })
   )
 
-const withScope = <A, E>(f: (scope: Scope.Scope) => Effect.Effect<A, E>) =>
-  Effect.acquireUseRelease(Scope.make(), f, (scope, exit) => Scope.close(scope, exit))
-
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`optimisation jobs over ${storage.name}`, () => {
-    const durableStorage = storage.name === "pglite"
-      ? Effect.acquireRelease(
-        Effect.sync((): StorageConfig => ({ kind: "pglite", dataDir: mkdtempSync(join(tmpdir(), "tp-opt-jobs-")) })),
-        (s) => Effect.sync(() => s.kind === "pglite" && rmSync(s.dataDir, { recursive: true, force: true }))
-      )
-      : storage.storage
-
     it.scopedLive(
       "a coordinator that died mid-search is taken over: the trials it finished are kept, the one running and the rest run once",
       () =>
         Effect.gen(function*() {
-          const storageConfig = yield* durableStorage
+          const storageConfig = yield* durableStorage(storage, "tp-opt-jobs-")
           // The first instance (no workers) queues the search; its "dead" coordinator had planned five
           // trials, finished four (one of them with a marker objective) and was running the fifth.
           const { caller, id, programId } = yield* withScope((scope) =>
@@ -158,7 +119,7 @@ for (const storage of testStorages) {
               )
             })
           )
-          const second = yield* startInstance(storageConfig, yield* Effect.scope)
+          const second = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 2 })
           const done = yield* finished(second, caller, programId, id)
           expect(done).toMatchObject({ status: "completed", attempts: 2, trials_done: 10, trials_total: 10 })
           // The marker trial the dead coordinator finished is the best: it was kept, not run again.

@@ -5,6 +5,7 @@ import { startFakeVenue2, testOptions, testStorages } from "@trading-platform/co
 import { openApiDocument } from "@trading-platform/server"
 import { Duration, Effect, Option } from "effect"
 import { BacktestServer, isFinished, waitForBacktest } from "../support/Backtests.js"
+import { waitForOptimization } from "../support/Optimizations.js"
 import { call, type Reply } from "../support/TestServer.js"
 
 /** One example the document offers for an operation's JSON body. */
@@ -48,11 +49,14 @@ const createdAt: Record<string, string> = { account_id: "/api/account" }
 /** Collections whose members another POST creates: a backtest is its program's. */
 const createdBy: Record<string, string> = { "/api/programs/backtest": "/api/programs/{id}/backtest" }
 
-/** What has to finish before operations on it: a backtest's robustness reads its result. */
+/** What has to finish before operations on it: a backtest's or an optimisation's robustness reads its result. */
 const finishedFirst: Record<
   string,
-  (token: string, id: number) => Effect.Effect<unknown, never, HttpServer.HttpServer>
-> = { "/api/programs/{id}/backtest": (token, id) => waitForBacktest(token, id, isFinished) }
+  (token: string, created: any) => Effect.Effect<unknown, never, HttpServer.HttpServer>
+> = {
+  "/api/programs/{id}/backtest": (token, created) => waitForBacktest(token, created.id, isFinished),
+  "/api/programs/{id}/optimizations": (token, created) => waitForOptimization(token, created.program_id, created.id)
+}
 
 /** Ends the user or its sessions: sent last, each as a fresh user. */
 const destructive = (example: Example) => example.method === "DELETE" || example.path === "/api/users/password"
@@ -116,7 +120,7 @@ describe("request body examples", () => {
                   const creator = examples.find((e) => e.method === "POST" && e.path === collection)
                   if (creator === undefined) return yield* Effect.die(`nothing creates {${parameter}} of ${path}`)
                   const created = replies.get(creator) ?? (yield* send(creator, token))
-                  yield* finishedFirst[creator.path]?.(token, created.body?.id) ?? Effect.void
+                  yield* finishedFirst[creator.path]?.(token, created.body) ?? Effect.void
                   resolved += `/${created.body?.id}`
                 }
                 return resolved

@@ -2,55 +2,21 @@ import { describe, expect, layer } from "@effect/vitest"
 import { testStorages } from "@trading-platform/core/testing"
 import { Effect } from "effect"
 import { createProgram } from "../support/Automation.js"
-import { BacktestServer, isFinished, shortRun } from "../support/Backtests.js"
-import { call, expectError, type Reply, signUp } from "../support/TestServer.js"
-
-/** Moving averages of the closes, crossing: long while the fast one is above the slow one. */
-const sma = `export const parameters = {
-  fast: { kind: "int", min: 2, max: 30, default: 5 },
-  slow: { kind: "int", min: 10, max: 100, default: 20 },
-  size: { kind: "float", min: 0.1, max: 1, default: 0.5 }
-}
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
-export function decide(data) {
-  const closes = data.candles.map((c) => c.close)
-  const { fast, slow, size } = data.params
-  if (closes.length < slow) return { operation: "hold" }
-  const up = mean(closes.slice(-fast)) > mean(closes.slice(-slow))
-  if (up && !data.position) return { operation: "buy", target_portion_of_balance: size }
-  if (!up && data.position) return { operation: "close" }
-  return { operation: "hold" }
-}
-`
-
-const grid = {
-  ...shortRun,
-  search: "grid",
-  space: { fast: { min: 3, max: 9, step: 3 }, slow: { min: 20, max: 40, step: 10 } },
-  params: { size: 0.8 },
-  objective: "total_return"
-}
-
-const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+import { BacktestServer, shortRun } from "../support/Backtests.js"
+import { smaGrid, smaProgram, waitForOptimization } from "../support/Optimizations.js"
+import { call, expectError, signUp } from "../support/TestServer.js"
 
 /** A user's program and a finished optimisation of it. */
 const finishedOptimization = (body: object) =>
   Effect.gen(function*() {
     const user = yield* signUp()
-    const program = yield* createProgram(user.token, sma)
+    const program = yield* createProgram(user.token, smaProgram)
     const queued = yield* call("POST", `/api/programs/${program}/optimizations`, { token: user.token, body })
     expect(queued.status).toBe(202)
     const base = `/api/programs/${program}/optimizations/${queued.body.id}`
-    const deadline = Date.now() + 90_000
-    for (;;) {
-      const reply: Reply = yield* call("GET", base, { token: user.token })
-      if (isFinished(reply.body)) {
-        const trials = (yield* call("GET", `${base}/trials?limit=500`, { token: user.token })).body.trials
-        return { ...user, program, base, optimization: reply.body, trials }
-      }
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`optimization still ${reply.body.status}`))
-      yield* realPause
-    }
+    const optimization = yield* waitForOptimization(user.token, program, queued.body.id)
+    const trials = (yield* call("GET", `${base}/trials?limit=500`, { token: user.token })).body.trials
+    return { ...user, program, base, optimization, trials }
   })
 
 const robustness = (token: string | undefined, base: string, body: object = {}) =>
@@ -61,7 +27,7 @@ for (const storage of testStorages) {
     layer(BacktestServer(storage), { timeout: "180 seconds" })((it) => {
       it.effect("POST …/optimizations/:id/robustness answers the Monte Carlo, deflated Sharpe, PBO and sensitivity of a completed grid", () =>
         Effect.gen(function*() {
-          const { base, optimization, token, trials } = yield* finishedOptimization(grid)
+          const { base, optimization, token, trials } = yield* finishedOptimization(smaGrid)
           expect(optimization.status).toBe("completed")
           const reply = yield* robustness(token, base)
           expect(reply.status).toBe(200)
@@ -115,7 +81,7 @@ for (const storage of testStorages) {
       it.effect("with walk-forward, the figures are of the last fold's search and its best point's run out of sample", () =>
         Effect.gen(function*() {
           const { base, optimization, token, trials } = yield* finishedOptimization({
-            ...grid,
+            ...smaGrid,
             walk_forward: { mode: "rolling", folds: 2, in_sample_bars: 120, out_of_sample_bars: 48 }
           })
           expect(optimization.status).toBe("completed")
@@ -131,7 +97,7 @@ for (const storage of testStorages) {
 
       it.effect("a bad body answers 400 naming the field, no token 401, another user's 403, an unknown id or another program 404, an unfinished one 409", () =>
         Effect.gen(function*() {
-          const { base, program, token } = yield* finishedOptimization(grid)
+          const { base, program, token } = yield* finishedOptimization(smaGrid)
           const cases: Array<[object, string]> = [
             [{ partitions: 3 }, "partitions"],
             [{ partitions: 18 }, "partitions"],
@@ -152,7 +118,7 @@ for (const storage of testStorages) {
             404,
             "not_found"
           )
-          const another = yield* createProgram(token, sma)
+          const another = yield* createProgram(token, smaProgram)
           expectError(
             yield* robustness(token, base.replace(`/programs/${program}/`, `/programs/${another}/`)),
             404,

@@ -3,47 +3,8 @@ import { testStorages } from "@trading-platform/core/testing"
 import { Effect } from "effect"
 import { createProgram } from "../support/Automation.js"
 import { BacktestServer, isFinished, shortRun, waitForBacktest } from "../support/Backtests.js"
-import { call, expectError, type Reply, signUp } from "../support/TestServer.js"
-
-/** Moving averages of the closes, crossing: long while the fast one is above the slow one. */
-const sma = `export const parameters = {
-  fast: { kind: "int", min: 2, max: 30, default: 5 },
-  slow: { kind: "int", min: 10, max: 100, default: 20 },
-  size: { kind: "float", min: 0.1, max: 1, default: 0.5 }
-}
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
-export function decide(data) {
-  const closes = data.candles.map((c) => c.close)
-  const { fast, slow, size } = data.params
-  if (closes.length < slow) return { operation: "hold" }
-  const up = mean(closes.slice(-fast)) > mean(closes.slice(-slow))
-  if (up && !data.position) return { operation: "buy", target_portion_of_balance: size }
-  if (!up && data.position) return { operation: "close" }
-  return { operation: "hold" }
-}
-`
-
-const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
-
-const waitForOptimization = (token: string, program: number, id: number) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + 90_000
-    for (;;) {
-      const reply: Reply = yield* call("GET", `/api/programs/${program}/optimizations/${id}`, { token })
-      expect(reply.status).toBe(200)
-      if (isFinished(reply.body)) return reply.body
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`optimization ${id} still ${reply.body.status}`))
-      yield* realPause
-    }
-  })
-
-const grid = {
-  ...shortRun,
-  search: "grid",
-  space: { fast: { min: 3, max: 9, step: 3 }, slow: { min: 20, max: 40, step: 10 } },
-  params: { size: 0.8 },
-  objective: "total_return"
-}
+import { smaGrid, smaProgram, waitForOptimization } from "../support/Optimizations.js"
+import { call, expectError, signUp } from "../support/TestServer.js"
 
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`optimisations over ${storage.name}`, () => {
@@ -51,8 +12,8 @@ for (const storage of testStorages) {
       it.effect("a grid runs every point once, ranks them, and its best point runs as a plain backtest of it does", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
-          const program = yield* createProgram(token, sma)
-          const queued = yield* call("POST", `/api/programs/${program}/optimizations`, { token, body: grid })
+          const program = yield* createProgram(token, smaProgram)
+          const queued = yield* call("POST", `/api/programs/${program}/optimizations`, { token, body: smaGrid })
           expect(queued.status).toBe(202)
           expect(queued.body).toMatchObject({ status: "queued", trials_total: 10, trials_done: 0, best: null })
           const done = yield* waitForOptimization(token, program, queued.body.id)
@@ -108,7 +69,7 @@ for (const storage of testStorages) {
       it.effect("random and TPE searches are seeded, constraints reject trials, and walk-forward tests each fold's best out of sample", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
-          const program = yield* createProgram(token, sma)
+          const program = yield* createProgram(token, smaProgram)
           const run = (body: object) =>
             Effect.gen(function*() {
               const queued = yield* call("POST", `/api/programs/${program}/optimizations`, { token, body })
@@ -154,7 +115,7 @@ for (const storage of testStorages) {
 
           // Two weeks of hourly bars: three folds of 120 bars in sample and 48 out of sample.
           const walk = yield* run({
-            ...grid,
+            ...smaGrid,
             walk_forward: { mode: "rolling", folds: 3, in_sample_bars: 120, out_of_sample_bars: 48 }
           })
           expect(walk.done).toMatchObject({ status: "completed", trials_total: 30, trials_done: 30 })
@@ -179,9 +140,9 @@ for (const storage of testStorages) {
       it.effect("a bad request answers 400 naming the field, another user's 403, an unknown id or another program 404", () =>
         Effect.gen(function*() {
           const { token } = yield* signUp()
-          const program = yield* createProgram(token, sma)
+          const program = yield* createProgram(token, smaProgram)
           const submit = (body: object, id = program) =>
-            call("POST", `/api/programs/${id}/optimizations`, { token, body: { ...grid, ...body } })
+            call("POST", `/api/programs/${id}/optimizations`, { token, body: { ...smaGrid, ...body } })
           const cases: Array<[object, string]> = [
             [{ space: { width: {} } }, "space.width"],
             [{ space: { fast: { min: 1, max: 9 } } }, "space.fast"],
