@@ -8,7 +8,7 @@ import { scoreOf } from "./Objective.js"
 import type { Fold, OptimizationResult, TrialRole, TrialSummary } from "./Optimization.js"
 import { searchTrials, summaryOf } from "./Optimizations.js"
 import { optimizationJobs, type OptimizationRow, OptimizationsRepo, trialJobs } from "./OptimizationsRepo.js"
-import { propose } from "./Search.js"
+import { type Point, propose } from "./Search.js"
 import { trialEnded } from "./TrialWorkers.js"
 import { foldsOf, type FoldWindows, stitch, type Window } from "./WalkForward.js"
 
@@ -79,7 +79,8 @@ export const OptimizationWorkersLive = Layer.scopedDiscard(
               if (stopped === "trials" && counts.planned < perSearch && room > 0) {
                 const observations = r.search === "tpe"
                   ? (yield* repo.observations({ id: row.id, fold: fold.fold })).map((o) => ({
-                    point: o.params as never,
+                    // The params as the search proposed them, besides the fixed ones: JSON scalars.
+                    point: o.params as Point,
                     objective: o.objective
                   }))
                   : []
