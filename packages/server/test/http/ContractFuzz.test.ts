@@ -289,7 +289,9 @@ layer(TestServer(), { timeout: "600 seconds" })("generated bad requests to every
           if (reply.status === 200) attacker.token = (await reply.json()).session_token
         }
 
-        const runsPer = Math.max(10, Math.ceil(totalRuns / operations.length))
+        // At least 22 runs each, whatever the number of operations: spread thinner over a new group of
+        // operations, the fixed seed's runs of each stopped short of the one that creates (no 201 at all).
+        const runsPer = Math.max(22, Math.ceil(totalRuns / operations.length))
         let sent = 0
         const statuses = new Map<number, number>()
         for (const op of operations) {
@@ -344,7 +346,7 @@ layer(TestServer(), { timeout: "600 seconds" })("generated bad requests to every
         expect(sent).toBeGreaterThanOrEqual(totalRuns)
         // Not vacuous: the generated requests reach the handlers (some succeed) as well as every guard.
         for (const status of [200, 201, 400, 401, 403, 404, 415]) {
-          expect(statuses.get(status), `status ${status}`).toBeGreaterThan(0)
+          expect(statuses.get(status) ?? 0, `status ${status}`).toBeGreaterThan(0)
         }
 
         expect(yield* snapshot(victim.token, account.id, program.body.id)).toEqual(before)
