@@ -131,11 +131,11 @@ const claimedLoop = <E, R>(
   })
 
 /**
- * Runs `pass` every `interval` while this instance holds the lease `name` (held for the longer of
- * `lease` and two intervals, renewed by the first pass after half of it has gone, so a holder
- * between passes keeps it; handed back when the scope closes, so another replica takes over at once).
- * With `rest`, a pass follows each `rest` instead, which must end within `interval` (a loop that
- * sleeps until its next piece of work, or until woken).
+ * Runs `pass` every `interval` (from one pass's start to the next's) while this instance holds the
+ * lease `name` (held for the longer of `lease` and two intervals, renewed by the first pass after
+ * half of it has gone, so a holder between passes keeps it; handed back when the scope closes, so
+ * another replica takes over at once). With `rest`, a pass follows each `rest` instead, which must
+ * end within `interval` (a loop that sleeps until its next piece of work, or until woken).
  */
 export const leasedLoop = <E, R>(
   name: string,
@@ -160,9 +160,19 @@ export const leasedLoop = <E, R>(
       heldUntil = held ? at + Duration.toMillis(duration) : 0
       return held
     })
+    // Passes keep a rate: the next is due an interval after this one started (a time on the Clock,
+    // not a length after it ended), so a slow pass, or a clock moved while it ran, does not push it back.
+    const interval = Duration.toMillis(options.interval)
+    let nextPassAt: number | undefined
+    const timed = Effect.zipRight(Effect.map(Clock.currentTimeMillis, (at) => void (nextPassAt = at + interval)), pass)
+    const untilDue = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const due = nextPassAt ?? now + interval
+      nextPassAt = undefined
+      return Effect.sleep(Duration.millis(Math.max(0, due - now)))
+    })
     // Added before the loop's fiber, so it runs after that fiber is stopped.
     yield* Effect.addFinalizer(() => Effect.ignore(leases.release(name, holder)))
-    yield* claimedLoop(name, holder, options.rest ?? Effect.sleep(options.interval), renew, pass)
+    yield* claimedLoop(name, holder, options.rest ?? untilDue, renew, timed)
   })
 
 /**

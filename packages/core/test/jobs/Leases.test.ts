@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { BackgroundStart, DatabaseLive, Leases } from "@trading-platform/core"
-import { Deferred, Duration, Effect, Layer, Option, TestClock } from "effect"
+import { Deferred, Duration, Effect, Layer, Option, Queue, TestClock } from "effect"
 import { leasedLoop } from "../../src/jobs/Leases.js"
 import { TestConfig, testStorages } from "../support/TestStorage.js"
 
@@ -82,6 +82,30 @@ for (const storage of testStorages) {
           const free = yield* Deferred.make<void>()
           yield* loop("free-loop", free)
           yield* Deferred.await(free)
+        }).pipe(Effect.scoped))
+
+      it.effect("a loop keeps its rate: a clock moved while a pass runs does not push the next one back", () =>
+        Effect.gen(function*() {
+          const started = yield* Queue.unbounded<number>()
+          const gate = yield* Deferred.make<void>()
+          yield* leasedLoop(
+            "paced-loop",
+            { interval: Duration.hours(1), lease: Duration.hours(1) },
+            Effect.zipRight(
+              Effect.flatMap(TestClock.currentTimeMillis, (at) => Queue.offer(started, at)),
+              Deferred.await(gate)
+            )
+          )
+          const first = yield* Queue.take(started)
+          // The hour passes while the first pass still runs: the next is due as it ends, not an hour later.
+          yield* TestClock.adjust("1 hour")
+          yield* Deferred.succeed(gate, undefined)
+          const wallDeadline = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5_000)))
+          const second = yield* Effect.raceFirst(
+            Effect.asSome(Queue.take(started)),
+            Effect.as(wallDeadline, Option.none())
+          )
+          expect(second).toEqual(Option.some(first + Duration.toMillis("1 hour")))
         }).pipe(Effect.scoped))
     })
   })
