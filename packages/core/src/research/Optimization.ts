@@ -157,7 +157,10 @@ export class Optimization extends Schema.Class<Optimization>("Optimization")({
   program_id: Schema.NullOr(ProgramId),
   status: JobStatus,
   request: OptimizationRequest,
-  /** Trials of every fold, counted as planned when the search starts. */
+  /**
+   * Trials of every fold and the runs after their searches, as counted when the search starts; once
+   * it ends, those it planned (fewer when the time ran out, or when a search found no best point).
+   */
   trials_total: Schema.Int,
   trials_done: Schema.Int,
   /** The best trial so far (of the fold searched now, with walk-forward). */

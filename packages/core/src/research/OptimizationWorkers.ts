@@ -128,6 +128,7 @@ export const OptimizationWorkersLive = Layer.scopedDiscard(
         const whole = { start: Date.parse(r.start), end: Date.parse(r.end) }
         if (r.walk_forward == null && bests[0] !== null) yield* plan(0, "best", 0, bests[0]!.params, whole)
         while ((yield* repo.unfinished(row.id, ["out_of_sample", "best"])) > 0) yield* rest
+        yield* repo.settleTotal(row.id)
 
         const runOf = (fold: number, role: TrialRole) =>
           Effect.map(repo.bestOf({ id: row.id, fold, role }), Option.getOrNull)

@@ -26,7 +26,7 @@ import {
   type TrialsParams,
   type TrialSummary
 } from "./Optimization.js"
-import { optimizationJobs, type OptimizationRow, OptimizationsRepo, type TrialRow } from "./OptimizationsRepo.js"
+import { optimizationJobs, OptimizationsRepo, type OptimizationView, type TrialRow } from "./OptimizationsRepo.js"
 import { gridSize, type Space } from "./Search.js"
 import { searchSpace } from "./SearchSpace.js"
 import { foldsOf } from "./WalkForward.js"
@@ -55,7 +55,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
     const { maxQueuedJobsPerUser } = yield* PlatformConfig
 
     const owned = (caller: CurrentUserShape, id: OptimizationId) =>
-      repo.findById(id).pipe(ownedBy(caller, `Optimization ${id}`))
+      repo.view(id).pipe(ownedBy(caller, `Optimization ${id}`))
 
     /** The caller's optimisation of the program in the path: 404 when it is of another program. */
     const ofProgram = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId) =>
@@ -68,26 +68,31 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
         return row
       })
 
-    const toOptimization = (row: OptimizationRow) =>
-      Effect.gen(function*() {
-        const best = Option.getOrNull(yield* repo.bestSoFar(row.id))
-        return new Optimization({
-          id: row.id,
-          program_id: row.program_id,
-          status: row.status,
-          request: row.request,
-          trials_total: row.trials_total,
-          trials_done: yield* repo.finishedCount(row.id),
-          best: row.result?.best ?? (best === null ? null : summaryOf(best)),
-          progress: row.progress,
-          attempts: row.attempts,
-          error: row.error,
-          result: row.result,
-          created_at: row.created_at,
-          started_at: row.started_at,
-          finished_at: row.finished_at
-        })
+    const toOptimization = (row: OptimizationView) =>
+      new Optimization({
+        id: row.id,
+        program_id: row.program_id,
+        status: row.status,
+        request: row.request,
+        trials_total: row.trials_total,
+        trials_done: row.trials_done,
+        best: row.result?.best ?? (row.best_trial === null ? null : {
+          trial: row.best_trial,
+          params: row.best_params!,
+          objective: row.best_objective,
+          metrics: row.best_metrics!
+        }),
+        progress: row.progress,
+        attempts: row.attempts,
+        error: row.error,
+        result: row.result,
+        created_at: row.created_at,
+        started_at: row.started_at,
+        finished_at: row.finished_at
       })
+
+    /** The optimisation as it is now, after a write to it. */
+    const current = (id: OptimizationId) => Effect.map(repo.view(id), (row) => toOptimization(Option.getOrThrow(row)))
 
     const submit = (caller: CurrentUserShape, programId: ProgramId, request: OptimizationRequest) =>
       Effect.gen(function*() {
@@ -131,14 +136,14 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
           })
         )
         yield* wakeup.wake(optimizationJobs.table)
-        return yield* toOptimization(inserted)
+        return yield* current(inserted.id)
       }).pipe(
         dieOnStorageFailure,
         Effect.withSpan("Optimizations.submit", { attributes: { userId: caller.id, programId } })
       )
 
     const get = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId) =>
-      Effect.flatMap(ofProgram(caller, programId, id), toOptimization).pipe(
+      Effect.map(ofProgram(caller, programId, id), toOptimization).pipe(
         dieOnStorageFailure,
         Effect.withSpan("Optimizations.get", { attributes: { userId: caller.id, optimizationId: id } })
       )
@@ -147,7 +152,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
       Effect.gen(function*() {
         yield* programs.owned(caller, programId)
         const rows = yield* repo.ofProgram({ program_id: programId, ...pageOf(page) })
-        return new OptimizationList({ optimizations: yield* Effect.forEach(rows, toOptimization) })
+        return new OptimizationList({ optimizations: rows.map(toOptimization) })
       }).pipe(
         dieOnStorageFailure,
         Effect.withSpan("Optimizations.list", { attributes: { userId: caller.id, programId } })
@@ -198,9 +203,9 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
       Effect.gen(function*() {
         yield* ofProgram(caller, programId, id)
         const at = yield* now
-        const row = yield* cancelUnfinished(repo.jobs, id, `Optimization ${id}`, at)
+        yield* cancelUnfinished(repo.jobs, id, `Optimization ${id}`, at)
         yield* repo.cancelTrials(id, at)
-        return yield* toOptimization(row)
+        return yield* current(id)
       }).pipe(
         dieOnStorageFailure,
         Effect.withSpan("Optimizations.cancel", { attributes: { userId: caller.id, optimizationId: id } })
@@ -214,7 +219,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
       )
 
     const progressOf = (caller: CurrentUserShape, id: OptimizationId) =>
-      Effect.flatMap(owned(caller, id), toOptimization).pipe(
+      Effect.map(owned(caller, id), toOptimization).pipe(
         Effect.map((o): OptimizationProgress => ({
           id: o.id,
           status: o.status,

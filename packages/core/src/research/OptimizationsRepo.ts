@@ -1,7 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Schema } from "effect"
-import { BacktestOutcome } from "../backtests/Backtest.js"
+import { BacktestMetricsSchema, BacktestOutcome } from "../backtests/Backtest.js"
 import { makeJobQueue } from "../jobs/JobQueue.js"
 import { JobStatus } from "../jobs/JobStatus.js"
 import { ProgramParams } from "../programs/Parameters.js"
@@ -53,6 +54,20 @@ export const OptimizationRow = Schema.Struct({
   finished_at: Schema.NullOr(IsoTimestamp)
 })
 export type OptimizationRow = typeof OptimizationRow.Type
+
+/**
+ * An optimisation as the answers show it: its row, its finished trials and, while it has no
+ * result, its best search trial so far (of the latest fold searched), read in the same statement.
+ */
+export const OptimizationView = Schema.Struct({
+  ...OptimizationRow.fields,
+  trials_done: Schema.Int,
+  best_trial: Schema.NullOr(Schema.Int),
+  best_params: Schema.NullOr(Schema.parseJson(ProgramParams)),
+  best_objective: Schema.NullOr(Schema.Number),
+  best_metrics: Schema.NullOr(Schema.parseJson(BacktestMetricsSchema))
+})
+export type OptimizationView = typeof OptimizationView.Type
 
 /** What a trial stores: its run (the curve, trades and fills only for a full run) and its score. */
 export const TrialResult = Schema.Struct({
@@ -189,12 +204,34 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
       execute: (id) => sql`SELECT * FROM optimizations WHERE id = ${id}`
     })
 
+    /** `OptimizationView`s of the optimisations `where` selects: one statement however many. */
+    const views = (where: Fragment) =>
+      sql`SELECT o.*,
+          (SELECT count(*)::int FROM optimization_trials t WHERE t.optimization_id = o.id AND ${final}) AS trials_done,
+          b.trial AS best_trial, b.params AS best_params, b.objective AS best_objective,
+          (b.result::json) -> 'outcome' ->> 'metrics' AS best_metrics
+        FROM optimizations o
+        LEFT JOIN LATERAL (
+          SELECT trial, params, objective, result FROM optimization_trials t
+          WHERE o.result IS NULL AND t.optimization_id = o.id AND t.role = 'search' AND t.status = 'completed'
+            AND t.objective IS NOT NULL
+            AND t.fold = (SELECT max(fold) FROM optimization_trials f WHERE f.optimization_id = o.id AND f.role = 'search')
+          ORDER BY t.objective DESC, t.trial LIMIT 1
+        ) b ON true
+        WHERE ${where}`
+
+    const view = SqlSchema.findOne({
+      Request: OptimizationId,
+      Result: OptimizationView,
+      execute: (id) => views(sql`o.id = ${id}`)
+    })
+
     const ofProgram = SqlSchema.findAll({
       Request: Schema.Struct({ program_id: ProgramId, limit: Schema.Int, offset: Schema.Int }),
-      Result: OptimizationRow,
+      Result: OptimizationView,
       execute: (q) =>
-        sql`SELECT * FROM optimizations WHERE program_id = ${q.program_id}
-          ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
+        sql`${views(sql`o.program_id = ${q.program_id}`)}
+          ORDER BY o.created_at DESC, o.id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
 
     const remove = (id: OptimizationId) => sql`DELETE FROM optimizations WHERE id = ${id}`.pipe(Effect.asVoid)
@@ -269,6 +306,14 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
       sql`UPDATE optimization_trials SET status = 'cancelled', finished_at = ${at}
         WHERE optimization_id = ${id} AND status = 'queued'`.pipe(Effect.asVoid)
 
+    /**
+     * Counts, as the optimisation's total, the trials it planned: fewer than first counted when the
+     * time ran out or a search found no best point to run after it.
+     */
+    const settleTotal = (id: OptimizationId) =>
+      sql`UPDATE optimizations SET trials_total = (SELECT count(*) FROM optimization_trials WHERE optimization_id = ${id})
+        WHERE id = ${id}`.pipe(Effect.asVoid)
+
     /** Cancels every unfinished trial: a running one's worker finds its writes miss and stops. */
     const cancelTrials = (id: OptimizationId, at: Date) =>
       sql`UPDATE optimization_trials SET status = 'cancelled', lease_until = NULL, finished_at = ${at}
@@ -281,17 +326,6 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
           WHERE optimization_id = ${id} AND ${final}`,
         (rows) => rows[0]?.count ?? 0
       )
-
-    /** The best search trial so far, of the latest fold searched. */
-    const bestSoFar = SqlSchema.findOne({
-      Request: OptimizationId,
-      Result: TrialRow,
-      execute: (id) =>
-        sql`SELECT * FROM optimization_trials
-          WHERE optimization_id = ${id} AND role = 'search' AND status = 'completed' AND objective IS NOT NULL
-            AND fold = (SELECT max(fold) FROM optimization_trials WHERE optimization_id = ${id} AND role = 'search')
-          ORDER BY objective DESC, trial LIMIT 1`
-    })
 
     const page = (
       id: OptimizationId,
@@ -338,8 +372,9 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
       unfinished,
       cancelQueued,
       cancelTrials,
+      settleTotal,
       finishedCount,
-      bestSoFar,
+      view,
       page,
       jobs: yield* makeJobQueue(optimizationJobs),
       trials: yield* makeJobQueue(trialJobs)

@@ -114,6 +114,18 @@ for (const storage of testStorages) {
                       ${done ? (trial === 2 ? 999 : -999) : null}, ${done ? 0 : null}, ${done ? 0 : null},
                       ${done ? 1 : null}, ${done ? 0 : null}, ${new Date()}, ${done ? new Date() : null})`
                   }
+                  // Read from the rows before the takeover: four done, the marker trial the best so far.
+                  const optimizations = yield* Optimizations
+                  const before = yield* optimizations.get(caller, program.id, queued.id)
+                  expect(before).toMatchObject({
+                    status: "running",
+                    trials_done: 4,
+                    trials_total: 10,
+                    best: { trial: 2, objective: 999, params: { fast: 3, slow: 40 } }
+                  })
+                  expect(before.best!.metrics.total_pnl_percent).toBe(999)
+                  const listed = yield* optimizations.list(caller, program.id, { limit: 10, offset: 0 })
+                  expect(listed.optimizations).toEqual([before])
                   return { caller, id: queued.id, programId: program.id }
                 })
               )

@@ -112,6 +112,8 @@ for (const storage of testStorages) {
             expect(t).toMatchObject({ objective: null, rejected: expect.stringContaining("min_trades") })
           }
           expect(tpe.done.result.best).toBeNull()
+          // Without a best point there is no run after the search: the total counts the trials planned.
+          expect(tpe.done).toMatchObject({ trials_total: 12, trials_done: 12 })
 
           // Two weeks of hourly bars: three folds of 120 bars in sample and 48 out of sample.
           const walk = yield* run({
