@@ -9,6 +9,7 @@ import { ConsoleLive } from "./console/ConsolePage.js"
 import { FastLane } from "./http/FastLane.js"
 import { LoginFailureStoreLive } from "./http/LoginFailureStoreLive.js"
 import { requestContext, requestIdFor } from "./http/RequestContext.js"
+import { withoutRequestTracing, withRequestServices } from "./http/RequestRuntime.js"
 import { EndStreamsOnShutdown } from "./streams/StreamsShutdown.js"
 
 export interface EmbedOptions {
@@ -79,7 +80,9 @@ const relayServer = (): Server => {
 export const makeNodeHandler = async (options: EmbedOptions = {}): Promise<NodeHandler> => {
   const relay = relayServer()
   const runtime = ManagedRuntime.make(
-    HttpApiBuilder.serve(requestContext).pipe(
+    withRequestServices(HttpApiBuilder.serve(requestContext)).pipe(
+      // Without a tracer the platform's per-request span would be a no-op; with one, it is made.
+      (serve) => options.tracer ? serve : withoutRequestTracing(serve),
       Layer.provide(EndStreamsOnShutdown),
       Layer.provideMerge(platform(options)),
       Layer.provide(NodeHttpServer.layer(() => relay, {}))

@@ -10,6 +10,7 @@ import { CorsLive } from "./http/Cors.js"
 import { FastLane } from "./http/FastLane.js"
 import { LoginFailureStoreLive } from "./http/LoginFailureStoreLive.js"
 import { requestContext } from "./http/RequestContext.js"
+import { withoutRequestTracing, withRequestServices } from "./http/RequestRuntime.js"
 import { EndStreamsOnShutdown } from "./streams/StreamsShutdown.js"
 
 /**
@@ -48,7 +49,9 @@ const serverListening = (
   listen: { readonly port: number; readonly host: string },
   listening: Deferred.Deferred<void>
 ) =>
-  HttpApiBuilder.serve(requestContext).pipe(
+  withRequestServices(HttpApiBuilder.serve(requestContext)).pipe(
+    // Its tracer is off (below), so the platform's per-request span would be a no-op.
+    withoutRequestTracing,
     HttpServer.withLogAddress,
     Layer.tap(() => Deferred.succeed(listening, undefined)),
     Layer.provide(EndStreamsOnShutdown),
