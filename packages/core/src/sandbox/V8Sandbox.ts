@@ -19,6 +19,16 @@ export const v8MillisPerCheck = 1
 /** Loading a program (its top-level code, run once and cold) has the budget of this many calls. */
 export const v8LoadCalls = 10
 
+/**
+ * The most bars one call into an isolate decides (QuickJS decides up to 64): a batch the host asks
+ * for is decided in calls of this many bars, each with its bars' budget. A thread inside a call
+ * into an isolate cannot be terminated (Node's `worker.terminate` does not reach the nested
+ * isolate), so this bounds how long a cancelled or stopped run keeps its thread: a call ends
+ * within twice its budget (8 bars of 100 ms, so 1.6 s by default). The decisions are the same,
+ * as the guest decides a range in any pieces alike.
+ */
+export const v8BarsPerCall = 8
+
 const timedOut = "Script execution timed out."
 
 /**
@@ -53,14 +63,25 @@ export const makeV8Sandbox = (ivm: IsolatedVm, limits: SandboxLimits, onCall: ()
       return { overBudget: false, text: describeHostError(e) }
     }
   }
+  /** Handles into the isolate, released before it is disposed: none is left for a thread's teardown to free. */
+  const owned: Array<{ release(): void }> = [context]
+  const own = <A extends { release(): void }>(handle: A): A => (owned.push(handle), handle)
   const dispose = () => {
+    for (const handle of owned.reverse()) {
+      try {
+        handle.release()
+      } catch {
+        // Its isolate is gone already.
+      }
+    }
+    owned.length = 0
     try {
       if (!isolate.isDisposed) isolate.dispose()
     } catch {
       // Already disposed by its memory limit.
     }
   }
-  return { ivm, isolate, context, call, dispose }
+  return { ivm, isolate, context, call, own, dispose }
 }
 
 export type V8Sandbox = ReturnType<typeof makeV8Sandbox>
@@ -86,14 +107,14 @@ const inspectSource = `(function (stringify) {
  * (imports refused) and finds its `decide` and its `parameters`.
  */
 export const loadV8Program = (sandbox: V8Sandbox, code: string, seed: number): V8Helpers | LoadFailure => {
-  const { call, context, isolate } = sandbox
-  const installed = (context.evalSync(guestSource, { reference: true, filename: "bootstrap.js" }) as IvmReference)
-    .applySync(undefined, [seed], { result: { reference: true } }) as IvmReference
-  const makeDriver = installed.getSync("makeDriver", { reference: true }) as IvmReference
-  const inspect = context.evalSync(inspectSource, { reference: true }) as IvmReference
+  const { call, context, isolate, own } = sandbox
+  const install = own(context.evalSync(guestSource, { reference: true, filename: "bootstrap.js" }) as IvmReference)
+  const installed = own(install.applySync(undefined, [seed], { result: { reference: true } }) as IvmReference)
+  const makeDriver = own(installed.getSync("makeDriver", { reference: true }) as IvmReference)
+  const inspect = own(context.evalSync(inspectSource, { reference: true }) as IvmReference)
   let namespace: IvmReference
   try {
-    const module = isolate.compileModuleSync(code, { filename: "program.js" })
+    const module = own(isolate.compileModuleSync(code, { filename: "program.js" }))
     module.instantiateSync(context, (specifier) => {
       throw new Error(`SyntaxError: import of "${specifier}" is not allowed: a program has no modules to import`)
     })
@@ -103,7 +124,7 @@ export const loadV8Program = (sandbox: V8Sandbox, code: string, seed: number): V
         ? { overBudget: true }
         : { overBudget: false, text: evaluated.text }
     }
-    namespace = module.namespace
+    namespace = own(module.namespace)
   } catch (e) {
     if (e instanceof SandboxStalled) throw e
     return { overBudget: false, text: describeHostError(e) }
@@ -123,7 +144,7 @@ export const loadV8Program = (sandbox: V8Sandbox, code: string, seed: number): V
   }
   const [isFunction, parameters] = exports.value
   if (!isFunction) return { overBudget: false }
-  const decide = namespace.getSync("decide", { reference: true }) as IvmReference
+  const decide = own(namespace.getSync("decide", { reference: true }) as IvmReference)
   return { makeDriver, decide, parameters: parameters === undefined ? undefined : JSON.parse(parameters) }
 }
 
@@ -142,14 +163,14 @@ const describeHostError = (e: unknown): string => {
 
 /** A loaded program's driver in its V8 isolate (see `makeDecider`). */
 export const v8Driver = (sandbox: V8Sandbox, helpers: V8Helpers, run: ProgramRun): GuestDriver => {
-  const { call } = sandbox
-  const driver = helpers.makeDriver.applySync(
+  const { call, own } = sandbox
+  const driver = own(helpers.makeDriver.applySync(
     undefined,
     [helpers.decide.derefInto(), ...driverArguments(run)],
     { result: { reference: true } }
-  ) as IvmReference
+  ) as IvmReference)
   const [chunk, wanted, account, decide, at] = ["chunk", "wanted", "account", "decide", "at"].map((name) =>
-    driver.getSync(name, { reference: true }) as IvmReference
+    own(driver.getSync(name, { reference: true }) as IvmReference)
   ) as [IvmReference, IvmReference, IvmReference, IvmReference, IvmReference]
   return {
     chunk: (buffer, bars, values, calls) =>
@@ -164,8 +185,18 @@ export const v8Driver = (sandbox: V8Sandbox, helpers: V8Helpers, run: ProgramRun
     wanted: () => call(1, (timeout) => wanted.applySync(undefined, [], { timeout }) as string),
     account: (next) =>
       call(1, (timeout) => account.applySync(undefined, [next.buffer], { arguments: { copy: true }, timeout })),
-    decide: (from, to, holds, bars) =>
-      call(bars, (timeout) => decide.applySync(undefined, [from, to, holds], { timeout }) as number | string),
+    decide: (from, to, holds) => {
+      for (let start = from;;) {
+        const end = Math.min(to, start + v8BarsPerCall)
+        const result = call(
+          end - start,
+          (timeout) => decide.applySync(undefined, [start, end, holds], { timeout }) as number | string
+        )
+        // A number short of the end is a bar that touched a band; a text is a decision or an error.
+        if (end === to || !("value" in result) || result.value !== end) return result
+        start = end
+      }
+    },
     at: () => {
       if (sandbox.isolate.isDisposed) return -1
       const index = call(1, (timeout) => at.applySync(undefined, [], { timeout }) as number)

@@ -4,8 +4,9 @@ import { Chunk, Effect, Exit, Scope, Stream } from "effect"
 import { liveBacktestThreads, startBacktestThread } from "../../src/backtests/BacktestThread.js"
 import { outcomeOf, type ToThread } from "../../src/backtests/BacktestThreadProtocol.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
-import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
+import type { SandboxLimits } from "../../src/sandbox/SandboxLimits.js"
 import type { Candle } from "../../src/venues/Venue.js"
+import { reportV8Unavailable, runtimes } from "../sandbox/Runtimes.js"
 
 const bars: ReadonlyArray<Candle> = Array.from({ length: 2500 }, (_, i) => {
   const close = 100 + 10 * Math.sin(i / 25)
@@ -19,17 +20,36 @@ export function decide(data) {
   return data.position ? { operation: "close" } : { operation: "buy", target_portion_of_balance: 0.5 }
 }
 `
-/** Converting the largest BigInt to decimal is one QuickJS operation of seconds: no interrupt check sees it. */
-const stuckCall = "(2n ** 1000000n - 1n).toString()"
+/**
+ * Per runtime, a call its CPU budget does not stop, the limits that leave it so, and how the end of
+ * its thread reads. QuickJS cannot interrupt one call of a built-in: converting the largest BigInt
+ * to decimal takes seconds, no interrupt check sees it, and the watchdog (twice the net) stops the
+ * thread. V8 interrupts any code (and converts that BigInt at once), so an endless loop under a
+ * budget no program spends stands for it, and the net stops the call inside the thread.
+ */
+const stuck = {
+  quickjs: {
+    call: "(2n ** 1000000n - 1n).toString()",
+    limits: {},
+    inDecide: /stuck in one call of decide for over 400 ms \(the sandbox's wall-clock safety net\)/,
+    inLoad: /stuck in one call while loading for over 400 ms/
+  },
+  v8: {
+    call: "for (;;) {}",
+    limits: { cpuChecksPerCall: 1e12 },
+    inDecide: /ran past the sandbox's wall-clock safety net of 200 ms/,
+    inLoad: /ran past the sandbox's wall-clock safety net of 200 ms/
+  }
+} as const
 
 // A short wall-clock safety net, so the watchdog (twice the net) fires long before the stuck call ends.
-const limits = { ...defaultSandboxLimits, wallMillisPerCall: 200 }
+const netLimits: SandboxLimits = { ...defaultSandboxLimits, wallMillisPerCall: 200 }
 const settings = defaultSettings("1h")
 const run = (code: string) => ({ code, symbols: ["BTC"], timeframe: "1h" as const, params: {}, seed: 1 })
 const markets = [{ rules: settings.rules, funding: { _tag: "Rates", rates: [] } }] as const
 
-/** Runs `code` in a backtest thread over `bars` after `warmup`, fed 1000 at a time as the workers do. */
-const runInThread = (code: string, warmup: ReadonlyArray<Candle> = []) =>
+/** Runs `code` in a backtest thread under `limits` over `bars` after `warmup`, fed 1000 at a time as the workers do. */
+const runInThread = (limits: SandboxLimits, code: string, warmup: ReadonlyArray<Candle> = []) =>
   Effect.scoped(Effect.gen(function*() {
     const thread = yield* startBacktestThread({
       run: run(code),
@@ -62,7 +82,12 @@ const untilNoThreads = Effect.gen(function*() {
   }
 })
 
-describe("backtest threads", () => {
+reportV8Unavailable()
+
+describe.each(runtimes)("backtest threads running $name", ({ layer, runtime }) => {
+  // The limits a thread gets name the runtime it runs.
+  const limits: SandboxLimits = { ...netLimits, runtime }
+
   it.live(
     "the warm-up fills the program's window in the thread before the first bar of the run",
     () =>
@@ -103,13 +128,13 @@ describe("backtest threads", () => {
 
   it.live("a run in a thread gives the outcome the engine gives on this thread", () =>
     Effect.gen(function*() {
-      const inThread = yield* runInThread(tradingProgram)
+      const inThread = yield* runInThread(limits, tradingProgram)
       const here = yield* Effect.flatMap(ProgramRuntime, (runtime) => runtime.load(run(tradingProgram))).pipe(
         Effect.flatMap((loaded) =>
           runBacktest(settings, oneSymbol(Stream.fromChunk(Chunk.fromIterable(bars))), loaded)
         ),
         Effect.scoped,
-        Effect.provide(QuickJsProgramRuntime(limits))
+        Effect.provide(layer(limits))
       )
       expect(inThread).toEqual(outcomeOf(here))
       expect(inThread.trades.length).toBeGreaterThan(10)
@@ -117,34 +142,38 @@ describe("backtest threads", () => {
       yield* untilNoThreads
     }), { timeout: 60_000 })
 
+  const stuckIn = stuck[runtime]
+  const stuckLimits: SandboxLimits = { ...limits, ...stuckIn.limits }
+
   it.live(
-    "the watchdog stops a thread stuck in one call QuickJS cannot interrupt; not the program's verdict, so the job may be tried again",
+    "the watchdog (or, in V8, the net inside the thread) stops a thread stuck in one call; not the program's verdict, so the job may be tried again",
     () =>
       Effect.gen(function*() {
         const code = `let n = 0
 export function decide(data) {
-  if (++n === 1500) ${stuckCall}
+  if (++n === 1500) ${stuckIn.call}
   return { operation: "hold" }
 }`
-        const error = yield* Effect.flip(runInThread(code))
+        const started = Date.now()
+        const error = yield* Effect.flip(runInThread(stuckLimits, code))
         expect(error).toMatchObject({ _tag: "BacktestThreadDied" })
-        expect(error.message).toMatch(
-          /stuck in one call of decide for over 400 ms \(the sandbox's wall-clock safety net\)/
-        )
+        expect(error.message).toMatch(stuckIn.inDecide)
         yield* untilNoThreads
+        // Stopped soon after the net, not when the stuck call would have ended.
+        expect(Date.now() - started).toBeLessThan(15_000)
       }),
     { timeout: 60_000 }
   )
 
   it.live(
-    "the watchdog stops a program stuck in one call while it loads, as a failure of the thread, not of the program",
+    "the watchdog (or, in V8, the net inside the thread) stops a program stuck in one call while it loads, as a failure of the thread, not of the program",
     () =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(
-          runInThread(`${stuckCall}\nexport function decide() { return { operation: "hold" } }`)
+          runInThread(stuckLimits, `${stuckIn.call}\nexport function decide() { return { operation: "hold" } }`)
         )
         expect(error).toMatchObject({ _tag: "BacktestThreadDied" })
-        expect(error.message).toMatch(/stuck in one call while loading for over 400 ms/)
+        expect(error.message).toMatch(stuckIn.inLoad)
         yield* untilNoThreads
       }),
     { timeout: 60_000 }
@@ -152,11 +181,14 @@ export function decide(data) {
 
   it.live("program failures cross the thread boundary as the same typed errors", () =>
     Effect.gen(function*() {
-      const thrown = yield* Effect.flip(runInThread(`let n = 0
-export function decide() { if (++n > 5) throw new Error("boom at bar " + n); return { operation: "hold" } }`))
+      const thrown = yield* Effect.flip(runInThread(
+        limits,
+        `let n = 0
+export function decide() { if (++n > 5) throw new Error("boom at bar " + n); return { operation: "hold" } }`
+      ))
       expect(thrown).toMatchObject({ _tag: "ProgramRunError", reason: "threw", time: 5 * 3_600_000 })
       expect(thrown.message).toMatch(/boom at bar 6/)
-      const invalid = yield* Effect.flip(runInThread("export const decide = 1"))
+      const invalid = yield* Effect.flip(runInThread(limits, "export const decide = 1"))
       expect(invalid).toMatchObject({
         _tag: "ProgramInvalid",
         error: "The program must export a function decide(data)"
@@ -189,24 +221,34 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
     { timeout: 60_000 }
   )
 
-  it.live("closing the scope terminates the thread, even in the middle of a window", () =>
-    Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      const thread = yield* Scope.extend(
-        startBacktestThread({
-          run: run(`export function decide() { for (;;); }`),
-          settings,
-          markets,
-          limits
-        }),
-        scope
-      )
-      expect(liveBacktestThreads()).toBe(1)
-      expect((yield* thread.take)._tag).toBe("Pull")
-      yield* thread.post({ _tag: "Warmup", bars: [] })
-      expect((yield* thread.take)._tag).toBe("Pull")
-      yield* thread.post({ _tag: "Window", bars: [bars.slice(0, 1000)] })
-      yield* Scope.close(scope, Exit.void)
-      expect(liveBacktestThreads()).toBe(0)
-    }), { timeout: 60_000 })
+  it.live(
+    "closing the scope terminates the thread soon, even in the middle of a window of a program that spends its whole budget",
+    () =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const thread = yield* Scope.extend(
+          startBacktestThread({
+            run: run(`export function decide() { for (;;); }`),
+            settings,
+            markets,
+            // The default net: the thread waits for no safety net to end.
+            limits: { ...defaultSandboxLimits, runtime }
+          }),
+          scope
+        )
+        expect(liveBacktestThreads()).toBe(1)
+        expect((yield* thread.take)._tag).toBe("Pull")
+        yield* thread.post({ _tag: "Warmup", bars: [] })
+        expect((yield* thread.take)._tag).toBe("Pull")
+        yield* thread.post({ _tag: "Window", bars: [bars.slice(0, 1000)] })
+        // Let the thread get well into a call of decide.
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
+        const closing = Date.now()
+        yield* Scope.close(scope, Exit.void)
+        expect(liveBacktestThreads()).toBe(0)
+        // QuickJS stops at once; a call into V8 ends within twice its budget (8 bars of 100 ms).
+        expect(Date.now() - closing).toBeLessThan(5_000)
+      }),
+    { timeout: 60_000 }
+  )
 })
