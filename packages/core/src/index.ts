@@ -44,7 +44,12 @@ export * from "./sandbox/Decision.js"
 export { type ProgramRun } from "./sandbox/ProgramRuntime.js"
 export { compileProgram, ProgramLanguage } from "./sandbox/ProgramSource.js"
 export { QuickJsProgramRuntime } from "./sandbox/QuickJsRuntime.js"
+/** The program runtime on V8 isolates, and `isolated-vm` (or why it cannot be used here) to build it with. */
+export { type IsolatedVm, loadIsolatedVm } from "./sandbox/IsolatedVm.js"
 export * from "./sandbox/SandboxLimits.js"
+/** The runtime the platform picks from the limits (V8 where `isolated-vm` loads, else QuickJS), as a layer. */
+export { resolveSandboxRuntime, selectedProgramRuntime } from "./sandbox/SelectedRuntime.js"
+export { V8ProgramRuntime } from "./sandbox/V8Runtime.js"
 export { minimumSecretKeyLength, type SealedAt, SecretKeyInvalid, Secrets } from "./secrets/Secrets.js"
 /** Where failed logins are counted per account (memory by default; the server's Redis store replaces it). */
 export { loginDelay, LoginFailureStore, makeMemoryLoginFailureStore } from "./users/LoginFailures.js"

@@ -51,13 +51,26 @@ export const loadIsolatedVm = (): { readonly ivm: IsolatedVm } | { readonly reas
         `node was started without ${snapshotOff}, which isolated-vm needs (add it, or set NODE_OPTIONS=${snapshotOff})`
     }
   }
+  let ivm: IsolatedVm
   try {
     const here = typeof __filename === "string" ? pathToFileURL(__filename) : new URL(import.meta.url)
     const name = ["isolated", "vm"].join("-")
-    return loaded = { ivm: createRequire(here)(name) as IsolatedVm }
+    ivm = createRequire(here)(name) as IsolatedVm
   } catch (e) {
-    return loaded = {
-      reason: `the isolated-vm addon does not load (${String((e as Error).message ?? e).split("\n")[0]})`
-    }
+    return loaded = { reason: `the isolated-vm addon does not load (${firstLine(e)})` }
   }
+  // An addon built for another V8 may load and still fail to make an isolate: one is made here once.
+  try {
+    const isolate = new ivm.Isolate({ memoryLimit: 8 })
+    try {
+      isolate.createContextSync().evalSync("1")
+    } finally {
+      isolate.dispose()
+    }
+  } catch (e) {
+    return loaded = { reason: `isolated-vm cannot make an isolate here (${firstLine(e)})` }
+  }
+  return loaded = { ivm }
 }
+
+const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0]

@@ -9,13 +9,12 @@ import { V8ProgramRuntime } from "./V8Runtime.js"
 let warned = false
 
 /**
- * The runtime `limits.runtime` names, QuickJS when it names none: V8 only where `isolated-vm`
- * loads, else QuickJS with one warning (from the main thread: threads get the main thread's
- * choice with their limits, and fall back silently). QuickJS stays the default until V8 runs in
- * worker threads without hanging the process at exit (see docs/programs.md).
+ * The runtime `limits.runtime` names, V8 when it names none: V8 only where `isolated-vm` loads and
+ * an isolate can be made, else QuickJS with one warning (from the main thread: threads get the
+ * main thread's choice with their limits, and fall back silently).
  */
 export const resolveSandboxRuntime = (limits: SandboxLimits): SandboxRuntimeName => {
-  if (limits.runtime !== "v8") return "quickjs"
+  if (limits.runtime === "quickjs") return "quickjs"
   const addon = loadIsolatedVm()
   if ("ivm" in addon) return "v8"
   if (isMainThread && !warned) {
