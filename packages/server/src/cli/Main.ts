@@ -3,6 +3,8 @@
 // `backtest`, `optimize`, `import`, `migrate`, `openapi` and `operator`. Flags are checked first, by modules that
 // load no storage, so `--help` and a wrong flag answer at once; each path then imports only what it runs.
 
+import { rerunWithNodeSnapshotOff } from "./NodeSnapshotFlag.js"
+
 const [command, ...rest] = process.argv.slice(2)
 
 const serve = async () => {
@@ -39,7 +41,9 @@ const runOne = async (name: string, argv: ReadonlyArray<string>) => {
   process.exit(code)
 }
 
-if (command === "serve") {
+if (rerunWithNodeSnapshotOff()) {
+  // The command runs in the child, with the flag the V8 program runtime needs.
+} else if (command === "serve") {
   process.argv.splice(2, 1)
   void serve()
 } else if (command === undefined || command.startsWith("-")) {
