@@ -3,17 +3,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { PGlite } from "@electric-sql/pglite"
 import { Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
-import {
-  existsSync,
-  mkdirSync,
-  openAsBlob,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync
-} from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { readFile } from "node:fs/promises"
 import { homedir } from "node:os"
 import { dirname, join } from "node:path"
 import { requirePath } from "../jobs/WorkerThread.js"
@@ -102,8 +93,10 @@ export const makeMemory = (dir: string = templateDirectory()) =>
     if (Option.isSome(key)) {
       const file = fileOf(dir, key.value)
       if (existsSync(file)) {
-        const loaded = yield* Effect.tryPromise(() => openAsBlob(file)).pipe(
-          Effect.flatMap((blob) => PgliteClient.open(undefined, blob)),
+        // Read whole into memory, not as `openAsBlob`'s file-backed Blob: on Node 20 reading that one
+        // leaves a file read pending, which keeps the process alive after everything else has closed.
+        const loaded = yield* Effect.tryPromise(() => readFile(file)).pipe(
+          Effect.flatMap((bytes) => PgliteClient.open(undefined, new Blob([bytes]))),
           Effect.flatMap(PgliteClient.clientOf),
           // A template that does not load (cut short, from another build) is made again.
           Effect.tapError((cause) =>

@@ -2,7 +2,16 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { existsSync, mkdtempSync, openAsBlob, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as MigratedTemplate from "../../src/sql/MigratedTemplate.js"
@@ -57,7 +66,7 @@ describe("the migrated template of in-memory databases", () => {
         )
 
         // A template with a table of its own shows that the next database is loaded from it.
-        const marked = yield* PgliteClient.open(undefined, yield* Effect.promise(() => openAsBlob(file)))
+        const marked = yield* PgliteClient.open(undefined, new Blob([readFileSync(file)]))
         yield* Effect.promise(() => marked.exec("CREATE TABLE template_marker (id int)"))
         const dump = yield* Effect.promise(() => marked.dumpDataDir("none"))
         writeFileSync(file, new Uint8Array(yield* Effect.promise(() => dump.arrayBuffer())))
@@ -68,6 +77,8 @@ describe("the migrated template of in-memory databases", () => {
         yield* loaded`CREATE TABLE only_here (id int)`
         expect(yield* tables(yield* MigratedTemplate.makeMemory(dir))).not.toContain("only_here")
         expect(existsSync(file)).toBe(true)
+        // Nothing of the loads is left pending: a file read left open keeps the process alive once all else has closed.
+        expect(process.getActiveResourcesInfo()).not.toContain("FileHandleReadWrap")
       }).pipe(Effect.provide(Reactivity.layer)),
     { timeout: 120_000 }
   )
