@@ -50,7 +50,7 @@ const load = (url: string, request: Request = {}) =>
         http.request(workerData.url, { agent, method, headers }, (res) => {
           res.resume()
           res.on("end", () => {
-            if (res.statusCode !== 200) throw new Error("status " + res.statusCode)
+            if (res.statusCode >= 300) throw new Error("status " + res.statusCode)
             done++
             if (measuring) latencies.push(performance.now() - sent)
             one()
@@ -130,11 +130,9 @@ const pgliteDb = (db: PGlite): Db => ({
 const iso = (d: Date | null) => d === null ? null : d.toISOString()
 
 /**
- * The same work as the server's `GET /api/users/me` and `PUT /api/account/{id}` on raw node:http:
- * hash the presented token, read the session with its user, check it is neither revoked nor
- * expired (touching `last_used_at` at most once a minute); for `/me` answer the user; for the
- * write, in one transaction, read the account `FOR UPDATE`, check its owner and the leverage
- * rule, write every editable column and answer the row.
+ * The same work as the server's routes on raw node:http: hash the presented token, read the
+ * session with its user, check it is neither revoked nor expired (touching `last_used_at` at most
+ * once a minute); then the route's own statements (below, per route) and answer the rows.
  */
 const rawServer = async (db: Db) => {
   const session = async (authorization: string | undefined) => {
@@ -150,9 +148,21 @@ const rawServer = async (db: Db) => {
     }
     return s
   }
+  const accountOf = ({ api_key_sealed, ...account }: any) => ({
+    ...account,
+    initial_capital: Number(account.initial_capital),
+    current_cash: Number(account.current_cash),
+    frozen_cash: Number(account.frozen_cash),
+    has_api_key: api_key_sealed !== null,
+    created_at: iso(account.created_at),
+    updated_at: iso(account.updated_at)
+  })
+  const datesOf = (row: any) => ({ ...row, created_at: iso(row.created_at), updated_at: iso(row.updated_at) })
+  const accountColumns =
+    "accounts.*, EXISTS (SELECT 1 FROM venue_credentials c WHERE c.account_id = accounts.id AND c.venue = 'venue1') AS has_venue1_wallet, EXISTS (SELECT 1 FROM venue_credentials c WHERE c.account_id = accounts.id AND c.venue = 'venue2') AS has_venue2_keys"
   const update = (userId: number, id: number, input: Record<string, unknown>) =>
     db.transaction(async (query) => {
-      const [row] = await query("SELECT * FROM accounts WHERE id = $1 FOR UPDATE", [id])
+      const [row] = await query(`SELECT ${accountColumns} FROM accounts WHERE id = $1 FOR UPDATE`, [id])
       if (!row || row.user_id !== userId) return undefined
       const edit = { ...row, ...input }
       if (edit.default_leverage !== null && edit.default_leverage > (edit.max_leverage ?? 125)) return undefined
@@ -174,17 +184,47 @@ const rawServer = async (db: Db) => {
           id
         ]
       )
-      const { api_key_sealed, ...account } = next
-      return {
-        ...account,
-        initial_capital: Number(account.initial_capital),
-        current_cash: Number(account.current_cash),
-        frozen_cash: Number(account.frozen_cash),
-        has_api_key: api_key_sealed !== null,
-        created_at: iso(account.created_at),
-        updated_at: iso(account.updated_at)
-      }
+      return accountOf(next)
     })
+  /** Each route's own statements after the session read, by method and path. */
+  const routes: Array<[string, RegExp, (s: any, match: RegExpExecArray, body: any) => Promise<unknown>]> = [
+    [
+      "GET",
+      /^\/api\/users\/me$/,
+      async (s) => ({ id: s.user_id, email: s.email, username: s.username, created_at: iso(s.user_created_at) })
+    ],
+    [
+      "GET",
+      /^\/api\/account\/list$/,
+      async (s) =>
+        (await db.query(`SELECT ${accountColumns} FROM accounts WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET $3`, [
+          s.user_id,
+          50,
+          0
+        ])).map(accountOf)
+    ],
+    ["PUT", /^\/api\/account\/(\d+)$/, (s, m, body) => update(s.user_id, Number(m[1]), body)],
+    ["GET", /^\/api\/programs\/(\d+)$/, async (s, m) => {
+      const [row] = await db.query("SELECT * FROM programs WHERE id = $1", [Number(m[1])])
+      return row && row.user_id === s.user_id ? datesOf(row) : undefined
+    }],
+    ["GET", /^\/api\/signals$/, async (s) => {
+      const pools = await db.query(
+        "SELECT p.*, array_to_string(ARRAY(SELECT m.signal_id FROM signal_pool_members m WHERE m.pool_id = p.id ORDER BY m.position), ',') AS signal_ids FROM signal_pools p WHERE p.user_id = $1 ORDER BY p.id",
+        [s.user_id]
+      )
+      const signals = await db.query("SELECT * FROM signals WHERE user_id = $1 ORDER BY id", [s.user_id])
+      return { signals: signals.map(datesOf), pools: pools.map(datesOf) }
+    }],
+    ["POST", /^\/api\/signals$/, async (s, _, body) => {
+      const now = new Date()
+      const [row] = await db.query(
+        "INSERT INTO signals (user_id, exchange, signal_name, description, trigger_condition, enabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *",
+        [s.user_id, "venue1", body.signal_name, null, JSON.stringify(body.trigger_condition), body.enabled, now, now]
+      )
+      return datesOf(row)
+    }]
+  ]
   const server = createServer((req, res) => {
     const answer = (body: unknown) =>
       body === undefined
@@ -195,11 +235,15 @@ const rawServer = async (db: Db) => {
     req.on("data", (c: Buffer) => chunks.push(c)).on("end", () =>
       session(req.headers.authorization).then(async (s) => {
         if (!s) return void res.writeHead(401).end()
-        if (req.method === "GET") {
-          return answer({ id: s.user_id, email: s.email, username: s.username, created_at: iso(s.user_created_at) })
+        for (const [method, path, work] of routes) {
+          const match = req.method === method ? path.exec(req.url ?? "") : null
+          if (match) {
+            return answer(
+              await work(s, match, chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString()) : undefined)
+            )
+          }
         }
-        const id = Number(/^\/api\/account\/(\d+)$/.exec(req.url ?? "")?.[1])
-        answer(await update(s.user_id, id, JSON.parse(Buffer.concat(chunks).toString())))
+        res.writeHead(404).end()
       }).catch(() => res.destroy()) // requests still in flight when the load stops meet an ended pool
     )
   })
@@ -217,26 +261,69 @@ const post = (base: string, path: string, body: unknown, token?: string) =>
 /** Registers and logs in a fresh user; its session token. */
 const sessionToken = (base: string) => {
   const user = { email: "bench@example.com", password: "bench password", username: "bench" }
-  return post(base, "/api/users/register", user).then(() => post(base, "/api/users/login", user))
+  return post(base, "/api/users/register", user)
+    .then(() => post(base, "/api/users/login", { email: user.email, password: user.password }))
     .then((login: { session_token: string }) => login.session_token)
 }
 
-/** The two authenticated scenarios: a read of the caller and a write of its account. */
+/** What the authenticated scenarios read and write: the caller's token, account and program. */
 interface Fixture {
   readonly token: string
   readonly accountId: number
+  readonly programId: number
 }
-const readOf = (f: Fixture): [string, Request] => ["/api/users/me", { headers: { authorization: `Bearer ${f.token}` } }]
-// An Origin header (CORS is off) sends the read past the fast lane, down the platform's full path.
-const fullPathReadOf = (f: Fixture): [string, Request] => [
-  "/api/users/me",
-  { headers: { authorization: `Bearer ${f.token}`, origin: "https://bench.example.com" } }
+
+/** A scenario: its row's name, and the request both servers are loaded with. */
+interface Scenario {
+  readonly name: string
+  readonly path: (f: Fixture) => string
+  readonly request: (f: Fixture) => Request
+}
+const bearer = (f: Fixture) => ({ authorization: `Bearer ${f.token}` })
+const get = (name: string, path: (f: Fixture) => string): Scenario => ({
+  name,
+  path,
+  request: (f) => ({ headers: bearer(f) })
+})
+const reads: ReadonlyArray<Scenario> = [
+  get("`GET /api/users/me`", () => "/api/users/me"),
+  // An Origin header (CORS is off) sends the read past the fast lane, down the platform's full path.
+  {
+    name: "`GET /api/users/me`, the full path (not the fast lane)",
+    path: () => "/api/users/me",
+    request: (f) => ({ headers: { ...bearer(f), origin: "https://bench.example.com" } })
+  },
+  get("`GET /api/programs/{id}`", (f) => `/api/programs/${f.programId}`),
+  get("`GET /api/account/list`", () => "/api/account/list"),
+  get("`GET /api/signals`", () => "/api/signals")
 ]
-const writeOf = (f: Fixture): [string, Request] => [`/api/account/${f.accountId}`, {
-  method: "PUT",
-  headers: { authorization: `Bearer ${f.token}`, "content-type": "application/json" },
-  body: JSON.stringify({ name: "bench, renamed", default_leverage: 3 })
-}]
+const trigger = { metric: "price_change", operator: "gt", threshold: 2, time_window: "1h" }
+// After the reads: each POST adds a signal, which `GET /api/signals` would then read.
+const writes: ReadonlyArray<Scenario> = [
+  {
+    name: "`PUT /api/account/{id}`",
+    path: (f) => `/api/account/${f.accountId}`,
+    request: (f) => ({
+      method: "PUT",
+      headers: { ...bearer(f), "content-type": "application/json" },
+      body: JSON.stringify({ name: "bench, renamed", default_leverage: 3 })
+    })
+  },
+  {
+    name: "`POST /api/signals`",
+    path: () => "/api/signals",
+    request: (f) => ({
+      method: "POST",
+      headers: { ...bearer(f), "content-type": "application/json" },
+      body: JSON.stringify({
+        signal_name: "bench",
+        enabled: false,
+        trigger_condition: trigger
+      })
+    })
+  }
+]
+const readOf = (f: Fixture): [string, Request] => [reads[0]!.path(f), reads[0]!.request(f)]
 
 /** Runs `use` against a server layer, with its base URL. */
 const serving = <A>(server: Layer.Layer<HttpServer.HttpServer, unknown>, use: (base: string) => Promise<A>) =>
@@ -245,41 +332,47 @@ const serving = <A>(server: Layer.Layer<HttpServer.HttpServer, unknown>, use: (b
     return yield* Effect.promise(() => use(`http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`))
   }).pipe(Effect.provide(server), Effect.scoped, Effect.runPromise)
 
-/** A user with a token and an account, made through the server at `base`. */
+/** A user with a token, an account and a program, made through the server at `base`. */
 const makeFixture = async (base: string): Promise<Fixture> => {
   const token = await sessionToken(base)
   const account = await post(base, "/api/account", { name: "bench", default_leverage: 2, max_leverage: 10 }, token)
-  return { token, accountId: account.id as number }
+  const program = await post(base, "/api/programs", {
+    name: "bench",
+    code: "export function decide(data) {\n  return { operation: \"hold\" }\n}\n"
+  }, token)
+  await post(base, "/api/signals", { signal_name: "bench", enabled: false, trigger_condition: trigger }, token)
+  return { token, accountId: account.id as number, programId: program.id as number }
 }
 
-interface Scenarios {
-  readonly server: { readonly read: Load; readonly fullPathRead: Load; readonly write: Load }
-  readonly raw: { readonly read: Load; readonly write: Load }
+/** A scenario's median round on the server and on the raw same-work server. */
+interface Compared {
+  readonly name: string
+  readonly server: Load
+  readonly raw: Load
 }
 
 // The machine's speed drifts over a run (other processes, CPU frequency), so the server and its
 // raw same-work baseline are loaded in alternating rounds and each keeps its median round.
-const rounds = 3
+const rounds = Number(process.env["BENCH_ROUNDS"] ?? 3)
 const median = (loads: Array<Load>) => [...loads].sort((a, b) => a.rate - b.rate)[Math.floor(loads.length / 2)]!
 
-/** The read and the write on the server at `base` and on the raw same-work server at `raw`, alternating. */
-const alternating = async (base: string, raw: string, fixture: Fixture): Promise<Scenarios> => {
-  const [readPath, read] = readOf(fixture)
-  const [fullPath, fullRead] = fullPathReadOf(fixture)
-  const [writePath, write] = writeOf(fixture)
-  const loads = { read: [] as Array<Load>, fullPathRead: [] as Array<Load>, write: [] as Array<Load> }
-  const rawLoads = { read: [] as Array<Load>, write: [] as Array<Load> }
-  for (let round = 0; round < rounds; round++) {
-    loads.read.push(await load(base + readPath, read))
-    rawLoads.read.push(await load(raw + readPath, read))
-    loads.fullPathRead.push(await load(base + fullPath, fullRead))
-    loads.write.push(await load(base + writePath, write))
-    rawLoads.write.push(await load(raw + writePath, write))
+/** Every scenario on the server at `base` and on the raw same-work server at `raw`, alternating. */
+const alternating = async (base: string, raw: string, fixture: Fixture): Promise<Array<Compared>> => {
+  const results: Array<Compared> = []
+  for (const phase of [reads, writes]) {
+    const loads = phase.map(() => ({ server: [] as Array<Load>, raw: [] as Array<Load> }))
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, scenario] of phase.entries()) {
+        const path = scenario.path(fixture)
+        loads[i]!.server.push(await load(base + path, scenario.request(fixture)))
+        loads[i]!.raw.push(await load(raw + path, scenario.request(fixture)))
+      }
+    }
+    phase.forEach((scenario, i) =>
+      results.push({ name: scenario.name, server: median(loads[i]!.server), raw: median(loads[i]!.raw) })
+    )
   }
-  return {
-    server: { read: median(loads.read), fullPathRead: median(loads.fullPathRead), write: median(loads.write) },
-    raw: { read: median(rawLoads.read), write: median(rawLoads.write) }
-  }
+  return results
 }
 
 /** The scenarios against a raw same-work server on `db`, running while `use` does. */
@@ -300,18 +393,12 @@ const measure = (server: Layer.Layer<HttpServer.HttpServer, unknown>, path: stri
       load(base + path, authenticated ? { headers: { authorization: `Bearer ${await sessionToken(base)}` } } : {})
   )
 
-const compared = (title: string, { raw, server }: Scenarios) => {
+const compared = (title: string, rows: Array<Compared>) => {
   console.log(`\n${title}, ${connections} connections, median of ${rounds} alternating rounds\n`)
   console.log(
     "| scenario | server req/s | p99 ms | raw same work req/s | p99 ms | ratio |\n|---|---:|---:|---:|---:|---:|"
   )
-  for (
-    const [name, s, r] of [
-      ["`GET /api/users/me`", server.read, raw.read],
-      ["`GET /api/users/me`, the full path (not the fast lane)", server.fullPathRead, raw.read],
-      ["`PUT /api/account/{id}`", server.write, raw.write]
-    ] as const
-  ) {
+  for (const { name, raw: r, server: s } of rows) {
     console.log(
       `| ${name} | ${Math.round(s.rate)} | ${s.p99.toFixed(0)} | ${Math.round(r.rate)} | ${r.p99.toFixed(0)} | ${
         (s.rate / r.rate).toFixed(2)
@@ -329,19 +416,22 @@ export const run = async () => {
     Layer.provide(PlatformLive),
     Layer.provide(config)
   )
-  const raw = await rawBaseline()
-  const rows: Array<[string, Load]> = [
-    ["raw node:http, static JSON (baseline)", raw],
-    ["GET /api/health (rate limit, request id, SELECT 1)", await measure(reference, "/api/health", false)],
-    ["GET /api/users/me (rate limit, token lookup)", await measure(reference, "/api/users/me", true)],
-    ["GET /api/users/me with Effect's tracer on", await measure(traced, "/api/users/me", true)]
-  ]
-  console.log(
-    `${connections} keep-alive connections from a worker thread, ${seconds} s each after warming up until steady\n`
-  )
-  console.log("| scenario | requests/s | p99 ms | vs baseline |\n|---|---:|---:|---:|")
-  for (const [name, { p99, rate }] of rows) {
-    console.log(`| ${name} | ${Math.round(rate)} | ${p99.toFixed(0)} | ${(rate / raw.rate).toFixed(2)} |`)
+  // BENCH_HTTP_SAME_WORK_ONLY=1 runs only the same-work comparisons below.
+  if (process.env["BENCH_HTTP_SAME_WORK_ONLY"] !== "1") {
+    const raw = await rawBaseline()
+    const rows: Array<[string, Load]> = [
+      ["raw node:http, static JSON (baseline)", raw],
+      ["GET /api/health (rate limit, request id, SELECT 1)", await measure(reference, "/api/health", false)],
+      ["GET /api/users/me (rate limit, token lookup)", await measure(reference, "/api/users/me", true)],
+      ["GET /api/users/me with Effect's tracer on", await measure(traced, "/api/users/me", true)]
+    ]
+    console.log(
+      `${connections} keep-alive connections from a worker thread, ${seconds} s each after warming up until steady\n`
+    )
+    console.log("| scenario | requests/s | p99 ms | vs baseline |\n|---|---:|---:|---:|")
+    for (const [name, { p99, rate }] of rows) {
+      console.log(`| ${name} | ${Math.round(rate)} | ${p99.toFixed(0)} | ${(rate / raw.rate).toFixed(2)} |`)
+    }
   }
 
   // PGlite in a data directory. PGlite is one process's, so once the server has made the user, the
@@ -381,8 +471,8 @@ export const run = async () => {
     console.log(
       `| \`GET /api/users/me\`, background work off (one round) | ${Math.round(quiet.rate)} | ${
         quiet.p99.toFixed(0)
-      } | ${Math.round(pglite.raw.read.rate)} | ${pglite.raw.read.p99.toFixed(0)} | ${
-        (quiet.rate / pglite.raw.read.rate).toFixed(2)
+      } | ${Math.round(pglite[0]!.raw.rate)} | ${pglite[0]!.raw.p99.toFixed(0)} | ${
+        (quiet.rate / pglite[0]!.raw.rate).toFixed(2)
       } |`
     )
   } finally {
