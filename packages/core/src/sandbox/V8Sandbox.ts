@@ -24,10 +24,11 @@ export const v8LoadCalls = 10
  * for is decided in calls of this many bars, each with its bars' budget. A thread inside a call
  * into an isolate cannot be terminated (Node's `worker.terminate` does not reach the nested
  * isolate), so this bounds how long a cancelled or stopped run keeps its thread: a call ends
- * within twice its budget (8 bars of 100 ms, so 1.6 s by default). The decisions are the same,
- * as the guest decides a range in any pieces alike.
+ * within twice its budget (16 bars of 100 ms, so 3.2 s by default). The decisions are the same,
+ * as the guest decides a range in any pieces alike. Each call costs about as much as a few quiet
+ * bars (8 bars per call ran the bench's SMA at 0.5x plain JavaScript, 64 at 0.8x).
  */
-export const v8BarsPerCall = 8
+export const v8BarsPerCall = 16
 
 const timedOut = "Script execution timed out."
 
