@@ -4,7 +4,7 @@ export type SandboxRuntimeName = "v8" | "quickjs"
 /** The caps on one program run, and the runtime it runs on. */
 export interface SandboxLimits {
   /**
-   * The runtime (`SANDBOX_RUNTIME`); absent, V8 where `isolated-vm` loads, else QuickJS (see
+   * The runtime (`SANDBOX_RUNTIME`); absent, QuickJS; V8 only where `isolated-vm` loads (see
    * `selectedProgramRuntime`). Threads get it with the limits.
    */
   readonly runtime?: SandboxRuntimeName

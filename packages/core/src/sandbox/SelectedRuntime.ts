@@ -8,13 +8,18 @@ import { V8ProgramRuntime } from "./V8Runtime.js"
 
 let warned = false
 
+/** The runtime when the limits name none. */
+const defaultRuntime: SandboxRuntimeName = "quickjs"
+
 /**
- * The runtime `limits.runtime` names, V8 when it names none: V8 only where `isolated-vm` loads and
- * an isolate can be made, else QuickJS with one warning (from the main thread: threads get the
- * main thread's choice with their limits, and fall back silently).
+ * The runtime `limits.runtime` names, QuickJS when it names none: V8 only where `isolated-vm`
+ * loads and an isolate can be made, else QuickJS with one warning (from the main thread: threads
+ * get the main thread's choice with their limits, and fall back silently). QuickJS stays the
+ * default while a backtest thread terminated after a program's load timed out in V8 can make the
+ * addon abort the process (docs/programs.md); `defaultRuntime` is the one line to change then.
  */
 export const resolveSandboxRuntime = (limits: SandboxLimits): SandboxRuntimeName => {
-  if (limits.runtime === "quickjs") return "quickjs"
+  if ((limits.runtime ?? defaultRuntime) === "quickjs") return "quickjs"
   const addon = loadIsolatedVm()
   if ("ivm" in addon) return "v8"
   if (isMainThread && !warned) {
