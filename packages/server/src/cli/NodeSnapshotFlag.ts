@@ -3,17 +3,26 @@ import { createRequire } from "node:module"
 
 const flag = "--no-node-snapshot"
 
+/** Whether the command asks for the V8 runtime (`SANDBOX_RUNTIME=v8` or `--sandbox-runtime v8`). */
+const wantsV8 = () => {
+  const argv = process.argv
+  const flagged = argv.some((arg, i) =>
+    arg === "--sandbox-runtime=v8" || (arg === "--sandbox-runtime" && argv[i + 1] === "v8")
+  )
+  return flagged || process.env["SANDBOX_RUNTIME"] === "v8"
+}
+
 /**
- * Programs run in V8 isolates where `isolated-vm` is installed, and on Node 20 and later the addon
- * needs node started with `--no-node-snapshot`, which a process cannot turn on for itself. Started
- * without it where the addon is installed (and `SANDBOX_RUNTIME` is not `quickjs`), the command
- * runs itself again with the flag, passing on its arguments, streams, signals and exit code, and
- * answers true: the caller then does nothing else. If that child cannot be started, the command
- * runs here and programs run in QuickJS (the runtime warns once).
+ * Programs run in V8 isolates when asked, where `isolated-vm` is installed, and on Node 20 and
+ * later the addon needs node started with `--no-node-snapshot`, which a process cannot turn on for
+ * itself. Asked for V8 and started without the flag where the addon is installed, the command runs
+ * itself again with it, passing on its arguments, streams, signals and exit code, and answers
+ * true: the caller then does nothing else. Otherwise programs run in QuickJS (the runtime warns
+ * once when V8 was asked for).
  */
 export const rerunWithNodeSnapshotOff = (): boolean => {
   if (process.execArgv.includes(flag) || (process.env["NODE_OPTIONS"] ?? "").includes(flag)) return false
-  if (process.env["SANDBOX_RUNTIME"] === "quickjs") return false
+  if (!wantsV8()) return false
   try {
     // A name the bundler does not follow: the addon is optional, resolved from node_modules.
     createRequire(import.meta.url).resolve(["isolated", "vm"].join("-"))
