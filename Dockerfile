@@ -5,5 +5,6 @@ COPY . .
 RUN npm ci --no-audit --no-fund
 ENV HOST=0.0.0.0 PORT=3000
 EXPOSE 3000
-# npm forwards SIGTERM poorly; run the same command npm start runs, so shutdown is graceful.
-CMD ["npx", "--no-install", "tsx", "--conditions=@trading-platform/source", "packages/server/src/main.ts"]
+# npm forwards SIGTERM poorly; run the server as npm start does (with --no-node-snapshot, which the
+# V8 program runtime needs), so shutdown is graceful.
+CMD ["npx", "--no-install", "tsx", "--no-node-snapshot", "--conditions=@trading-platform/source", "packages/server/src/main.ts"]
