@@ -40,8 +40,9 @@ export const selectedProgramRuntime = (
   onCall: () => void = () => {}
 ): Layer.Layer<ProgramRuntime> => {
   const runtime = resolveSandboxRuntime(limits)
-  const addon = loadIsolatedVm()
-  return runtime === "v8" && "ivm" in addon
+  // The addon is loaded (and an isolate made to probe it) only when V8 is asked for.
+  const addon = runtime === "v8" ? loadIsolatedVm() : undefined
+  return addon !== undefined && "ivm" in addon
     ? V8ProgramRuntime(addon.ivm, { ...limits, runtime }, onCall)
     : QuickJsProgramRuntime({ ...limits, runtime }, onCall)
 }
