@@ -1,8 +1,9 @@
 // Optimisations (issue 35 point 6): the SMA crossover's 100-point grid (fast 5..50 × slow 20..200)
 // over a year of hourly bars, and a random search over a year of one-minute bars, each run as a
 // durable optimisation on one platform instance (in-memory PGlite, its trial workers in threads)
-// with 1 and then 2 trial workers, against the same trials run one after another as plain
-// JavaScript in this process (same candles, same rulebook, same data contract) in the same run.
+// with 1 and then 2 trial workers, in QuickJS and (where isolated-vm loads) in V8, against the same
+// trials run one after another as plain JavaScript in this process (same candles, same rulebook,
+// same data contract) in the same run.
 // BENCH_RANDOM_TRIALS sets the random search's trials (default 20; the issue's 1,000 take hours
 // at the sandbox's speed, and the rate per trial does not change with their number).
 import {
@@ -11,13 +12,16 @@ import {
   type Decide,
   decideEachBar,
   Decision,
+  defaultSandboxLimits,
   hold,
+  loadIsolatedVm,
   MarketData,
   Optimizations,
   PlatformConfig,
   PlatformLive,
   Programs,
   runBacktest,
+  type SandboxRuntimeName,
   Users
 } from "@trading-platform/core"
 import { testOptions } from "@trading-platform/core/testing"
@@ -74,10 +78,16 @@ const searches = [
   }
 ] as const
 
-const instance = (workers: number) =>
+const instance = (workers: number, runtime: SandboxRuntimeName = "quickjs") =>
   PlatformLive.pipe(
     Layer.provideMerge(PlatformConfig.layer(testOptions({ kind: "pglite", dataDir: "memory://" }, {
-      backtests: { concurrency: workers, pollInterval: Duration.seconds(1), lease: Duration.minutes(5), maxAttempts: 3 }
+      backtests: {
+        concurrency: workers,
+        pollInterval: Duration.seconds(1),
+        lease: Duration.minutes(5),
+        maxAttempts: 3
+      },
+      sandbox: { ...defaultSandboxLimits, runtime }
     })))
   )
 
@@ -155,7 +165,7 @@ const plainTrials = (request: OptimizationRequest, points: ReadonlyArray<Record<
   })
 
 /** One optimisation on a fresh instance with `workers` trial workers: its seconds from submission to the end, and its trials. */
-const optimise = (request: OptimizationRequest, workers: number) =>
+const optimise = (request: OptimizationRequest, workers: number, runtime: SandboxRuntimeName) =>
   Effect.gen(function*() {
     const users = yield* Users
     const email = `bench${workers}@example.com`
@@ -181,7 +191,10 @@ const optimise = (request: OptimizationRequest, workers: number) =>
       offset: 0
     })
     return { seconds, best: current.result!.best!, trials: trials.trials }
-  }).pipe(Effect.scoped, Effect.provide(instance(workers)))
+  }).pipe(Effect.scoped, Effect.provide(instance(workers, runtime)))
+
+/** QuickJS, and V8 where isolated-vm loads (the bench runs with --no-node-snapshot). */
+const runtimes: ReadonlyArray<SandboxRuntimeName> = ["quickjs", ...("ivm" in loadIsolatedVm() ? ["v8" as const] : [])]
 
 export const run = () =>
   Effect.gen(function*() {
@@ -216,19 +229,22 @@ export const run = () =>
           } | ${(plain.seconds / seconds).toFixed(2)} |`
         )
       row("plain JavaScript, one after another (baseline)", plain.seconds)
-      const runs = []
-      for (const workers of [1, 2]) {
-        const optimised = yield* optimise(request as OptimizationRequest, workers)
-        runs.push(optimised)
-        row(`optimisation, ${workers} trial worker${workers > 1 ? "s" : ""}`, optimised.seconds)
+      for (const runtime of runtimes) {
+        const runs = []
+        for (const workers of [1, 2]) {
+          const optimised = yield* optimise(request as OptimizationRequest, workers, runtime)
+          runs.push(optimised)
+          row(`optimisation in ${runtime}, ${workers} trial worker${workers > 1 ? "s" : ""}`, optimised.seconds)
+        }
+        const sameTrades = runs.every((r) =>
+          r.trials.every((t, i) => t.metrics?.total_trades === plain.metrics[i]!.total_trades)
+        )
+        notes.push(
+          `${label}, ${runtime}: ${plain.bars} bars; workers 1 → 2: ${
+            (runs[0]!.seconds / runs[1]!.seconds).toFixed(2)
+          }x; each trial's trades equal plain JavaScript's: ${sameTrades}; best ${JSON.stringify(runs[1]!.best.params)}`
+        )
       }
-      const sameTrades = runs.every((r) =>
-        r.trials.every((t, i) => t.metrics?.total_trades === plain.metrics[i]!.total_trades)
-      )
-      notes.push(
-        `${label}: ${plain.bars} bars; workers 1 → 2: ${(runs[0]!.seconds / runs[1]!.seconds).toFixed(2)}x; ` +
-          `each trial's trades equal plain JavaScript's: ${sameTrades}; best ${JSON.stringify(runs[1]!.best.params)}`
-      )
     }
     console.log(`\n${notes.join("\n")}`)
   }).pipe(Effect.runPromise)
