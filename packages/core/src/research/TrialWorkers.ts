@@ -1,4 +1,4 @@
-import { Cache, Duration, Effect, Exit, KeyedPool, Layer, Option } from "effect"
+import { Cache, Duration, Effect, Exit, Layer, Option, Pool, RcMap } from "effect"
 import { alignBars } from "../backtests/AlignedBars.js"
 import { failForGood, runTerms } from "../backtests/BacktestWorkers.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
@@ -98,17 +98,25 @@ export const TrialWorkersLive = Layer.scopedDiscard(
       lookup: load,
       timeToLive: (exit) => Exit.isSuccess(exit) ? Duration.minutes(2) : Duration.zero
     })
-    const threads = yield* KeyedPool.makeWithTTL({
-      acquire: (id: OptimizationId) => Effect.flatMap(data.get(id), (d) => startTrialThread(d.thread)),
-      min: () => 0,
-      max: () => Math.max(1, options.concurrency),
-      timeToLive: Duration.minutes(1)
+    // A pool of threads per optimisation, closed a minute after its last trial and when the instance
+    // stops. Not effect's KeyedPool: in 3.22 it never closes its pools, so their threads' TTL fibers
+    // outlived the instance, and their timers kept the process from exiting.
+    const threads = yield* RcMap.make({
+      lookup: (id: OptimizationId) =>
+        Pool.makeWithTTL({
+          acquire: Effect.flatMap(data.get(id), (d) => startTrialThread(d.thread)),
+          min: 0,
+          max: Math.max(1, options.concurrency),
+          timeToLive: Duration.minutes(1)
+        }),
+      idleTimeToLive: Duration.minutes(1)
     })
 
     const run = (row: TrialRow, lease: JobLease) =>
       Effect.gen(function*() {
         const { request } = yield* data.get(row.optimization_id)
-        const thread = yield* KeyedPool.get(threads, row.optimization_id)
+        const pool = yield* RcMap.get(threads, row.optimization_id)
+        const thread = yield* Pool.get(pool)
         const outcome = yield* lease.keepAlive(thread.run({
           params: row.params,
           start: Date.parse(row.start_at),
@@ -117,7 +125,7 @@ export const TrialWorkersLive = Layer.scopedDiscard(
           full: row.role !== "search"
         })).pipe(
           // A thread that died or was stopped is not handed to the next trial.
-          Effect.tapErrorTag("BacktestThreadDied", () => KeyedPool.invalidate(threads, thread)),
+          Effect.tapErrorTag("BacktestThreadDied", () => Pool.invalidate(pool, thread)),
           failForGood({ start_at: row.start_at, exchange: request.exchange! })
         )
         return { outcome, ...scoreOf(outcome.metrics, request.objective!, request.constraints!) }

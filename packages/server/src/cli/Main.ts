@@ -34,11 +34,7 @@ const runOne = async (name: string, argv: ReadonlyArray<string>) => {
     return void (process.exitCode = 2)
   }
   const { runCommand } = await import("./Commands.js")
-  const code = await runCommand(checked.plan)
-  // A one-off command ends when it is done, once what it wrote has left: after an optimisation the
-  // process stays alive with no handle or request left that Node reports (its trial threads ended).
-  await Promise.all([process.stdout, process.stderr].map((out) => new Promise((resolve) => out.write("", resolve))))
-  process.exit(code)
+  process.exitCode = await runCommand(checked.plan)
 }
 
 if (rerunWithNodeSnapshotOff()) {
