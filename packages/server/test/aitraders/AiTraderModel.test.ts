@@ -28,6 +28,9 @@ const realPause = Effect.promise(() => new Promise((resolve) => setTimeout(resol
 /** Queues a round by hand and answers it once finished (stepping the test clock by `step` meanwhile). */
 const round = (token: string, accountId: number, step = tick) =>
   Effect.gen(function*() {
+    // Each round at a moment of its own: a prompt holds its time, and the very same prompt is
+    // answered from the model-call cache, without asking the fake.
+    yield* tick
     const queued = yield* call("POST", `/api/account/${accountId}/ai-trader/decide`, { token })
     expect(queued.status).toBe(202)
     const deadline = Date.now() + 30_000
