@@ -198,14 +198,21 @@ for (const storage of testStorages) {
       () =>
         Effect.gen(function*() {
           const storageConfig = yield* durableStorage
+          // Saved under the default net: saving loads the program, which a 50 ms net may stop on a busy machine.
+          const { caller, programId } = yield* withScope((scope) =>
+            Effect.flatMap(
+              startInstance(storageConfig, scope, { concurrency: 0 }),
+              (saving) =>
+                userWithProgram(
+                  saving,
+                  `let n = 0\nexport function decide() { if (++n === 50) for (;;) {}\n return { operation: "hold" } }`
+                )
+            )
+          )
           // A budget no program spends and a 50 ms safety net: as if the machine were far too slow.
           const instance = yield* startInstance(storageConfig, yield* Effect.scope, { maxAttempts: 2 }, {
             sandbox: { ...defaultSandboxLimits, cpuChecksPerCall: 1e12, wallMillisPerCall: 50 }
           })
-          const { caller, programId } = yield* userWithProgram(
-            instance,
-            `let n = 0\nexport function decide() { if (++n === 50) for (;;) {}\n return { operation: "hold" } }`
-          )
           const job = yield* on(
             instance,
             Effect.flatMap(Backtests, (backtests) => backtests.submit(caller, programId, shortRun))
