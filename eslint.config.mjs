@@ -9,7 +9,7 @@ import tseslint from "typescript-eslint"
 export default tseslint.config(
   { ignores: ["**/dist", "**/node_modules", "**/.trading-data"] },
   {
-    files: ["**/*.ts", "**/*.mjs"],
+    files: ["**/*.ts", "**/*.tsx", "**/*.mjs"],
     extends: [...effectEslint.configs.dprint],
     languageOptions: { parser: tseslint.parser },
     rules: {

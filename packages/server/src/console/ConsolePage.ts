@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
 import { pathToFileURL } from "node:url"
@@ -8,8 +8,8 @@ import type { ConsoleAssets } from "./ConsoleBuild.js"
 const here = () => (typeof __filename === "string" ? pathToFileURL(__filename) : new URL(import.meta.url))
 
 /**
- * The page's script and style. The package build has them in `dist/console/` (this module is
- * bundled at the root of `dist/`); from the sources (`.ts`) they are built now, with esbuild.
+ * The page's files. The package build has them in `dist/console/` (this module is bundled at the
+ * root of `dist/`), listed by its `manifest.json`; from the sources (`.ts`) they are built now, with esbuild.
  */
 const loadAssets = Effect.tryPromise(async (): Promise<ConsoleAssets> => {
   const base = here()
@@ -19,7 +19,11 @@ const loadAssets = Effect.tryPromise(async (): Promise<ConsoleAssets> => {
     return builder.buildConsole()
   }
   const read = (name: string) => readFile(new URL(`console/${name}`, base), "utf8")
-  return { "app.js": await read("app.js"), "app.css": await read("app.css") }
+  const manifest: Omit<ConsoleAssets, "files"> & { readonly files: ReadonlyArray<string> } = JSON.parse(
+    await read("manifest.json")
+  )
+  const files = Object.fromEntries(await Promise.all(manifest.files.map(async (name) => [name, await read(name)])))
+  return { ...manifest, files }
 })
 
 /**
@@ -37,18 +41,21 @@ const contentSecurityPolicy = [
   "frame-ancestors 'none'"
 ].join("; ")
 
-const common = { "x-content-type-options": "nosniff", "cache-control": "no-cache" }
+const nosniff = { "x-content-type-options": "nosniff" }
+// A file's name changes with its content, so a browser may keep it for good; the page is asked again each time.
+const immutable = { ...nosniff, "cache-control": "public, max-age=31536000, immutable" }
+const revalidated = { ...nosniff, "cache-control": "no-cache" }
 
 /** Relative links, so a host that mounts the console under a prefix (`/trading/console`) serves it too. */
-const page = (assets: string) =>
+const page = (prefix: string, assets: ConsoleAssets) =>
   `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Trading Platform console</title>
-<link rel="stylesheet" href="${assets}app.css">
-<script type="module" src="${assets}app.js"></script>
+<link rel="stylesheet" href="${prefix}${assets.style}">
+<script type="module" src="${prefix}${assets.script}"></script>
 </head>
 <body><main id="app"></main></body>
 </html>
@@ -56,26 +63,42 @@ const page = (assets: string) =>
 
 /**
  * `GET /console`: the web console, a page that talks to the API through the Promise client
- * (`docs/console.md`). Its files are read (or built) once, on the first request.
+ * (`docs/console.md`). Its files are read (or built) once, on the first request, and served under
+ * their content-hashed names; `app.js` and `app.css` redirect to the current ones, for links that
+ * cannot know the hash.
  */
 export const ConsoleLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const assets = yield* Effect.cached(loadAssets)
-    const file = (name: keyof ConsoleAssets, contentType: string) =>
-      Effect.map(assets, (files) => HttpServerResponse.text(files[name], { contentType, headers: common }))
     yield* router.get(
       "/console",
-      Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
         // The router answers `/console/` too, where the files are relative to the page itself.
-        HttpServerResponse.html(page(request.url.split("?")[0]!.endsWith("/") ? "" : "console/")).pipe(
+        const prefix = request.url.split("?")[0]!.endsWith("/") ? "" : "console/"
+        return HttpServerResponse.html(page(prefix, yield* assets)).pipe(
           HttpServerResponse.setHeaders({
-            ...common,
+            ...revalidated,
             "content-security-policy": contentSecurityPolicy,
             "referrer-policy": "no-referrer"
           })
-        ))
+        )
+      })
     )
-    yield* router.get("/console/app.js", file("app.js", "text/javascript; charset=utf-8"))
-    yield* router.get("/console/app.css", file("app.css", "text/css; charset=utf-8"))
+    yield* router.get(
+      "/console/:file",
+      Effect.gen(function*() {
+        const { file = "" } = yield* HttpRouter.params
+        const files = yield* assets
+        const stable = { "app.js": files.script, "app.css": files.style }[file]
+        if (stable !== undefined) {
+          return HttpServerResponse.empty({ status: 302, headers: { ...revalidated, location: stable } })
+        }
+        const text = Object.hasOwn(files.files, file) ? files.files[file] : undefined
+        if (text === undefined) return HttpServerResponse.empty({ status: 404 })
+        const contentType = file.endsWith(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8"
+        return HttpServerResponse.text(text, { contentType, headers: immutable })
+      })
+    )
   })
 )

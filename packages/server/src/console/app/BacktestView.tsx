@@ -1,0 +1,174 @@
+import type { SeriesMarker, Time } from "lightweight-charts"
+import { useMemo, useState } from "preact/hooks"
+import { byTime, Chart, down, seconds, type Series, up } from "./Chart.js"
+import { ErrorText, number, Pager, Table, useLoad } from "./Controls.js"
+import type { PromiseClient } from "./Session.js"
+
+export type Backtest = Awaited<ReturnType<PromiseClient["backtests"]["get"]>>
+
+/** The largest fall from a running peak, at each point, in percent (0 or below). */
+const drawdowns = (values: ReadonlyArray<number>) => {
+  let peak = -Infinity
+  return values.map((value) => {
+    peak = Math.max(peak, value)
+    return peak > 0 ? (value / peak - 1) * 100 : 0
+  })
+}
+
+// Enough candles for a long backtest's chart, at most this many pages of the market's klines.
+const candlePages = 5
+const tradesPage = 20
+
+/** The candles the backtest ran on, from its start to its end, a page of 1000 at a time. */
+const candlesOf = async (client: PromiseClient, backtest: Backtest) => {
+  const candles: Array<{ time: number; open: number; high: number; low: number; close: number; volume: number }> = []
+  let start: string | null | undefined = backtest.start
+  for (let page = 0; page < candlePages && start != null && start < backtest.end; page++) {
+    const answer: Awaited<ReturnType<PromiseClient["market"]["klines"]>> = await client.market.klines({
+      urlParams: {
+        symbol: backtest.symbol,
+        timeframe: backtest.timeframe,
+        exchange: backtest.exchange,
+        start,
+        limit: 1000
+      }
+    })
+    candles.push(...answer.klines.filter((k) => k.time < Date.parse(backtest.end)))
+    start = answer.next_start
+  }
+  return candles
+}
+
+/** Entries as arrows (up for a long, down for a short), exits as dots coloured by the trade's result. */
+const tradeMarkers = (backtest: Backtest): Array<SeriesMarker<Time>> =>
+  backtest.trades
+    .filter((t) => t.symbol === backtest.symbol)
+    .flatMap((t): Array<SeriesMarker<Time>> => [
+      t.side === "long"
+        ? { time: seconds(t.entry_time), position: "belowBar", shape: "arrowUp", color: up, text: "long" }
+        : { time: seconds(t.entry_time), position: "aboveBar", shape: "arrowDown", color: down, text: "short" },
+      {
+        time: seconds(t.exit_time),
+        position: t.side === "long" ? "aboveBar" : "belowBar",
+        shape: "circle",
+        color: t.pnl >= 0 ? up : down,
+        text: t.exit_reason === "signal" ? "exit" : t.exit_reason.replace("_", " ")
+      }
+    ])
+    .sort((a, b) => (a.time as number) - (b.time as number))
+
+const Candles = ({ client, backtest }: { client: PromiseClient; backtest: Backtest }) => {
+  const candles = useLoad(() => candlesOf(client, backtest), [backtest.id])
+  const series = useMemo((): ReadonlyArray<Series> => {
+    const data = byTime(candles.value ?? [])
+    return [{ kind: "candles", data, markers: tradeMarkers(backtest) }, {
+      kind: "volume",
+      data: data.map((c) => ({ time: c.time, value: c.volume, color: c.close >= c.open ? `${up}55` : `${down}55` }))
+    }]
+  }, [candles.value])
+  return (
+    <>
+      <h4>{backtest.symbol} {backtest.timeframe}, with the trades</h4>
+      <ErrorText error={candles.error} />
+      {candles.value !== undefined && (
+        <Chart label={`Candles of ${backtest.symbol} with entries and exits`} series={series} tall />
+      )}
+    </>
+  )
+}
+
+const Trades = ({ client, backtest }: { client: PromiseClient; backtest: Backtest }) => {
+  const [offset, setOffset] = useState(0)
+  const page = useLoad(
+    () => client.backtests.trades({ path: { id: backtest.id }, urlParams: { limit: tradesPage, offset } }),
+    [backtest.id, offset]
+  )
+  const total = page.value?.total ?? 0
+  return (
+    <section class="trades">
+      <h4>Trades ({total})</h4>
+      <ErrorText error={page.error} />
+      {page.value !== undefined && (
+        <>
+          <Table
+            class="trades"
+            headers={[
+              "symbol",
+              "side",
+              "size",
+              "entry",
+              "entry price",
+              "exit",
+              "exit price",
+              "fee",
+              "PnL",
+              "exit reason"
+            ]}
+            rows={page.value.trades.map((t) => [
+              t.symbol,
+              t.side,
+              number(t.size, 6),
+              new Date(t.entry_time).toISOString().slice(0, 16),
+              number(t.entry_price),
+              new Date(t.exit_time).toISOString().slice(0, 16),
+              number(t.exit_price),
+              number(t.fee),
+              number(t.pnl),
+              t.exit_reason
+            ])}
+          />
+          {total > tradesPage && <Pager offset={offset} limit={tradesPage} total={total} onPage={setOffset} />}
+        </>
+      )}
+    </section>
+  )
+}
+
+/** A backtest's metrics, its candles with the trades on them, its equity and drawdown, and its trades. */
+export const BacktestResult = ({ client, backtest }: { client: PromiseClient; backtest: Backtest }) => {
+  const m = backtest.metrics
+  const curve = useMemo((): ReadonlyArray<Series> => {
+    const points = byTime(backtest.equity_curve.map((p) => ({ time: p.time, value: p.equity })))
+    const falls = drawdowns(points.map((p) => p.value))
+    return [
+      { kind: "line", name: "Equity", data: points },
+      {
+        kind: "area",
+        name: "Drawdown %",
+        color: down,
+        pane: 1,
+        data: points.map((p, i) => ({ time: p.time, value: falls[i]! }))
+      }
+    ]
+  }, [backtest])
+  return (
+    <section class="backtest" data-status={backtest.status}>
+      <h3>Backtest #{backtest.id}: {backtest.symbols.join(", ")} {backtest.timeframe}, {backtest.status}</h3>
+      {backtest.error !== null && <p class="error">{backtest.error}</p>}
+      {m !== null && (
+        <Table
+          class="metrics"
+          headers={["PnL", "PnL %", "trades", "win rate", "max drawdown %", "Sharpe", "Sortino", "profit factor"]}
+          rows={[[
+            number(m.total_pnl),
+            number(m.total_pnl_percent),
+            m.total_trades,
+            `${number(m.win_rate * 100, 1)} %`,
+            number(m.max_drawdown_percent),
+            number(m.sharpe),
+            number(m.sortino),
+            number(m.profit_factor)
+          ]]}
+        />
+      )}
+      {backtest.status === "completed" && <Candles client={client} backtest={backtest} />}
+      {backtest.equity_curve.length > 1 && (
+        <>
+          <h4>Equity and drawdown</h4>
+          <Chart label="Equity curve, and drawdown from its running peak" series={curve} tall />
+        </>
+      )}
+      {backtest.status === "completed" && <Trades client={client} backtest={backtest} />}
+    </section>
+  )
+}

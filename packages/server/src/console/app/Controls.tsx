@@ -1,0 +1,96 @@
+/**
+ * The pieces every view uses: a labelled field, an action whose failure shows beside it, data
+ * loaded for a view, a table, a pager. Text from the API goes in as text (JSX children), never as
+ * HTML, so a name like `<img onerror=...>` shows as typed.
+ */
+import type { ComponentChildren } from "preact"
+import { useCallback, useEffect, useState } from "preact/hooks"
+import { describe } from "./Session.js"
+
+export const number = (value: number | null | undefined, digits = 2) =>
+  value === null || value === undefined ? "–" : value.toLocaleString("en-US", { maximumFractionDigits: digits })
+
+export const Field = ({ label, children }: { label: string; children: ComponentChildren }) => (
+  <label>
+    {label}
+    {children}
+  </label>
+)
+
+/** A failure, in the API's words, where the action was. */
+export const ErrorText = ({ error }: { error: string | undefined }) =>
+  error === undefined ? null : <p class="error" role="alert">{error}</p>
+
+/** Runs actions one at a time, keeping the last one's failure (as `describe` reads it) to show beside its control. */
+export const useAction = () => {
+  const [error, setError] = useState<string>()
+  const [busy, setBusy] = useState(false)
+  const run = useCallback(async (task: () => Promise<unknown>, onError?: (error: unknown) => void) => {
+    setError(undefined)
+    setBusy(true)
+    try {
+      await task()
+    } catch (failure) {
+      setError(describe(failure))
+      onError?.(failure)
+    } finally {
+      setBusy(false)
+    }
+  }, [])
+  return { run, error, busy }
+}
+
+/** What `load` answers, loaded again whenever `inputs` change or `reload` is called. */
+export const useLoad = <A extends unknown>(load: () => Promise<A>, inputs: ReadonlyArray<unknown>) => {
+  const [state, setState] = useState<{ value?: A; error?: string; loading: boolean }>({ loading: true })
+  const [round, setRound] = useState(0)
+  useEffect(() => {
+    let current = true
+    setState((previous) => ({ ...previous, loading: true }))
+    load().then(
+      (value) => current && setState({ value, loading: false }),
+      (error) => current && setState({ error: describe(error), loading: false })
+    )
+    return () => {
+      current = false
+    }
+  }, [...inputs, round])
+  return { ...state, reload: useCallback(() => setRound((n) => n + 1), []) }
+}
+
+export const Table = ({ headers, rows, class: className }: {
+  headers: ReadonlyArray<string>
+  rows: ReadonlyArray<ReadonlyArray<ComponentChildren>>
+  class?: string
+}) => (
+  <div class="scroll">
+    <table class={className}>
+      <thead>
+        <tr>{headers.map((header) => <th scope="col">{header}</th>)}</tr>
+      </thead>
+      <tbody>{rows.map((row) => <tr>{row.map((cell) => <td>{cell}</td>)}</tr>)}</tbody>
+    </table>
+  </div>
+)
+
+/** Previous and next buttons over `total` rows shown `limit` at a time from `offset`. */
+export const Pager = ({ offset, limit, total, onPage }: {
+  offset: number
+  limit: number
+  total: number
+  onPage: (offset: number) => void
+}) => (
+  <nav class="pager" aria-label="Pages">
+    <button type="button" disabled={offset === 0} onClick={() => onPage(Math.max(0, offset - limit))}>
+      Previous
+    </button>
+    <span>
+      {total === 0 ? 0 : offset + 1}–{Math.min(offset + limit, total)} of {total}
+    </span>
+    <button type="button" disabled={offset + limit >= total} onClick={() => onPage(offset + limit)}>
+      Next
+    </button>
+  </nav>
+)
+
+export const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
