@@ -90,7 +90,12 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
     const ofRun = (run: JobRun) => sql`id = ${run.id} AND attempts = ${run.attempts} AND status = 'running'`
 
     // `SKIP LOCKED` lets concurrent claimers pass over a row another one is taking, so a job is
-    // handed to one worker at a time.
+    // handed to one worker at a time. Each owner with a job waiting is ranked once per claim (two
+    // index lookups, see migration 0038), not once per waiting job.
+    const claimable = (row: string, now: Date) => {
+      const r = sql(row)
+      return sql`(${r}.status = 'queued' OR (${r}.status = 'running' AND ${r}.lease_until < ${now}))`
+    }
     const claim = SqlSchema.findOne({
       Request: Schema.Struct({ now: Schema.DateFromSelf, leaseUntil: Schema.DateFromSelf, worker: Schema.String }),
       Result: kind.Row,
@@ -100,20 +105,23 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
         SET status = 'running', attempts = attempts + 1, lease_until = ${c.leaseUntil}, claimed_by = ${c.worker},
           started_at = COALESCE(started_at, ${c.now})
         WHERE id = (
-          SELECT id FROM ${table} j
-          WHERE (status = 'queued' OR (status = 'running' AND lease_until < ${c.now}))${
+          SELECT j.id FROM ${table} j
+          JOIN (
+            SELECT w.user_id,
+              (SELECT count(*) FROM ${table} r
+                WHERE r.user_id = w.user_id AND r.status = 'running' AND r.lease_until >= ${c.now}) AS running,
+              (SELECT max(r.started_at) FROM ${table} r WHERE r.user_id = w.user_id) AS last_started
+            FROM (SELECT DISTINCT user_id FROM ${table} q WHERE ${claimable("q", c.now)}) w
+          ) owner ON owner.user_id = j.user_id
+          WHERE ${claimable("j", c.now)}${
           kind.exclusiveBy === undefined ? sql`` : sql`
             AND NOT EXISTS (
               SELECT 1 FROM ${table} o
               WHERE o.${sql(kind.exclusiveBy)} = j.${sql(kind.exclusiveBy)} AND o.status = 'running' AND o.id <> j.id
             )`
         }
-          ORDER BY
-            (SELECT count(*) FROM ${table} r
-              WHERE r.user_id = j.user_id AND r.status = 'running' AND r.lease_until >= ${c.now}),
-            (SELECT max(r.started_at) FROM ${table} r WHERE r.user_id = j.user_id) NULLS FIRST,
-            id
-          FOR UPDATE SKIP LOCKED
+          ORDER BY owner.running, owner.last_started NULLS FIRST, j.id
+          FOR UPDATE OF j SKIP LOCKED
           LIMIT 1
         )
         RETURNING *`

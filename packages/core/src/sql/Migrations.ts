@@ -37,6 +37,7 @@ import m0034 from "./migrations/0034_risk_passed.js"
 import m0035 from "./migrations/0035_program_parameters.js"
 import m0036 from "./migrations/0036_bias_checks.js"
 import m0037 from "./migrations/0037_optimizations.js"
+import m0038 from "./migrations/0038_job_owner_indexes.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -80,7 +81,8 @@ const byName = {
   "0034_risk_passed": m0034,
   "0035_program_parameters": m0035,
   "0036_bias_checks": m0036,
-  "0037_optimizations": m0037
+  "0037_optimizations": m0037,
+  "0038_job_owner_indexes": m0038
 }
 export const migrations = Migrator.fromRecord(byName)
 
