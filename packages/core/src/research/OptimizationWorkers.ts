@@ -45,11 +45,15 @@ export const OptimizationWorkersLive = Layer.scopedDiscard(
         const deadline = Date.parse(row.started_at!) + r.budget!.seconds! * 1000
         let stopped: "trials" | "time" = "trials"
 
-        // Rests until a trial ends somewhere (or a short poll), having written the progress.
-        const rest = Effect.gen(function*() {
-          yield* lease.checkpoint(Math.min(1, (yield* repo.finishedCount(row.id)) / row.trials_total))
-          yield* lease.keepAlive(wakeup.idle(trialEnded, "250 millis"))
-        })
+        /** The trials' counts (see `OptimizationsRepo.counts`), with the progress written and the lease renewed. */
+        const count = (fold: number) =>
+          Effect.gen(function*() {
+            const counts = yield* repo.counts({ id: row.id, fold })
+            yield* lease.checkpoint(Math.min(1, counts.done / row.trials_total))
+            return counts
+          })
+        // Rests until a trial ends somewhere, or a short poll.
+        const rest = lease.keepAlive(wakeup.idle(trialEnded, "250 millis"))
 
         const plan = (fold: number, role: TrialRole, trial: number, params: Record<string, unknown>, window: Window) =>
           Effect.gen(function*() {
@@ -68,14 +72,20 @@ export const OptimizationWorkersLive = Layer.scopedDiscard(
         const search = (fold: FoldWindows) =>
           Effect.gen(function*() {
             for (;;) {
-              const counts = yield* repo.foldCounts({ id: row.id, fold: fold.fold })
+              const counts = yield* count(fold.fold)
               const unfinished = counts.planned - counts.finished
               if (stopped === "trials" && (yield* Clock.currentTimeMillis) >= deadline) {
                 stopped = "time"
                 yield* repo.cancelQueued(row.id, yield* now)
                 continue
               }
-              const room = (r.search === "tpe" ? modelBatch : queuedAtOnce) - unfinished
+              // A model-based search plans as trials end, to learn from each; the others refill their
+              // queue once half of it has run: a statement (and a wake-up) per half queue, not per trial.
+              const room = r.search === "tpe"
+                ? modelBatch - unfinished
+                : unfinished <= queuedAtOnce / 2
+                ? queuedAtOnce - unfinished
+                : 0
               if (stopped === "trials" && counts.planned < perSearch && room > 0) {
                 const observations = r.search === "tpe"
                   ? (yield* repo.observations({ id: row.id, fold: fold.fold })).map((o) => ({
@@ -127,7 +137,7 @@ export const OptimizationWorkersLive = Layer.scopedDiscard(
         }
         const whole = { start: Date.parse(r.start), end: Date.parse(r.end) }
         if (r.walk_forward == null && bests[0] !== null) yield* plan(0, "best", 0, bests[0]!.params, whole)
-        while ((yield* repo.unfinished(row.id, ["out_of_sample", "best"])) > 0) yield* rest
+        while ((yield* count(folds.at(-1)!.fold)).runs_unfinished > 0) yield* rest
         yield* repo.settleTotal(row.id)
 
         const runOf = (fold: number, role: TrialRole) =>

@@ -82,7 +82,8 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
           objective: row.best_objective,
           metrics: row.best_metrics!
         }),
-        progress: row.progress,
+        // Counted from the trials while it runs: the coordinator writes its own only as it steps.
+        progress: row.status === "running" ? Math.min(1, row.trials_done / row.trials_total) : row.progress,
         attempts: row.attempts,
         error: row.error,
         result: row.result,

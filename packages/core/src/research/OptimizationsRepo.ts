@@ -173,7 +173,13 @@ export type NewTrial = typeof NewTrial.Type
 const encodeTrial = Schema.encode(NewTrial)
 
 /** Where one fold's search stands: trials planned, finished (in any final status) and failed. */
-const FoldCounts = Schema.Struct({ planned: Schema.Int, finished: Schema.Int, failed: Schema.Int })
+const TrialCounts = Schema.Struct({
+  planned: Schema.Int,
+  finished: Schema.Int,
+  failed: Schema.Int,
+  done: Schema.Int,
+  runs_unfinished: Schema.Int
+})
 
 const Observation = Schema.Struct({
   trial: Schema.Int,
@@ -255,13 +261,23 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
             })))
           } ON CONFLICT (optimization_id, fold, role, trial) DO NOTHING`).pipe(Effect.asVoid)
 
-    const foldCounts = SqlSchema.single({
+    /**
+     * Where the optimisation's trials are, in one statement (a coordinator's step): of a fold's
+     * search trials, how many are planned, finished and failed; how many trials of every fold and
+     * role have finished; and how many runs of the other roles are unfinished.
+     */
+    const counts = SqlSchema.single({
       Request: Schema.Struct({ id: OptimizationId, fold: Schema.Int }),
-      Result: FoldCounts,
-      execute: (q) =>
-        sql`SELECT count(*)::int AS planned, (count(*) FILTER (WHERE ${final}))::int AS finished,
-          (count(*) FILTER (WHERE status = 'failed'))::int AS failed
-          FROM optimization_trials WHERE optimization_id = ${q.id} AND fold = ${q.fold} AND role = 'search'`
+      Result: TrialCounts,
+      execute: (q) => {
+        const search = sql`fold = ${q.fold} AND role = 'search'`
+        return sql`SELECT (count(*) FILTER (WHERE ${search}))::int AS planned,
+          (count(*) FILTER (WHERE ${search} AND ${final}))::int AS finished,
+          (count(*) FILTER (WHERE ${search} AND status = 'failed'))::int AS failed,
+          (count(*) FILTER (WHERE ${final}))::int AS done,
+          (count(*) FILTER (WHERE role <> 'search' AND NOT ${final}))::int AS runs_unfinished
+          FROM optimization_trials WHERE optimization_id = ${q.id}`
+      }
     })
 
     /** The finished search trials of a fold, in order: what a model-based search learns from. */
@@ -293,14 +309,6 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
         (rows) => rows[0]?.error ?? null
       )
 
-    /** Every trial of the optimisation not finished yet, given their runs' roles (all when none). */
-    const unfinished = (id: OptimizationId, roles: ReadonlyArray<TrialRole>) =>
-      Effect.map(
-        sql<{ count: number }>`SELECT count(*)::int AS count FROM optimization_trials
-          WHERE optimization_id = ${id} AND role IN ${sql.in(roles)} AND NOT ${final}`,
-        (rows) => rows[0]?.count ?? 0
-      )
-
     /** Cancels the optimisation's trials no worker has started (the time budget ran out, or it was cancelled). */
     const cancelQueued = (id: OptimizationId, at: Date) =>
       sql`UPDATE optimization_trials SET status = 'cancelled', finished_at = ${at}
@@ -318,14 +326,6 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
     const cancelTrials = (id: OptimizationId, at: Date) =>
       sql`UPDATE optimization_trials SET status = 'cancelled', lease_until = NULL, finished_at = ${at}
         WHERE optimization_id = ${id} AND status IN ('queued', 'running')`.pipe(Effect.asVoid)
-
-    /** Trials finished, over every fold and role. */
-    const finishedCount = (id: OptimizationId) =>
-      Effect.map(
-        sql<{ count: number }>`SELECT count(*)::int AS count FROM optimization_trials
-          WHERE optimization_id = ${id} AND ${final}`,
-        (rows) => rows[0]?.count ?? 0
-      )
 
     const page = (
       id: OptimizationId,
@@ -365,15 +365,13 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
       ofProgram,
       remove,
       plan,
-      foldCounts,
+      counts,
       observations,
       bestOf,
       firstError,
-      unfinished,
       cancelQueued,
       cancelTrials,
       settleTotal,
-      finishedCount,
       view,
       page,
       jobs: yield* makeJobQueue(optimizationJobs),
