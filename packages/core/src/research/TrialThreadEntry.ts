@@ -27,8 +27,8 @@ const times = bars[0]!
 const first = times[0]!.time
 const last = times.at(-1)!.time + settings.barMillis
 const terms = markets.map((market) => ({ rules: market.rules, funding: sharedFunding(market, first, last, setBusy) }))
-// The runtime (QuickJS's WebAssembly module, or V8's) is made once and serves every trial.
-const runtime = ManagedRuntime.make(selectedProgramRuntime(limits, call))
+// The runtime serves this one program's trials, each in a fresh context of the same engine instance.
+const runtime = ManagedRuntime.make(selectedProgramRuntime(limits, call, "oneProgram"))
 
 /**
  * The points of a search trial's curve: its returns between them are the periods the probability

@@ -1,5 +1,6 @@
 import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
+import { isMainThread } from "node:worker_threads"
 
 // Plain functions, without Effect: the check thread imports this module too.
 
@@ -34,6 +35,22 @@ export interface IsolatedVm {
 
 const snapshotOff = "--no-node-snapshot"
 
+const kept: Array<unknown> = []
+
+/**
+ * Keeps an addon object (an isolate, context, module or reference, released or disposed) reachable
+ * until a worker thread ends, and answers it. isolated-vm's objects run a callback when collected
+ * that needs the addon's state for the thread; when one is still uncollected garbage as the
+ * thread ends, V8's last collection runs that callback after the state is gone, and the addon's
+ * assertion (`IsolateEnvironment::GetCurrent`) aborts the whole process (seen when a thread was
+ * terminated right after a call into an isolate; Node's issue 51129 is the same race). Reachable
+ * objects are not collected then, so none of them can. The main thread does not end that way.
+ */
+export const keepUntilExit = <A>(handle: A): A => {
+  if (!isMainThread) kept.push(handle)
+  return handle
+}
+
 let loaded: { readonly ivm: IsolatedVm } | { readonly reason: string } | undefined
 
 /**
@@ -61,9 +78,9 @@ export const loadIsolatedVm = (): { readonly ivm: IsolatedVm } | { readonly reas
   }
   // An addon built for another V8 may load and still fail to make an isolate: one is made here once.
   try {
-    const isolate = new ivm.Isolate({ memoryLimit: 8 })
+    const isolate = keepUntilExit(new ivm.Isolate({ memoryLimit: 8 }))
     try {
-      isolate.createContextSync().evalSync("1")
+      keepUntilExit(isolate.createContextSync()).evalSync("1")
     } finally {
       isolate.dispose()
     }

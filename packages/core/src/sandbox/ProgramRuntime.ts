@@ -19,6 +19,14 @@ export interface ProgramRun {
 }
 
 /**
+ * Whose runs a runtime layer serves: any program's (`shared`: each run gets an engine instance of
+ * its own), or one program's runs one after another (`oneProgram`, a search's trial thread: each
+ * run gets a fresh context in the engine instance the run before it used, which keeps what the
+ * engine compiled and skips making an instance per run).
+ */
+export type RuntimeUse = "shared" | "oneProgram"
+
+/**
  * Where programs run. `check` loads a program, requires an exported `decide` and answers its
  * `parameters` export as data (undefined without one; `Unavailable`
  * when the wall-clock safety net stopped it, which is not the program's verdict); `load` readies

@@ -1,26 +1,36 @@
 import { Effect, Layer } from "effect"
+import type { QuickJSWASMModule } from "quickjs-emscripten"
 import { checkInWorker } from "./CheckWorker.js"
 import { loadFailure } from "./LoadFailure.js"
 import { makeDecider } from "./ProgramDecider.js"
-import { ProgramRuntime } from "./ProgramRuntime.js"
+import { ProgramRuntime, type RuntimeUse } from "./ProgramRuntime.js"
 import { loadProgram, makeSandbox, quickJsDriver } from "./Sandbox.js"
 import { defaultSandboxLimits, type SandboxLimits } from "./SandboxLimits.js"
 
 /**
  * The program runtime on QuickJS (WASM); every run gets its own instance with these limits, freed
- * with the run's scope. `onCall` runs as each call into a program starts: a heartbeat a watchdog
- * in another thread can read, since a call stuck in a built-in stops it.
+ * with the run's scope, or, for `oneProgram`, its own QuickJS runtime in the instance the run
+ * before it used (dropped if a run's disposal failed). `onCall` runs as each call into a program
+ * starts: a heartbeat a watchdog in another thread can read, since a call stuck in a built-in stops it.
  */
-export const QuickJsProgramRuntime = (limits: SandboxLimits = defaultSandboxLimits, onCall: () => void = () => {}) =>
-  Layer.succeed(ProgramRuntime, {
+export const QuickJsProgramRuntime = (
+  limits: SandboxLimits = defaultSandboxLimits,
+  onCall: () => void = () => {},
+  use: RuntimeUse = "shared"
+) => {
+  // The WASM loader is imported on first use, not when the server starts.
+  const newModule = () => import("quickjs-emscripten").then((q) => q.newQuickJSWASMModule())
+  let kept: Promise<QuickJSWASMModule> | undefined
+  const module = () => use === "shared" ? newModule() : (kept ??= newModule())
+  return Layer.succeed(ProgramRuntime, {
     check: (code) => checkInWorker(code, limits).pipe(Effect.withSpan("ProgramRuntime.check")),
     load: (run) =>
       Effect.acquireRelease(
-        // The WASM loader is imported on first use, not when the server starts.
-        Effect.promise(() => import("quickjs-emscripten").then((q) => q.newQuickJSWASMModule())).pipe(
-          Effect.map((module) => makeSandbox(module, limits, onCall))
-        ),
-        (sandbox) => Effect.sync(sandbox.dispose)
+        Effect.promise(module).pipe(Effect.map((m) => makeSandbox(m, limits, onCall))),
+        (sandbox) =>
+          Effect.sync(() => {
+            if (!sandbox.dispose()) kept = undefined
+          })
       ).pipe(
         Effect.flatMap((sandbox) => {
           const loaded = loadProgram(sandbox, run.code, run.seed)
@@ -31,3 +41,4 @@ export const QuickJsProgramRuntime = (limits: SandboxLimits = defaultSandboxLimi
         Effect.withSpan("ProgramRuntime.load")
       )
   })
+}

@@ -51,13 +51,15 @@ export const makeSandbox = (module: QuickJSWASMModule, limits: SandboxLimits, on
   const vm = runtime.newContext()
   const owned: Array<QuickJSHandle> = []
   const own = (handle: QuickJSHandle) => (owned.push(handle), handle)
+  /** Frees the run's runtime; false when that failed, which may have hurt its WASM module: drop the module then. */
   const dispose = () => {
     try {
       for (const handle of owned) if (handle.alive) handle.dispose()
       vm.dispose()
       runtime.dispose()
+      return true
     } catch {
-      // A failed disposal can only hurt this run's own WASM module, which is dropped here.
+      return false
     }
   }
   return { vm, budget, own, dispose }

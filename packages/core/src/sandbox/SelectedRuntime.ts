@@ -1,7 +1,7 @@
 import type { Layer } from "effect"
 import { isMainThread } from "node:worker_threads"
 import { loadIsolatedVm } from "./IsolatedVm.js"
-import type { ProgramRuntime } from "./ProgramRuntime.js"
+import type { ProgramRuntime, RuntimeUse } from "./ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "./QuickJsRuntime.js"
 import { defaultSandboxLimits, type SandboxLimits, type SandboxRuntimeName } from "./SandboxLimits.js"
 import { V8ProgramRuntime } from "./V8Runtime.js"
@@ -33,16 +33,17 @@ export const resolveSandboxRuntime = (limits: SandboxLimits): SandboxRuntimeName
  * The program runtime every run uses (validation, backtest, live-decision and research threads),
  * under these limits: the one `resolveSandboxRuntime` picks, which it also passes on in the
  * limits, so the threads it starts (program checks) use it too. `onCall` runs as each call into
- * a program starts (a heartbeat, see `QuickJsProgramRuntime`).
+ * a program starts (a heartbeat, see `QuickJsProgramRuntime`); `use` says whose runs it serves.
  */
 export const selectedProgramRuntime = (
   limits: SandboxLimits = defaultSandboxLimits,
-  onCall: () => void = () => {}
+  onCall: () => void = () => {},
+  use: RuntimeUse = "shared"
 ): Layer.Layer<ProgramRuntime> => {
   const runtime = resolveSandboxRuntime(limits)
   // The addon is loaded (and an isolate made to probe it) only when V8 is asked for.
   const addon = runtime === "v8" ? loadIsolatedVm() : undefined
   return addon !== undefined && "ivm" in addon
-    ? V8ProgramRuntime(addon.ivm, { ...limits, runtime }, onCall)
-    : QuickJsProgramRuntime({ ...limits, runtime }, onCall)
+    ? V8ProgramRuntime(addon.ivm, { ...limits, runtime }, onCall, use)
+    : QuickJsProgramRuntime({ ...limits, runtime }, onCall, use)
 }

@@ -1,29 +1,45 @@
 import { Effect, Layer } from "effect"
 import { checkInWorker } from "./CheckWorker.js"
-import type { IsolatedVm } from "./IsolatedVm.js"
+import type { IsolatedVm, IvmIsolate } from "./IsolatedVm.js"
 import { loadFailure } from "./LoadFailure.js"
 import { makeDecider } from "./ProgramDecider.js"
-import { ProgramRuntime } from "./ProgramRuntime.js"
+import { ProgramRuntime, type RuntimeUse } from "./ProgramRuntime.js"
 import { defaultSandboxLimits, type SandboxLimits } from "./SandboxLimits.js"
 import { loadV8Program, makeV8Sandbox, v8Driver } from "./V8Sandbox.js"
 
 /**
  * The program runtime on V8 isolates (`isolated-vm`): every run gets its own isolate with these
- * limits, disposed with the run's scope. Same contract, guest and answers as
- * `QuickJsProgramRuntime`, at the speed of V8's JIT; see docs/programs.md for how the two differ.
+ * limits, disposed with the run's scope, or, for `oneProgram`, a fresh context in the isolate the
+ * run before it released. Same contract, guest and answers as `QuickJsProgramRuntime`, at the
+ * speed of V8's JIT; see docs/programs.md for how the two differ.
  */
 export const V8ProgramRuntime = (
   ivm: IsolatedVm,
   limits: SandboxLimits = defaultSandboxLimits,
-  onCall: () => void = () => {}
+  onCall: () => void = () => {},
+  use: RuntimeUse = "shared"
 ) => {
   const checked = { ...limits, runtime: "v8" as const }
+  let kept: IvmIsolate | undefined
+  const take = () => {
+    const isolate = kept?.isDisposed === false ? kept : undefined
+    kept = undefined
+    return isolate
+  }
   return Layer.succeed(ProgramRuntime, {
     check: (code) => checkInWorker(code, checked).pipe(Effect.withSpan("ProgramRuntime.check")),
     load: (run) =>
       Effect.acquireRelease(
-        Effect.sync(() => makeV8Sandbox(ivm, limits, onCall)),
-        (sandbox) => Effect.sync(sandbox.dispose)
+        Effect.sync(() => makeV8Sandbox(ivm, limits, onCall, use === "oneProgram" ? take() : undefined)),
+        (sandbox) =>
+          Effect.sync(() => {
+            if (use === "oneProgram" && kept === undefined && !sandbox.isolate.isDisposed) {
+              sandbox.release()
+              kept = sandbox.isolate
+            } else {
+              sandbox.dispose()
+            }
+          })
       ).pipe(
         Effect.flatMap((sandbox) => {
           const loaded = loadV8Program(sandbox, run.code, run.seed)

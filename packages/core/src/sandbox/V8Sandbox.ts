@@ -1,5 +1,5 @@
 import { guestSource } from "./GuestSource.js"
-import type { IsolatedVm, IvmReference } from "./IsolatedVm.js"
+import { type IsolatedVm, type IvmIsolate, type IvmReference, keepUntilExit } from "./IsolatedVm.js"
 import type { LoadFailure } from "./LoadFailure.js"
 import { driverArguments, type GuestCall, type GuestDriver } from "./ProgramDecider.js"
 import type { ProgramRun } from "./ProgramRuntime.js"
@@ -32,13 +32,22 @@ export const v8BarsPerCall = 16
 
 const timedOut = "Script execution timed out."
 
+/** A V8 isolate with these limits: its heap capped at `memoryBytes`. */
+export const makeV8Isolate = (ivm: IsolatedVm, limits: SandboxLimits) =>
+  keepUntilExit(new ivm.Isolate({ memoryLimit: Math.max(8, Math.ceil(limits.memoryBytes / (1024 * 1024))) }))
+
 /**
- * One V8 isolate with these limits (its heap capped at `memoryBytes`), and a context without the
- * host's or the engine's extras QuickJS lacks. `dispose` frees it.
+ * A fresh context without the host's or the engine's extras QuickJS lacks, in a new isolate or in
+ * `isolate` (which a run before this one released). `release` frees the context and every handle
+ * into it, keeping the isolate; `dispose` frees the isolate too.
  */
-export const makeV8Sandbox = (ivm: IsolatedVm, limits: SandboxLimits, onCall: () => void) => {
-  const isolate = new ivm.Isolate({ memoryLimit: Math.max(8, Math.ceil(limits.memoryBytes / (1024 * 1024))) })
-  const context = isolate.createContextSync()
+export const makeV8Sandbox = (
+  ivm: IsolatedVm,
+  limits: SandboxLimits,
+  onCall: () => void,
+  isolate: IvmIsolate = makeV8Isolate(ivm, limits)
+) => {
+  const context = keepUntilExit(isolate.createContextSync())
   context.evalSync(
     `for (const name of ["WebAssembly", "SharedArrayBuffer", "Atomics", "console"]) delete globalThis[name]`
   )
@@ -64,10 +73,10 @@ export const makeV8Sandbox = (ivm: IsolatedVm, limits: SandboxLimits, onCall: ()
       return { overBudget: false, text: describeHostError(e) }
     }
   }
-  /** Handles into the isolate, released before it is disposed: none is left for a thread's teardown to free. */
+  /** Handles into the isolate, released before it is disposed (and kept reachable, see `keepUntilExit`). */
   const owned: Array<{ release(): void }> = [context]
-  const own = <A extends { release(): void }>(handle: A): A => (owned.push(handle), handle)
-  const dispose = () => {
+  const own = <A extends { release(): void }>(handle: A): A => (owned.push(handle), keepUntilExit(handle))
+  const release = () => {
     for (const handle of owned.reverse()) {
       try {
         handle.release()
@@ -76,13 +85,16 @@ export const makeV8Sandbox = (ivm: IsolatedVm, limits: SandboxLimits, onCall: ()
       }
     }
     owned.length = 0
+  }
+  const dispose = () => {
+    release()
     try {
       if (!isolate.isDisposed) isolate.dispose()
     } catch {
       // Already disposed by its memory limit.
     }
   }
-  return { ivm, isolate, context, call, own, dispose }
+  return { ivm, isolate, context, call, own, release, dispose }
 }
 
 export type V8Sandbox = ReturnType<typeof makeV8Sandbox>
@@ -133,7 +145,7 @@ export const loadV8Program = (sandbox: V8Sandbox, code: string, seed: number): V
   const exports = call(
     1,
     (timeout) =>
-      inspect.applySync(undefined, [namespace.derefInto()], { result: { copy: true }, timeout }) as [
+      inspect.applySync(undefined, [keepUntilExit(namespace.derefInto())], { result: { copy: true }, timeout }) as [
         boolean,
         string | undefined
       ]
@@ -167,7 +179,7 @@ export const v8Driver = (sandbox: V8Sandbox, helpers: V8Helpers, run: ProgramRun
   const { call, own } = sandbox
   const driver = own(helpers.makeDriver.applySync(
     undefined,
-    [helpers.decide.derefInto(), ...driverArguments(run)],
+    [keepUntilExit(helpers.decide.derefInto()), ...driverArguments(run)],
     { result: { reference: true } }
   ) as IvmReference)
   const [chunk, wanted, account, decide, at] = ["chunk", "wanted", "account", "decide", "at"].map((name) =>

@@ -398,6 +398,43 @@ const driveBoth = (decider: Decider, both: ReadonlyArray<ReadonlyArray<Candle>>,
   return out
 }
 
+describe.each(runtimes)("$name runtime serving one program's runs one after another", ({ layer }) => {
+  // What a run leaves behind: its module's state, the globals it wrote, a built-in it replaced,
+  // and how far its seeded Math.random went. A search's trials must each start from none of it.
+  const leaky = `let calls = 0
+    globalThis.loads = (globalThis.loads ?? 0) + 1
+    const realIncludes = Array.prototype.includes
+    export function decide(data) {
+      calls++
+      const before = [].includes(1)
+      Array.prototype.includes = () => true
+      if (data.params.fail && calls === 2) throw new Error("on purpose")
+      return { operation: "close", reason: JSON.stringify([calls, globalThis.loads, before, Math.random()]) }
+    }`
+  const run = (params: unknown) =>
+    Effect.gen(function*() {
+      const runtime = yield* ProgramRuntime
+      const decider = yield* runtime.load({ code: leaky, symbols: ["BTC"], timeframe: "1h", params, seed: 7 })
+      return decisions(decider, bars(3)).map((d) => JSON.parse(d.reason!))
+    }).pipe(Effect.scoped)
+
+  it.layer(layer(undefined, "oneProgram"))((it) => {
+    it.effect("each run starts afresh: no module state, global, replaced built-in or random draw carries over", () =>
+      Effect.gen(function*() {
+        const first = yield* run({})
+        expect(first.map(([calls, loads, before]) => [calls, loads, before])).toEqual([[1, 1, false], [2, 1, true], [
+          3,
+          1,
+          true
+        ]])
+        // A run that threw does not spoil the next one either.
+        expect((yield* Effect.exit(run({ fail: true })))._tag).toBe("Failure")
+        expect(yield* run({})).toEqual(first)
+        expect(yield* run({})).toEqual(first)
+      }))
+  })
+})
+
 describe.each(runtimes)("the $name sandbox's wall-clock safety net", ({ layer }) => {
   // A budget no program spends and a 50 ms net: what a far too slow or overloaded machine looks like.
   it.layer(layer({ ...defaultSandboxLimits, cpuChecksPerCall: 1e12, wallMillisPerCall: 50 }))((it) => {

@@ -1,7 +1,7 @@
 import { it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { loadIsolatedVm } from "../../src/sandbox/IsolatedVm.js"
-import type { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
+import type { ProgramRuntime, RuntimeUse } from "../../src/sandbox/ProgramRuntime.js"
 import { QuickJsProgramRuntime } from "../../src/sandbox/QuickJsRuntime.js"
 import type { SandboxLimits, SandboxRuntimeName } from "../../src/sandbox/SandboxLimits.js"
 import { V8ProgramRuntime } from "../../src/sandbox/V8Runtime.js"
@@ -11,7 +11,7 @@ export interface RuntimeCase {
   readonly name: string
   /** What `SandboxLimits.runtime` calls it: the limits threads get name the runtime they run. */
   readonly runtime: SandboxRuntimeName
-  readonly layer: (limits?: SandboxLimits) => Layer.Layer<ProgramRuntime>
+  readonly layer: (limits?: SandboxLimits, use?: RuntimeUse) => Layer.Layer<ProgramRuntime>
   /** Whether its CPU budget counts operations (QuickJS), or measures CPU time (V8, which is many times faster). */
   readonly countsOperations: boolean
 }
@@ -24,12 +24,12 @@ const addon = loadIsolatedVm()
  * `--no-node-snapshot`); `v8Unavailable` then says why, as a skipped test.
  */
 export const runtimes: ReadonlyArray<RuntimeCase> = [
-  { name: "QuickJS", runtime: "quickjs", layer: (limits) => QuickJsProgramRuntime(limits), countsOperations: true },
+  { name: "QuickJS", runtime: "quickjs", layer: (limits, use) => QuickJsProgramRuntime(limits, undefined, use), countsOperations: true },
   ...("ivm" in addon ?
     [{
       name: "V8",
       runtime: "v8" as const,
-      layer: (limits?: SandboxLimits) => V8ProgramRuntime(addon.ivm, limits),
+      layer: (limits?: SandboxLimits, use?: RuntimeUse) => V8ProgramRuntime(addon.ivm, limits, undefined, use),
       countsOperations: false
     }] :
     [])
