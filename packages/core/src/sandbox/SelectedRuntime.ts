@@ -15,8 +15,8 @@ const defaultRuntime: SandboxRuntimeName = "quickjs"
  * The runtime `limits.runtime` names, QuickJS when it names none: V8 only where `isolated-vm`
  * loads and an isolate can be made, else QuickJS with one warning (from the main thread: threads
  * get the main thread's choice with their limits, and fall back silently). QuickJS stays the
- * default while a backtest thread terminated after a program's load timed out in V8 can make the
- * addon abort the process (docs/programs.md); `defaultRuntime` is the one line to change then.
+ * default while V8's budget is CPU time rather than a count, so an outcome at the edge of it may
+ * depend on the machine (docs/programs.md); `defaultRuntime` is the one line to change then.
  */
 export const resolveSandboxRuntime = (limits: SandboxLimits): SandboxRuntimeName => {
   if ((limits.runtime ?? defaultRuntime) === "quickjs") return "quickjs"
