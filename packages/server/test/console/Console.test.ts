@@ -7,6 +7,7 @@ import { createAccount } from "../support/Accounts.js"
 import { AutomationServer, waitForList } from "../support/Automation.js"
 import { BacktestServer } from "../support/Backtests.js"
 import { browser, hasChromium } from "../support/Chromium.js"
+import { smaProgram } from "../support/Optimizations.js"
 import { referenceServer } from "../support/ServerProcess.js"
 import { baseUrl, call, signUp, uniqueUser } from "../support/TestServer.js"
 import { cells, drawnChart, goTo, logIn, openPage, shoot } from "./ConsoleBrowser.js"
@@ -201,12 +202,76 @@ describe("the web console", () => {
           expect(second[0]![4]).toBe(
             backtest.trades[20].entry_price.toLocaleString("en-US", { maximumFractionDigits: 2 })
           )
-          yield* Effect.promise(() => page.click("section.trades .pager button:text('Previous')"))
+          yield* Effect.promise(async () => {
+            await page.click("section.trades .pager button:text('Previous')")
+            await page.locator("section.backtest").evaluate((section) => section.scrollIntoView())
+          })
           yield* shoot(page, "backtest")
 
           expect(failures).toEqual([])
           // The token never went into a URL.
           expect(requested.filter((url) => url.includes(user.token))).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 150_000 }
+    )
+
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: optimise two of a program's parameters, follow its progress, see the heatmap of the best objective by those two, and sort its trials",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("optimize")
+          const created = yield* call("POST", "/api/programs", {
+            token: user.token,
+            body: { name: "SMA", code: smaProgram }
+          })
+          expect(created.status).toBe(201)
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* logIn(page, origin, user)
+          yield* Effect.promise(async () => {
+            await page.waitForSelector("form.optimize")
+            await page.fill("input[name=opt_from]", "2025-01-01")
+            await page.fill("input[name=opt_to]", "2025-01-15")
+            await page.selectOption("select[name=objective]", "total_return")
+            // fast and slow are searched (the first two declared), on 3 values each; size keeps its default.
+            expect(await page.isChecked("input[name=search_fast]")).toBe(true)
+            expect(await page.isChecked("input[name=search_size]")).toBe(false)
+            await page.click("form.optimize button[type=submit]")
+            await page.waitForSelector("section.optimization[data-status=completed]", { timeout: 90_000 })
+            await page.waitForSelector("table.heatmap tbody tr")
+          })
+          const heatmap = yield* cells(page, "table.heatmap tbody tr")
+          expect(heatmap.map((row) => row[0])).toEqual(["10", "55", "100"])
+          expect(heatmap.every((row) => row.length === 4)).toBe(true)
+          const optimization =
+            (yield* call("GET", `/api/programs/${created.body.id}/optimizations`, { token: user.token }))
+              .body.optimizations[0]
+          expect(optimization.trials_done).toBe(optimization.trials_total)
+          // The best cell is the best trial's objective.
+          const best = Math.max(
+            ...heatmap.flatMap((row) => row.slice(1)).filter((c) => c !== "–").map((c) => Number(c.replace(/,/g, "")))
+          )
+          expect(best).toBeCloseTo(optimization.result.best.objective, 2)
+
+          yield* Effect.promise(async () => {
+            await page.click("table.trials-table th[data-key=objective] button")
+            await page.waitForSelector("table.trials-table th[data-key=objective][aria-sort=descending]")
+            await page.waitForRequest((request) => request.url().includes("sort=objective&order=desc")).catch(() =>
+              undefined
+            )
+          })
+          yield* Effect.promise(() =>
+            page.waitForFunction(() => {
+              const values = [...document.querySelectorAll("table.trials-table tbody tr td:nth-child(2)")]
+                .map((td) => td.textContent!).filter((v) => v !== "–").map((v) => Number(v.replace(/,/g, "")))
+              return values.length > 1 && values.every((v, i) => i === 0 || values[i - 1]! >= v)
+            })
+          )
+          yield* Effect.promise(() =>
+            page.locator("section.optimization").evaluate((section) => section.scrollIntoView())
+          )
+          yield* shoot(page, "optimization")
+          expect(failures).toEqual([])
         }).pipe(Effect.scoped),
       { timeout: 150_000 }
     )

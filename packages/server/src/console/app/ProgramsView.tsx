@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { type Backtest, BacktestResult } from "./BacktestView.js"
 import { ErrorText, Field, number, Table, useAction, useLoad, wait } from "./Controls.js"
+import { Optimizations } from "./OptimizationView.js"
 import { errorLine, type PromiseClient } from "./Session.js"
 
 type Program = Awaited<ReturnType<PromiseClient["programs"]["get"]>>
@@ -242,6 +243,8 @@ const ProgramDetail = ({ client, id, onSaved, onDeleted }: {
         }}
       />
       {shown !== undefined && <BacktestResult key={shown.id} client={client} backtest={shown} />}
+      <h3>Optimise</h3>
+      <Optimizations client={client} program={p} />
       <h3>Backtests</h3>
       <ErrorText error={history.error ?? show.error} />
       {history.value !== undefined && (history.value.backtests.length === 0

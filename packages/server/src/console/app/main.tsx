@@ -56,6 +56,10 @@ const Console = ({ client, onLogout }: { client: PromiseClient; onLogout: () => 
       <div id="view">
         <View key={name} client={client} />
       </div>
+      {/* lightweight-charts' licence notice asks for this credit and link, in place of its logo on each chart. */}
+      <footer class="muted">
+        Charts by <a href="https://www.tradingview.com/">TradingView Lightweight Charts™</a>
+      </footer>
     </>
   )
 }
