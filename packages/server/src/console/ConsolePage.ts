@@ -63,9 +63,7 @@ const page = (prefix: string, assets: ConsoleAssets) =>
 
 /**
  * `GET /console`: the web console, a page that talks to the API through the Promise client
- * (`docs/console.md`). Its files are read (or built) once, on the first request, and served under
- * their content-hashed names; `app.js` and `app.css` redirect to the current ones, for links that
- * cannot know the hash.
+ * (`docs/console.md`). Its files are read (or built) once, on the first request.
  */
 export const ConsoleLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
@@ -85,6 +83,8 @@ export const ConsoleLive = HttpApiBuilder.Router.use((router) =>
         )
       })
     )
+    // The files by their content-hashed names; `app.js` and `app.css` redirect to the current
+    // ones, for links that cannot know the hash.
     yield* router.get(
       "/console/:file",
       Effect.gen(function*() {
