@@ -24,7 +24,12 @@ const addon = loadIsolatedVm()
  * `--no-node-snapshot`); `v8Unavailable` then says why, as a skipped test.
  */
 export const runtimes: ReadonlyArray<RuntimeCase> = [
-  { name: "QuickJS", runtime: "quickjs", layer: (limits, use) => QuickJsProgramRuntime(limits, undefined, use), countsOperations: true },
+  {
+    name: "QuickJS",
+    runtime: "quickjs",
+    layer: (limits, use) => QuickJsProgramRuntime(limits, undefined, use),
+    countsOperations: true
+  },
   ...("ivm" in addon ?
     [{
       name: "V8",
