@@ -434,15 +434,30 @@ describe("the web console's arena and AI accounts", () => {
       )
 
       it.effect.skipIf(!withChromium)(
-        "in Chromium: an account's risk mode changes from its control, and an AI account's decision log follows a round run from its button",
+        "in Chromium: an account shows its orders, its risk mode changes from its control, and an AI account's decision log follows a round run from its button",
         () =>
           Effect.gen(function*() {
             const origin = yield* baseUrl
             const user = yield* signUp("decisions")
             const account = yield* createAccount(user.token, { name: "Analyst" })
-            yield* createAccount(user.token, { name: "By hand", account_type: "MANUAL" })
+            const manual = yield* createAccount(user.token, { name: "By hand", account_type: "MANUAL" })
+            const order = yield* call("POST", `/api/account/${manual.id}/orders`, {
+              token: user.token,
+              body: { symbol: "BTC", side: "buy", quantity: 0.01 }
+            })
+            expect(order.status).toBeLessThan(300)
             const { failures, page } = yield* openPage(yield* browser, origin)
             yield* logIn(page, origin, user, "accounts")
+            // The order placed by hand, in its account's orders.
+            const byHand = page.locator("article.account", { hasText: "By hand" })
+            yield* Effect.promise(() => byHand.locator("section.orders tbody tr").first().waitFor())
+            const orders = yield* Effect.promise(() =>
+              byHand.locator("section.orders tbody tr").evaluateAll((trs) =>
+                trs.map((tr) => [...tr.children].map((td) => td.textContent))
+              )
+            )
+            expect(orders).toHaveLength(1)
+            expect(orders[0]!.slice(1, 5)).toEqual(["BTC", "buy", "market", "0.01"])
             yield* Effect.promise(() =>
               page.waitForSelector("section.decision-log p[role=status]:text('No decision rounds yet.')")
             )

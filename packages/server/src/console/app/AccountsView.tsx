@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks"
-import { ErrorText, Field, number, Table, useAction, useLoad, wait } from "./Controls.js"
+import { ErrorText, Field, number, Pager, Table, useAction, useLoad, wait } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
 type Account = Awaited<ReturnType<PromiseClient["accounts"]["list"]>>[number]
@@ -109,6 +109,41 @@ const DecisionLog = ({ client, account }: { client: PromiseClient; account: Acco
   )
 }
 
+const ordersPage = 10
+
+/** The account's orders, newest first, a page at a time: filled ones with their price, fee and realised PnL. */
+const Orders = ({ client, account }: { client: PromiseClient; account: Account }) => {
+  const [offset, setOffset] = useState(0)
+  const page = useLoad(
+    () => client.automation.orders({ path: { account_id: account.id }, urlParams: { limit: ordersPage, offset } }),
+    [account.id, offset]
+  )
+  const orders = page.value?.orders ?? []
+  if (page.value !== undefined && orders.length === 0 && offset === 0) return <p class="muted">No orders yet.</p>
+  return (
+    <section class="orders">
+      <h4>Orders and fills</h4>
+      <ErrorText error={page.error} />
+      <Table
+        headers={["placed", "symbol", "side", "type", "quantity", "status", "price", "fee", "realised PnL", "by"]}
+        rows={orders.map((o) => [
+          o.created_at.slice(0, 16),
+          o.symbol,
+          o.side,
+          o.order_type,
+          number(o.quantity, 6),
+          o.error === null ? o.status : `${o.status}: ${o.error}`,
+          number(o.price),
+          number(o.fee),
+          number(o.realized_pnl),
+          o.trigger
+        ])}
+      />
+      <Pager offset={offset} limit={ordersPage} shown={orders.length} onPage={setOffset} />
+    </section>
+  )
+}
+
 const AccountCard = ({ client, account }: { client: PromiseClient; account: Account }) => {
   const positions = useLoad(() => client.automation.positions({ path: { account_id: account.id }, urlParams: {} }), [
     account.id
@@ -140,12 +175,13 @@ const AccountCard = ({ client, account }: { client: PromiseClient; account: Acco
             ])}
           />
         ))}
+      <Orders client={client} account={account} />
       {account.account_type === "AI" && <DecisionLog client={client} account={account} />}
     </article>
   )
 }
 
-/** Each account: capital, cash, risk mode and its control, open positions, and an AI account's decision log. */
+/** Each account: capital, cash, risk mode and its control, open positions, orders and fills, and an AI account's decision log. */
 export const AccountsView = ({ client }: { client: PromiseClient }) => {
   const accounts = useLoad(() => client.accounts.list({ urlParams: {} }), [])
   return (

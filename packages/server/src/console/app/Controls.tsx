@@ -73,24 +73,33 @@ export const Table = ({ headers, rows, class: className }: {
   </div>
 )
 
-/** Previous and next buttons over `total` rows shown `limit` at a time from `offset`. */
-export const Pager = ({ offset, limit, total, onPage }: {
+/**
+ * Previous and next buttons over `total` rows shown `limit` at a time from `offset`; without a
+ * total (a list that does not count), `shown` rows are on this page and a full page may have more.
+ */
+export const Pager = ({ limit, offset, onPage, shown, total }: {
   offset: number
   limit: number
-  total: number
+  total?: number
+  shown?: number
   onPage: (offset: number) => void
-}) => (
-  <nav class="pager" aria-label="Pages">
-    <button type="button" disabled={offset === 0} onClick={() => onPage(Math.max(0, offset - limit))}>
-      Previous
-    </button>
-    <span>
-      {total === 0 ? 0 : offset + 1}–{Math.min(offset + limit, total)} of {total}
-    </span>
-    <button type="button" disabled={offset + limit >= total} onClick={() => onPage(offset + limit)}>
-      Next
-    </button>
-  </nav>
-)
+}) => {
+  const end = total === undefined ? offset + (shown ?? 0) : Math.min(offset + limit, total)
+  const more = total === undefined ? shown === limit : offset + limit < total
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button type="button" disabled={offset === 0} onClick={() => onPage(Math.max(0, offset - limit))}>
+        Previous
+      </button>
+      <span>
+        {end === offset ? 0 : offset + 1}–{end}
+        {total === undefined ? "" : ` of ${total}`}
+      </span>
+      <button type="button" disabled={!more} onClick={() => onPage(offset + limit)}>
+        Next
+      </button>
+    </nav>
+  )
+}
 
 export const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
