@@ -5,7 +5,20 @@
  */
 import type { ComponentChildren } from "preact"
 import { useCallback, useEffect, useState } from "preact/hooks"
-import { describe } from "./Session.js"
+import { describe, type PromiseClient } from "./Session.js"
+
+export type Timeframe = Awaited<ReturnType<PromiseClient["market"]["klines"]>>["timeframe"]
+
+/** The timeframes the forms offer, shortest first. */
+export const timeframes: ReadonlyArray<Timeframe> = ["1m", "5m", "15m", "30m", "1h", "4h", "1d"]
+
+/** A form's values, and `set(key)`: the input handler that writes that field from its element's value. */
+export const useForm = <A extends Record<string, unknown>>(initial: A | (() => A)) => {
+  const [form, setForm] = useState(initial)
+  const set = (key: keyof A) => (event: Event) =>
+    setForm({ ...form, [key]: (event.currentTarget as HTMLInputElement).value })
+  return { form, set, setForm }
+}
 
 export const number = (value: number | null | undefined, digits = 2) =>
   value === null || value === undefined ? "–" : value.toLocaleString("en-US", { maximumFractionDigits: digits })

@@ -1,14 +1,12 @@
 import { useState } from "preact/hooks"
-import { ErrorText, Field, useAction } from "./Controls.js"
+import { ErrorText, Field, useAction, useForm } from "./Controls.js"
 import { anonymousClient, keepSession } from "./Session.js"
 
 /** Log in, or register then log in; `onSession` once the token is kept. */
 export const LoginView = ({ onSession }: { onSession: () => void }) => {
   const [registering, setRegistering] = useState(false)
-  const [form, setForm] = useState({ email: "", username: "", password: "" })
+  const { form, set } = useForm({ email: "", username: "", password: "" })
   const { busy, error, run } = useAction()
-  const set = (key: keyof typeof form) => (event: Event) =>
-    setForm({ ...form, [key]: (event.currentTarget as HTMLInputElement).value })
   const submit = (event: Event) => {
     event.preventDefault()
     void run(async () => {

@@ -1,10 +1,7 @@
 import { useMemo, useState } from "preact/hooks"
 import { byTime, Chart, down, type Series, up } from "./Chart.js"
-import { ErrorText, Field, number, useLoad } from "./Controls.js"
+import { ErrorText, Field, number, type Timeframe, timeframes, useLoad } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
-
-type Timeframe = Awaited<ReturnType<PromiseClient["market"]["klines"]>>["timeframe"]
-const timeframes: ReadonlyArray<Timeframe> = ["1m", "5m", "15m", "30m", "1h", "4h", "1d"]
 
 /** The latest candles of any symbol the venue lists, on any timeframe, with their volume. */
 export const MarketView = ({ client }: { client: PromiseClient }) => {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks"
-import { ErrorText, Field, number, Pager, useAction, useLoad, wait } from "./Controls.js"
+import { ErrorText, Field, number, Pager, timeframes, useAction, useForm, useLoad, wait } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
 type Program = Awaited<ReturnType<PromiseClient["programs"]["get"]>>
@@ -38,7 +38,7 @@ const OptimizationForm = ({ client, program, onSubmitted }: {
       }])
     )
   )
-  const [form, setForm] = useState({
+  const { form, set } = useForm({
     symbol: "BTC",
     timeframe: "1h" as Request["timeframe"],
     from: "",
@@ -48,8 +48,6 @@ const OptimizationForm = ({ client, program, onSubmitted }: {
     trials: "100"
   })
   const { busy, error, run } = useAction()
-  const set = (key: keyof typeof form) => (event: Event) =>
-    setForm({ ...form, [key]: (event.currentTarget as HTMLInputElement).value })
   const setRange = (name: string, change: Partial<Range>) =>
     setRanges({ ...ranges, [name]: { ...ranges[name]!, ...change } })
   const submit = (event: Event) => {
@@ -89,7 +87,7 @@ const OptimizationForm = ({ client, program, onSubmitted }: {
       </Field>
       <Field label="Timeframe">
         <select name="opt_timeframe" value={form.timeframe} onChange={set("timeframe")}>
-          {["1m", "5m", "15m", "30m", "1h", "4h", "1d"].map((t) => <option>{t}</option>)}
+          {timeframes.map((t) => <option>{t}</option>)}
         </select>
       </Field>
       <Field label="From">

@@ -1,14 +1,22 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { type Backtest, BacktestResult } from "./BacktestView.js"
-import { ErrorText, Field, number, Table, useAction, useLoad, wait } from "./Controls.js"
+import {
+  ErrorText,
+  Field,
+  number,
+  Table,
+  type Timeframe,
+  timeframes,
+  useAction,
+  useForm,
+  useLoad,
+  wait
+} from "./Controls.js"
 import { Optimizations } from "./OptimizationView.js"
 import { errorLine, type PromiseClient } from "./Session.js"
 
 type Program = Awaited<ReturnType<PromiseClient["programs"]["get"]>>
 type ProgramId = Program["id"]
-type Timeframe = Backtest["timeframe"]
-
-const timeframes: ReadonlyArray<Timeframe> = ["1m", "5m", "15m", "30m", "1h", "4h", "1d"]
 
 const starter = `// decide(data) is called on every bar; answer an operation.
 export function decide(data) {
@@ -101,7 +109,7 @@ const BacktestForm = ({ client, program, onBacktest }: {
   onBacktest: (backtest: Backtest) => void
 }) => {
   const today = Math.floor(Date.now() / day) * day
-  const [form, setForm] = useState({
+  const { form, set } = useForm({
     symbol: "BTC",
     timeframe: "1h" as Timeframe,
     from: isoDay(today - 30 * day),
@@ -112,8 +120,6 @@ const BacktestForm = ({ client, program, onBacktest }: {
   })
   const [progress, setProgress] = useState("")
   const { busy, error, run } = useAction()
-  const set = (key: keyof typeof form) => (event: Event) =>
-    setForm({ ...form, [key]: (event.currentTarget as HTMLInputElement).value })
   const submit = (event: Event) => {
     event.preventDefault()
     void run(async () => {
