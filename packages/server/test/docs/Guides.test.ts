@@ -3,7 +3,7 @@ import { defaultRateLimitPolicy } from "@trading-platform/core"
 import { openApiDocument } from "@trading-platform/server"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import ts from "typescript"
+import { typeErrors } from "../../../../test/support/TypeCheck.js"
 import { settings } from "../../src/ServerConfig.js"
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url))
@@ -14,7 +14,7 @@ const codeBlocks = (guide: string) =>
   [...readFileSync(root + guide, "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!)
 
 describe("the guides", () => {
-  it("type-check every TypeScript block against the packages (names, options, methods)", () => {
+  it("type-check every TypeScript block against the packages (names, options, methods)", async () => {
     // Under the repository, so the blocks resolve the workspace packages as a reader's project would.
     const dir = `${root}node_modules/.cache/guides-check/`
     rmSync(dir, { recursive: true, force: true })
@@ -28,18 +28,8 @@ describe("the guides", () => {
     )
     expect(files.length).toBeGreaterThanOrEqual(8)
 
-    const base = ts.getParsedCommandLineOfConfigFile(`${root}tsconfig.base.json`, {}, {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (d) => {
-        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"))
-      }
-    })!
-    // Blocks may declare things only to show them; top-level await needs a module target.
-    const options = { ...base.options, noUnusedLocals: false, module: ts.ModuleKind.NodeNext }
-    const program = ts.createProgram(files, options)
-    const problems = ts.getPreEmitDiagnostics(program).map((d) =>
-      `${d.file?.fileName.slice(dir.length) ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`
-    )
+    // Blocks may declare things only to show them.
+    const problems = await typeErrors(files, { noUnusedLocals: false })
     expect(problems).toEqual([])
     rmSync(dir, { recursive: true })
   }, 120_000)
