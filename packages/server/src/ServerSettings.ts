@@ -20,7 +20,10 @@ export const settings = [
   ["WS_MAX_QUEUED_MESSAGES", "WebSocket messages received and not yet handled, per socket; more closes 1013 (64)"],
   ["WS_MAX_UNAUTHENTICATED_PER_IP", "WebSockets from one IP not yet authenticated; more are closed 1013 (10)"],
   ["WS_AUTH_TIMEOUT_S", "seconds a WebSocket may take to authenticate before it is closed 1008 (5)"],
-  ["SANDBOX_RUNTIME", "where programs run: quickjs (WebAssembly) or v8 (isolates, needs isolated-vm) (quickjs)"],
+  [
+    "SANDBOX_RUNTIME",
+    "where programs run: v8 (isolates, needs isolated-vm) or quickjs (WebAssembly) (v8 where isolated-vm loads, else quickjs)"
+  ],
   ["CORS_ORIGINS", "origins whose browser pages may call the API, comma-separated (none: no CORS headers)"],
   ["TRUST_PROXY", "take the client IP from X-Forwarded-For (false)"],
   ["PASSWORD_SCRYPT_COST", "scrypt cost N of new password hashes, a power of two (131072, OWASP's 2^17)"],

@@ -1,13 +1,15 @@
 import { taSource } from "../indicators/TaSource.js"
 import { mulberry32 } from "../stats/Random.js"
 import { bootstrap } from "./guest/Bootstrap.js"
-import { installMetering } from "./guest/Metering.js"
+import { installMetering, installStepCounter } from "./guest/Metering.js"
 import { candleWindow } from "./SandboxLimits.js"
+import { countSteps, overBudgetMessage } from "./StepCounting.js"
 import { windowIndicatorsSource } from "./WindowIndicatorsSource.js"
 
 /**
- * The source the sandbox runs before a program: a function of the seed that answers `describe`
- * and `makeDriver` (see `guest/Bootstrap.ts`). The guest's own code is the text of real functions,
+ * The source the sandbox runs before a program: a function of the seed, and of the name of the
+ * step counter a program rewritten by `countSteps` calls (V8; none for QuickJS, which counts steps
+ * itself), that answers `describe` and `makeDriver` (see `guest/Bootstrap.ts`). The guest's own code is the text of real functions,
  * type-checked with the host's. `ta` stays source text, which the host runs too (the same text, so
  * the same values), and so do the window indicators, which are generated from the host's tables.
  *
@@ -15,16 +17,20 @@ import { windowIndicatorsSource } from "./WindowIndicatorsSource.js"
  * the module, which the sandbox does not have; `__name` is defined here to do the same, with
  * `Object.defineProperty` taken before any program runs.
  */
-export const guestSource = `(function (seed) {
+const makeGuestSource = (ta: string) =>
+  `(function (seed, counter) {
   "use strict"
   const __name = ((define) => (target, value) => define(target, "name", { value, configurable: true }))(Object.defineProperty)
   return (${bootstrap})(
     seed,
+    counter,
+    ${JSON.stringify(overBudgetMessage)},
     ${candleWindow},
     ${installMetering},
+    ${installStepCounter},
     ${mulberry32},
     () => {
-      ${taSource}
+      ${ta}
       return ta
     },
     (ta, candles, cursor, stringify, parse, Float64) => {
@@ -33,3 +39,22 @@ export const guestSource = `(function (seed) {
     }
   )
 })`
+
+/** The guest for QuickJS, which counts every step itself. */
+export const guestSource = makeGuestSource(taSource)
+
+const counted = new Map<string, string>()
+
+/**
+ * The guest for V8, with `ta`'s steps counted on `counter` as the program's are (see `countSteps`),
+ * so a helper called on a copy of the candles costs the same steps on either runtime.
+ */
+export const countedGuestSource = (counter: string): string => {
+  let source = counted.get(counter)
+  if (source === undefined) {
+    const ta = countSteps(taSource, counter)
+    if (!("code" in ta)) throw new Error(`ta's source does not parse: ${ta.text}`)
+    counted.set(counter, source = makeGuestSource(ta.code))
+  }
+  return source
+}

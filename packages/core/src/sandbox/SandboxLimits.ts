@@ -4,7 +4,7 @@ export type SandboxRuntimeName = "v8" | "quickjs"
 /** The caps on one program run, and the runtime it runs on. */
 export interface SandboxLimits {
   /**
-   * The runtime (`SANDBOX_RUNTIME`); absent, QuickJS; V8 only where `isolated-vm` loads (see
+   * The runtime (`SANDBOX_RUNTIME`); absent, V8 where `isolated-vm` loads, else QuickJS (see
    * `selectedProgramRuntime`). Threads get it with the limits.
    */
   readonly runtime?: SandboxRuntimeName
@@ -13,11 +13,12 @@ export interface SandboxLimits {
   /** Stack of one run, in bytes: deep recursion fails cleanly before the host's stack does. */
   readonly stackBytes: number
   /**
-   * CPU budget of one call of `decide` (and of loading the module), counted in QuickJS interrupt
-   * checks (one about every 10 000 operations, a fraction of a millisecond); on V8, which cannot
-   * count operations, the isolate's CPU time at `v8MillisPerCheck` per check (see `V8Sandbox.ts`). Bars are decided in
-   * batches of up to `barsPerCall`, whose budget is the sum of their bars'. Counting operations
-   * instead of wall time keeps a run's outcome the same on any machine and under any load.
+   * CPU budget of one call of `decide` (and of loading the module), in QuickJS interrupt checks:
+   * one every 10 000 steps, a step being a loop iteration or a call (`stepsPerCheck`), a fraction of
+   * a millisecond. QuickJS counts the steps itself; in V8 the program's source counts them (see
+   * `StepCounting.ts`). Bars are decided in batches of up to 64, whose budget is the sum of their
+   * bars'. Counting steps instead of time keeps a run's outcome the same on any machine, under any
+   * load, and on either runtime.
    */
   readonly cpuChecksPerCall: number
   /**

@@ -8,18 +8,13 @@ import { V8ProgramRuntime } from "./V8Runtime.js"
 
 let warned = false
 
-/** The runtime when the limits name none. */
-const defaultRuntime: SandboxRuntimeName = "quickjs"
-
 /**
- * The runtime `limits.runtime` names, QuickJS when it names none: V8 only where `isolated-vm`
- * loads and an isolate can be made, else QuickJS with one warning (from the main thread: threads
- * get the main thread's choice with their limits, and fall back silently). QuickJS stays the
- * default while V8's budget is CPU time rather than a count, so an outcome at the edge of it may
- * depend on the machine (docs/programs.md); `defaultRuntime` is the one line to change then.
+ * The runtime `limits.runtime` names, V8 when it names none: V8 only where `isolated-vm` loads
+ * and an isolate can be made, else QuickJS with one warning (from the main thread: threads get
+ * the main thread's choice with their limits, and fall back silently).
  */
 export const resolveSandboxRuntime = (limits: SandboxLimits): SandboxRuntimeName => {
-  if ((limits.runtime ?? defaultRuntime) === "quickjs") return "quickjs"
+  if (limits.runtime === "quickjs") return "quickjs"
   const addon = loadIsolatedVm()
   if ("ivm" in addon) return "v8"
   if (isMainThread && !warned) {
@@ -31,7 +26,7 @@ export const resolveSandboxRuntime = (limits: SandboxLimits): SandboxRuntimeName
 
 /**
  * The program runtime every run uses (validation, backtest, live-decision and research threads),
- * under these limits: the one `resolveSandboxRuntime` picks, which it also passes on in the
+ * under these limits: the one `resolveSandboxRuntime` picks (V8, or QuickJS where it must), which it also passes on in the
  * limits, so the threads it starts (program checks) use it too. `onCall` runs as each call into
  * a program starts (a heartbeat, see `QuickJsProgramRuntime`); `use` says whose runs it serves.
  */

@@ -1,34 +1,13 @@
-import { guestSource } from "./GuestSource.js"
+import { countedGuestSource } from "./GuestSource.js"
 import { type IsolatedVm, type IvmIsolate, type IvmReference, keepUntilExit } from "./IsolatedVm.js"
 import type { LoadFailure } from "./LoadFailure.js"
 import { driverArguments, type GuestCall, type GuestDriver } from "./ProgramDecider.js"
 import type { ProgramRun } from "./ProgramRuntime.js"
 import { SandboxStalled } from "./Sandbox.js"
 import type { SandboxLimits } from "./SandboxLimits.js"
+import { countSteps, overBudgetMessage, stepsPerCheck } from "./StepCounting.js"
 
 // Plain functions, without Effect: the check thread imports this module too.
-
-/**
- * CPU time of a V8 isolate per QuickJS interrupt check of `SandboxLimits.cpuChecksPerCall`. V8
- * cannot count operations, so the budget is the isolate's own CPU time (not wall time): 100 checks
- * make 100 ms per bar, many times what V8 needs for the loops QuickJS runs in 100 checks, and
- * enough for the work V8 is slow at (a hundred thousand new keys on one object take 150 ms).
- */
-export const v8MillisPerCheck = 1
-
-/** Loading a program (its top-level code, run once and cold) has the budget of this many calls. */
-export const v8LoadCalls = 10
-
-/**
- * The most bars one call into an isolate decides (QuickJS decides up to 64): a batch the host asks
- * for is decided in calls of this many bars, each with its bars' budget. A thread inside a call
- * into an isolate cannot be terminated (Node's `worker.terminate` does not reach the nested
- * isolate), so this bounds how long a cancelled or stopped run keeps its thread: a call ends
- * within twice its budget (16 bars of 100 ms, so 3.2 s by default). The decisions are the same,
- * as the guest decides a range in any pieces alike. Each call costs about as much as a few quiet
- * bars (8 bars per call ran the bench's SMA at 0.5x plain JavaScript, 64 at 0.8x).
- */
-export const v8BarsPerCall = 16
 
 const timedOut = "Script execution timed out."
 
@@ -52,24 +31,20 @@ export const makeV8Sandbox = (
     `for (const name of ["WebAssembly", "SharedArrayBuffer", "Atomics", "console"]) delete globalThis[name]`
   )
   /**
-   * Runs `fn` (a call into the isolate, given its timeout) within the CPU budget of `bars` bars.
-   * The isolate is stopped at twice its budget in wall time, or at the safety net if sooner; it
-   * had spent its budget when it used that much CPU time, else the machine was too busy (or the
-   * net too short) and the call stalled, which is not the program's verdict.
+   * Runs `fn`, a call into the isolate given its timeout (the wall-clock safety net) and its
+   * limit of steps. The guest counts the program's steps (see `StepCounting.ts`) and throws
+   * `overBudgetMessage` past the limit; the net stopping the call first is the machine's verdict
+   * (too busy) or work the count misses, not the program's.
    */
-  const call = <A>(bars: number, fn: (timeout: number) => A): GuestCall<A> => {
+  const call = <A>(bars: number, fn: (timeout: number, steps: number) => A): GuestCall<A> => {
     onCall()
-    const budget = bars * limits.cpuChecksPerCall * v8MillisPerCheck
-    const timeout = Math.max(1, Math.ceil(Math.min(limits.wallMillisPerCall, 2 * budget)))
-    const before = isolate.cpuTime
     try {
-      return { value: fn(timeout) }
+      return { value: fn(limits.wallMillisPerCall, bars * limits.cpuChecksPerCall * stepsPerCheck) }
     } catch (e) {
       if (isolate.isDisposed) return { overBudget: false, text: `out of memory: ${(e as Error).message}` }
-      if ((e as Error).message === timedOut) {
-        if (Number(isolate.cpuTime - before) / 1e6 >= budget) return { overBudget: true }
-        throw new SandboxStalled(timeout)
-      }
+      const message = (e as Error).message
+      if (message === timedOut) throw new SandboxStalled(limits.wallMillisPerCall)
+      if (message === overBudgetMessage) return { overBudget: true }
       return { overBudget: false, text: describeHostError(e) }
     }
   }
@@ -116,49 +91,57 @@ const inspectSource = `(function (stringify) {
 })(JSON.stringify)`
 
 /**
- * Installs the guest (`GuestSource.ts`) in the isolate, then evaluates the program as an ES module
- * (imports refused) and finds its `decide` and its `parameters`.
+ * Installs the guest (`GuestSource.ts`) in the isolate, then evaluates the program, its steps
+ * counted (`countSteps`), as an ES module (imports refused) and finds its `decide` and its
+ * `parameters`, all within the budget of one call.
  */
 export const loadV8Program = (sandbox: V8Sandbox, code: string, seed: number): V8Helpers | LoadFailure => {
   const { call, context, isolate, own } = sandbox
-  const install = own(context.evalSync(guestSource, { reference: true, filename: "bootstrap.js" }) as IvmReference)
-  const installed = own(install.applySync(undefined, [seed], { result: { reference: true } }) as IvmReference)
-  const makeDriver = own(installed.getSync("makeDriver", { reference: true }) as IvmReference)
-  const inspect = own(context.evalSync(inspectSource, { reference: true }) as IvmReference)
-  let namespace: IvmReference
-  try {
-    const module = own(isolate.compileModuleSync(code, { filename: "program.js" }))
-    module.instantiateSync(context, (specifier) => {
-      throw new Error(`SyntaxError: import of "${specifier}" is not allowed: a program has no modules to import`)
-    })
-    const evaluated = call(v8LoadCalls, (timeout) => module.evaluateSync({ timeout }))
-    if (!("value" in evaluated)) {
-      return evaluated.overBudget
-        ? { overBudget: true }
-        : { overBudget: false, text: evaluated.text }
+  const counted = countSteps(code)
+  if (!("code" in counted)) {
+    // V8's own words for an error both parsers see; the parser's for one only it sees.
+    try {
+      own(isolate.compileModuleSync(code, { filename: "program.js" }))
+    } catch (e) {
+      return { overBudget: false, text: describeHostError(e) }
     }
-    namespace = own(module.namespace)
-  } catch (e) {
-    if (e instanceof SandboxStalled) throw e
-    return { overBudget: false, text: describeHostError(e) }
+    return { overBudget: false, text: counted.text }
   }
-  const exports = call(
-    1,
-    (timeout) =>
-      inspect.applySync(undefined, [keepUntilExit(namespace.derefInto())], { result: { copy: true }, timeout }) as [
-        boolean,
-        string | undefined
-      ]
+  const install = own(
+    context.evalSync(countedGuestSource(counted.counter), { reference: true, filename: "bootstrap.js" }) as IvmReference
   )
-  if (!("value" in exports)) {
-    return exports.overBudget
-      ? { overBudget: true }
-      : { overBudget: false, text: exports.text }
-  }
-  const [isFunction, parameters] = exports.value
-  if (!isFunction) return { overBudget: false }
-  const decide = own(namespace.getSync("decide", { reference: true }) as IvmReference)
-  return { makeDriver, decide, parameters: parameters === undefined ? undefined : JSON.parse(parameters) }
+  const installed = own(
+    install.applySync(undefined, [seed, counted.counter], { result: { reference: true } }) as IvmReference
+  )
+  const [makeDriver, begin, end] = ["makeDriver", "begin", "end"].map((name) =>
+    own(installed.getSync(name, { reference: true }) as IvmReference)
+  ) as [IvmReference, IvmReference, IvmReference]
+  const inspect = own(context.evalSync(inspectSource, { reference: true }) as IvmReference)
+  let decide: IvmReference | undefined
+  // Evaluating the module and reading its exports are one call, bracketed by the guest's counter.
+  const loaded = call(1, (timeout, steps) => {
+    begin.applySync(undefined, [steps])
+    try {
+      const module = own(isolate.compileModuleSync(counted.code, { filename: "program.js" }))
+      module.instantiateSync(context, (specifier) => {
+        throw new Error(`SyntaxError: import of "${specifier}" is not allowed: a program has no modules to import`)
+      })
+      module.evaluateSync({ timeout })
+      const namespace = own(module.namespace)
+      const [isFunction, parameters] = inspect.applySync(undefined, [keepUntilExit(namespace.derefInto())], {
+        result: { copy: true },
+        timeout
+      }) as [boolean, string | undefined]
+      if (isFunction) decide = own(namespace.getSync("decide", { reference: true }) as IvmReference)
+      return parameters
+    } finally {
+      // Over budget, whatever the program did with the error its last step threw.
+      if (!isolate.isDisposed && end.applySync(undefined, []) === true) throw new Error(overBudgetMessage)
+    }
+  })
+  if (!("value" in loaded)) return loaded
+  if (decide === undefined) return { overBudget: false }
+  return { makeDriver, decide, parameters: loaded.value === undefined ? undefined : JSON.parse(loaded.value) }
 }
 
 /**
@@ -187,32 +170,25 @@ export const v8Driver = (sandbox: V8Sandbox, helpers: V8Helpers, run: ProgramRun
   ) as [IvmReference, IvmReference, IvmReference, IvmReference, IvmReference]
   return {
     chunk: (buffer, bars, values, calls) =>
+      call(1, (timeout, steps) =>
+        chunk.applySync(undefined, [steps, buffer.buffer, bars, values.buffer, calls], {
+          arguments: { copy: true },
+          timeout
+        })),
+    wanted: () => call(1, (timeout, steps) => wanted.applySync(undefined, [steps], { timeout }) as string),
+    account: (next) =>
       call(
         1,
-        (timeout) =>
-          chunk.applySync(undefined, [buffer.buffer, bars, values.buffer, calls], {
-            arguments: { copy: true },
-            timeout
-          })
+        (timeout, steps) => account.applySync(undefined, [steps, next.buffer], { arguments: { copy: true }, timeout })
       ),
-    wanted: () => call(1, (timeout) => wanted.applySync(undefined, [], { timeout }) as string),
-    account: (next) =>
-      call(1, (timeout) => account.applySync(undefined, [next.buffer], { arguments: { copy: true }, timeout })),
-    decide: (from, to, holds) => {
-      for (let start = from;;) {
-        const end = Math.min(to, start + v8BarsPerCall)
-        const result = call(
-          end - start,
-          (timeout) => decide.applySync(undefined, [start, end, holds], { timeout }) as number | string
-        )
-        // A number short of the end is a bar that touched a band; a text is a decision or an error.
-        if (end === to || !("value" in result) || result.value !== end) return result
-        start = end
-      }
-    },
+    decide: (from, to, holds, bars) =>
+      call(
+        bars,
+        (timeout, steps) => decide.applySync(undefined, [steps, from, to, holds], { timeout }) as number | string
+      ),
     at: () => {
       if (sandbox.isolate.isDisposed) return -1
-      const index = call(1, (timeout) => at.applySync(undefined, [], { timeout }) as number)
+      const index = call(1, (timeout, steps) => at.applySync(undefined, [steps], { timeout }) as number)
       return "value" in index ? index.value : -1
     }
   }

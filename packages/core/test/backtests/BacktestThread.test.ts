@@ -248,7 +248,7 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
         const closing = Date.now()
         yield* Scope.close(scope, Exit.void)
         expect(liveBacktestThreads()).toBe(0)
-        // QuickJS stops at once; a call into V8 ends within twice its budget (16 bars of 100 ms), not the net.
+        // QuickJS stops at once; a call into V8 ends when it has spent its counted budget, not at the net.
         expect(Date.now() - closing).toBeLessThan(8_000)
       }),
     { timeout: 60_000 }

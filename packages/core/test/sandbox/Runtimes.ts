@@ -12,8 +12,6 @@ export interface RuntimeCase {
   /** What `SandboxLimits.runtime` calls it: the limits threads get name the runtime they run. */
   readonly runtime: SandboxRuntimeName
   readonly layer: (limits?: SandboxLimits, use?: RuntimeUse) => Layer.Layer<ProgramRuntime>
-  /** Whether its CPU budget counts operations (QuickJS), or measures CPU time (V8, which is many times faster). */
-  readonly countsOperations: boolean
 }
 
 const addon = loadIsolatedVm()
@@ -27,15 +25,13 @@ export const runtimes: ReadonlyArray<RuntimeCase> = [
   {
     name: "QuickJS",
     runtime: "quickjs",
-    layer: (limits, use) => QuickJsProgramRuntime(limits, undefined, use),
-    countsOperations: true
+    layer: (limits, use) => QuickJsProgramRuntime(limits, undefined, use)
   },
   ...("ivm" in addon ?
     [{
       name: "V8",
       runtime: "v8" as const,
-      layer: (limits?: SandboxLimits, use?: RuntimeUse) => V8ProgramRuntime(addon.ivm, limits, undefined, use),
-      countsOperations: false
+      layer: (limits?: SandboxLimits, use?: RuntimeUse) => V8ProgramRuntime(addon.ivm, limits, undefined, use)
     }] :
     [])
 ]

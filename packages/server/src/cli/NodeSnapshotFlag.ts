@@ -3,22 +3,22 @@ import { createRequire } from "node:module"
 
 const flag = "--no-node-snapshot"
 
-/** Whether the command asks for the V8 runtime (`SANDBOX_RUNTIME=v8` or `--sandbox-runtime v8`). */
+/** Whether the command runs programs in V8, the default: unless `SANDBOX_RUNTIME=quickjs` or `--sandbox-runtime quickjs`. */
 const wantsV8 = () => {
   const argv = process.argv
   const flagged = argv.some((arg, i) =>
-    arg === "--sandbox-runtime=v8" || (arg === "--sandbox-runtime" && argv[i + 1] === "v8")
+    arg === "--sandbox-runtime=quickjs" || (arg === "--sandbox-runtime" && argv[i + 1] === "quickjs")
   )
-  return flagged || process.env["SANDBOX_RUNTIME"] === "v8"
+  return !flagged && process.env["SANDBOX_RUNTIME"] !== "quickjs"
 }
 
 /**
- * Programs run in V8 isolates when asked, where `isolated-vm` is installed, and on Node 20 and
- * later the addon needs node started with `--no-node-snapshot`, which a process cannot turn on for
- * itself. Asked for V8 and started without the flag where the addon is installed, the command runs
+ * Programs run in V8 isolates unless QuickJS is asked for, where `isolated-vm` is installed, and on
+ * Node 20 and later the addon needs node started with `--no-node-snapshot`, which a process cannot
+ * turn on for itself. Started without the flag where the addon is installed, the command runs
  * itself again with it, passing on its arguments, streams, signals and exit code, and answers
  * true: the caller then does nothing else. Otherwise programs run in QuickJS (the runtime warns
- * once when V8 was asked for).
+ * once unless QuickJS was asked for).
  */
 export const rerunWithNodeSnapshotOff = (): boolean => {
   if (process.execArgv.includes(flag) || (process.env["NODE_OPTIONS"] ?? "").includes(flag)) return false

@@ -13,6 +13,14 @@ interface GuestBar {
   volume: number
 }
 
+/** The step counter of a program run in V8 (see `installStepCounter` in `Metering.ts`). */
+export interface GuestStepCounter {
+  readonly begin: (limit: number) => void
+  readonly end: () => boolean
+  readonly metered: <A>(limit: number, f: () => A) => A
+  readonly charge: (elements: number) => void
+}
+
 /** Where the driver is in the current piece: the index of the bar it decides (-1 before the first). */
 export interface GuestCursor {
   at: number
@@ -48,11 +56,19 @@ export type MakeGuestWindow = (
  * the index where it stopped without a decision, or `"<index>:<answer as JSON>"` (a decision, or a
  * list of them), or `"<index>:!<message>"` when the program threw; `at` answers the bar being
  * decided (-1 before the piece's first).
+ *
+ * With a `counter` (V8, whose program counts its steps, see `StepCounting.ts`), every step past a
+ * call's limit throws `overMessage`; each function of the driver then takes its call's limit of
+ * steps first, and `begin` and `end` bracket loading the program (see `installStepCounter`).
+ * Code made from text is refused on both runtimes, as it would not count its steps.
  */
 export function bootstrap(
   seed: number,
+  counter: string | undefined,
+  overMessage: string,
   candleWindow: number,
-  installMetering: () => void,
+  installMetering: (charge: (elements: number) => void) => void,
+  installStepCounter: (name: string, overMessage: string) => GuestStepCounter,
   makeRandom: (seed: number) => () => number,
   makeTa: () => object,
   makeWindow: MakeGuestWindow
@@ -60,7 +76,24 @@ export function bootstrap(
   // The driver's own calls use the unmetered built-ins.
   const shift = Array.prototype.shift, isArray = Array.isArray, stringify = JSON.stringify, parse = JSON.parse
   const Float64 = Float64Array
-  installMetering()
+  // Code made from text at run time (eval, the Function constructors) would not have its steps
+  // counted in V8, and a program has no need of it: refused on both runtimes alike.
+  const refuse = function() {
+    throw new EvalError("a program cannot run code made from text (eval, Function)")
+  }
+  refuse.prototype = Function.prototype
+  for (const made of [function() {}, function*() {}, async function() {}, async function*() {}]) {
+    Object.defineProperty(Object.getPrototypeOf(made), "constructor", { value: refuse })
+  }
+  globalThis.eval = refuse
+  globalThis.Function = refuse as unknown as FunctionConstructor
+  // Counted by the runtime (QuickJS), a built-in's work is charged as an empty loop of as many steps.
+  const steps = counter === undefined ? undefined : installStepCounter(counter, overMessage)
+  installMetering(
+    steps?.charge ?? ((elements) => {
+      for (let i = elements >>> 6; i > 0; i--);
+    })
+  )
   Math.random = makeRandom(seed)
   let now = 0
   const RealDate = Date
@@ -260,7 +293,19 @@ export function bootstrap(
       }
       return to
     }
-    return { chunk, wanted: wantedWindow, account, decide: decideFrom, at: () => cursor.at }
+    const driver = { chunk, wanted: wantedWindow, account, decide: decideFrom, at: () => cursor.at }
+    if (steps === undefined) return driver
+    // Counted by the guest (V8): each function takes its call's limit of steps first.
+    const { metered } = steps
+    return {
+      chunk: (limit: number, values: ArrayBuffer, bars: number, indicators: ArrayBuffer, calls: string) =>
+        metered(limit, () => chunk(values, bars, indicators, calls)),
+      wanted: (limit: number) => metered(limit, wantedWindow),
+      account: (limit: number, next: ArrayBuffer) => metered(limit, () => account(next)),
+      decide: (limit: number, from: number, to: number, holds: boolean) =>
+        metered(limit, () => decideFrom(from, to, holds)),
+      at: (limit: number) => metered(limit, driver.at)
+    }
   }
-  return { describe, makeDriver }
+  return { describe, makeDriver, begin: steps?.begin, end: steps?.end }
 }

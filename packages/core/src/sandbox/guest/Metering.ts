@@ -2,19 +2,17 @@
  * Runs in the sandbox (see `GuestSource.ts`): it must use nothing but its own body and the
  * sandbox's globals.
  *
- * QuickJS checks its interrupt handler only every so many loop iterations and calls, and a built-in
- * counts as one step however much it does, so a loop of large built-in calls (filling or joining
- * big arrays) could run for minutes between two checks. Built-ins whose work grows with the size
- * of their receiver (or, for repeat and the pads, of their count) are therefore charged first
- * with an empty loop of one iteration per 64 elements, which the CPU budget sees; those that list
+ * A program's steps are counted as loop iterations and calls (QuickJS's interrupt checks count
+ * them; in V8, the calls `StepCounting.ts` puts in the program's source), and a built-in counts as
+ * one step however much it does, so a loop of large built-in calls (filling or joining big arrays)
+ * could run for minutes on a few steps. Built-ins whose work grows with the size of their receiver
+ * (or, for repeat and the pads, of their count) are therefore charged first with `charge` of one
+ * step per 64 elements, which the CPU budget sees; those that list
  * an object's keys, and `JSON.stringify` (whose input may be any object), are charged after the
  * call, by the length of their answer, weighted by what one of its elements costs. The rates keep a loop of the largest calls within a few times the wall
  * time of a budget of plain loop iterations, so the counted budget, not the clock, stops it.
  */
-export function installMetering(): void {
-  const charge = (n: number) => {
-    for (let i = n >>> 6; i > 0; i--);
-  }
+export function installMetering(charge: (elements: number) => void): void {
   const constantTime = new Set(["constructor", "push", "pop", "at", "charAt", "charCodeAt", "codePointAt"])
   const byCount = new Set(["repeat", "padStart", "padEnd"])
   const nothing = () => 0
@@ -53,4 +51,52 @@ export function installMetering(): void {
     meter(Object, name, nothing, (answer) => 16 * length(answer))
   }
   meter(Reflect, "ownKeys", nothing, (answer) => 16 * length(answer))
+}
+
+/**
+ * Runs in the sandbox like `installMetering`. Counts the steps of a program whose source
+ * `countSteps` (StepCounting.ts) rewrote to call the global `name` in every loop and function
+ * body; installed read-only, so the program cannot replace it. `metered` runs `f` within `limit`
+ * steps; `begin` and `end` bracket a call the host makes itself (evaluating the module), `end`
+ * answering whether it went over. Past its limit every step throws, so a program that catches
+ * the error only stops at its next step, and the call is over budget whatever it answers.
+ */
+export function installStepCounter(name: string, overMessage: string) {
+  // Taken now: the program may replace the global.
+  const Over = RangeError
+  let steps = 0, allowed = Infinity, over = false
+  const stop = () => {
+    over = true
+    return new Over(overMessage)
+  }
+  Object.defineProperty(globalThis, name, {
+    value: () => {
+      if (++steps > allowed) throw stop()
+    }
+  })
+  const begin = (limit: number) => {
+    steps = 0
+    allowed = limit
+    over = false
+  }
+  const end = () => {
+    allowed = Infinity
+    return over
+  }
+  const metered = <A>(limit: number, f: () => A): A => {
+    begin(limit)
+    let answer: A
+    try {
+      answer = f()
+    } catch (e) {
+      if (!end()) throw e
+    }
+    if (end()) throw new Over(overMessage)
+    return answer!
+  }
+  /** Charges a built-in's work by its elements, as `installMetering` does. */
+  const charge = (elements: number) => {
+    if ((steps += elements >>> 6) > allowed) throw stop()
+  }
+  return { begin, end, metered, charge }
 }
