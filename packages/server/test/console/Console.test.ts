@@ -3,7 +3,7 @@ import { testOptions, testStorages } from "@trading-platform/core/testing"
 import { ConsoleLive, makeWebHandler } from "@trading-platform/server"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { appBudget, buildConsole } from "../../src/console/ConsoleBuild.js"
-import { createAccount } from "../support/Accounts.js"
+import { createAccount, wallet } from "../support/Accounts.js"
 import { AutomationServer, waitForList } from "../support/Automation.js"
 import { BacktestServer } from "../support/Backtests.js"
 import { browser, hasChromium } from "../support/Chromium.js"
@@ -305,6 +305,333 @@ describe("the web console", () => {
           expect(yield* Effect.promise(() => page.textContent("form [role=alert]"))).toContain("(symbol_not_listed)")
           // The browser logs the refused request itself; the page logged nothing else.
           expect(failures.filter((f) => !f.includes("symbol=NOPE"))).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 120_000 }
+    )
+
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: an account is created with its venue settings, edited, given a venue1 wallet and deleted from the accounts view",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("account-crud")
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* logIn(page, origin, user, "accounts")
+          const accounts = () =>
+            call("GET", "/api/account/list", { token: user.token }).pipe(
+              Effect.map((reply) => reply.body as Array<any>)
+            )
+          const created = page.locator("form[aria-label='New account']")
+          yield* Effect.promise(async () => {
+            await page.click("button:text-is('New account')")
+            await created.locator("input[name=name]").fill("Desk")
+            await created.locator("select[name=account_type]").selectOption("MANUAL")
+            await created.locator("input[name=initial_capital]").fill("2500")
+            await created.locator("input[name=default_leverage]").fill("3")
+            await created.locator("input[name=max_leverage]").fill("10")
+            await created.locator("select[name=margin_mode]").selectOption("cross")
+            await created.locator("input[name=venue1_enabled]").check()
+            await created.locator("select[name=venue1_environment]").selectOption("paper")
+            await created.locator("button:text('Create account')").click()
+            await page.locator("article.account h3", { hasText: "Desk" }).waitFor()
+          })
+          expect(yield* Effect.promise(() => page.$$("form[aria-label='New account']"))).toEqual([])
+          const [desk] = yield* accounts()
+          expect(desk).toMatchObject({
+            name: "Desk",
+            account_type: "MANUAL",
+            initial_capital: 2500,
+            default_leverage: 3,
+            max_leverage: 10,
+            margin_mode: "cross",
+            venue1_enabled: true,
+            venue1_environment: "paper"
+          })
+
+          const card = page.locator(`article.account[data-id='${desk.id}']`)
+          const edit = card.locator("form[aria-label='Edit Desk']")
+          yield* Effect.promise(async () => {
+            await card.locator("button:text('Edit account')").click()
+            expect(await edit.locator("input[name=max_leverage]").inputValue()).toBe("10")
+            await edit.locator("input[name=name]").fill("Desk two")
+            await edit.locator("input[name=max_leverage]").fill("20")
+            await edit.locator("input[name=show_on_dashboard]").uncheck()
+            await edit.locator("button:text('Save account')").click()
+            await card.locator("h3", { hasText: "Desk two" }).waitFor()
+          })
+          expect((yield* accounts())[0]).toMatchObject({ name: "Desk two", max_leverage: 20, show_on_dashboard: false })
+          expect(yield* Effect.promise(() => card.locator("p.settings").textContent())).toContain("off the dashboard")
+
+          const walletForm = card.locator("form[aria-label='venue1 wallet']")
+          yield* Effect.promise(async () => {
+            await card.locator("button:text('Venue setup')").click()
+            await walletForm.locator("select[name=environment]").selectOption("testnet")
+            await walletForm.locator("input[name=wallet_address]").fill(wallet.wallet_address)
+            await walletForm.locator("input[name=private_key]").fill(wallet.private_key)
+            await walletForm.locator("button:text('Store wallet')").click()
+            await card.locator("p.settings", { hasText: "venue1 wallet stored" }).waitFor()
+          })
+          expect((yield* accounts())[0]).toMatchObject({ has_venue1_wallet: true, venue1_environment: "testnet" })
+          yield* shoot(page, "accounts-edit")
+
+          yield* Effect.promise(async () => {
+            await card.locator("button:text('Delete account')").click()
+            await card.locator("button:text('Delete Desk two for good')").click()
+            await card.waitFor({ state: "detached" })
+          })
+          expect(yield* accounts()).toEqual([])
+          expect(yield* Effect.promise(() => page.textContent("#view"))).toContain("No accounts yet.")
+          expect(failures).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 120_000 }
+    )
+
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: a signal and a pool over it are created, edited and deleted from the signals view; a signal in a pool is not, and says why beside its button",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("signal-crud")
+          const listed = (yield* call("GET", "/api/market/symbols", { token: user.token })).body.symbols
+            .map((s: { symbol: string }) => s.symbol) as Array<string>
+          const [first, second] = [listed[0]!, listed[1]!]
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* logIn(page, origin, user, "signals")
+          const listing = () =>
+            call("GET", "/api/signals", { token: user.token }).pipe(Effect.map((reply) => reply.body))
+
+          const newSignal = page.locator("form[aria-label='New signal']")
+          yield* Effect.promise(async () => {
+            await page.click("button:text-is('New signal')")
+            await newSignal.locator("input[name=signal_name]").fill("Jumps")
+            await newSignal.locator("select[name=metric]").selectOption("price_change")
+            await newSignal.locator("select[name=operator]").selectOption("gt")
+            await newSignal.locator("input[name=threshold]").fill("2")
+            await newSignal.locator("select[name=time_window]").selectOption("1h")
+            await newSignal.locator("button:text('Create signal')").click()
+            await page.locator("table.signals tbody tr", { hasText: "Jumps" }).waitFor()
+          })
+          const [signal] = (yield* listing()).signals
+          expect(signal).toMatchObject({
+            signal_name: "Jumps",
+            exchange: "venue1",
+            trigger_condition: { metric: "price_change", operator: "gt", threshold: 2, time_window: "1h" },
+            enabled: true
+          })
+          const editSignal = page.locator("form[aria-label='Edit Jumps']")
+          yield* Effect.promise(async () => {
+            await page.click("button[aria-label='Edit signal Jumps']")
+            await editSignal.locator("input[name=signal_name]").fill("Leaps")
+            await editSignal.locator("input[name=threshold]").fill("3.5")
+            await editSignal.locator("select[name=time_window]").selectOption("4h")
+            await editSignal.locator("button:text('Save signal')").click()
+            await page.locator("table.signals tbody tr", { hasText: "price_change gt 3.5 over 4h" }).waitFor()
+          })
+          expect((yield* listing()).signals[0]).toMatchObject({
+            id: signal.id,
+            signal_name: "Leaps",
+            trigger_condition: { threshold: 3.5, time_window: "4h" }
+          })
+
+          const newPool = page.locator("form[aria-label='New pool']")
+          yield* Effect.promise(async () => {
+            await page.click("button:text-is('New pool')")
+            await newPool.locator("input[name=pool_name]").fill("Majors")
+            await newPool.locator("input[name=symbols]").fill(`${first}, ${second}`)
+            await newPool.locator("select[name=logic]").selectOption("OR")
+            await newPool.getByLabel("Leaps").check()
+            await newPool.locator("button:text('Create pool')").click()
+            await page.locator("table.pools tbody tr", { hasText: "Majors" }).waitFor()
+          })
+          const [pool] = (yield* listing()).pools
+          expect(pool).toMatchObject({
+            pool_name: "Majors",
+            symbols: [first, second],
+            logic: "OR",
+            signal_ids: [signal.id]
+          })
+          const editPool = page.locator("form[aria-label='Edit Majors']")
+          yield* Effect.promise(async () => {
+            await page.click("button[aria-label='Edit pool Majors']")
+            await editPool.locator("input[name=pool_name]").fill("Major")
+            await editPool.locator("input[name=symbols]").fill(first)
+            await editPool.locator("input[name=enabled]").uncheck()
+            await editPool.locator("button:text('Save pool')").click()
+            await page.locator("table.pools tbody tr", { hasText: "Major" }).filter({ hasText: "false" }).waitFor()
+          })
+          expect((yield* listing()).pools[0]).toMatchObject({
+            id: pool.id,
+            pool_name: "Major",
+            symbols: [first],
+            enabled: false
+          })
+          yield* shoot(page, "signals")
+
+          // The pool lists the signal: the API refuses its deletion, and the page says so beside the button.
+          const signalRow = page.locator("table.signals tbody tr", { hasText: "Leaps" })
+          yield* Effect.promise(async () => {
+            await signalRow.locator("button:text('Delete signal')").click()
+            await signalRow.locator("button:text('Delete Leaps for good')").click()
+            await signalRow.locator("[role=alert]").waitFor()
+          })
+          expect(yield* Effect.promise(() => signalRow.locator("[role=alert]").textContent())).toContain(
+            "(signal_in_use)"
+          )
+          failures.splice(0)
+
+          const poolRow = page.locator("table.pools tbody tr", { hasText: "Major" })
+          yield* Effect.promise(async () => {
+            await poolRow.locator("button:text('Delete pool')").click()
+            await poolRow.locator("button:text('Delete Major for good')").click()
+            await page.locator("p:text('No signal pools yet.')").waitFor()
+            await signalRow.locator("button:text('Delete Leaps for good')").click()
+            await page.locator("p:text('No signals yet.')").waitFor()
+          })
+          expect(yield* listing()).toEqual({ pools: [], signals: [] })
+          expect(failures).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 120_000 }
+    )
+
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: a program is bound to an account, its binding edited and deleted from the program's view",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("binding-crud")
+          const program = (yield* call("POST", "/api/programs", {
+            token: user.token,
+            body: { name: "Crossover", code: crossover }
+          })).body
+          const account = yield* createAccount(user.token, { name: "Runner", max_leverage: 5 })
+          const pool = (yield* call("POST", "/api/signals/pools", {
+            token: user.token,
+            body: { pool_name: "Watch", symbols: ["BTC"] }
+          })).body
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* logIn(page, origin, user)
+          const bindings = () =>
+            call("GET", `/api/programs/${program.id}/bindings`, { token: user.token }).pipe(
+              Effect.map((reply) => reply.body.bindings as Array<any>)
+            )
+          const form = page.locator("form[aria-label='New binding']")
+          yield* Effect.promise(async () => {
+            await page.click("button:text-is('New binding')")
+            await form.locator("select[name=account_id]").selectOption(String(account.id))
+            await form.locator("input[name=symbols]").fill("BTC")
+            await form.locator("select[name=timeframe]").selectOption("15m")
+            await form.getByRole("checkbox", { name: "4h", exact: true }).check()
+            await form.locator("input[name=interval_minutes]").fill("30")
+            await form.locator("input[name=leverage]").fill("2")
+            await form.locator("textarea[name=params]").fill("{\"fast\": 5}")
+            await form.locator("button:text('Create binding')").click()
+            await page.locator("section.bindings tbody tr", { hasText: "Runner" }).waitFor()
+          })
+          const [binding] = yield* bindings()
+          expect(binding).toMatchObject({
+            account_id: account.id,
+            symbols: ["BTC"],
+            timeframe: "15m",
+            timeframes: ["4h"],
+            interval_minutes: 30,
+            leverage: 2,
+            params: { fast: 5 },
+            enabled: true
+          })
+
+          const edit = page.locator(`form[aria-label='Edit binding #${binding.id}']`)
+          yield* Effect.promise(async () => {
+            await page.click(`button[aria-label='Edit binding #${binding.id}']`)
+            await edit.locator("input[name=interval_minutes]").fill("")
+            await edit.getByLabel("Watch").check()
+            await edit.locator("input[name=enabled]").uncheck()
+            await edit.locator("button:text('Save binding')").click()
+            await page.locator("section.bindings tbody tr", { hasText: "Watch" }).waitFor()
+          })
+          expect((yield* bindings())[0]).toMatchObject({
+            id: binding.id,
+            interval_minutes: null,
+            signal_pool_ids: [pool.id],
+            enabled: false
+          })
+          yield* Effect.promise(() => page.locator("section.bindings").evaluate((section) => section.scrollIntoView()))
+          yield* shoot(page, "bindings")
+
+          const row = page.locator("section.bindings tbody tr", { hasText: "Runner" })
+          yield* Effect.promise(async () => {
+            await row.locator("button:text('Delete binding')").click()
+            await row.locator(`button:text('Delete binding #${binding.id} for good')`).click()
+            await page.locator("section.bindings p:text('Not bound to any account.')").waitFor()
+          })
+          expect(yield* bindings()).toEqual([])
+          expect(failures).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 120_000 }
+    )
+
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: the API's validation messages show beside the field they name: an account's leverage over the venue's cap, a pool's unlisted symbol, a binding without a trigger",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("invalid")
+          yield* call("POST", "/api/programs", { token: user.token, body: { name: "Crossover", code: crossover } })
+          yield* createAccount(user.token, { name: "Runner" })
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* logIn(page, origin, user, "accounts")
+          const beside = (form: string, field: string) =>
+            page.locator(`form[aria-label='${form}'] label:has([name=${field}]) .field-error`)
+
+          // What the API answers for the same account.
+          const refused = yield* call("POST", "/api/account", {
+            token: user.token,
+            body: { name: "Too much", max_leverage: 500 }
+          })
+          expect(refused.status).toBe(422)
+          yield* Effect.promise(async () => {
+            await page.click("button:text-is('New account')")
+            await page.fill("form[aria-label='New account'] input[name=name]", "Too much")
+            await page.fill("form[aria-label='New account'] input[name=max_leverage]", "500")
+            await page.click("form[aria-label='New account'] button:text('Create account')")
+            await beside("New account", "max_leverage").waitFor()
+          })
+          expect(yield* Effect.promise(() => beside("New account", "max_leverage").textContent())).toBe(
+            refused.body.error
+          )
+          expect(
+            yield* Effect.promise(() =>
+              page.getAttribute("form[aria-label='New account'] input[name=max_leverage]", "aria-invalid")
+            )
+          ).toBe("true")
+          // Only that field is marked; the envelope's message and code are where the action was.
+          expect(yield* Effect.promise(() => page.$$("form[aria-label='New account'] .field-error"))).toHaveLength(1)
+          expect(
+            yield* Effect.promise(() => page.textContent("form[aria-label='New account'] > [role=alert]"))
+          ).toBe(`${refused.body.error} (leverage_too_high)`)
+          yield* shoot(page, "accounts-invalid")
+
+          yield* goTo(page, "Signals")
+          yield* Effect.promise(async () => {
+            await page.click("button:text-is('New pool')")
+            await page.fill("form[aria-label='New pool'] input[name=pool_name]", "Nowhere")
+            await page.fill("form[aria-label='New pool'] input[name=symbols]", "BTC, NOPE")
+            await page.click("form[aria-label='New pool'] button:text('Create pool')")
+            await beside("New pool", "symbols").waitFor()
+          })
+          expect(yield* Effect.promise(() => beside("New pool", "symbols").textContent())).toContain("NOPE")
+
+          yield* goTo(page, "Programs")
+          yield* Effect.promise(async () => {
+            await page.click("button:text-is('New binding')")
+            await page.fill("form[aria-label='New binding'] input[name=interval_minutes]", "")
+            await page.click("form[aria-label='New binding'] button:text('Create binding')")
+            await beside("New binding", "interval_minutes").waitFor()
+          })
+          expect(yield* Effect.promise(() => beside("New binding", "interval_minutes").textContent())).toBe(
+            "give interval_minutes, signal_pool_ids, or both"
+          )
+          // The browser logs the refused requests themselves; the page logged nothing else.
+          expect(failures.filter((f) => !/status of (422|400)/.test(f))).toEqual([])
         }).pipe(Effect.scoped),
       { timeout: 120_000 }
     )

@@ -1,10 +1,291 @@
 import { useState } from "preact/hooks"
-import { ErrorText, Field, number, Pager, Table, useAction, useLoad, wait } from "./Controls.js"
+import {
+  Check,
+  Checks,
+  DeleteButton,
+  Disclosure,
+  EditFormShell,
+  ErrorText,
+  Field,
+  Input,
+  listOf,
+  number,
+  numberOrNull,
+  Pager,
+  Select,
+  Table,
+  TextArea,
+  timeframes,
+  useAction,
+  useEditForm,
+  useLoad,
+  wait
+} from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
 type Account = Awaited<ReturnType<PromiseClient["accounts"]["list"]>>[number]
 type RiskMode = Awaited<ReturnType<PromiseClient["risk"]["get"]>>["mode"]
 const riskModes: ReadonlyArray<RiskMode> = ["active", "reduce_only", "paused", "flatten"]
+const environments = [["", "none"], ["paper", "paper"], ["testnet", "testnet"], ["mainnet", "mainnet"]] as const
+type Environment = Exclude<Account["venue1_environment"], null>
+
+const text = (value: string | number | null) => value === null ? "" : String(value)
+const textOrNull = (value: unknown) => value === "" ? null : String(value)
+
+/**
+ * A new account's settings, or an account's to change (its API key kept when left empty); a
+ * leverage outside the venue's bounds is named beside the maximum leverage.
+ */
+const AccountForm = ({ client, account, onDone }: {
+  client: PromiseClient
+  account?: Account
+  onDone: () => void
+}) => {
+  const f = useEditForm({
+    name: account?.name ?? "",
+    account_type: account?.account_type ?? "AI",
+    initial_capital: "10000",
+    model: text(account?.model ?? null),
+    base_url: text(account?.base_url ?? null),
+    api_key: "",
+    default_leverage: text(account?.default_leverage ?? null),
+    max_leverage: text(account?.max_leverage ?? null),
+    venue1_enabled: account?.venue1_enabled ?? false,
+    venue1_environment: text(account?.venue1_environment ?? null),
+    margin_mode: account?.margin_mode ?? "isolated",
+    is_active: account?.is_active ?? true,
+    show_on_dashboard: account?.show_on_dashboard ?? true,
+    avatar_preset_id: text(account?.avatar_preset_id ?? null)
+  }, { leverage_too_high: "max_leverage" })
+  const v = f.form
+  const settings = {
+    name: v.name,
+    model: textOrNull(v.model),
+    base_url: textOrNull(v.base_url),
+    ...(v.api_key === "" ? {} : { api_key: v.api_key }),
+    default_leverage: numberOrNull(v.default_leverage),
+    max_leverage: numberOrNull(v.max_leverage),
+    venue1_enabled: v.venue1_enabled,
+    venue1_environment: textOrNull(v.venue1_environment) as Environment | null,
+    margin_mode: v.margin_mode
+  }
+  const save = () =>
+    account === undefined
+      ? client.accounts.create({
+        payload: { ...settings, account_type: v.account_type, initial_capital: Number(v.initial_capital) }
+      })
+      : client.accounts.update({
+        path: { account_id: account.id },
+        payload: {
+          ...settings,
+          is_active: v.is_active,
+          show_on_dashboard: v.show_on_dashboard,
+          avatar_preset_id: numberOrNull(v.avatar_preset_id)
+        }
+      })
+  return (
+    <EditFormShell
+      f={f}
+      label={account === undefined ? "New account" : `Edit ${account.name}`}
+      submitLabel={account === undefined ? "Create account" : "Save account"}
+      onSubmit={f.submit(() => save().then(onDone))}
+      onCancel={onDone}
+    >
+      <Input f={f} name="name" label="Name" required />
+      {account === undefined && (
+        <>
+          <Select f={f} name="account_type" label="Type" options={["AI", "MANUAL"]} />
+          <Input f={f} name="initial_capital" label="Initial capital" type="number" step="any" />
+        </>
+      )}
+      <Input f={f} name="model" label="Model" />
+      <Input f={f} name="base_url" label="Model base URL" />
+      <Input
+        f={f}
+        name="api_key"
+        label={account?.has_api_key ? "Model API key (empty keeps it)" : "Model API key"}
+        type="password"
+        autocomplete="off"
+      />
+      <Input f={f} name="default_leverage" label="Default leverage" type="number" />
+      <Input f={f} name="max_leverage" label="Max leverage" type="number" />
+      <Select f={f} name="margin_mode" label="Margin mode" options={["isolated", "cross"]} />
+      <Check f={f} name="venue1_enabled" label="On venue1" />
+      <Select f={f} name="venue1_environment" label="venue1 environment" options={environments} />
+      {account !== undefined && (
+        <>
+          <Check f={f} name="is_active" label="Active" />
+          <Check f={f} name="show_on_dashboard" label="On the dashboard" />
+          <Input f={f} name="avatar_preset_id" label="Avatar preset" type="number" />
+        </>
+      )}
+    </EditFormShell>
+  )
+}
+
+/** The account's venue connections: its venue1 wallet (stored, then tested) and its venue2 API keys (checked, then stored). */
+const VenueSetup = ({ client, account, onDone }: { client: PromiseClient; account: Account; onDone: () => void }) => {
+  const path = { account_id: account.id }
+  const wallet = useEditForm({
+    environment: account.venue1_environment ?? "testnet",
+    wallet_address: "",
+    private_key: ""
+  })
+  const keys = useEditForm(
+    { environment: "testnet", api_key: "", secret_key: "", max_leverage: "", default_leverage: "" },
+    { venue_rejected: "api_key", leverage_too_high: "max_leverage" }
+  )
+  const test = useAction()
+  const [tested, setTested] = useState<string>()
+  return (
+    <>
+      <EditFormShell
+        f={wallet}
+        label="venue1 wallet"
+        submitLabel="Store wallet"
+        onSubmit={wallet.submit((w) =>
+          client.venueAccounts.storeWallet({ path, payload: w as typeof w & { environment: Environment } })
+            .then(onDone)
+        )}
+      >
+        <Select f={wallet} name="environment" label="venue1 environment" options={environments.slice(1)} />
+        <Input f={wallet} name="wallet_address" label="Wallet address" required />
+        <Input f={wallet} name="private_key" label="Private key" type="password" autocomplete="off" required />
+      </EditFormShell>
+      {account.has_venue1_wallet && (
+        <p class="actions">
+          <button
+            type="button"
+            disabled={test.busy}
+            onClick={() =>
+              void test.run(async () => {
+                const result = await client.venueAccounts.testWallet({ path })
+                setTested(result.success ? `Wallet answered in ${result.latency_ms} ms.` : result.message ?? "Refused.")
+              })}
+          >
+            Test wallet
+          </button>
+          <span role="status">{tested}</span>
+          <ErrorText error={test.error} />
+        </p>
+      )}
+      <EditFormShell
+        f={keys}
+        label="venue2 keys"
+        submitLabel="Check and store venue2 keys"
+        onSubmit={keys.submit((k) =>
+          client.venueAccounts.setupVenue2({
+            path,
+            payload: {
+              environment: k.environment as "testnet" | "mainnet",
+              api_key: k.api_key,
+              secret_key: k.secret_key,
+              ...(k.max_leverage === "" ? {} : { max_leverage: Number(k.max_leverage) }),
+              ...(k.default_leverage === "" ? {} : { default_leverage: Number(k.default_leverage) })
+            }
+          }).then(onDone)
+        )}
+      >
+        <Select f={keys} name="environment" label="venue2 environment" options={["testnet", "mainnet"]} />
+        <Input f={keys} name="api_key" label="venue2 API key" type="password" autocomplete="off" required />
+        <Input f={keys} name="secret_key" label="venue2 secret key" type="password" autocomplete="off" required />
+        <Input f={keys} name="max_leverage" label="Max leverage" type="number" />
+        <Input f={keys} name="default_leverage" label="Default leverage" type="number" />
+      </EditFormShell>
+      <button type="button" onClick={onDone}>Close</button>
+    </>
+  )
+}
+
+type AiTrader = Awaited<ReturnType<PromiseClient["aitraders"]["get"]>>
+
+/** What an AI account trades and how often its model decides: its schedule, symbols, signal pools and limits. */
+const AiTraderForm = ({ client, account, settings, onDone }: {
+  client: PromiseClient
+  account: Account
+  settings: AiTrader
+  onDone: () => void
+}) => {
+  const pools = useLoad(() => client.signals.list(), [])
+  const f = useEditForm({
+    enabled: settings.enabled,
+    symbols: settings.symbols.join(", "),
+    timeframe: settings.timeframe,
+    interval_minutes: String(settings.interval_minutes),
+    signal_pool_ids: settings.signal_pool_ids,
+    max_rounds_per_hour: text(settings.max_rounds_per_hour),
+    max_tokens_per_day: text(settings.max_tokens_per_day),
+    system_prompt: settings.system_prompt ?? "",
+    user_template: settings.user_template ?? ""
+  }, { symbol_not_listed: "symbols" })
+  return (
+    <EditFormShell
+      f={f}
+      label="AI trader"
+      submitLabel="Save AI trader"
+      onCancel={onDone}
+      onSubmit={f.submit((v) =>
+        client.aitraders.update({
+          path: { account_id: account.id },
+          payload: {
+            enabled: v.enabled,
+            symbols: listOf(v.symbols),
+            timeframe: v.timeframe,
+            interval_minutes: Number(v.interval_minutes),
+            signal_pool_ids: v.signal_pool_ids,
+            ...(v.max_rounds_per_hour === "" ? {} : { max_rounds_per_hour: Number(v.max_rounds_per_hour) }),
+            ...(v.max_tokens_per_day === "" ? {} : { max_tokens_per_day: Number(v.max_tokens_per_day) }),
+            ...(v.system_prompt === "" ? {} : { system_prompt: v.system_prompt }),
+            ...(v.user_template === "" ? {} : { user_template: v.user_template })
+          } as Parameters<PromiseClient["aitraders"]["update"]>[0]["payload"]
+        }).then(onDone)
+      )}
+    >
+      <Check f={f} name="enabled" label="Decides on its schedule" />
+      <Input f={f} name="symbols" label="Symbols" />
+      <Select f={f} name="timeframe" label="Timeframe" options={timeframes} />
+      <Input f={f} name="interval_minutes" label="Every (minutes)" type="number" />
+      <Checks
+        f={f}
+        name="signal_pool_ids"
+        label="Signal pools"
+        options={(pools.value?.pools ?? []).map((p) => [p.id as number, p.pool_name] as const)}
+      />
+      <Input f={f} name="max_rounds_per_hour" label="Rounds per hour at most" type="number" />
+      <Input f={f} name="max_tokens_per_day" label="Tokens per day at most" type="number" />
+      <TextArea f={f} name="system_prompt" label="System prompt (empty: the default)" />
+      <TextArea f={f} name="user_template" label="User message (empty: the default)" />
+    </EditFormShell>
+  )
+}
+
+/** An AI account's trader settings, and the form to change them. */
+const AiTraderSettings = ({ client, account }: { client: PromiseClient; account: Account }) => {
+  const settings = useLoad(() => client.aitraders.get({ path: { account_id: account.id } }), [account.id])
+  const s = settings.value
+  if (s === undefined) return <ErrorText error={settings.error} />
+  return (
+    <section class="ai-trader">
+      <p>
+        AI trader: {s.enabled ? "on" : "off"}, {s.symbols.join(", ")} on {s.timeframe} every {s.interval_minutes}{" "}
+        min, model {s.model}
+      </p>
+      <Disclosure label="Edit AI trader">
+        {(close) => (
+          <AiTraderForm
+            client={client}
+            account={account}
+            settings={s}
+            onDone={() => {
+              close()
+              settings.reload()
+            }}
+          />
+        )}
+      </Disclosure>
+    </section>
+  )
+}
 
 /** The account's risk mode, why it is so, and the control to change it. */
 const Risk = ({ client, account }: { client: PromiseClient; account: Account }) => {
@@ -144,15 +425,45 @@ const Orders = ({ client, account }: { client: PromiseClient; account: Account }
   )
 }
 
-const AccountCard = ({ client, account }: { client: PromiseClient; account: Account }) => {
+const AccountCard = (
+  { client, account, onChange }: { client: PromiseClient; account: Account; onChange: () => void }
+) => {
   const positions = useLoad(() => client.automation.positions({ path: { account_id: account.id }, urlParams: {} }), [
     account.id
   ])
+  const [editing, setEditing] = useState<"settings" | "venues">()
+  const done = () => {
+    setEditing(undefined)
+    onChange()
+  }
   return (
-    <article class="account">
+    <article class="account" data-id={account.id}>
       <h3>
         {account.name} <span class="muted">{account.account_type}</span>
       </h3>
+      <p class="muted settings">
+        {account.is_active ? "active" : "inactive"}, {account.show_on_dashboard ? "on" : "off"} the dashboard,{" "}
+        {account.venue1_enabled ? `venue1 ${account.venue1_environment ?? ""}` : "venue2"}, {account.margin_mode}{" "}
+        margin, leverage {account.default_leverage ?? "–"} up to {account.max_leverage ?? "–"}
+        {account.model === null ? "" : `, model ${account.model}`}
+        {account.has_venue1_wallet ? ", venue1 wallet stored" : ""}
+        {account.has_venue2_keys ? ", venue2 keys stored" : ""}
+      </p>
+      <div class="actions">
+        <button type="button" aria-expanded={editing === "settings"} onClick={() => setEditing("settings")}>
+          Edit account
+        </button>
+        <button type="button" aria-expanded={editing === "venues"} onClick={() => setEditing("venues")}>
+          Venue setup
+        </button>
+        <DeleteButton
+          what="account"
+          name={account.name}
+          onDelete={() => client.accounts.remove({ path: { account_id: account.id } }).then(onChange)}
+        />
+      </div>
+      {editing === "settings" && <AccountForm client={client} account={account} onDone={done} />}
+      {editing === "venues" && <VenueSetup client={client} account={account} onDone={done} />}
       <Risk client={client} account={account} />
       <Table
         headers={["initial capital", "cash", "frozen"]}
@@ -176,20 +487,38 @@ const AccountCard = ({ client, account }: { client: PromiseClient; account: Acco
           />
         ))}
       <Orders client={client} account={account} />
+      {account.account_type === "AI" && <AiTraderSettings client={client} account={account} />}
       {account.account_type === "AI" && <DecisionLog client={client} account={account} />}
     </article>
   )
 }
 
-/** Each account: capital, cash, risk mode and its control, open positions, orders and fills, and an AI account's decision log. */
+/**
+ * Each account: its settings with the forms to change them, its venue connections and its deletion;
+ * capital, cash, risk mode and its control, open positions, orders and fills, and an AI account's
+ * trader settings and decision log. And a form for a new account.
+ */
 export const AccountsView = ({ client }: { client: PromiseClient }) => {
   const accounts = useLoad(() => client.accounts.list({ urlParams: {} }), [])
   return (
     <section>
       <h2>Accounts</h2>
+      <Disclosure label="New account">
+        {(close) => (
+          <AccountForm
+            client={client}
+            onDone={() => {
+              close()
+              accounts.reload()
+            }}
+          />
+        )}
+      </Disclosure>
       <ErrorText error={accounts.error} />
       {accounts.value?.length === 0 && <p class="muted">No accounts yet.</p>}
-      {accounts.value?.map((account) => <AccountCard client={client} account={account} />)}
+      {accounts.value?.map((account) => (
+        <AccountCard key={account.id} client={client} account={account} onChange={accounts.reload} />
+      ))}
     </section>
   )
 }

@@ -1,9 +1,11 @@
 /**
- * The pieces every view uses: a labelled field, an action whose failure shows beside it, data
- * loaded for a view, a table, a pager. Text from the API goes in as text (JSX children), never as
- * HTML, so a name like `<img onerror=...>` shows as typed.
+ * The pieces every view uses: a labelled field, an action whose failure shows beside it, a form
+ * whose failures show beside the fields they name, a deletion asked twice, data loaded for a view,
+ * a table, a pager. Text from the API goes in as text (JSX children), never as HTML, so a name like
+ * `<img onerror=...>` shows as typed.
  */
-import type { ComponentChildren } from "preact"
+import { TradingApiError } from "@trading-platform/client"
+import type { ComponentChildren, InputHTMLAttributes } from "preact"
 import { useCallback, useEffect, useState } from "preact/hooks"
 import { describe, type PromiseClient } from "./Session.js"
 
@@ -12,21 +14,225 @@ export type Timeframe = Awaited<ReturnType<PromiseClient["market"]["klines"]>>["
 /** The timeframes the forms offer, shortest first. */
 export const timeframes: ReadonlyArray<Timeframe> = ["1m", "5m", "15m", "30m", "1h", "4h", "1d"]
 
-/** A form's values, and `set(key)`: the input handler that writes that field from its element's value. */
+/** A form's values, and `set(key)`: the input handler that writes that field from its element's value (a checkbox's: whether it is checked). */
 export const useForm = <A extends Record<string, unknown>>(initial: A | (() => A)) => {
   const [form, setForm] = useState(initial)
-  const set = (key: keyof A) => (event: Event) =>
-    setForm({ ...form, [key]: (event.currentTarget as HTMLInputElement).value })
+  const set = (key: keyof A) => (event: Event) => {
+    const input = event.currentTarget as HTMLInputElement
+    setForm((previous) => ({ ...previous, [key]: input.type === "checkbox" ? input.checked : input.value }))
+  }
   return { form, set, setForm }
+}
+
+/**
+ * The message for each field a failure names: each of the error envelope's `issues` by its path's
+ * last field (`payload.trigger_condition.threshold` → `threshold`, `symbols.1` → `symbols`), and
+ * the envelope's message for the field `byCode` names for its code (`leverage_too_high` → `max_leverage`).
+ */
+export const fieldErrors = (failure: unknown, byCode: Readonly<Record<string, string>> = {}) => {
+  const errors: Record<string, string> = {}
+  if (!(failure instanceof TradingApiError)) return errors
+  for (const issue of failure.issues ?? []) {
+    const field = issue.path.split(".").filter((part) => part !== "payload" && !/^\d+$/.test(part)).at(-1)
+    if (field !== undefined) errors[field] ??= issue.message
+  }
+  const named = byCode[failure.code]
+  if (named !== undefined) errors[named] ??= failure.message
+  return errors
+}
+
+/**
+ * A form's values with the action that sends them: `submit(task)` is the form's submit handler,
+ * running `task(values)`; a failure's message shows where the action was (`error`) and beside each
+ * field it names (`errors`, see `fieldErrors`).
+ */
+export const useEditForm = <A extends Record<string, unknown>>(
+  initial: A | (() => A),
+  byCode?: Readonly<Record<string, string>>
+) => {
+  const values = useForm(initial)
+  const action = useAction()
+  const submit = (task: (values: A) => Promise<unknown>) => (event: Event) => {
+    event.preventDefault()
+    void action.run(() => task(values.form))
+  }
+  return { ...values, ...action, errors: fieldErrors(action.failure, byCode), submit }
+}
+/** What the fields of a form read of `useEditForm` (methods, so that any form's values fit). */
+export interface EditForm {
+  readonly form: Readonly<Record<string, unknown>>
+  set(key: string): (event: Event) => void
+  setForm(update: (previous: any) => any): void
+  readonly errors: Readonly<Record<string, string>>
+  readonly error: string | undefined
+  readonly busy: boolean
+}
+
+/** A text field's value as a number, or null when left empty. */
+export const numberOrNull = (text: unknown) => text === "" || text === null || text === undefined ? null : Number(text)
+/** A list typed with commas, spaces or new lines. */
+export const listOf = (text: unknown) => String(text ?? "").split(/[\s,]+/).filter((item) => item !== "")
+
+type Bound = { f: EditForm; name: string; label: string }
+
+/** An input of the form `f`, labelled, with the message of a failure that names it beside it. */
+export const Input = ({ f, name, label, ...attributes }: Bound & InputHTMLAttributes<HTMLInputElement>) => (
+  <Field label={label} error={f.errors[name]}>
+    <input
+      name={name}
+      value={f.form[name] as string}
+      onInput={f.set(name)}
+      aria-invalid={f.errors[name] === undefined ? undefined : true}
+      {...attributes}
+    />
+  </Field>
+)
+
+/** A text area of the form `f`; see `Input`. */
+export const TextArea = ({ f, name, label }: Bound) => (
+  <Field label={label} error={f.errors[name]}>
+    <textarea
+      class="short"
+      name={name}
+      value={f.form[name] as string}
+      onInput={f.set(name)}
+      aria-invalid={f.errors[name] === undefined ? undefined : true}
+    />
+  </Field>
+)
+
+/** A choice of the form `f` among `options` (a value, or a value and its text); see `Input`. */
+export const Select = ({ f, name, label, options }: Bound & {
+  options: ReadonlyArray<string | readonly [string, string]>
+}) => (
+  <Field label={label} error={f.errors[name]}>
+    <select
+      name={name}
+      value={f.form[name] as string}
+      onChange={f.set(name)}
+      aria-invalid={f.errors[name] === undefined ? undefined : true}
+    >
+      {options.map((option) =>
+        typeof option === "string" ? <option>{option}</option> : <option value={option[0]}>{option[1]}</option>
+      )}
+    </select>
+  </Field>
+)
+
+/** A yes or no of the form `f`; see `Input`. */
+export const Check = ({ f, name, label }: Bound) => (
+  <Field label={label} error={f.errors[name]} class="check">
+    <input type="checkbox" name={name} checked={f.form[name] as boolean} onChange={f.set(name)} />
+  </Field>
+)
+
+/** Some of `options` (a value and its text), as the form `f`'s array `name`; see `Input`. */
+export const Checks = <V extends string | number>({ f, name, label, options }: Bound & {
+  options: ReadonlyArray<readonly [V, string]>
+}) => {
+  const chosen = f.form[name] as ReadonlyArray<V>
+  return (
+    <fieldset class="checks" aria-invalid={f.errors[name] === undefined ? undefined : true}>
+      <legend>{label}</legend>
+      {options.length === 0 && <span class="muted">none yet</span>}
+      {options.map(([value, text]) => (
+        <label class="check">
+          <input
+            type="checkbox"
+            name={name}
+            value={String(value)}
+            checked={chosen.includes(value)}
+            onChange={(event) =>
+              f.setForm((previous: Record<string, unknown>) => ({
+                ...previous,
+                [name]: event.currentTarget.checked
+                  ? [...(previous[name] as ReadonlyArray<V>), value]
+                  : (previous[name] as ReadonlyArray<V>).filter((v) => v !== value)
+              }))}
+          />
+          {text}
+        </label>
+      ))}
+      <FieldError error={f.errors[name]} />
+    </fieldset>
+  )
+}
+
+/** The form `f` with its fields, its submit button (and a cancel one), and its failure where the action was. */
+export const EditFormShell = ({ f, onSubmit, submitLabel, onCancel, label, children }: {
+  f: EditForm
+  onSubmit: (event: Event) => void
+  submitLabel: string
+  onCancel?: () => void
+  label: string
+  children: ComponentChildren
+}) => (
+  <form class="edit" aria-label={label} onSubmit={onSubmit}>
+    {children}
+    <div class="actions">
+      <button type="submit" disabled={f.busy}>{submitLabel}</button>
+      {onCancel !== undefined && <button type="button" onClick={onCancel}>Cancel</button>}
+    </div>
+    <ErrorText error={f.error} />
+  </form>
+)
+
+/** A button that shows what it opens below it (a form to create or edit), until closed. */
+export const Disclosure = ({ label, children }: {
+  label: string
+  children: (close: () => void) => ComponentChildren
+}) => {
+  const [open, setOpen] = useState(false)
+  return (
+    <div class="disclosure">
+      <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>{label}</button>
+      {open && children(() => setOpen(false))}
+    </div>
+  )
+}
+
+/** Deleting `what`, asked twice; the API's refusal shows beside the button. */
+export const DeleteButton = ({ what, name, onDelete }: {
+  what: string
+  name: string
+  onDelete: () => Promise<unknown>
+}) => {
+  const [confirming, setConfirming] = useState(false)
+  const remove = useAction()
+  return (
+    <span class="actions">
+      {confirming
+        ? (
+          <>
+            <button type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run(onDelete)}>
+              Delete {name} for good
+            </button>
+            <button type="button" onClick={() => setConfirming(false)}>Keep it</button>
+          </>
+        )
+        : <button type="button" onClick={() => setConfirming(true)}>Delete {what}</button>}
+      <ErrorText error={remove.error} />
+    </span>
+  )
 }
 
 export const number = (value: number | null | undefined, digits = 2) =>
   value === null || value === undefined ? "–" : value.toLocaleString("en-US", { maximumFractionDigits: digits })
 
-export const Field = ({ label, children }: { label: string; children: ComponentChildren }) => (
-  <label>
+/** A failure's message for one field, beside it. */
+const FieldError = ({ error }: { error: string | undefined }) =>
+  error === undefined ? null : <span class="error field-error" role="alert">{error}</span>
+
+export const Field = ({ label, children, error, class: className }: {
+  label: string
+  children: ComponentChildren
+  error?: string | undefined
+  class?: string
+}) => (
+  <label class={className}>
     {label}
     {children}
+    <FieldError error={error} />
   </label>
 )
 
@@ -36,21 +242,21 @@ export const ErrorText = ({ error }: { error: string | undefined }) =>
 
 /** Runs actions one at a time, keeping the last one's failure (as `describe` reads it) to show beside its control. */
 export const useAction = () => {
-  const [error, setError] = useState<string>()
+  const [failure, setFailure] = useState<unknown>()
   const [busy, setBusy] = useState(false)
   const run = useCallback(async (task: () => Promise<unknown>, onError?: (error: unknown) => void) => {
-    setError(undefined)
+    setFailure(undefined)
     setBusy(true)
     try {
       await task()
-    } catch (failure) {
-      setError(describe(failure))
-      onError?.(failure)
+    } catch (failed) {
+      setFailure(failed ?? "failed")
+      onError?.(failed)
     } finally {
       setBusy(false)
     }
   }, [])
-  return { run, error, busy }
+  return { run, error: failure === undefined ? undefined : describe(failure), failure, busy }
 }
 
 /** What `load` answers, loaded again whenever `inputs` change or `reload` is called. */

@@ -1,5 +1,16 @@
 import { useEffect, useState } from "preact/hooks"
-import { ErrorText, Field, number, Pager, timeframes, useAction, useForm, useLoad, wait } from "./Controls.js"
+import {
+  DeleteButton,
+  ErrorText,
+  Field,
+  number,
+  Pager,
+  timeframes,
+  useAction,
+  useForm,
+  useLoad,
+  wait
+} from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
 type Program = Awaited<ReturnType<PromiseClient["programs"]["get"]>>
@@ -321,7 +332,11 @@ const SortHeader = ({ sortKey, label, sort, onSort }: {
 )
 
 /** One optimisation: its progress while it runs, then its heatmap and its trials. */
-const OptimizationResult = ({ client, initial }: { client: PromiseClient; initial: Optimization }) => {
+const OptimizationResult = ({ client, initial, onDeleted }: {
+  client: PromiseClient
+  initial: Optimization
+  onDeleted: () => void
+}) => {
   const [optimization, setOptimization] = useState(initial)
   const [pollError, setPollError] = useState<string>()
   const programId = initial.program_id!
@@ -355,6 +370,11 @@ const OptimizationResult = ({ client, initial }: { client: PromiseClient; initia
         {o.best === null ? "" : `, best ${number(o.best.objective, 4)} at ${JSON.stringify(o.best.params)}`}
       </p>
       <progress max={Math.max(o.trials_total, 1)} value={o.trials_done} aria-label="Trials done" />
+      <DeleteButton
+        what="optimisation"
+        name={`optimisation #${o.id}`}
+        onDelete={() => client.optimizations.remove({ path: { id: programId, optimization_id: o.id } }).then(onDeleted)}
+      />
       {o.error !== null && <p class="error">{o.error}</p>}
       <ErrorText error={pollError ?? all.error} />
       {finished(o.status) && all.value !== undefined && all.value.trials.length > 0 && (
@@ -396,7 +416,17 @@ export const Optimizations = ({ client, program }: { client: PromiseClient; prog
           ))}
         </ul>
       )}
-      {shown !== undefined && <OptimizationResult key={shown.id} client={client} initial={shown} />}
+      {shown !== undefined && (
+        <OptimizationResult
+          key={shown.id}
+          client={client}
+          initial={shown}
+          onDeleted={() => {
+            setShown(undefined)
+            list.reload()
+          }}
+        />
+      )}
     </section>
   )
 }

@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { type Backtest, BacktestResult } from "./BacktestView.js"
+import { Bindings } from "./BindingsView.js"
 import {
+  DeleteButton,
   ErrorText,
   Field,
   number,
@@ -208,9 +210,7 @@ const ProgramDetail = ({ client, id, onSaved, onDeleted }: {
   const program = useLoad(() => client.programs.get({ path: { id } }), [id])
   const history = useLoad(() => client.backtests.history({ urlParams: { program_id: id, limit: 20 } }), [id])
   const [shown, setShown] = useState<Backtest>()
-  const [confirming, setConfirming] = useState(false)
   const show = useAction()
-  const remove = useAction()
   useEffect(() => setShown(undefined), [id])
   if (program.value === undefined) return <ErrorText error={program.error} />
   const p = program.value
@@ -222,23 +222,13 @@ const ProgramDetail = ({ client, id, onSaved, onDeleted }: {
         submitLabel="Save"
         onSubmit={(update) => client.programs.update({ path: { id: p.id }, payload: update }).then(onSaved)}
       />
-      <div class="actions">
-        {confirming
-          ? (
-            <>
-              <button
-                type="button"
-                class="danger"
-                onClick={() => void remove.run(() => client.programs.delete({ path: { id: p.id } }).then(onDeleted))}
-              >
-                Delete {p.name} for good
-              </button>
-              <button type="button" onClick={() => setConfirming(false)}>Keep it</button>
-            </>
-          )
-          : <button type="button" onClick={() => setConfirming(true)}>Delete program</button>}
-        <ErrorText error={remove.error} />
-      </div>
+      <DeleteButton
+        what="program"
+        name={p.name}
+        onDelete={() => client.programs.delete({ path: { id: p.id } }).then(onDeleted)}
+      />
+      <h3>Bindings to accounts</h3>
+      <Bindings client={client} program={p} />
       <h3>Run a backtest</h3>
       <BacktestForm
         client={client}
