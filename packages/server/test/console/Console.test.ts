@@ -271,6 +271,13 @@ describe("the web console", () => {
             page.locator("section.optimization").evaluate((section) => section.scrollIntoView())
           )
           yield* shoot(page, "optimization")
+          yield* Effect.promise(async () => {
+            await page.click("section.optimization button:text('Delete optimisation')")
+            await page.click(`section.optimization button:text('Delete optimisation #${optimization.id} for good')`)
+            await page.locator("section.optimization").waitFor({ state: "detached" })
+          })
+          expect((yield* call("GET", `/api/programs/${created.body.id}/optimizations`, { token: user.token })).body)
+            .toMatchObject({ optimizations: [] })
           expect(failures).toEqual([])
         }).pipe(Effect.scoped),
       { timeout: 150_000 }
@@ -804,6 +811,20 @@ describe("the web console's arena and AI accounts", () => {
               await analyst.locator("button:text('Set mode')").click()
               await analyst.locator("form.risk-active").waitFor()
             })
+
+            // The AI trader's settings, changed from its form.
+            const trader = analyst.locator("form[aria-label='AI trader']")
+            yield* Effect.promise(async () => {
+              await analyst.locator("button:text('Edit AI trader')").click()
+              await trader.locator("input[name=symbols]").fill("btc")
+              await trader.locator("input[name=interval_minutes]").fill("30")
+              await trader.locator("input[name=max_rounds_per_hour]").fill("4")
+              await trader.locator("button:text('Save AI trader')").click()
+              await trader.waitFor({ state: "detached" })
+              await analyst.locator("section.ai-trader p", { hasText: "every 30 min" }).waitFor()
+            })
+            expect((yield* call("GET", `/api/account/${account.id}/ai-trader`, { token: user.token })).body)
+              .toMatchObject({ symbols: ["BTC"], interval_minutes: 30, max_rounds_per_hour: 4 })
 
             yield* Effect.promise(async () => {
               await page.click("section.decision-log button:text('Decide now')")

@@ -8,11 +8,11 @@ import {
   ErrorText,
   Field,
   Input,
-  listOf,
   number,
   numberOrNull,
   Pager,
   Select,
+  symbolsOf,
   Table,
   TextArea,
   timeframes,
@@ -172,6 +172,7 @@ const VenueSetup = ({ client, account, onDone }: { client: PromiseClient; accoun
       <EditFormShell
         f={keys}
         label="venue2 keys"
+        focus={false}
         submitLabel="Check and store venue2 keys"
         onSubmit={keys.submit((k) =>
           client.venueAccounts.setupVenue2({
@@ -229,15 +230,16 @@ const AiTraderForm = ({ client, account, settings, onDone }: {
           path: { account_id: account.id },
           payload: {
             enabled: v.enabled,
-            symbols: listOf(v.symbols),
+            symbols: symbolsOf(v.symbols),
             timeframe: v.timeframe,
             interval_minutes: Number(v.interval_minutes),
             signal_pool_ids: v.signal_pool_ids,
-            ...(v.max_rounds_per_hour === "" ? {} : { max_rounds_per_hour: Number(v.max_rounds_per_hour) }),
-            ...(v.max_tokens_per_day === "" ? {} : { max_tokens_per_day: Number(v.max_tokens_per_day) }),
-            ...(v.system_prompt === "" ? {} : { system_prompt: v.system_prompt }),
-            ...(v.user_template === "" ? {} : { user_template: v.user_template })
-          } as Parameters<PromiseClient["aitraders"]["update"]>[0]["payload"]
+            // Empty is null: the server's default.
+            max_rounds_per_hour: numberOrNull(v.max_rounds_per_hour),
+            max_tokens_per_day: numberOrNull(v.max_tokens_per_day),
+            system_prompt: textOrNull(v.system_prompt),
+            user_template: textOrNull(v.user_template)
+          }
         }).then(onDone)
       )}
     >
@@ -251,8 +253,8 @@ const AiTraderForm = ({ client, account, settings, onDone }: {
         label="Signal pools"
         options={(pools.value?.pools ?? []).map((p) => [p.id as number, p.pool_name] as const)}
       />
-      <Input f={f} name="max_rounds_per_hour" label="Rounds per hour at most" type="number" />
-      <Input f={f} name="max_tokens_per_day" label="Tokens per day at most" type="number" />
+      <Input f={f} name="max_rounds_per_hour" label="Rounds per hour at most (empty: the default)" type="number" />
+      <Input f={f} name="max_tokens_per_day" label="Tokens per day at most (empty: the default)" type="number" />
       <TextArea f={f} name="system_prompt" label="System prompt (empty: the default)" />
       <TextArea f={f} name="user_template" label="User message (empty: the default)" />
     </EditFormShell>

@@ -7,9 +7,9 @@ import {
   EditFormShell,
   ErrorText,
   Input,
-  listOf,
   numberOrNull,
   Select,
+  symbolsOf,
   Table,
   TextArea,
   timeframes,
@@ -58,7 +58,7 @@ const BindingForm = ({ client, program, binding, accounts, pools, onDone }: {
     const cleared = binding === undefined ? undefined : null
     const payload = {
       account_id: Number(v.account_id),
-      symbols: listOf(v.symbols),
+      symbols: symbolsOf(v.symbols),
       timeframe: v.timeframe,
       timeframes: v.timeframes,
       interval_minutes: numberOrNull(v.interval_minutes) ?? cleared,

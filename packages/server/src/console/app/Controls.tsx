@@ -6,7 +6,7 @@
  */
 import { TradingApiError } from "@trading-platform/client"
 import type { ComponentChildren, InputHTMLAttributes } from "preact"
-import { useCallback, useEffect, useState } from "preact/hooks"
+import { useCallback, useEffect, useRef, useState } from "preact/hooks"
 import { describe, type PromiseClient } from "./Session.js"
 
 export type Timeframe = Awaited<ReturnType<PromiseClient["market"]["klines"]>>["timeframe"]
@@ -72,6 +72,8 @@ export interface EditForm {
 export const numberOrNull = (text: unknown) => text === "" || text === null || text === undefined ? null : Number(text)
 /** A list typed with commas, spaces or new lines. */
 export const listOf = (text: unknown) => String(text ?? "").split(/[\s,]+/).filter((item) => item !== "")
+/** Symbols typed in a list, upper-cased as the contract has them (`btc, eth` → `BTC`, `ETH`). */
+export const symbolsOf = (text: unknown) => listOf(text).map((symbol) => symbol.toUpperCase())
 
 type Bound = { f: EditForm; name: string; label: string }
 
@@ -158,16 +160,21 @@ export const Checks = <V extends string | number>({ f, name, label, options }: B
   )
 }
 
-/** The form `f` with its fields, its submit button (and a cancel one), and its failure where the action was. */
-export const EditFormShell = ({ f, onSubmit, submitLabel, onCancel, label, children }: {
+/**
+ * The form `f` with its fields, its submit button (and a cancel one), and its failure where the
+ * action was. Its first field takes the focus when it opens (unless `focus` is false), so that a
+ * keyboard goes on from the button that opened it.
+ */
+export const EditFormShell = ({ f, onSubmit, submitLabel, onCancel, label, children, focus = true }: {
   f: EditForm
   onSubmit: (event: Event) => void
   submitLabel: string
   onCancel?: () => void
   label: string
   children: ComponentChildren
+  focus?: boolean
 }) => (
-  <form class="edit" aria-label={label} onSubmit={onSubmit}>
+  <form class="edit" aria-label={label} onSubmit={onSubmit} ref={focus ? focusFirstField : null}>
     {children}
     <div class="actions">
       <button type="submit" disabled={f.busy}>{submitLabel}</button>
@@ -176,6 +183,13 @@ export const EditFormShell = ({ f, onSubmit, submitLabel, onCancel, label, child
     <ErrorText error={f.error} />
   </form>
 )
+
+const focused = new WeakSet<Element>()
+const focusFirstField = (form: HTMLFormElement | null) => {
+  if (form === null || focused.has(form)) return
+  focused.add(form)
+  form.querySelector<HTMLElement>("input, select, textarea")?.focus()
+}
 
 /** A button that shows what it opens below it (a form to create or edit), until closed. */
 export const Disclosure = ({ label, children }: {
@@ -199,12 +213,20 @@ export const DeleteButton = ({ what, name, onDelete }: {
 }) => {
   const [confirming, setConfirming] = useState(false)
   const remove = useAction()
+  const confirm = useRef<HTMLButtonElement>(null)
+  useEffect(() => confirm.current?.focus(), [confirming])
   return (
     <span class="actions">
       {confirming
         ? (
           <>
-            <button type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run(onDelete)}>
+            <button
+              ref={confirm}
+              type="button"
+              class="danger"
+              disabled={remove.busy}
+              onClick={() => void remove.run(onDelete)}
+            >
               Delete {name} for good
             </button>
             <button type="button" onClick={() => setConfirming(false)}>Keep it</button>

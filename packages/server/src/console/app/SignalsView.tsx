@@ -11,6 +11,7 @@ import {
   number,
   numberOrNull,
   Select,
+  symbolsOf,
   Table,
   TextArea,
   timeframes,
@@ -114,7 +115,7 @@ const PoolForm = ({ client, pool, signals, onDone }: {
       exchange: v.exchange,
       source_type: v.source_type,
       signal_ids: v.signal_ids,
-      symbols: listOf(v.symbols),
+      symbols: symbolsOf(v.symbols),
       logic: v.logic,
       source_config: {
         ...(v.addresses === "" ? {} : { addresses: listOf(v.addresses) }),
