@@ -112,22 +112,31 @@ export const TrialWorkersLive = Layer.scopedDiscard(
       idleTimeToLive: Duration.minutes(1)
     })
 
+    // `concurrency` trials run on threads at once, but twice as many workers claim them: each trial
+    // waits claimed for a thread while another runs, so a thread goes from one trial to the next
+    // without waiting for the main thread to store the last one, wake its coordinator and claim.
+    const running = yield* Effect.makeSemaphore(Math.max(1, options.concurrency))
+
     const run = (row: TrialRow, lease: JobLease) =>
       Effect.gen(function*() {
         const { request } = yield* data.get(row.optimization_id)
         const pool = yield* RcMap.get(threads, row.optimization_id)
-        const thread = yield* Pool.get(pool)
-        const outcome = yield* lease.keepAlive(thread.run({
-          params: row.params,
-          start: Date.parse(row.start_at),
-          end: Date.parse(row.end_at),
-          warmup: request.warmup_bars!,
-          full: row.role !== "search"
-        })).pipe(
-          // A thread that died or was stopped is not handed to the next trial.
-          Effect.tapErrorTag("BacktestThreadDied", () => Pool.invalidate(pool, thread)),
-          failForGood({ start_at: row.start_at, exchange: request.exchange! })
-        )
+        const outcome = yield* lease.keepAlive(
+          running.withPermits(1)(Effect.scoped(Effect.flatMap(
+            Pool.get(pool),
+            (thread) =>
+              thread.run({
+                params: row.params,
+                start: Date.parse(row.start_at),
+                end: Date.parse(row.end_at),
+                warmup: request.warmup_bars!,
+                full: row.role !== "search"
+              }).pipe(
+                // A thread that died or was stopped is not handed to the next trial.
+                Effect.tapErrorTag("BacktestThreadDied", () => Pool.invalidate(pool, thread))
+              )
+          )))
+        ).pipe(failForGood({ start_at: row.start_at, exchange: request.exchange! }))
         return { outcome, ...scoreOf(outcome.metrics, request.objective!, request.constraints!) }
       }).pipe(
         Effect.withSpan("TrialWorkers.run", { attributes: { optimizationId: row.optimization_id, trial: row.trial } })
@@ -136,7 +145,7 @@ export const TrialWorkersLive = Layer.scopedDiscard(
     yield* runJobWorkers({
       kind: trialJobs.table,
       queue: repo.trials,
-      options,
+      options: { ...options, concurrency: 2 * options.concurrency },
       run,
       ended: () => wakeup.wake(trialEnded)
     })
