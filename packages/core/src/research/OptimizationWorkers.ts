@@ -1,7 +1,7 @@
-import { Clock, Effect, Either, Layer, Option } from "effect"
+import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
-import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
+import { JobFailed, type JobLease, JobStopped, runJobWorkers } from "../jobs/JobWorkers.js"
 import { now } from "../time/Now.js"
 import { timeframeMillis } from "../venues/Venue.js"
 import { scoreOf } from "./Objective.js"
@@ -45,11 +45,20 @@ export const OptimizationWorkersLive = Layer.scopedDiscard(
         const deadline = Date.parse(row.started_at!) + r.budget!.seconds! * 1000
         let stopped: "trials" | "time" = "trials"
 
-        /** The trials' counts (see `OptimizationsRepo.counts`), with the progress written and the lease renewed. */
+        // Reads count a running optimisation's progress from its trials, so a step writes it only
+        // with the lease's renewal, once a third of the lease has passed: not a statement per trial.
+        const renewEvery = Duration.toMillis(options.lease) / 3
+        let renewed = yield* Clock.currentTimeMillis
+        /** The trials' counts (see `OptimizationsRepo.counts`); stops when the run is no longer ours. */
         const count = (fold: number) =>
           Effect.gen(function*() {
-            const counts = yield* repo.counts({ id: row.id, fold })
-            yield* lease.checkpoint(Math.min(1, counts.done / row.trials_total))
+            const counts = yield* repo.counts({ id: row.id, fold, attempts: row.attempts })
+            if (!counts.ours) return yield* new JobStopped()
+            const at = yield* Clock.currentTimeMillis
+            if (at - renewed >= renewEvery) {
+              yield* lease.checkpoint(Math.min(1, counts.done / row.trials_total))
+              renewed = at
+            }
             return counts
           })
         // Rests until a trial ends somewhere, or a short poll.

@@ -178,7 +178,9 @@ const TrialCounts = Schema.Struct({
   finished: Schema.Int,
   failed: Schema.Int,
   done: Schema.Int,
-  runs_unfinished: Schema.Int
+  runs_unfinished: Schema.Int,
+  /** Whether the optimisation is still running under the coordinator's attempt (not cancelled, deleted or taken over). */
+  ours: Schema.Boolean
 })
 
 const Observation = Schema.Struct({
@@ -264,10 +266,11 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
     /**
      * Where the optimisation's trials are, in one statement (a coordinator's step): of a fold's
      * search trials, how many are planned, finished and failed; how many trials of every fold and
-     * role have finished; and how many runs of the other roles are unfinished.
+     * role have finished; how many runs of the other roles are unfinished; and whether the run of
+     * `attempts` still holds the optimisation.
      */
     const counts = SqlSchema.single({
-      Request: Schema.Struct({ id: OptimizationId, fold: Schema.Int }),
+      Request: Schema.Struct({ id: OptimizationId, fold: Schema.Int, attempts: Schema.Int }),
       Result: TrialCounts,
       execute: (q) => {
         const search = sql`fold = ${q.fold} AND role = 'search'`
@@ -275,7 +278,9 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
           (count(*) FILTER (WHERE ${search} AND ${final}))::int AS finished,
           (count(*) FILTER (WHERE ${search} AND status = 'failed'))::int AS failed,
           (count(*) FILTER (WHERE ${final}))::int AS done,
-          (count(*) FILTER (WHERE role <> 'search' AND NOT ${final}))::int AS runs_unfinished
+          (count(*) FILTER (WHERE role <> 'search' AND NOT ${final}))::int AS runs_unfinished,
+          EXISTS (SELECT 1 FROM optimizations
+            WHERE id = ${q.id} AND attempts = ${q.attempts} AND status = 'running') AS ours
           FROM optimization_trials WHERE optimization_id = ${q.id}`
       }
     })
