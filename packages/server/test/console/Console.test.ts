@@ -3,7 +3,7 @@ import { testOptions, testStorages } from "@trading-platform/core/testing"
 import { ConsoleLive, makeWebHandler } from "@trading-platform/server"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { appBudget, buildConsole } from "../../src/console/ConsoleBuild.js"
-import { createAccount, wallet } from "../support/Accounts.js"
+import { createAccount, venue2Keys, wallet } from "../support/Accounts.js"
 import { AutomationServer, waitForList } from "../support/Automation.js"
 import { BacktestServer } from "../support/Backtests.js"
 import { browser, hasChromium } from "../support/Chromium.js"
@@ -317,7 +317,7 @@ describe("the web console", () => {
     )
 
     it.effect.skipIf(!withChromium)(
-      "in Chromium: an account is created with its venue settings, edited, given a venue1 wallet and deleted from the accounts view",
+      "in Chromium: an account is created with its venue settings, edited, given a venue1 wallet (then tested) and venue2 keys, and deleted from the accounts view",
       () =>
         Effect.gen(function*() {
           const origin = yield* baseUrl
@@ -377,9 +377,28 @@ describe("the web console", () => {
             await walletForm.locator("input[name=private_key]").fill(wallet.private_key)
             await walletForm.locator("button:text('Store wallet')").click()
             await card.locator("p.settings", { hasText: "venue1 wallet stored" }).waitFor()
+            // The setup stays open, now with the stored wallet's test.
+            await card.locator("button:text('Test wallet')").click()
+            await card.locator("p.actions [role=status]:not(:empty)").waitFor()
           })
-          expect((yield* accounts())[0]).toMatchObject({ has_venue1_wallet: true, venue1_environment: "testnet" })
+          expect(yield* Effect.promise(() => walletForm.locator("input[name=private_key]").inputValue())).toBe("")
+          const keysForm = card.locator("form[aria-label='venue2 keys']")
+          yield* Effect.promise(async () => {
+            await keysForm.locator("input[name=api_key]").fill(venue2Keys.api_key)
+            await keysForm.locator("input[name=secret_key]").fill(venue2Keys.secret_key)
+            await keysForm.locator("button:text('Check and store venue2 keys')").click()
+            await card.locator("p.settings", { hasText: "venue2 keys stored" }).waitFor()
+          })
+          expect((yield* accounts())[0]).toMatchObject({
+            has_venue1_wallet: true,
+            venue1_environment: "testnet",
+            has_venue2_keys: true
+          })
           yield* shoot(page, "accounts-edit")
+          yield* Effect.promise(async () => {
+            await card.locator("button:text('Close venue setup')").click()
+            await walletForm.waitFor({ state: "detached" })
+          })
 
           yield* Effect.promise(async () => {
             await card.locator("button:text('Delete account')").click()

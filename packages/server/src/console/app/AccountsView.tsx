@@ -123,8 +123,16 @@ const AccountForm = ({ client, account, onDone }: {
   )
 }
 
-/** The account's venue connections: its venue1 wallet (stored, then tested) and its venue2 API keys (checked, then stored). */
-const VenueSetup = ({ client, account, onDone }: { client: PromiseClient; account: Account; onDone: () => void }) => {
+/**
+ * The account's venue connections: its venue1 wallet (stored, then tested) and its venue2 API keys
+ * (checked, then stored); it stays open after each, `onStored` reading the account again.
+ */
+const VenueSetup = ({ client, account, onStored, onClose }: {
+  client: PromiseClient
+  account: Account
+  onStored: () => void
+  onClose: () => void
+}) => {
   const path = { account_id: account.id }
   const wallet = useEditForm({
     environment: account.venue1_environment ?? "testnet",
@@ -145,7 +153,11 @@ const VenueSetup = ({ client, account, onDone }: { client: PromiseClient; accoun
         submitLabel="Store wallet"
         onSubmit={wallet.submit((w) =>
           client.venueAccounts.storeWallet({ path, payload: w as typeof w & { environment: Environment } })
-            .then(onDone)
+            .then(() => {
+              // The secret is stored sealed; it does not stay in the page.
+              wallet.setForm((previous) => ({ ...previous, private_key: "" }))
+              onStored()
+            })
         )}
       >
         <Select f={wallet} name="environment" label="venue1 environment" options={environments.slice(1)} />
@@ -184,7 +196,10 @@ const VenueSetup = ({ client, account, onDone }: { client: PromiseClient; accoun
               ...(k.max_leverage === "" ? {} : { max_leverage: Number(k.max_leverage) }),
               ...(k.default_leverage === "" ? {} : { default_leverage: Number(k.default_leverage) })
             }
-          }).then(onDone)
+          }).then(() => {
+            keys.setForm((previous) => ({ ...previous, api_key: "", secret_key: "" }))
+            onStored()
+          })
         )}
       >
         <Select f={keys} name="environment" label="venue2 environment" options={["testnet", "mainnet"]} />
@@ -193,7 +208,7 @@ const VenueSetup = ({ client, account, onDone }: { client: PromiseClient; accoun
         <Input f={keys} name="max_leverage" label="Max leverage" type="number" />
         <Input f={keys} name="default_leverage" label="Default leverage" type="number" />
       </EditFormShell>
-      <button type="button" onClick={onDone}>Close</button>
+      <button type="button" onClick={onClose}>Close venue setup</button>
     </>
   )
 }
@@ -465,7 +480,14 @@ const AccountCard = (
         />
       </div>
       {editing === "settings" && <AccountForm client={client} account={account} onDone={done} />}
-      {editing === "venues" && <VenueSetup client={client} account={account} onDone={done} />}
+      {editing === "venues" && (
+        <VenueSetup
+          client={client}
+          account={account}
+          onStored={onChange}
+          onClose={() => setEditing(undefined)}
+        />
+      )}
       <Risk client={client} account={account} />
       <Table
         headers={["initial capital", "cash", "frozen"]}
