@@ -402,7 +402,7 @@ describe("the web console", () => {
 
           yield* Effect.promise(async () => {
             await card.locator("button:text('Delete account')").click()
-            await card.locator("button:text('Delete Desk two for good')").click()
+            await card.locator("button:text('Delete account Desk two for good')").click()
             await card.waitFor({ state: "detached" })
           })
           expect(yield* accounts()).toEqual([])
@@ -497,7 +497,7 @@ describe("the web console", () => {
           const signalRow = page.locator("table.signals tbody tr", { hasText: "Leaps" })
           yield* Effect.promise(async () => {
             await signalRow.locator("button:text('Delete signal')").click()
-            await signalRow.locator("button:text('Delete Leaps for good')").click()
+            await signalRow.locator("button:text('Delete signal Leaps for good')").click()
             await signalRow.locator("[role=alert]").waitFor()
           })
           expect(yield* Effect.promise(() => signalRow.locator("[role=alert]").textContent())).toContain(
@@ -508,9 +508,9 @@ describe("the web console", () => {
           const poolRow = page.locator("table.pools tbody tr", { hasText: "Major" })
           yield* Effect.promise(async () => {
             await poolRow.locator("button:text('Delete pool')").click()
-            await poolRow.locator("button:text('Delete Major for good')").click()
+            await poolRow.locator("button:text('Delete pool Major for good')").click()
             await page.locator("p:text('No signal pools yet.')").waitFor()
-            await signalRow.locator("button:text('Delete Leaps for good')").click()
+            await signalRow.locator("button:text('Delete signal Leaps for good')").click()
             await page.locator("p:text('No signals yet.')").waitFor()
           })
           expect(yield* listing()).toEqual({ pools: [], signals: [] })
@@ -590,6 +590,75 @@ describe("the web console", () => {
             await page.locator("section.bindings p:text('Not bound to any account.')").waitFor()
           })
           expect(yield* bindings()).toEqual([])
+          expect(failures).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 120_000 }
+    )
+
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: a news source is created (a refused address named beside its field), edited and deleted from the news view",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("news-crud")
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* logIn(page, origin, user, "news")
+          const sources = () =>
+            call("GET", "/api/news/sources", { token: user.token }).pipe(
+              Effect.map((reply) => reply.body.sources as Array<any>)
+            )
+          const before = (yield* sources()).length
+          yield* Effect.promise(() => page.locator("table.sources tbody tr").nth(before - 1).waitFor())
+          // The server refuses the address; its envelope's issue names the field.
+          const refused = yield* call("POST", "/api/news/sources", {
+            token: user.token,
+            body: { name: "Local", url: "http://127.0.0.1/feed.xml" }
+          })
+          expect(refused.status).toBe(400)
+          const form = page.locator("form[aria-label='New news source']")
+          const besideUrl = form.locator("label:has([name=url]) .field-error")
+          yield* Effect.promise(async () => {
+            await page.click("button:text-is('New news source')")
+            await form.locator("input[name=name]").fill("Local")
+            await form.locator("input[name=url]").fill("http://127.0.0.1/feed.xml")
+            await form.locator("button:text('Create source')").click()
+            await besideUrl.waitFor()
+          })
+          expect(yield* Effect.promise(() => besideUrl.textContent())).toBe(refused.body.issues[0].message)
+          expect(refused.body.issues[0].path).toBe("url")
+          failures.splice(0)
+          yield* Effect.promise(async () => {
+            await form.locator("input[name=name]").fill("Example")
+            await form.locator("input[name=url]").fill("https://example.com/feed.xml")
+            await form.locator("button:text('Create source')").click()
+            await page.locator("table.sources tbody tr", { hasText: "Example" }).waitFor()
+          })
+          const created = (yield* sources()).find((s) => s.name === "Example")
+          expect(created).toMatchObject({ url: "https://example.com/feed.xml", enabled: true })
+
+          const edit = page.locator("form[aria-label='Edit Example']")
+          yield* Effect.promise(async () => {
+            await page.click("button[aria-label='Edit source Example']")
+            await edit.locator("input[name=name]").fill("Example feed")
+            await edit.locator("input[name=enabled]").uncheck()
+            await edit.locator("button:text('Save source')").click()
+            await page.locator("table.sources tbody tr", { hasText: "Example feed" }).filter({ hasText: "false" })
+              .waitFor()
+          })
+          expect((yield* sources()).find((s) => s.id === created.id)).toMatchObject({
+            name: "Example feed",
+            enabled: false
+          })
+          yield* shoot(page, "news")
+
+          const row = page.locator("table.sources tbody tr", { hasText: "Example feed" })
+          yield* Effect.promise(async () => {
+            await row.locator("button:text('Delete source')").click()
+            await row.locator("button:text('Delete source Example feed for good')").click()
+            await row.waitFor({ state: "detached" })
+          })
+          expect((yield* sources()).map((s) => s.id)).not.toContain(created.id)
+          expect(yield* sources()).toHaveLength(before)
           expect(failures).toEqual([])
         }).pipe(Effect.scoped),
       { timeout: 120_000 }

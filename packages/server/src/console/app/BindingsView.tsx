@@ -2,12 +2,12 @@ import { useState } from "preact/hooks"
 import {
   Check,
   Checks,
-  DeleteButton,
   Disclosure,
   EditFormShell,
   ErrorText,
   Input,
   numberOrNull,
+  RowActions,
   Select,
   symbolsOf,
   Table,
@@ -156,14 +156,12 @@ export const Bindings = ({ client, program }: { client: PromiseClient; program: 
               b.leverage ?? "–",
               String(b.enabled),
               b.next_run_at?.slice(0, 16) ?? "–",
-              <span class="row-actions">
-                <button type="button" aria-label={`Edit binding #${b.id}`} onClick={() => setEditing(b)}>Edit</button>
-                <DeleteButton
-                  what="binding"
-                  name={`binding #${b.id}`}
-                  onDelete={() => client.automation.delete({ path: { id: program.id, binding_id: b.id } }).then(done)}
-                />
-              </span>
+              <RowActions
+                what="binding"
+                name={`#${b.id}`}
+                onEdit={() => setEditing(b)}
+                onDelete={() => client.automation.delete({ path: { id: program.id, binding_id: b.id } }).then(done)}
+              />
             ])}
           />
         ))}

@@ -227,7 +227,7 @@ export const DeleteButton = ({ what, name, onDelete }: {
               disabled={remove.busy}
               onClick={() => void remove.run(onDelete)}
             >
-              Delete {name} for good
+              Delete {what} {name} for good
             </button>
             <button type="button" onClick={() => setConfirming(false)}>Keep it</button>
           </>
@@ -342,5 +342,18 @@ export const Pager = ({ limit, offset, onPage, shown, total }: {
     </nav>
   )
 }
+
+/** Edit and delete buttons of a row; the button's name says which (`Edit pool majors`). */
+export const RowActions = ({ what, name, onEdit, onDelete }: {
+  what: string
+  name: string
+  onEdit: () => void
+  onDelete: () => Promise<unknown>
+}) => (
+  <span class="row-actions">
+    <button type="button" aria-label={`Edit ${what} ${name}`} onClick={onEdit}>Edit</button>
+    <DeleteButton what={what} name={name} onDelete={onDelete} />
+  </span>
+)
 
 export const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

@@ -372,7 +372,7 @@ const OptimizationResult = ({ client, initial, onDeleted }: {
       <progress max={Math.max(o.trials_total, 1)} value={o.trials_done} aria-label="Trials done" />
       <DeleteButton
         what="optimisation"
-        name={`optimisation #${o.id}`}
+        name={`#${o.id}`}
         onDelete={() => client.optimizations.remove({ path: { id: programId, optimization_id: o.id } }).then(onDeleted)}
       />
       {o.error !== null && <p class="error">{o.error}</p>}

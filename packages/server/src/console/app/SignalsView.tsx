@@ -2,7 +2,6 @@ import { useEffect, useState } from "preact/hooks"
 import {
   Check,
   Checks,
-  DeleteButton,
   Disclosure,
   EditFormShell,
   ErrorText,
@@ -10,6 +9,7 @@ import {
   listOf,
   number,
   numberOrNull,
+  RowActions,
   Select,
   symbolsOf,
   Table,
@@ -151,19 +151,6 @@ const PoolForm = ({ client, pool, signals, onDone }: {
     </EditFormShell>
   )
 }
-
-/** Edit and delete buttons of a row; the form opens below the table. */
-const RowActions = ({ what, name, onEdit, onDelete }: {
-  what: string
-  name: string
-  onEdit: () => void
-  onDelete: () => Promise<unknown>
-}) => (
-  <span class="row-actions">
-    <button type="button" aria-label={`Edit ${what} ${name}`} onClick={onEdit}>Edit</button>
-    <DeleteButton what={what} name={name} onDelete={onDelete} />
-  </span>
-)
 
 interface Trigger {
   readonly fired_at: string

@@ -11,6 +11,7 @@ import { AssistantView } from "./AssistantView.js"
 import "./console.css"
 import { LoginView } from "./LoginView.js"
 import { MarketView } from "./MarketView.js"
+import { NewsView } from "./NewsView.js"
 import { ProgramsView } from "./ProgramsView.js"
 import { RankingView } from "./RankingView.js"
 import { dropSession, type PromiseClient, sessionClient } from "./Session.js"
@@ -23,6 +24,7 @@ const views: ReadonlyArray<[string, FunctionComponent<{ client: PromiseClient }>
   ["Accounts", AccountsView],
   ["Ranking", RankingView],
   ["Signals", SignalsView],
+  ["News", NewsView],
   ["Assistant", AssistantView]
 ]
 
