@@ -58,6 +58,7 @@ export const useEditForm = <A extends Record<string, unknown>>(
   }
   return { ...values, ...action, errors: fieldErrors(action.failure, byCode), submit }
 }
+
 /** What the fields of a form read of `useEditForm` (methods, so that any form's values fit). */
 export interface EditForm {
   readonly form: Readonly<Record<string, unknown>>
