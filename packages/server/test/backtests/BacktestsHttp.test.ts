@@ -535,11 +535,13 @@ for (const storage of testStorages) {
   })
 }
 
-// A 1 s safety net, so the watchdog (twice the net) stops the stuck call soon; one attempt only.
+// On QuickJS, with a 1 s safety net, so the watchdog (twice the net) stops the stuck call soon; one attempt only.
 describe("a backtest whose program is stuck in calls QuickJS cannot interrupt", () => {
   const storage = testStorages[0]!
   layer(
-    BacktestServer(storage, { maxAttempts: 1 }, { sandbox: { ...defaultSandboxLimits, wallMillisPerCall: 1_000 } }),
+    BacktestServer(storage, { maxAttempts: 1 }, {
+      sandbox: { ...defaultSandboxLimits, runtime: "quickjs", wallMillisPerCall: 1_000 }
+    }),
     { timeout: "120 seconds" }
   )((it) => {
     it.effect("is stopped by its thread's watchdog, which is not the program's verdict: handed back, then given up saying why; the server answers meanwhile", () =>
