@@ -174,9 +174,14 @@ const scratchCopy = () => {
   return work
 }
 
-/** Installs tarballs into a new empty project, offline where npm's cache has the packages. */
+/**
+ * Installs tarballs into a new empty project, offline where npm's cache has the packages, without
+ * install scripts: they would build the optional `isolated-vm` addon from source in every project
+ * (minutes each on a loaded machine; the repository's own install builds and tests it), and the
+ * checks run node without `--no-node-snapshot`, so programs run in QuickJS there either way.
+ */
 const installInto = async (project: string, tarballs: ReadonlyArray<string>) => {
-  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs], project)
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts", ...tarballs], project)
 }
 
 const emptyProject = (prefix: string) => {
