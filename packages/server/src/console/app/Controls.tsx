@@ -5,14 +5,15 @@
  * `<img onerror=...>` shows as typed.
  */
 import { TradingApiError } from "@trading-platform/client"
+import { Timeframe } from "@trading-platform/client/contract"
 import type { ComponentChildren, InputHTMLAttributes } from "preact"
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
-import { describe, type PromiseClient } from "./Session.js"
+import { describe } from "./Session.js"
 
-export type Timeframe = Awaited<ReturnType<PromiseClient["market"]["klines"]>>["timeframe"]
+export { Timeframe }
 
 /** The timeframes the forms offer, shortest first. */
-export const timeframes: ReadonlyArray<Timeframe> = ["1m", "5m", "15m", "30m", "1h", "4h", "1d"]
+export const timeframes = Timeframe.literals
 
 /** A form's values, and `set(key)`: the input handler that writes that field from its element's value (a checkbox's: whether it is checked). */
 export const useForm = <A extends Record<string, unknown>>(initial: A | (() => A)) => {

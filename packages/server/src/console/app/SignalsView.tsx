@@ -1,3 +1,4 @@
+import { Exchange, Metric, Operator } from "@trading-platform/client/contract"
 import { useEffect, useState } from "preact/hooks"
 import {
   Check,
@@ -23,22 +24,10 @@ import type { PromiseClient } from "./Session.js"
 type Listing = Awaited<ReturnType<PromiseClient["signals"]["list"]>>
 type Signal = Listing["signals"][number]
 type Pool = Listing["pools"][number]
-type Condition = Signal["trigger_condition"]
 
-const exchanges = ["venue1", "venue2"] as const
-const metrics: ReadonlyArray<Condition["metric"]> = [
-  "price_change",
-  "volatility",
-  "volume",
-  "oi",
-  "oi_delta",
-  "funding",
-  "cvd",
-  "taker_ratio",
-  "depth_ratio",
-  "order_imbalance"
-]
-const operators: ReadonlyArray<Condition["operator"]> = ["gt", "gte", "lt", "lte", "eq", "neq", "abs_gt", "abs_lt"]
+const exchanges = Exchange.literals
+const metrics = Metric.literals
+const operators = Operator.literals
 
 /** A new signal, or a signal to replace: a metric over a window compared with a threshold. */
 const SignalForm = ({ client, signal, onDone }: { client: PromiseClient; signal?: Signal; onDone: () => void }) => {
