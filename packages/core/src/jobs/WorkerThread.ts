@@ -72,7 +72,13 @@ const spawn = (entry: string, workerData: unknown, resourceLimits: ResourceLimit
   const root = new URL(extension === ".ts" ? "../" : "./", base)
   const url = new URL(`${entry}${extension}`, root)
   const options = { workerData, ...(resourceLimits === undefined ? {} : { resourceLimits }) }
-  return new Worker(extension === ".ts" ? bundled(url) : url, options)
+  // A bundled entry needs none of the process's node flags, and the loader of one run from the
+  // sources (`--import tsx`), in a thread that ends, made isolated-vm abort the process as the
+  // thread was torn down (`IsolateEnvironment::GetCurrent`: a server run from the sources, on every
+  // program check). Process-wide flags (`--no-node-snapshot`) hold in every thread anyway.
+  return extension === ".ts"
+    ? new Worker(bundled(url), { ...options, execArgv: [] })
+    : new Worker(url, options)
 }
 
 /** What the main thread hears from a worker thread. */

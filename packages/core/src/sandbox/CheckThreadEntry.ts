@@ -2,8 +2,7 @@
  * The body of a program check thread (see `CheckWorker.ts`): loads the program in the runtime its
  * limits name (QuickJS unless V8) as a run does and posts `{ loaded: true, parameters }` (its `parameters` export as data), the `LoadFailure`, or `{ stalled: true }` when the
  * wall-clock safety net stopped it. It imports only relative paths and
- * not Effect, so the thread, which a check starts for every program saved, stays small. Nothing is
- * disposed: the thread ends with the check.
+ * not Effect, so the thread, which a check starts for every program saved, stays small.
  */
 import { parentPort, workerData } from "node:worker_threads"
 import { newQuickJSWASMModule } from "quickjs-emscripten"
@@ -17,20 +16,29 @@ import { loadV8Program, makeV8Sandbox } from "./V8Sandbox.js"
 const { code, heartbeat, limits } = workerData as CheckThreadInput
 const { call, setBusy } = threadHeartbeat(heartbeat)
 
-const post = (load: () => { parameters: unknown } | LoadFailure) => {
+/** Loads the program, frees the engine, then posts the outcome: the thread is ended once it has posted. */
+const post = (load: () => { parameters: unknown } | LoadFailure, dispose: () => unknown) => {
+  let outcome: object
   try {
     const loaded = load()
-    parentPort!.postMessage("overBudget" in loaded ? loaded : { loaded: true, parameters: loaded.parameters })
+    outcome = "overBudget" in loaded ? loaded : { loaded: true, parameters: loaded.parameters }
   } catch (e) {
     if (!(e instanceof SandboxStalled)) throw e
-    parentPort!.postMessage({ stalled: true })
+    outcome = { stalled: true }
+  } finally {
+    dispose()
   }
+  parentPort!.postMessage(outcome)
 }
 
 setBusy(true)
 const addon = limits.runtime === "v8" ? loadIsolatedVm() : undefined
 if (addon !== undefined && "ivm" in addon) {
-  post(() => loadV8Program(makeV8Sandbox(addon.ivm, limits, call), code, 0))
+  const sandbox = makeV8Sandbox(addon.ivm, limits, call)
+  post(() => loadV8Program(sandbox, code, 0), sandbox.dispose)
 } else {
-  void newQuickJSWASMModule().then((module) => post(() => loadProgram(makeSandbox(module, limits, call), code, 0)))
+  void newQuickJSWASMModule().then((module) => {
+    const sandbox = makeSandbox(module, limits, call)
+    post(() => loadProgram(sandbox, code, 0), sandbox.dispose)
+  })
 }
