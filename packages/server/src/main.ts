@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { HttpServer } from "@effect/platform"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { describeConfigError, PgliteClient, PlatformConfig } from "@trading-platform/core"
+import { describeConfigError, PgliteClient, PlatformConfig, resolveSandboxRuntime } from "@trading-platform/core"
 import { Clock, ConfigProvider, Duration, Effect, Layer, Logger, Option, Ref } from "effect"
 import { resolve } from "node:path"
 import { setFlagsFromString } from "node:v8"
@@ -34,11 +34,11 @@ if (args._tag === "Invalid") {
 
 const provider = ConfigProvider.fromMap(args.values).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
 
-/** Once listening: where the API, its reference and its data are, so a newcomer knows where to go. */
+/** Once listening: where the API, its reference and its data are, and where programs run, so a newcomer knows where to go. */
 const startBanner = (consoleOn: boolean) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
-    const { storage } = yield* PlatformConfig
+    const { sandbox, storage } = yield* PlatformConfig
     const base = server.address._tag === "TcpAddress"
       ? `http://${
         server.address.hostname.includes(":") ? `[${server.address.hostname}]` : server.address.hostname
@@ -55,6 +55,11 @@ const startBanner = (consoleOn: boolean) =>
         : storage.dataDir.startsWith("memory://")
         ? "Data: in memory (DATA_DIR=memory://), gone when the server stops"
         : `Data directory: ${resolve(storage.dataDir)}`
+    )
+    yield* Effect.log(
+      resolveSandboxRuntime(sandbox) === "v8"
+        ? "Programs run in V8 isolates (isolated-vm)"
+        : "Programs run in QuickJS (WebAssembly)"
     )
   }))
 

@@ -73,15 +73,26 @@ describe("the server entry point (npm start)", () => {
     expect(run.output().trim()).toMatch(/^\d+\.\d+\.\d+$/)
   })
 
-  it("says at start where the API, its reference and the data are", { timeout: 60_000 }, async () => {
-    const run = start(["--port", "0"], { DATA_DIR: "memory://" })
-    const [, api, docs] = await waitFor(run, /API (http:\/\/[\d.:]+\/api\/), reference (http:\/\/[\d.:]+\/docs)/)
-    await waitFor(run, /Data: in memory/)
-    expect((await fetch(api!)).status).toBe(200)
-    expect(docs).toBe(api!.replace("/api/", "/docs"))
-    run.child.kill("SIGTERM")
-    expect(await run.exited).toBe(0)
-  })
+  it(
+    "says at start where the API, its reference and the data are, and where programs run",
+    { timeout: 60_000 },
+    async () => {
+      const run = start(["--port", "0"], { DATA_DIR: "memory://" })
+      const [, api, docs] = await waitFor(run, /API (http:\/\/[\d.:]+\/api\/), reference (http:\/\/[\d.:]+\/docs)/)
+      await waitFor(run, /Data: in memory/)
+      await waitFor(run, /Programs run in V8 isolates/)
+      expect((await fetch(api!)).status).toBe(200)
+      expect(docs).toBe(api!.replace("/api/", "/docs"))
+      run.child.kill("SIGTERM")
+      expect(await run.exited).toBe(0)
+      // QuickJS when asked for, without a warning.
+      const quickJs = start(["--port", "0", "--sandbox-runtime", "quickjs"], { DATA_DIR: "memory://" })
+      await waitFor(quickJs, /Programs run in QuickJS/)
+      expect(quickJs.output()).not.toContain("SandboxRuntimeWarning")
+      quickJs.child.kill("SIGTERM")
+      expect(await quickJs.exited).toBe(0)
+    }
+  )
 
   it("logs when a shutdown starts (with its signal) and when it has finished, with how long it took", {
     timeout: 60_000

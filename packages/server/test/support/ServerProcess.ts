@@ -22,14 +22,21 @@ export interface Running {
   readonly exited: Promise<number | null>
 }
 
-/** Starts the server's entry point as `npm start` does, in its own process (as another OS user when `uid` is given). */
+/**
+ * Starts the server's entry point as `npm start` does (node with `--no-node-snapshot`, so programs
+ * run in V8 isolates), in its own process (as another OS user when `uid` is given).
+ */
 export const start = (
   args: ReadonlyArray<string>,
   env: Record<string, string>,
   user: { uid?: number; gid?: number } = {},
   entry: Entry = "sources"
 ): Running => {
-  const child = spawn(process.execPath, [...(typeof entry === "string" ? entries[entry] : [entry.main]), ...args], {
+  const child = spawn(process.execPath, [
+    "--no-node-snapshot",
+    ...(typeof entry === "string" ? entries[entry] : [entry.main]),
+    ...args
+  ], {
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     ...user
