@@ -79,29 +79,24 @@ export const symbolsOf = (text: unknown) => listOf(text).map((symbol) => symbol.
 
 type Bound = { f: EditForm; name: string; label: string }
 
+/** What a control of the form `f` named `name` carries: its name, its value, and whether a failure names it. */
+const boundTo = (f: EditForm, name: string) => ({
+  name,
+  value: f.form[name] as string,
+  "aria-invalid": f.errors[name] === undefined ? undefined : true
+})
+
 /** An input of the form `f`, labelled, with the message of a failure that names it beside it. */
 export const Input = ({ f, name, label, ...attributes }: Bound & InputHTMLAttributes<HTMLInputElement>) => (
   <Field label={label} error={f.errors[name]}>
-    <input
-      name={name}
-      value={f.form[name] as string}
-      onInput={f.set(name)}
-      aria-invalid={f.errors[name] === undefined ? undefined : true}
-      {...attributes}
-    />
+    <input {...boundTo(f, name)} onInput={f.set(name)} {...attributes} />
   </Field>
 )
 
 /** A text area of the form `f`; see `Input`. */
 export const TextArea = ({ f, name, label }: Bound) => (
   <Field label={label} error={f.errors[name]}>
-    <textarea
-      class="short"
-      name={name}
-      value={f.form[name] as string}
-      onInput={f.set(name)}
-      aria-invalid={f.errors[name] === undefined ? undefined : true}
-    />
+    <textarea class="short" {...boundTo(f, name)} onInput={f.set(name)} />
   </Field>
 )
 
@@ -110,12 +105,7 @@ export const Select = ({ f, name, label, options }: Bound & {
   options: ReadonlyArray<string | readonly [string, string]>
 }) => (
   <Field label={label} error={f.errors[name]}>
-    <select
-      name={name}
-      value={f.form[name] as string}
-      onChange={f.set(name)}
-      aria-invalid={f.errors[name] === undefined ? undefined : true}
-    >
+    <select {...boundTo(f, name)} onChange={f.set(name)}>
       {options.map((option) =>
         typeof option === "string" ? <option>{option}</option> : <option value={option[0]}>{option[1]}</option>
       )}
