@@ -51,19 +51,26 @@ for (const storage of testStorages) {
             for (let i = 0; i < 10; i++) yield* realPause
             expect(yield* row()).toMatchObject({ status: "running", attempts: 1 })
 
-            // Past it the live worker takes the job over and completes it.
+            // Past it the live worker takes the job over and completes it. Under load its poll's query may
+            // still be running when the clock moves, and its next sleep then ends a test-clock poll interval
+            // later: the clock moves a poll interval each pass until the job has changed hands.
             yield* TestClock.adjust("11 seconds")
             const deadline = Date.now() + 30_000
+            const claimedBy = () =>
+              sql<{ claimed_by: string }>`SELECT claimed_by FROM ai_insights WHERE id = ${queued.id}`.pipe(
+                Effect.map(([claim]) => claim!.claimed_by)
+              )
+            while ((yield* claimedBy()) === "dead" && Date.now() < deadline) {
+              yield* realPause
+              yield* TestClock.adjust(assistant.insightJobs.pollInterval)
+            }
             while ((yield* row()).status !== "completed" && Date.now() < deadline) {
               yield* realPause
             }
             const done = yield* row()
             expect(done).toMatchObject({ status: "completed", attempts: 2, error: null })
             expect(done.result).toMatchObject({ symbol: "BTC", timeframe: "1h", analyst: "built-in analyst" })
-            const [claim] = yield* sql<
-              { claimed_by: string }
-            >`SELECT claimed_by FROM ai_insights WHERE id = ${queued.id}`
-            expect(claim!.claimed_by).not.toBe("dead")
+            expect(yield* claimedBy()).not.toBe("dead")
 
             // The dead worker coming back cannot write over it: its run is stale.
             const stale: InsightResult = { ...done.result!, summary: "stale", analyst: "dead" }
