@@ -4,17 +4,26 @@
  * running from the sources builds it when the page is first asked for (see `ConsolePage.ts`), so
  * `npm start` on a fresh clone needs no build step.
  */
-import { build, type Metafile } from "esbuild"
+import { build, type Metafile, type Plugin } from "esbuild"
 import { mkdir, writeFile } from "node:fs/promises"
 import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 
-/** Gzip bytes of the page's files: the chart library's chunk apart, as its budget leaves it out. */
-export interface ConsoleSizes {
-  readonly app: number
-  readonly charts: number
-}
+/**
+ * The libraries the page loads on demand, each from a chunk of its own that the app's budget leaves
+ * out: what their chunk is made of (the editor's includes the app's module that sets it up).
+ */
+const libraries = {
+  charts: /node_modules[\\/](lightweight-charts|fancy-canvas)[\\/]/,
+  editor: /node_modules[\\/](@codemirror|@lezer|@marijn|style-mod|w3c-keyname|crelt)[\\/]|app[\\/]CodeMirrorSetup\.ts$/
+} as const
+
+/** A library loaded on demand. */
+export type ConsoleLibrary = keyof typeof libraries
+
+/** Gzip bytes of the page's files: the page itself (`app`), and each library's chunk apart, as its budget leaves them out. */
+export type ConsoleSizes = { readonly app: number } & { readonly [L in ConsoleLibrary]: number }
 
 /**
  * What the page loads: every file by its content-hashed name (so each can be cached for good), the
@@ -27,15 +36,33 @@ export interface ConsoleAssets {
   readonly sizes: ConsoleSizes
 }
 
-/** The budget of `docs/console.md`: the page without the chart library, gzipped. */
+/** The budgets of `docs/console.md`, gzipped: the page without the libraries, and the editor's chunk. */
 export const appBudget = 250 * 1024
+export const editorBudget = 140 * 1024
 
-const chartLibrary = /node_modules[\\/](lightweight-charts|fancy-canvas)[\\/]/
-
-/** An output whose every input is the chart library's is its chunk (the page imports it on demand). */
-const isChartChunk = (output: Metafile["outputs"][string]) => {
+/** The library an output is the chunk of: every one of its inputs is that library's (the page imports it on demand). */
+const libraryOf = (output: Metafile["outputs"][string]): ConsoleLibrary | undefined => {
   const inputs = Object.keys(output.inputs)
-  return inputs.length > 0 && inputs.every((input) => chartLibrary.test(input))
+  return inputs.length === 0
+    ? undefined
+    : (Object.keys(libraries) as Array<ConsoleLibrary>).find((library) =>
+      inputs.every((input) => libraries[library].test(input))
+    )
+}
+
+/**
+ * Effect's `Schema` imports fast-check (about 12 KB gzip) for the arbitraries it can derive, which
+ * the page never asks for: the page gets a stand-in that says so if it ever were.
+ */
+const withoutFastCheck: Plugin = {
+  name: "without-fast-check",
+  setup: (build) => {
+    build.onResolve({ filter: /^fast-check$/ }, () => ({ path: "fast-check", namespace: "stand-in" }))
+    build.onLoad({ filter: /.*/, namespace: "stand-in" }, () => ({
+      contents: "export const array = () => { throw new Error(\"fast-check is left out of the console\") }",
+      loader: "js"
+    }))
+  }
 }
 
 export const buildConsole = async (): Promise<ConsoleAssets> => {
@@ -56,24 +83,27 @@ export const buildConsole = async (): Promise<ConsoleAssets> => {
     jsxImportSource: "preact",
     // The client and core's contract from their sources: the same code the package build ships.
     conditions: ["@trading-platform/source"],
+    plugins: [withoutFastCheck],
     logLevel: "silent"
   })
   const files: Record<string, string> = {}
-  const sizes = { app: 0, charts: 0 }
+  const sizes = { app: 0, charts: 0, editor: 0 }
   for (const output of outputFiles) {
     const name = basename(output.path)
     files[name] = output.text
     const meta = Object.entries(metafile.outputs).find(([path]) => basename(path) === name)![1]
-    sizes[isChartChunk(meta) ? "charts" : "app"] += gzipSync(output.contents).length
+    sizes[libraryOf(meta) ?? "app"] += gzipSync(output.contents).length
   }
   const entry = Object.entries(metafile.outputs).find(([, output]) => output.entryPoint !== undefined)!
   return { script: basename(entry[0]), style: basename(entry[1].cssBundle!), files, sizes }
 }
 
 /** The sizes as the build prints them. */
-export const describeSizes = ({ app, charts }: ConsoleSizes) =>
-  `console: ${(app / 1024).toFixed(1)} KB gzip without the chart library (budget ${appBudget / 1024} KB), ` +
-  `chart library ${(charts / 1024).toFixed(1)} KB gzip`
+export const describeSizes = ({ app, charts, editor }: ConsoleSizes) => {
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB gzip`
+  return `console: ${kb(app)} without the chart library and the editor (budget ${appBudget / 1024} KB), ` +
+    `chart library ${kb(charts)}, editor ${kb(editor)} (budget ${editorBudget / 1024} KB)`
+}
 
 /**
  * Writes the built files into `dir` (the package build's `dist/console/`), with `manifest.json`

@@ -2,7 +2,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { testOptions, testStorages } from "@trading-platform/core/testing"
 import { ConsoleLive, makeWebHandler } from "@trading-platform/server"
 import { Duration, Effect, Layer, TestClock } from "effect"
-import { appBudget, buildConsole } from "../../src/console/ConsoleBuild.js"
+import { appBudget, buildConsole, editorBudget } from "../../src/console/ConsoleBuild.js"
 import { createAccount, venue2Keys, wallet } from "../support/Accounts.js"
 import { AutomationServer, waitForList } from "../support/Automation.js"
 import { BacktestServer } from "../support/Backtests.js"
@@ -10,7 +10,7 @@ import { browser, hasChromium } from "../support/Chromium.js"
 import { smaProgram } from "../support/Optimizations.js"
 import { referenceServer } from "../support/ServerProcess.js"
 import { baseUrl, call, signUp, uniqueUser } from "../support/TestServer.js"
-import { cells, drawnChart, goTo, logIn, openPage, shoot } from "./ConsoleBrowser.js"
+import { cells, drawnChart, editorText, fillCode, goTo, logIn, openPage, shoot } from "./ConsoleBrowser.js"
 
 const withChromium = hasChromium("the console browser tests are")
 
@@ -28,7 +28,7 @@ const green = "#16a34a"
 
 describe("the console's build", () => {
   it(
-    "names its files by their content, puts the chart library in a chunk of its own, and keeps the rest within budget",
+    "names its files by their content, puts the chart library and the code editor in chunks of their own, and keeps the rest and the editor within budget",
     {
       timeout: 60_000
     },
@@ -38,6 +38,8 @@ describe("the console's build", () => {
       expect(assets.style).toMatch(/^app-[A-Z0-9]{8}\.css$/)
       expect(Object.keys(assets.files).every((name) => /^(app|chunk)-[A-Z0-9]{8}\.(js|css)$/.test(name))).toBe(true)
       expect(assets.sizes.charts).toBeGreaterThan(20_000)
+      expect(assets.sizes.editor).toBeGreaterThan(20_000)
+      expect(assets.sizes.editor).toBeLessThanOrEqual(editorBudget)
       expect(assets.sizes.app).toBeLessThanOrEqual(appBudget)
     }
   )
@@ -133,10 +135,9 @@ describe("the web console", () => {
           yield* Effect.promise(async () => {
             await page.click("button:text('+ New program')")
             await page.fill("input[name=name]", "SMA crossover")
-            await page.fill(
-              "textarea[name=code]",
-              "export function decide(data) {\n  return { operation: \"hold\" \n}}}"
-            )
+          })
+          yield* fillCode(page, "export function decide(data) {\n  return { operation: \"hold\" \n}}}")
+          yield* Effect.promise(async () => {
             await page.click("form.editor button[type=submit]")
             await page.waitForSelector("form.editor .compile-line")
           })
@@ -146,13 +147,13 @@ describe("the web console", () => {
           )
           // The browser logs the 422 as a failed request; the page shows it where the action was.
           failures.splice(0)
+          yield* fillCode(page, crossover)
           yield* Effect.promise(async () => {
-            await page.fill("textarea[name=code]", crossover)
             await page.click("form.editor button[type=submit]")
             await page.waitForSelector("ul.list button[data-id][aria-current=true]")
             await page.waitForSelector("form.run")
           })
-          expect(yield* Effect.promise(() => page.inputValue("textarea[name=code]"))).toBe(crossover)
+          expect(yield* editorText(page)).toBe(crossover)
 
           yield* Effect.promise(async () => {
             await page.fill("input[name=from]", "2025-01-01")

@@ -96,3 +96,29 @@ export const cells = (page: Page, selector: string) =>
   Effect.promise(() =>
     page.$$eval(selector, (rows) => rows.map((row) => [...row.children].map((cell) => cell.textContent ?? "")))
   )
+
+/**
+ * Puts `code` in the program editor `within` (CodeMirror, once its chunk has loaded) in place of
+ * what it holds, as a user pasting it would: select all with the keyboard, then a paste (typed
+ * text would have the browser turn runs of spaces into non-breaking ones).
+ */
+export const fillCode = (page: Page, code: string, within = "form.editor") =>
+  Effect.promise(async () => {
+    const content = `${within} .code-editor[data-ready] .cm-content`
+    await page.waitForSelector(content, { timeout: 30_000 })
+    await page.click(content)
+    await page.keyboard.press("ControlOrMeta+A")
+    await page.$eval(content, (editor, text) => {
+      const data = new DataTransfer()
+      data.setData("text/plain", text)
+      editor.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }))
+    }, code)
+  })
+
+/** The text the program editor `within` holds, line by line as CodeMirror shows it. */
+export const editorText = (page: Page, within = "form.editor") =>
+  Effect.promise(async () => {
+    await page.waitForSelector(`${within} .code-editor[data-ready] .cm-content`, { timeout: 30_000 })
+    return page.$$eval(`${within} .cm-content .cm-line`, (lines) =>
+      lines.map((line) => line.textContent ?? "").join("\n"))
+  })
