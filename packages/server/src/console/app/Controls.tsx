@@ -43,6 +43,20 @@ export const fieldErrors = (failure: unknown, byCode: Readonly<Record<string, st
 }
 
 /**
+ * The messages of a failure's `issues` about the values inside the object field `field`, by their
+ * name (`params.fast` → `fast`): a program's parameters, which may share a name with a field of the form.
+ */
+export const issuesUnder = (failure: unknown, field: string) => {
+  const errors: Record<string, string> = {}
+  if (!(failure instanceof TradingApiError)) return errors
+  for (const issue of failure.issues ?? []) {
+    const [under, name, ...rest] = issue.path.split(".").filter((part) => part !== "payload")
+    if (under === field && name !== undefined && rest.length === 0) errors[name] ??= issue.message
+  }
+  return errors
+}
+
+/**
  * A form's values with the action that sends them: `submit(task)` is the form's submit handler,
  * running `task(values)`; a failure's message shows where the action was (`error`) and beside each
  * field it names (`errors`, see `fieldErrors`).

@@ -1,21 +1,28 @@
-import { useEffect, useRef, useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import { type Backtest, BacktestResult } from "./BacktestView.js"
+import { BiasChecks } from "./BiasChecksView.js"
 import { Bindings } from "./BindingsView.js"
+import { CodeEditor, type CodeError, type Language, languageOf } from "./CodeEditor.js"
 import {
   DeleteButton,
+  type EditForm,
   ErrorText,
   Field,
+  fieldErrors,
+  Input,
+  issuesUnder,
   number,
+  Select,
   Table,
   type Timeframe,
   timeframes,
   useAction,
-  useForm,
+  useEditForm,
   useLoad,
   wait
 } from "./Controls.js"
 import { Optimizations } from "./OptimizationView.js"
-import { errorLine, type PromiseClient } from "./Session.js"
+import { describe, errorLine, type PromiseClient } from "./Session.js"
 
 type Program = Awaited<ReturnType<PromiseClient["programs"]["get"]>>
 type ProgramId = Program["id"]
@@ -26,43 +33,16 @@ export function decide(data) {
 }
 `
 
-/** The code's editor; a compile error's line is selected and named beside the save button. */
-const CodeField = ({ code, onCode, failedLine }: {
-  code: string
-  onCode: (code: string) => void
-  failedLine: number | undefined
-}) => {
-  const ref = useRef<HTMLTextAreaElement>(null)
-  useEffect(() => {
-    const area = ref.current
-    if (failedLine === undefined || area === null) return
-    const lines = area.value.split("\n")
-    const start = lines.slice(0, failedLine - 1).reduce((sum, line) => sum + line.length + 1, 0)
-    area.focus()
-    area.setSelectionRange(start, start + (lines[failedLine - 1]?.length ?? 0))
-  }, [failedLine])
-  return (
-    <Field label="Code">
-      <textarea
-        ref={ref}
-        name="code"
-        spellcheck={false}
-        value={code}
-        aria-invalid={failedLine !== undefined}
-        onInput={(event) => onCode(event.currentTarget.value)}
-      />
-    </Field>
-  )
-}
+type ProgramFields = { name: string; code: string; language: Language }
 
-/** Name and code of a program, saved on submit; a compile error shows the line the API names. */
+/** Name, language and code of a program, saved on submit; a compile error is marked at the line the API names. */
 const ProgramForm = ({ initial, submitLabel, onSubmit }: {
-  initial: { name: string; code: string }
+  initial: ProgramFields
   submitLabel: string
-  onSubmit: (program: { name: string; code: string }) => Promise<unknown>
+  onSubmit: (program: ProgramFields) => Promise<unknown>
 }) => {
   const [program, setProgram] = useState(initial)
-  const [failed, setFailed] = useState<{ line: number; column?: number }>()
+  const [failed, setFailed] = useState<CodeError>()
   const [saved, setSaved] = useState(false)
   const { busy, error, run } = useAction()
   const submit = (event: Event) => {
@@ -72,19 +52,40 @@ const ProgramForm = ({ initial, submitLabel, onSubmit }: {
     void run(async () => {
       await onSubmit(program)
       setSaved(true)
-    }, (failure) => setFailed(errorLine(failure)))
+    }, (failure) => {
+      const at = errorLine(failure)
+      setFailed(at === undefined ? undefined : { ...at, message: describe(failure) })
+    })
   }
   return (
     <form class="editor" onSubmit={submit}>
-      <Field label="Name">
-        <input
-          name="name"
-          required
-          value={program.name}
-          onInput={(e) => setProgram({ ...program, name: e.currentTarget.value })}
-        />
-      </Field>
-      <CodeField code={program.code} onCode={(code) => setProgram({ ...program, code })} failedLine={failed?.line} />
+      <div class="fields">
+        <Field label="Name">
+          <input
+            name="name"
+            required
+            value={program.name}
+            onInput={(e) => setProgram({ ...program, name: e.currentTarget.value })}
+          />
+        </Field>
+        <Field label="Language">
+          <select
+            name="language"
+            value={program.language}
+            onChange={(e) => setProgram({ ...program, language: e.currentTarget.value as Language })}
+          >
+            <option value="javascript">JavaScript</option>
+            <option value="typescript">TypeScript</option>
+          </select>
+        </Field>
+      </div>
+      <CodeEditor
+        label="Code"
+        code={program.code}
+        language={program.language}
+        onCode={(code) => setProgram((previous) => ({ ...previous, code }))}
+        error={failed}
+      />
       <div class="actions">
         <button type="submit" disabled={busy}>{submitLabel}</button>
         {saved && <span role="status">Saved.</span>}
@@ -103,100 +104,164 @@ const ProgramForm = ({ initial, submitLabel, onSubmit }: {
 
 const day = 24 * 3600 * 1000
 const isoDay = (millis: number) => new Date(millis).toISOString().slice(0, 10)
+const running = (status: Backtest["status"]) => status === "queued" || status === "running"
 
-/** Runs a backtest of the program with the market and the account's terms chosen, following the job to its end. */
-const BacktestForm = ({ client, program, onBacktest }: {
+type Parameter = NonNullable<Program["parameters"]>[number]
+
+/** A declared parameter's range or choices, as the table and its field's label show it. */
+const rangeOf = (p: Parameter) => p.kind === "choice" ? p.choices!.map(String).join(" | ") : `${p.min} to ${p.max}`
+
+/** The parameters the program declares (its export `parameters`). */
+const ParametersTable = ({ parameters }: { parameters: ReadonlyArray<Parameter> }) => (
+  <Table
+    class="parameters"
+    headers={["parameter", "kind", "range or choices", "default"]}
+    rows={parameters.map((p) => [p.name, p.kind, rangeOf(p), String(p.default)])}
+  />
+)
+
+/** The form's key of a parameter's field, apart from the form's own fields. */
+const paramKey = (name: string) => `param_${name}`
+
+/**
+ * The values typed for the declared parameters, as `params`: a number for an `int` or `float`
+ * (left empty, its default), a choice by its index. The API checks them (400 naming the parameter).
+ */
+const paramsOf = (parameters: ReadonlyArray<Parameter>, form: Readonly<Record<string, unknown>>) =>
+  Object.fromEntries(parameters.flatMap((p): Array<[string, unknown]> => {
+    const typed = String(form[paramKey(p.name)] ?? "")
+    if (typed === "") return []
+    return [[p.name, p.kind === "choice" ? p.choices![Number(typed)] : Number(typed)]]
+  }))
+
+/** A field per declared parameter, each with the API's message about it beside it. */
+const ParameterFields = ({ f, parameters }: { f: EditForm; parameters: ReadonlyArray<Parameter> }) => (
+  <fieldset class="checks params">
+    <legend>Parameters (empty: the default)</legend>
+    {parameters.map((p) =>
+      p.kind === "choice"
+        ? (
+          <Select
+            f={f}
+            name={paramKey(p.name)}
+            label={p.name}
+            options={p.choices!.map((choice, i) => [String(i), String(choice)] as const)}
+          />
+        )
+        : (
+          // No min, max or step of the browser's own: the API checks the value and says what is wrong.
+          <Input
+            f={f}
+            name={paramKey(p.name)}
+            label={`${p.name} (${rangeOf(p)})`}
+            type="number"
+            step="any"
+            placeholder={String(p.default)}
+          />
+        )
+    )}
+  </fieldset>
+)
+
+/**
+ * Runs a backtest of the program with the market, the account's terms and the parameters chosen,
+ * following the job to its end (it can be cancelled meanwhile); or checks the program for bias on
+ * the same market and parameters.
+ */
+const BacktestForm = ({ client, program, onBacktest, onChecked }: {
   client: PromiseClient
   program: Program
   onBacktest: (backtest: Backtest) => void
+  onChecked: () => void
 }) => {
+  const parameters = program.parameters ?? []
   const today = Math.floor(Date.now() / day) * day
-  const { form, set } = useForm({
+  const f = useEditForm<Record<string, string>>(() => ({
     symbol: "BTC",
-    timeframe: "1h" as Timeframe,
+    timeframe: "1h",
     from: isoDay(today - 30 * day),
     to: isoDay(today),
     initial_balance: "10000",
     fee_rate: "0.0005",
-    leverage: "1"
+    leverage: "1",
+    ...Object.fromEntries(
+      parameters.map((p) => [paramKey(p.name), p.kind === "choice" ? String(p.choices!.indexOf(p.default)) : ""])
+    )
+  }), { leverage_too_high: "leverage", symbol_not_listed: "symbol" })
+  const [job, setJob] = useState<Backtest>()
+  const cancel = useAction()
+  const check = useAction()
+  const market = (form: Readonly<Record<string, string>>) => ({
+    symbol: form.symbol!,
+    timeframe: form.timeframe as Timeframe,
+    start: `${form.from}T00:00:00Z`,
+    end: `${form.to}T00:00:00Z`,
+    params: paramsOf(parameters, form)
   })
-  const [progress, setProgress] = useState("")
-  const { busy, error, run } = useAction()
-  const submit = (event: Event) => {
-    event.preventDefault()
-    void run(async () => {
-      let backtest = await client.backtests.submit({
-        path: { id: program.id },
-        payload: {
-          symbol: form.symbol,
-          timeframe: form.timeframe,
-          start: `${form.from}T00:00:00Z`,
-          end: `${form.to}T00:00:00Z`,
-          initial_balance: Number(form.initial_balance),
-          fee_rate: Number(form.fee_rate),
-          leverage: Number(form.leverage)
-        }
-      })
-      while (backtest.status === "queued" || backtest.status === "running") {
-        setProgress(`${backtest.status} ${Math.round(backtest.progress * 100)} %`)
-        await wait(500)
-        backtest = await client.backtests.get({ path: { id: backtest.id } })
-      }
-      setProgress("")
-      onBacktest(backtest)
-    })
+  // A failure names the fields of either action; the parameters' beside their own fields.
+  const failure = f.failure ?? check.failure
+  const named = fieldErrors(failure, { leverage_too_high: "leverage", symbol_not_listed: "symbol" })
+  const errors = {
+    ...named,
+    // The range's ends, as the form's fields are named.
+    ...(named.start === undefined ? {} : { from: named.start }),
+    ...(named.end === undefined ? {} : { to: named.end }),
+    ...Object.fromEntries(Object.entries(issuesUnder(failure, "params")).map(([name, m]) => [paramKey(name), m]))
   }
+  const form = { ...f, errors }
+  const submit = f.submit(async (values) => {
+    let backtest = await client.backtests.submit({
+      path: { id: program.id },
+      payload: {
+        ...market(values),
+        initial_balance: Number(values.initial_balance),
+        fee_rate: Number(values.fee_rate),
+        leverage: Number(values.leverage)
+      }
+    })
+    while (running(backtest.status)) {
+      setJob(backtest)
+      await wait(500)
+      backtest = await client.backtests.get({ path: { id: backtest.id } })
+    }
+    setJob(undefined)
+    onBacktest(backtest)
+  })
   return (
-    <form class="run" onSubmit={submit}>
-      <Field label="Symbol">
-        <input name="symbol" size={8} required value={form.symbol} onInput={set("symbol")} />
-      </Field>
-      <Field label="Timeframe">
-        <select name="timeframe" value={form.timeframe} onChange={set("timeframe")}>
-          {timeframes.map((t) => <option>{t}</option>)}
-        </select>
-      </Field>
-      <Field label="From">
-        <input name="from" type="date" required value={form.from} onInput={set("from")} />
-      </Field>
-      <Field label="To">
-        <input name="to" type="date" required value={form.to} onInput={set("to")} />
-      </Field>
-      <Field label="Balance">
-        <input
-          name="initial_balance"
-          type="number"
-          min="0"
-          step="any"
-          value={form.initial_balance}
-          onInput={set("initial_balance")}
-        />
-      </Field>
-      <Field label="Fee rate">
-        <input
-          name="fee_rate"
-          type="number"
-          min="0"
-          max="1"
-          step="any"
-          value={form.fee_rate}
-          onInput={set("fee_rate")}
-        />
-      </Field>
-      <Field label="Leverage">
-        <input
-          name="leverage"
-          type="number"
-          min="1"
-          max="125"
-          step="any"
-          value={form.leverage}
-          onInput={set("leverage")}
-        />
-      </Field>
-      <button type="submit" disabled={busy}>Run backtest</button>
-      <span role="status">{progress}</span>
-      <ErrorText error={error} />
+    <form class="run" aria-label="Run a backtest" onSubmit={submit}>
+      <Input f={form} name="symbol" label="Symbol" size={8} required />
+      <Select f={form} name="timeframe" label="Timeframe" options={timeframes} />
+      <Input f={form} name="from" label="From" type="date" required />
+      <Input f={form} name="to" label="To" type="date" required />
+      <Input f={form} name="initial_balance" label="Balance" type="number" min="0" step="any" />
+      <Input f={form} name="fee_rate" label="Fee rate" type="number" min="0" max="1" step="any" />
+      <Input f={form} name="leverage" label="Leverage" type="number" min="1" max="125" step="any" />
+      {parameters.length > 0 && <ParameterFields f={form} parameters={parameters} />}
+      <div class="actions">
+        <button type="submit" disabled={f.busy}>Run backtest</button>
+        <button
+          type="button"
+          disabled={check.busy}
+          onClick={() =>
+            void check.run(async () => {
+              await client.biasChecks.submit({ path: { id: program.id }, payload: market(f.form) })
+              onChecked()
+            })}
+        >
+          Check for bias
+        </button>
+        <span role="status">{job === undefined ? "" : `${job.status} ${Math.round(job.progress * 100)} %`}</span>
+        {job !== undefined && (
+          <button
+            type="button"
+            disabled={cancel.busy}
+            onClick={() => void cancel.run(() => client.backtests.cancel({ path: { id: job.id } }))}
+          >
+            Cancel backtest
+          </button>
+        )}
+      </div>
+      <ErrorText error={f.error ?? check.error ?? cancel.error} />
     </form>
   )
 }
@@ -210,6 +275,7 @@ const ProgramDetail = ({ client, id, onSaved, onDeleted }: {
   const program = useLoad(() => client.programs.get({ path: { id } }), [id])
   const history = useLoad(() => client.backtests.history({ urlParams: { program_id: id, limit: 20 } }), [id])
   const [shown, setShown] = useState<Backtest>()
+  const [checks, setChecks] = useState(0)
   const show = useAction()
   useEffect(() => setShown(undefined), [id])
   if (program.value === undefined) return <ErrorText error={program.error} />
@@ -218,7 +284,7 @@ const ProgramDetail = ({ client, id, onSaved, onDeleted }: {
     <div>
       <ProgramForm
         key={p.id}
-        initial={{ name: p.name, code: p.code }}
+        initial={{ name: p.name, code: p.code, language: languageOf(p.language) }}
         submitLabel="Save"
         onSubmit={(update) => client.programs.update({ path: { id: p.id }, payload: update }).then(onSaved)}
       />
@@ -229,6 +295,10 @@ const ProgramDetail = ({ client, id, onSaved, onDeleted }: {
       />
       <h3>Bindings to accounts</h3>
       <Bindings client={client} program={p} />
+      <h3>Parameters</h3>
+      {p.parameters === null
+        ? <p class="muted">The program declares no parameters (an export `parameters`); it takes any.</p>
+        : <ParametersTable parameters={p.parameters} />}
       <h3>Run a backtest</h3>
       <BacktestForm
         client={client}
@@ -237,7 +307,9 @@ const ProgramDetail = ({ client, id, onSaved, onDeleted }: {
           setShown(backtest)
           history.reload()
         }}
+        onChecked={() => setChecks((n) => n + 1)}
       />
+      <BiasChecks client={client} program={p} round={checks} />
       {shown !== undefined && <BacktestResult key={shown.id} client={client} backtest={shown} />}
       <h3>Optimise</h3>
       <Optimizations client={client} program={p} />
@@ -256,12 +328,28 @@ const ProgramDetail = ({ client, id, onSaved, onDeleted }: {
               number(b.total_pnl),
               b.total_trades ?? "–",
               b.created_at.slice(0, 16),
-              <button
-                type="button"
-                onClick={() => void show.run(async () => setShown(await client.backtests.get({ path: { id: b.id } })))}
-              >
-                Show
-              </button>
+              <span class="row-actions">
+                <button
+                  type="button"
+                  onClick={() =>
+                    void show.run(async () => setShown(await client.backtests.get({ path: { id: b.id } })))}
+                >
+                  Show
+                </button>
+                {running(b.status) && (
+                  <button
+                    type="button"
+                    aria-label={`Cancel backtest ${b.id}`}
+                    onClick={() =>
+                      void show.run(async () => {
+                        await client.backtests.cancel({ path: { id: b.id } })
+                        history.reload()
+                      })}
+                  >
+                    Cancel
+                  </button>
+                )}
+              </span>
             ])}
           />
         ))}
@@ -304,7 +392,7 @@ export const ProgramsView = ({ client }: { client: PromiseClient }) => {
             <div>
               <h3>New program</h3>
               <ProgramForm
-                initial={{ name: "", code: starter }}
+                initial={{ name: "", code: starter, language: "javascript" }}
                 submitLabel="Create program"
                 onSubmit={async (payload) => {
                   const created = await client.programs.create({ payload })
