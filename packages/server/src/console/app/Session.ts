@@ -2,7 +2,7 @@
  * Where the API is, how the session is kept, and how its failures read. The session token stays in
  * this tab's session storage and goes out in the Authorization header only.
  */
-import { createClient, type PromiseClient, TradingApiError } from "@trading-platform/client"
+import { createClient, type PromiseClient, type PromiseClientOptions, TradingApiError } from "@trading-platform/client"
 
 // The API is served next to the console: `/console` → `/api/...`, `/trading/console` → `/trading/api/...`.
 const baseUrl = location.origin + location.pathname.replace(/\/console\/?$/, "")
@@ -10,10 +10,10 @@ const tokenKey = "trading-platform-token"
 
 export const anonymousClient = () => createClient({ baseUrl })
 
-/** The client of the session this tab holds, if any. */
-export const sessionClient = (): PromiseClient | undefined => {
+/** The client of the session this tab holds, if any (with its own WebSocket class, for a view that watches its socket). */
+export const sessionClient = (options: Pick<PromiseClientOptions, "WebSocket"> = {}): PromiseClient | undefined => {
   const token = sessionStorage.getItem(tokenKey)
-  return token === null ? undefined : createClient({ baseUrl, token })
+  return token === null ? undefined : createClient({ baseUrl, token, ...options })
 }
 
 export const keepSession = (token: string) => sessionStorage.setItem(tokenKey, token)

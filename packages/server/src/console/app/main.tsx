@@ -67,7 +67,7 @@ const Console = ({ client, onLogout }: { client: PromiseClient; onLogout: () => 
 }
 
 const App = () => {
-  const [client, setClient] = useState(sessionClient)
+  const [client, setClient] = useState(() => sessionClient())
   return client === undefined
     ? <LoginView onSession={() => setClient(sessionClient())} />
     : (

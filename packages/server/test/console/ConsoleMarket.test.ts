@@ -1,0 +1,186 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { testStorages } from "@trading-platform/core/testing"
+import { ConsoleLive } from "@trading-platform/server"
+import { Effect, Layer, TestClock } from "effect"
+import type { Page } from "playwright-core"
+import { BacktestServer } from "../support/Backtests.js"
+import { browser, hasChromium } from "../support/Chromium.js"
+import { baseUrl, call, signUp } from "../support/TestServer.js"
+import { cells, drawnChart, logIn, openPage, shoot } from "./ConsoleBrowser.js"
+
+const withChromium = hasChromium("the console's market, dataset and session tests are")
+
+const chart = ".chart[aria-label^='Candles of']"
+
+/** What the market chart holds: its candles' count, and the open time (seconds) and close of its last. */
+const lastCandle = (page: Page) =>
+  page.$eval(chart, (element) => ({
+    count: Number(element.getAttribute("data-candle-count")),
+    time: Number(element.getAttribute("data-last-time")),
+    close: Number(element.getAttribute("data-last-close"))
+  }))
+
+/**
+ * Moves the server's clock a step at a time until the chart's last candle is at `time` (the price
+ * reader reads once a second of that clock), and answers the candle.
+ */
+const untilCandleAt = (page: Page, time: number, step: "1 second" | "1 minute" = "1 second") =>
+  Effect.gen(function*() {
+    for (let tries = 0; tries < 30; tries++) {
+      yield* TestClock.adjust(step)
+      const seen = yield* Effect.promise(() =>
+        page.waitForFunction(
+          ([selector, at]) => document.querySelector(selector)?.getAttribute("data-last-time") === String(at),
+          [chart, time] as const,
+          { timeout: 2_000 }
+        ).then(() => true, () => false)
+      )
+      if (seen) return yield* Effect.promise(() => lastCandle(page))
+    }
+    throw new Error(`the chart never had a candle at ${time}`)
+  })
+
+// Every WebSocket the page opens, so that the test can drop one as a network would.
+const recordSockets = () => {
+  const Native = WebSocket
+  const sockets: Array<WebSocket> = []
+  Object.assign(window, { sockets })
+  window.WebSocket = class extends Native {
+    constructor(url: string | URL, protocols?: string | Array<string>) {
+      super(url, protocols)
+      sockets.push(this)
+    }
+  }
+}
+
+describe("the web console's market data", () => {
+  // On a test clock at a time the simulated market has closed candles for, and prices that move with it.
+  layer(BacktestServer(testStorages[0]!).pipe(Layer.provide(ConsoleLive)), { timeout: "180 seconds" })((it) => {
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: the market chart takes each price from the WebSocket into its candles, and after the socket drops it says it is reconnecting, reconnects and subscribes again",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("market_live")
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* Effect.promise(() => page.addInitScript(recordSockets))
+          yield* logIn(page, origin, user, "market")
+          yield* Effect.promise(async () => {
+            await page.selectOption("select[name=timeframe]", "1m")
+            await page.waitForSelector(`.chart[aria-label='Candles of BTC on 1m'][data-series-count]`)
+            await page.waitForSelector(".live-line [role=status]:text('Live: prices of BTC')")
+          })
+          const before = yield* Effect.promise(() => lastCandle(page))
+          expect(before.count).toBe(300)
+          // The clock stands at a minute's start: the first price opens the next candle.
+          const opened = yield* untilCandleAt(page, before.time + 60)
+          expect(opened.count).toBe(301)
+          expect(yield* drawnChart(page, chart, 2, "#16a34a")).toBeGreaterThan(20)
+          const text = yield* Effect.promise(() => page.textContent(".live-line"))
+          expect(text).toContain("301 candles")
+
+          const socketCount = () => Effect.promise(() => page.evaluate(() => (window as any).sockets.length as number))
+          const opens = yield* socketCount()
+          // The socket drops (as a network would, without the server closing it).
+          yield* Effect.promise(() => page.evaluate(() => (window as any).sockets.at(-1).close(4000, "dropped")))
+          yield* Effect.promise(() => page.waitForSelector(".live.reconnecting:text('Reconnecting')"))
+          // The retry rule waits a second (and up to half a second more) before the next socket.
+          yield* Effect.promise(() =>
+            page.waitForSelector(".live-line [role=status]:text('Live: prices of BTC')", { timeout: 15_000 })
+          )
+          expect(yield* socketCount()).toBe(opens + 1)
+          // Subscribed again: the next minute's price opens the next candle.
+          const next = yield* untilCandleAt(page, opened.time + 60, "1 minute")
+          expect(next.count).toBe(302)
+          expect(next.close).not.toBe(opened.close)
+          yield* shoot(page, "market-live")
+          expect(failures).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 150_000 }
+    )
+
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: a CSV imported into a dataset reports its bad row by line, the dataset is listed and deleted; a sync the venue cannot do says why beside its button",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("datasets")
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* logIn(page, origin, user, "market")
+          const start = Date.parse("2025-01-01T00:00:00Z")
+          const rows = Array.from({ length: 5 }, (_, i) => `${start + i * 3_600_000},100,101,99,100.5,${i + 1}`)
+          rows.splice(2, 0, "not a time,1,2,3,4,5")
+          const csv = ["time,open,high,low,close,volume", ...rows].join("\n")
+          // The same file sent to the API: the console must show the line it names.
+          yield* Effect.promise(async () => {
+            await page.click("button:text('Import candles')")
+            await page.fill("form[aria-label='Import candles'] input[name=name]", "my-btc")
+            await page.fill("form[aria-label='Import candles'] input[name=symbol]", "btc")
+            await page.selectOption("form[aria-label='Import candles'] select[name=timeframe]", "1h")
+            await page.setInputFiles("input[name=file]", {
+              name: "btc.csv",
+              mimeType: "text/csv",
+              buffer: Buffer.from(csv)
+            })
+            await page.click("form[aria-label='Import candles'] button[type=submit]")
+            await page.waitForSelector(".import-report")
+          })
+          expect(yield* Effect.promise(() => page.textContent(".import-report p"))).toContain(
+            "5 rows imported into my-btc, 1 refused"
+          )
+          const problems = yield* cells(page, "table.problems tbody tr")
+          expect(problems).toHaveLength(1)
+          expect(problems[0]![0]).toBe("4")
+          const api = (yield* call("GET", "/api/market/datasets", { token: user.token })).body.datasets
+          expect(api).toMatchObject([{ name: "my-btc", symbol: "BTC", timeframe: "1h", bars: 5 }])
+          yield* Effect.promise(() => page.waitForSelector("table.datasets tbody tr"))
+          expect((yield* cells(page, "table.datasets tbody tr"))[0]!.slice(0, 5)).toEqual([
+            "my-btc",
+            "venue1",
+            "BTC",
+            "1h",
+            "5"
+          ])
+          yield* shoot(page, "market-datasets")
+
+          // A file with no good row: the API's 400 beside the form's button.
+          const bad = yield* call("POST", "/api/market/candles/import?name=my-btc&symbol=BTC&timeframe=1h", {
+            token: user.token,
+            raw: "nothing,here\n",
+            headers: { "content-type": "text/csv" }
+          })
+          expect(bad.status).toBe(400)
+          yield* Effect.promise(async () => {
+            await page.setInputFiles("input[name=file]", {
+              name: "bad.csv",
+              mimeType: "text/csv",
+              buffer: Buffer.from("nothing,here\n")
+            })
+            await page.click("form[aria-label='Import candles'] button[type=submit]")
+            await page.waitForSelector("form[aria-label='Import candles'] > [role=alert]")
+          })
+          expect(yield* Effect.promise(() => page.textContent("form[aria-label='Import candles'] > [role=alert]")))
+            .toContain(bad.body.error)
+
+          // The simulated venue's candles are computed, so a sync of them is refused: its 400 beside the button.
+          yield* Effect.promise(async () => {
+            await page.click("button:text('Sync candles')")
+            await page.click("form[aria-label='Sync candles'] button[type=submit]")
+            await page.waitForSelector("form[aria-label='Sync candles'] > [role=alert]")
+          })
+          expect(yield* Effect.promise(() => page.textContent("form[aria-label='Sync candles'] > [role=alert]")))
+            .toContain("(invalid_input)")
+
+          yield* Effect.promise(async () => {
+            await page.click("button:text('Delete dataset')")
+            await page.click("button:text('Delete dataset my-btc for good')")
+            await page.waitForSelector("p:text('No datasets yet.')")
+          })
+          expect((yield* call("GET", "/api/market/datasets", { token: user.token })).body.datasets).toEqual([])
+          // The browser logs the refused requests itself (the import without a good row, the sync).
+          expect(failures.filter((f) => !/status of 400/.test(f))).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 150_000 }
+    )
+  })
+})
