@@ -64,13 +64,19 @@ export type GuestCall<A> =
 
 /**
  * The guest's driver (see `guest/Bootstrap.ts`) as a runtime calls it, its arguments and answers as
- * plain values; `decide`'s CPU budget is that of its `bars` bars, the others' that of one.
+ * plain values; `decide`'s CPU budget is that of its `bars` bars, the others' that of one. `decide`
+ * takes the account (position, balance and band) only when it changed: it changes on fills.
  */
 export interface GuestDriver {
   readonly chunk: (buffer: Float64Array, bars: number, values: Float64Array, calls: string) => GuestCall<unknown>
   readonly wanted: () => GuestCall<string>
-  readonly account: (account: Float64Array) => GuestCall<unknown>
-  readonly decide: (from: number, to: number, holds: boolean, bars: number) => GuestCall<number | string>
+  readonly decide: (
+    from: number,
+    to: number,
+    holds: boolean,
+    bars: number,
+    account: Float64Array | undefined
+  ) => GuestCall<number | string>
   /** The bar of the piece being decided (-1 before the first, or when the runtime cannot tell). */
   readonly at: () => number
 }
@@ -106,7 +112,7 @@ export const makeDecider = (driver: GuestDriver, run: ProgramRun): Decider => {
   }
   const indicators = makeWindowIndicators(candleWindow)
   let bars: ReadonlyArray<ReadonlyArray<Candle>> = []
-  /** The account the sandbox was last sent (position, balance and band, as `account` takes them). */
+  /** The account the sandbox was last sent (position, balance and band, as `decide` takes them). */
   let sent = new Float64Array(0)
   /** The bars of `bars` the sandbox holds now, and how many the next piece may hold. */
   let pieceStart = 0, pieceEnd = 0, pieceSize = firstPiece
@@ -162,12 +168,10 @@ export const makeDecider = (driver: GuestDriver, run: ProgramRun): Decider => {
           bands[s]!.ceiling
         ], 1 + 6 * s)
       })
-      if (next.some((n, i) => n !== sent[i])) {
-        answer(driver.account(next), from)
-        sent = next
-      }
+      const changed = next.some((n, i) => n !== sent[i])
+      sent = next
       const to = Math.min(pieceEnd, from + barsPerCall, until)
-      const result = driver.decide(from - pieceStart, to - pieceStart, holds, to - from)
+      const result = driver.decide(from - pieceStart, to - pieceStart, holds, to - from, changed ? next : undefined)
       // Stopped before its first bar (at is -1 then), the call is charged to that bar.
       const reply: number | string = "value" in result
         ? result.value

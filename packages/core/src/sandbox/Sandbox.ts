@@ -149,9 +149,9 @@ export const quickJsDriver = (sandbox: Sandbox, helpers: Helpers, run: ProgramRu
     own(vm.newString(frames)),
     own(vm.newString(params))
   )))
-  const [chunk, wanted, account, decide, at] = ["chunk", "wanted", "account", "decide", "at"].map((name) =>
+  const [chunk, wanted, decide, at] = ["chunk", "wanted", "decide", "at"].map((name) =>
     own(vm.getProp(driver, name))
-  ) as [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle]
+  ) as [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle]
   /** Calls a function of the driver with a budget of `bars` bars, and answers its value as `read` reads it. */
   const call = <A>(
     fn: QuickJSHandle,
@@ -184,13 +184,17 @@ export const quickJsDriver = (sandbox: Sandbox, helpers: Helpers, run: ProgramRu
         vm.newString(calls)
       ]),
     wanted: () => call(wanted, 1, (value) => vm.getString(value), []),
-    account: (next) => call(account, 1, ignore, [vm.newArrayBuffer(next.buffer)]),
     // A number is where the run stopped without a decision; a decision's text reads as NaN.
-    decide: (from, to, holds, bars) =>
+    decide: (from, to, holds, bars, account) =>
       call(decide, bars, (value) => {
         const stopped = vm.getNumber(value)
         return Number.isNaN(stopped) ? vm.getString(value) : stopped
-      }, [vm.newNumber(from), vm.newNumber(to), holds ? vm.true : vm.false]),
+      }, [
+        vm.newNumber(from),
+        vm.newNumber(to),
+        holds ? vm.true : vm.false,
+        account === undefined ? vm.undefined : vm.newArrayBuffer(account.buffer)
+      ]),
     at: () => {
       const index = call(at, 1, (value) => vm.getNumber(value), [])
       return "value" in index ? index.value : -1

@@ -165,9 +165,9 @@ export const v8Driver = (sandbox: V8Sandbox, helpers: V8Helpers, run: ProgramRun
     [keepUntilExit(helpers.decide.derefInto()), ...driverArguments(run)],
     { result: { reference: true } }
   ) as IvmReference)
-  const [chunk, wanted, account, decide, at] = ["chunk", "wanted", "account", "decide", "at"].map((name) =>
+  const [chunk, wanted, decide, at] = ["chunk", "wanted", "decide", "at"].map((name) =>
     own(driver.getSync(name, { reference: true }) as IvmReference)
-  ) as [IvmReference, IvmReference, IvmReference, IvmReference, IvmReference]
+  ) as [IvmReference, IvmReference, IvmReference, IvmReference]
   return {
     chunk: (buffer, bars, values, calls) =>
       call(1, (timeout, steps) =>
@@ -176,16 +176,14 @@ export const v8Driver = (sandbox: V8Sandbox, helpers: V8Helpers, run: ProgramRun
           timeout
         })),
     wanted: () => call(1, (timeout, steps) => wanted.applySync(undefined, [steps], { timeout }) as string),
-    account: (next) =>
-      call(
-        1,
-        (timeout, steps) => account.applySync(undefined, [steps, next.buffer], { arguments: { copy: true }, timeout })
-      ),
-    decide: (from, to, holds, bars) =>
-      call(
-        bars,
-        (timeout, steps) => decide.applySync(undefined, [steps, from, to, holds], { timeout }) as number | string
-      ),
+    // The account, when sent, crosses as a copy of its buffer.
+    decide: (from, to, holds, bars, account) =>
+      call(bars, (timeout, steps) =>
+        decide.applySync(
+          undefined,
+          account === undefined ? [steps, from, to, holds] : [steps, from, to, holds, account.buffer],
+          { arguments: { copy: account !== undefined }, timeout }
+        ) as number | string),
     at: () => {
       if (sandbox.isolate.isDisposed) return -1
       const index = call(1, (timeout, steps) => at.applySync(undefined, [steps], { timeout }) as number)

@@ -50,9 +50,10 @@ export type MakeGuestWindow = (
  * symbols (the first is `data.symbol`): `chunk` takes the next piece of bars as a buffer of six
  * Float64 columns per symbol (time, open, high, low, close, volume; symbol after symbol), their
  * count, and the host's indicator values for the first symbol's window (see WindowIndicators.ts);
- * `wanted` answers the indicator calls the host should compute from the next piece on; `account`
- * takes the balance and, per symbol, the position and exit band after a fill; and `decide` runs
- * the program over the bars as `Decider.decide` does (its third argument is `holds`). It answers
+ * `wanted` answers the indicator calls the host should compute from the next piece on; and `decide`
+ * runs the program over the bars as `Decider.decide` does (its third argument is `holds`), first
+ * taking the account when its fourth is one (the balance and, per symbol, the position and exit
+ * band, sent only after a fill, in the same call rather than one of its own). It answers
  * the index where it stopped without a decision, or `"<index>:<answer as JSON>"` (a decision, or a
  * list of them), or `"<index>:!<message>"` when the program threw; `at` answers the bar being
  * decided (-1 before the piece's first).
@@ -201,7 +202,6 @@ export function bootstrap(
       cursor.at = -1
       installWindow(values, calls)
     }
-    // The account changes only on fills, so the host sends it only then, as one buffer.
     const account = (buffer: ArrayBuffer) => {
       const a = new Float64(buffer)
       balance = a[0]!
@@ -251,8 +251,9 @@ export function bootstrap(
         }
       }
     }
-    const decideFrom = (from: number, to: number, holds: boolean) => {
+    const decideFrom = (from: number, to: number, holds: boolean, next: ArrayBuffer | undefined) => {
       if (from !== cursor.at + 1) windowOutOfOrder()
+      if (next !== undefined) account(next)
       try {
         for (let i = from; i < to; i++) {
           for (let s = 0, o = 0; s < n; s++, o += stride) {
@@ -293,7 +294,7 @@ export function bootstrap(
       }
       return to
     }
-    const driver = { chunk, wanted: wantedWindow, account, decide: decideFrom, at: () => cursor.at }
+    const driver = { chunk, wanted: wantedWindow, decide: decideFrom, at: () => cursor.at }
     if (steps === undefined) return driver
     // Counted by the guest (V8): each function takes its call's limit of steps first.
     const { metered } = steps
@@ -301,9 +302,8 @@ export function bootstrap(
       chunk: (limit: number, values: ArrayBuffer, bars: number, indicators: ArrayBuffer, calls: string) =>
         metered(limit, () => chunk(values, bars, indicators, calls)),
       wanted: (limit: number) => metered(limit, wantedWindow),
-      account: (limit: number, next: ArrayBuffer) => metered(limit, () => account(next)),
-      decide: (limit: number, from: number, to: number, holds: boolean) =>
-        metered(limit, () => decideFrom(from, to, holds)),
+      decide: (limit: number, from: number, to: number, holds: boolean, next: ArrayBuffer | undefined) =>
+        metered(limit, () => decideFrom(from, to, holds, next)),
       at: (limit: number) => metered(limit, driver.at)
     }
   }
