@@ -3,10 +3,11 @@ import { testStorages } from "@trading-platform/core/testing"
 import { ConsoleLive } from "@trading-platform/server"
 import { Effect, Layer, TestClock } from "effect"
 import type { Page } from "playwright-core"
+import { createAccount } from "../support/Accounts.js"
 import { BacktestServer } from "../support/Backtests.js"
 import { browser, hasChromium } from "../support/Chromium.js"
 import { baseUrl, call, signUp } from "../support/TestServer.js"
-import { cells, drawnChart, logIn, openPage, shoot } from "./ConsoleBrowser.js"
+import { cells, drawnChart, goTo, logIn, openPage, shoot } from "./ConsoleBrowser.js"
 
 const withChromium = hasChromium("the console's market, dataset and session tests are")
 
@@ -179,6 +180,145 @@ describe("the web console's market data", () => {
           expect((yield* call("GET", "/api/market/datasets", { token: user.token })).body.datasets).toEqual([])
           // The browser logs the refused requests itself (the import without a good row, the sync).
           expect(failures.filter((f) => !/status of 400/.test(f))).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 150_000 }
+    )
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: the user's sessions are listed from the header and another one revoked; a conversation with the assistant is opened again and deleted",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("sessions")
+          // A second login: another device's session, to revoke from this one.
+          const other = yield* call("POST", "/api/users/login", {
+            body: { email: user.email, password: user.password }
+          })
+          const started = yield* call("POST", "/api/ai/conversations", {
+            token: user.token,
+            body: { message: "What moves BTC?", context: { symbol: "BTC", timeframe: "1h" } }
+          })
+          expect(started.status).toBe(201)
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* logIn(page, origin, user)
+          yield* Effect.promise(async () => {
+            await page.click("header a:text('Sessions')")
+            await page.waitForSelector("table.sessions tbody tr")
+          })
+          const listed = (yield* call("GET", "/api/users/sessions", { token: user.token })).body.sessions
+          // Signed up, logged in again, and this tab's login.
+          expect(listed).toHaveLength(3)
+          const rows = yield* cells(page, "table.sessions tbody tr")
+          // The API marks the session of the token that asked (the test's); the page, its own: the newest.
+          const tab = Math.max(...listed.map((s: any) => s.id))
+          expect(rows.map((row) => row[0])).toEqual(
+            listed.map((s: any) => s.id === tab ? `#${s.id} (this tab)` : `#${s.id}`)
+          )
+          expect(rows.filter((row) => row[0]!.includes("(this tab)"))).toHaveLength(1)
+          yield* shoot(page, "sessions")
+          // The second login's: neither this tab's nor the test's own.
+          const target = listed.find((s: any) => s.id !== tab && !s.current)
+          yield* Effect.promise(async () => {
+            await page.click(`table.sessions tr:has(td:text-is('#${target.id}')) button:text('Delete session')`)
+            await page.click(`button:text('Delete session #${target.id} for good')`)
+            await page.waitForFunction(
+              (id) =>
+                ![...document.querySelectorAll("table.sessions td:first-child")].some((td) =>
+                  td.textContent === `#${id}`
+                ),
+              target.id
+            )
+          })
+          const left = (yield* call("GET", "/api/users/sessions", { token: user.token })).body.sessions
+          expect(left.map((s: any) => s.id)).not.toContain(target.id)
+          expect(left).toHaveLength(2)
+          expect((yield* call("GET", "/api/users/me", { token: other.body.session_token })).status).toBe(401)
+          expect((yield* call("GET", "/api/users/me", { token: user.token })).status).toBe(200)
+
+          yield* goTo(page, "Assistant")
+          yield* Effect.promise(async () => {
+            await page.waitForSelector("table.conversations tbody tr")
+            await page.click(`table.conversations button:text('${started.body.title}')`)
+            await page.waitForSelector(".chat.question")
+          })
+          expect(yield* Effect.promise(() => page.textContent(".chat.question"))).toBe("What moves BTC?")
+          expect(yield* Effect.promise(() => page.textContent(".chat.answer"))).not.toBe("")
+          yield* shoot(page, "assistant-conversations")
+          yield* Effect.promise(async () => {
+            await page.click("button:text('Delete conversation')")
+            await page.click(`button:text('Delete conversation ${started.body.title} for good')`)
+            await page.waitForSelector("p:text('No conversations yet.')")
+          })
+          // The conversation shown was the one deleted: the chat starts afresh.
+          expect(yield* Effect.promise(() => page.$$(".chat.question"))).toEqual([])
+          expect((yield* call("GET", "/api/ai/conversations", { token: user.token })).body.conversations).toEqual([])
+          expect(failures).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 120_000 }
+    )
+
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: an AI account's model key is cleared, and an AI backtest of it is started, followed to its result, and refused beside its form for a range without market data",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("ai_backtest")
+          const account = yield* createAccount(user.token, { name: "Builtin bot", api_key: "sk-test-key" })
+          expect(account.has_api_key).toBe(true)
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* logIn(page, origin, user, "accounts")
+          yield* Effect.promise(async () => {
+            await page.waitForSelector(".ai-trader :text('its API key stored')")
+            await page.click("button:text('Delete model API key of')")
+            await page.click("button:text('Delete model API key of Builtin bot for good')")
+            await page.waitForSelector(".ai-trader :text('no API key')")
+          })
+          const accounts = (yield* call("GET", "/api/account/list", { token: user.token })).body
+          expect(accounts[0]).toMatchObject({ id: account.id, has_api_key: false })
+
+          // A range after the market's clock: the API's 422 beside the form, and its field.
+          const form = "form[aria-label='New AI backtest']"
+          const refused = yield* call("POST", `/api/account/${account.id}/backtest`, {
+            token: user.token,
+            body: { start: "2030-01-01T00:00:00.000Z", end: "2030-01-02T00:00:00.000Z" }
+          })
+          expect(refused.status).toBe(422)
+          yield* Effect.promise(async () => {
+            await page.fill(`${form} input[name=start]`, "2030-01-01")
+            await page.fill(`${form} input[name=end]`, "2030-01-02")
+            await page.click(`${form} button[type=submit]`)
+            await page.waitForSelector(`${form} > [role=alert]`)
+          })
+          expect(yield* Effect.promise(() => page.textContent(`${form} > [role=alert]`))).toBe(
+            `${refused.body.error} (${refused.body.code})`
+          )
+          expect(yield* Effect.promise(() => page.getAttribute(`${form} input[name=end]`, "aria-invalid"))).toBe("true")
+
+          // A day of hourly bars, deciding every four hours: six slots, answered by the built-in model.
+          yield* Effect.promise(async () => {
+            await page.fill(`${form} input[name=start]`, "2025-05-01")
+            await page.fill(`${form} input[name=end]`, "2025-05-02")
+            await page.selectOption(`${form} select[name=timeframe]`, "1h")
+            await page.fill(`${form} input[name=interval_minutes]`, "240")
+            await page.click(`${form} button[type=submit]`)
+            await page.waitForSelector(".ai-backtest[data-status=completed]", { timeout: 90_000 })
+            await page.waitForSelector("table.ai-backtest-runs tbody tr")
+          })
+          const runs =
+            (yield* call("GET", `/api/account/${account.id}/backtests`, { token: user.token })).body.backtests
+          expect(runs).toHaveLength(1)
+          const run =
+            (yield* call("GET", `/api/account/${account.id}/backtests/${runs[0].id}`, { token: user.token })).body
+          expect(run).toMatchObject({ status: "completed", timeframe: "1h", interval_minutes: 240, model: "builtin" })
+          expect(run.slots).toHaveLength(6)
+          const metrics = yield* cells(page, "table.ai-backtest-metrics tbody tr")
+          expect(metrics[0]![3]).toBe(String(run.metrics.total_trades))
+          expect(yield* cells(page, "table.ai-backtest-slots tbody tr")).toHaveLength(6)
+          expect((yield* cells(page, "table.ai-backtest-runs tbody tr"))[0]![3]).toBe("completed")
+          expect(yield* drawnChart(page, ".chart[aria-label^='Equity of AI backtest']", 1, "#2563eb")).toBeGreaterThan(
+            10
+          )
+          yield* shoot(page, "accounts-ai-backtest")
+          expect(failures.filter((f) => !/status of 422/.test(f))).toEqual([])
         }).pipe(Effect.scoped),
       { timeout: 150_000 }
     )

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks"
+import { AiBacktests } from "./AiBacktestsPart.js"
 import {
   Check,
   Checks,
@@ -276,8 +277,12 @@ const AiTraderForm = ({ client, account, settings, onDone }: {
   )
 }
 
-/** An AI account's trader settings, and the form to change them. */
-const AiTraderSettings = ({ client, account }: { client: PromiseClient; account: Account }) => {
+/** An AI account's trader settings, and the form to change them; its model key, to clear. */
+const AiTraderSettings = ({ client, account, onChange }: {
+  client: PromiseClient
+  account: Account
+  onChange: () => void
+}) => {
   const settings = useLoad(() => client.aitraders.get({ path: { account_id: account.id } }), [account.id])
   const s = settings.value
   if (s === undefined) return <ErrorText error={settings.error} />
@@ -285,8 +290,16 @@ const AiTraderSettings = ({ client, account }: { client: PromiseClient; account:
     <section class="ai-trader">
       <p>
         AI trader: {s.enabled ? "on" : "off"}, {s.symbols.join(", ")} on {s.timeframe} every {s.interval_minutes}{" "}
-        min, model {s.model}
+        min, model {s.model}, {account.has_api_key ? "its API key stored" : "no API key"}
       </p>
+      {account.has_api_key && (
+        <DeleteButton
+          what="model API key of"
+          name={account.name}
+          onDelete={() =>
+            client.accounts.update({ path: { account_id: account.id }, payload: { api_key: null } }).then(onChange)}
+        />
+      )}
       <Disclosure label="Edit AI trader">
         {(close) => (
           <AiTraderForm
@@ -511,8 +524,9 @@ const AccountCard = (
           />
         ))}
       <Orders client={client} account={account} />
-      {account.account_type === "AI" && <AiTraderSettings client={client} account={account} />}
+      {account.account_type === "AI" && <AiTraderSettings client={client} account={account} onChange={onChange} />}
       {account.account_type === "AI" && <DecisionLog client={client} account={account} />}
+      {account.account_type === "AI" && <AiBacktests client={client} accountId={account.id} />}
     </article>
   )
 }

@@ -15,6 +15,7 @@ import { NewsView } from "./NewsView.js"
 import { ProgramsView } from "./ProgramsView.js"
 import { RankingView } from "./RankingView.js"
 import { dropSession, type PromiseClient, sessionClient } from "./Session.js"
+import { SessionsView } from "./SessionsView.js"
 import { SignalsView } from "./SignalsView.js"
 
 const views: ReadonlyArray<[string, FunctionComponent<{ client: PromiseClient }>]> = [
@@ -28,7 +29,11 @@ const views: ReadonlyArray<[string, FunctionComponent<{ client: PromiseClient }>
   ["Assistant", AssistantView]
 ]
 
-const viewOf = (hash: string) => views.find(([name]) => `#${name.toLowerCase()}` === hash) ?? views[0]!
+// Reached from the header, beside the user's name, rather than the views' bar.
+const accountViews: typeof views = [["Sessions", SessionsView]]
+
+const viewOf = (hash: string) =>
+  [...views, ...accountViews].find(([name]) => `#${name.toLowerCase()}` === hash) ?? views[0]!
 
 const Console = ({ client, onLogout }: { client: PromiseClient; onLogout: () => void }) => {
   const [[name, View], setView] = useState(() => viewOf(location.hash))
@@ -53,6 +58,7 @@ const Console = ({ client, onLogout }: { client: PromiseClient; onLogout: () => 
           ))}
         </nav>
         <span class="who">{who}</span>
+        <a href="#sessions" aria-current={name === "Sessions" ? "page" : undefined}>Sessions</a>
         <button type="button" onClick={logout}>Log out</button>
       </header>
       <div id="view">
