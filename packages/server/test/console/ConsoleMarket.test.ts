@@ -54,7 +54,7 @@ const recordSockets = () => {
   }
 }
 
-describe("the web console's market data", () => {
+describe("the web console: the live market, datasets, sessions, conversations and AI backtests", () => {
   // On a test clock at a time the simulated market has closed candles for, and prices that move with it.
   layer(BacktestServer(testStorages[0]!).pipe(Layer.provide(ConsoleLive)), { timeout: "180 seconds" })((it) => {
     it.effect.skipIf(!withChromium)(
@@ -142,6 +142,7 @@ describe("the web console's market data", () => {
             "1h",
             "5"
           ])
+          yield* Effect.promise(() => page.locator(".import-report").scrollIntoViewIfNeeded())
           yield* shoot(page, "market-datasets")
 
           // A file with no good row: the API's 400 beside the form's button.
@@ -317,6 +318,7 @@ describe("the web console's market data", () => {
           expect(yield* drawnChart(page, ".chart[aria-label^='Equity of AI backtest']", 1, "#2563eb")).toBeGreaterThan(
             10
           )
+          yield* Effect.promise(() => page.locator(".ai-backtest").scrollIntoViewIfNeeded())
           yield* shoot(page, "accounts-ai-backtest")
           expect(failures.filter((f) => !/status of 422/.test(f))).toEqual([])
         }).pipe(Effect.scoped),

@@ -133,7 +133,7 @@ export const MarketView = ({ client }: { client: PromiseClient }) => {
       constructor(url: string | URL, protocols?: string | Array<string>) {
         super(url, protocols)
         this.addEventListener("message", (event) => {
-          if (current && typeof event.data === "string" && event.data.includes(`"subscribed"`)) {
+          if (current && typeof event.data === "string" && event.data.startsWith(`{"type":"subscribed"`)) {
             setLive({ state: "live" })
           }
         })
