@@ -1,12 +1,12 @@
-import { describe, expect, layer } from "@effect/vitest"
-import { testStorages } from "@trading-platform/core/testing"
+import { afterAll, describe, expect, layer } from "@effect/vitest"
+import { fakeQuietHours, startFakeVenue2, testOptions, testStorages } from "@trading-platform/core/testing"
 import { ConsoleLive } from "@trading-platform/server"
-import { Effect, Layer, TestClock } from "effect"
+import { Duration, Effect, Layer, TestClock } from "effect"
 import type { Page } from "playwright-core"
 import { createAccount } from "../support/Accounts.js"
 import { BacktestServer } from "../support/Backtests.js"
 import { browser, hasChromium } from "../support/Chromium.js"
-import { baseUrl, call, signUp } from "../support/TestServer.js"
+import { baseUrl, call, signUp, TestServer } from "../support/TestServer.js"
 import { cells, drawnChart, goTo, logIn, openPage, shoot } from "./ConsoleBrowser.js"
 
 const withChromium = hasChromium("the console's market, dataset and session tests are")
@@ -323,6 +323,65 @@ describe("the web console: the live market, datasets, sessions, conversations an
           expect(failures.filter((f) => !/status of 422/.test(f))).toEqual([])
         }).pipe(Effect.scoped),
       { timeout: 150_000 }
+    )
+  })
+})
+
+// venue2 is a fake HTTP venue (venue1 stays simulated), with one candle sync worker.
+const fakeVenue2 = await startFakeVenue2()
+afterAll(() => fakeVenue2.close())
+const syncDay = fakeQuietHours.from - 5 * 3_600_000
+
+const SyncServer = TestServer({
+  storage: testStorages[0]!,
+  config: {
+    venues: {
+      ...testOptions({ kind: "pglite", dataDir: "memory://" }).venues,
+      venue2: { mode: "http", baseUrl: fakeVenue2.url, timeout: Duration.seconds(5), retries: 0 },
+      candleSyncs: { concurrency: 1, pollInterval: Duration.seconds(1), lease: Duration.seconds(30), maxAttempts: 3 }
+    }
+  }
+}).pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(syncDay + 5 * 86_400_000))))
+
+describe("the web console: candle syncs from an HTTP venue", () => {
+  layer(SyncServer.pipe(Layer.provide(ConsoleLive)), { timeout: "120 seconds" })((it) => {
+    it.effect.skipIf(!withChromium)(
+      "in Chromium: a sync started from the market view is followed while it waits out the venue, and cancelled from its button",
+      () =>
+        Effect.gen(function*() {
+          const origin = yield* baseUrl
+          const user = yield* signUp("sync_cancel")
+          // The venue asks to wait half a minute at each request for bars: the sync stays running.
+          fakeVenue2.throttle = { times: 1_000, retryAfter: 30, path: "/fapi/v1/klines" }
+          const { failures, page } = yield* openPage(yield* browser, origin)
+          yield* logIn(page, origin, user, "market")
+          const form = "form[aria-label='Sync candles']"
+          yield* Effect.promise(async () => {
+            await page.click("button:text('Sync candles')")
+            await page.selectOption(`${form} select[name=exchange]`, "venue2")
+            await page.fill(`${form} input[name=from]`, new Date(syncDay).toISOString().slice(0, 10))
+            await page.fill(`${form} input[name=to]`, new Date(syncDay + 2 * 86_400_000).toISOString().slice(0, 10))
+            await page.click(`${form} button[type=submit]`)
+            await page.waitForSelector(".sync[role=status]:has-text('running')", { timeout: 30_000 })
+          })
+          const id = Number((yield* Effect.promise(() => page.textContent(".sync[role=status]")))!.match(/#(\d+)/)![1])
+          expect((yield* call("GET", `/api/market/candles/sync/${id}`, { token: user.token })).body.status).toBe(
+            "running"
+          )
+          yield* Effect.promise(async () => {
+            await page.click("button:text('Cancel sync')")
+            await page.waitForSelector(".sync[role=status]:has-text('cancelled')")
+          })
+          expect(yield* Effect.promise(() => page.$$("button:text('Cancel sync')"))).toEqual([])
+          expect((yield* call("GET", `/api/market/candles/sync/${id}`, { token: user.token })).body.status).toBe(
+            "cancelled"
+          )
+          fakeVenue2.throttle = { times: 0, retryAfter: 1 }
+          yield* Effect.promise(() => page.locator(".sync").scrollIntoViewIfNeeded())
+          yield* shoot(page, "market-sync")
+          expect(failures).toEqual([])
+        }).pipe(Effect.scoped),
+      { timeout: 90_000 }
     )
   })
 })
