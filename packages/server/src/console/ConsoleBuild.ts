@@ -5,7 +5,7 @@
  * `npm start` on a fresh clone needs no build step.
  */
 import { build, type Metafile, type Plugin } from "esbuild"
-import { mkdir, writeFile } from "node:fs/promises"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
@@ -65,6 +65,24 @@ const withoutFastCheck: Plugin = {
   }
 }
 
+/**
+ * CodeMirror's styles go into the page through style-mod, which gives a document a `<style>`
+ * element; the page's policy (`style-src 'self'`) refuses that, so the editor would show unstyled.
+ * It gives a shadow root a constructed stylesheet instead (`adoptedStyleSheets`), which the policy
+ * allows: the page's style-mod does that for the document too.
+ */
+const styleModAdopted: Plugin = {
+  name: "style-mod-adopted",
+  setup: (build) => {
+    build.onLoad({ filter: /[\\/]style-mod[\\/]src[\\/]style-mod\.js$/ }, async ({ path }) => {
+      const source = await readFile(path, "utf8")
+      const test = "if (!root.head && root.adoptedStyleSheets && win.CSSStyleSheet)"
+      if (!source.includes(test)) throw new Error(`style-mod has changed: ${path} no longer says ${test}`)
+      return { contents: source.replace(test, "if (root.adoptedStyleSheets && win.CSSStyleSheet)"), loader: "js" }
+    })
+  }
+}
+
 export const buildConsole = async (): Promise<ConsoleAssets> => {
   const { metafile, outputFiles } = await build({
     entryPoints: [fileURLToPath(new URL("app/main.tsx", import.meta.url))],
@@ -83,7 +101,7 @@ export const buildConsole = async (): Promise<ConsoleAssets> => {
     jsxImportSource: "preact",
     // The client and core's contract from their sources: the same code the package build ships.
     conditions: ["@trading-platform/source"],
-    plugins: [withoutFastCheck],
+    plugins: [withoutFastCheck, styleModAdopted],
     logLevel: "silent"
   })
   const files: Record<string, string> = {}

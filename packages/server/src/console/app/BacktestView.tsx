@@ -1,7 +1,7 @@
 import type { SeriesMarker, Time } from "lightweight-charts"
 import { useMemo, useState } from "preact/hooks"
 import { byTime, Chart, down, seconds, type Series, up } from "./Chart.js"
-import { ErrorText, number, Pager, Table, useLoad } from "./Controls.js"
+import { ErrorText, number, Pager, Table, useAction, useLoad } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
 export type Backtest = Awaited<ReturnType<PromiseClient["backtests"]["get"]>>
@@ -124,8 +124,98 @@ const Trades = ({ client, backtest }: { client: PromiseClient; backtest: Backtes
   )
 }
 
-/** A backtest's metrics, its candles with the trades on them, its equity and drawdown, and its trades. */
-export const BacktestResult = ({ client, backtest }: { client: PromiseClient; backtest: Backtest }) => {
+const percentiles = ["p5", "p25", "p50", "p75", "p95"] as const
+/** The fan's lines: the middle darkest, the outer ones lightest (symmetric about the median). */
+const fanColours = {
+  returns: { p5: "#93c5fd", p25: "#60a5fa", p50: "#1d4ed8", p75: "#60a5fa", p95: "#93c5fd" },
+  drawdowns: { p5: "#fca5a5", p25: "#f87171", p50: "#b91c1c", p75: "#f87171", p95: "#fca5a5" }
+} as const
+/** The backtest's own path through the fan. */
+export const ownPath = "#d97706"
+
+/**
+ * The Monte Carlo on the backtest's trades (the API's defaults: 1000 reshuffles, seeded): the
+ * percentiles of the final return fanning out from the start to the end, with the backtest's own
+ * return through them, and those of the largest drawdown below, with its own; then the figures.
+ */
+const MonteCarlo = ({ client, backtest }: { client: PromiseClient; backtest: Backtest }) => {
+  const report = useLoad(() => client.backtests.robustness({ path: { id: backtest.id }, payload: {} }), [backtest.id])
+  const fan = useMemo((): ReadonlyArray<Series> => {
+    const mc = report.value?.monte_carlo
+    const points = byTime(backtest.equity_curve.map((p) => ({ time: p.time, value: p.equity })))
+    if (mc === undefined || points.length < 2) return []
+    const [first, last] = [points[0]!.time, points.at(-1)!.time]
+    const falls = drawdowns(points.map((p) => p.value))
+    const line = (name: string, color: string, pane: number, end: number): Series => ({
+      kind: "line",
+      name,
+      color,
+      pane,
+      data: [{ time: first, value: 0 }, { time: last, value: end }]
+    })
+    return [
+      ...percentiles.map((p) => line(`${p} return %`, fanColours.returns[p], 0, mc.final_return_percent[p])),
+      {
+        kind: "line",
+        name: "this backtest",
+        color: ownPath,
+        data: points.map((p) => ({ time: p.time, value: (p.value / mc.initial_balance - 1) * 100 }))
+      },
+      ...percentiles.map((p) => line(`${p} drawdown %`, fanColours.drawdowns[p], 1, -mc.max_drawdown_percent[p])),
+      {
+        kind: "line",
+        name: "its drawdown",
+        color: ownPath,
+        pane: 1,
+        data: points.map((p, i) => ({ time: p.time, value: falls[i]! }))
+      }
+    ]
+  }, [report.value])
+  const mc = report.value?.monte_carlo
+  const sharpe = report.value?.deflated_sharpe
+  return (
+    <section class="monte-carlo">
+      <h4>Monte Carlo of the trades</h4>
+      <ErrorText error={report.error} />
+      {mc !== undefined && (
+        <>
+          <p class="muted">
+            {mc.runs} runs, the {mc.trades} trades {mc.method === "reshuffle" ? "reshuffled" : "resampled"} (seed{" "}
+            {mc.seed}): the 5th to 95th percentiles of the final return fan out from the start, the largest drawdown's
+            below; the backtest's own in orange.
+          </p>
+          {fan.length > 0 && <Chart label="Monte Carlo fan of the final return and the drawdown" series={fan} tall />}
+          <Table
+            class="percentiles"
+            headers={["percentile", ...percentiles]}
+            rows={[
+              ["final return %", ...percentiles.map((p) => number(mc.final_return_percent[p]))],
+              ["max drawdown %", ...percentiles.map((p) => number(mc.max_drawdown_percent[p]))]
+            ]}
+          />
+          <p>
+            Probability of ruin (a {number(mc.ruin_drawdown_percent)} % fall): {number(mc.probability_of_ruin * 100, 1)}
+            {" "}
+            %
+            {sharpe === null || sharpe === undefined
+              ? ""
+              : `; probabilistic Sharpe ${number(sharpe.probabilistic_sharpe, 3)}, deflated ${
+                number(sharpe.deflated_sharpe, 3)
+              }`}
+          </p>
+        </>
+      )}
+    </section>
+  )
+}
+
+/**
+ * A backtest's metrics, its candles with the trades on them, its equity and drawdown, its Monte
+ * Carlo fan and its trades; a queued or running one can be cancelled.
+ */
+export const BacktestResult = ({ client, backtest: shown }: { client: PromiseClient; backtest: Backtest }) => {
+  const [backtest, setBacktest] = useState(shown)
+  const cancel = useAction()
   const m = backtest.metrics
   const curve = useMemo((): ReadonlyArray<Series> => {
     const points = byTime(backtest.equity_curve.map((p) => ({ time: p.time, value: p.equity })))
@@ -145,6 +235,19 @@ export const BacktestResult = ({ client, backtest }: { client: PromiseClient; ba
     <section class="backtest" data-status={backtest.status}>
       <h3>Backtest #{backtest.id}: {backtest.symbols.join(", ")} {backtest.timeframe}, {backtest.status}</h3>
       {backtest.error !== null && <p class="error">{backtest.error}</p>}
+      {(backtest.status === "queued" || backtest.status === "running") && (
+        <div class="actions">
+          <button
+            type="button"
+            disabled={cancel.busy}
+            onClick={() =>
+              void cancel.run(async () => setBacktest(await client.backtests.cancel({ path: { id: backtest.id } })))}
+          >
+            Cancel backtest
+          </button>
+          <ErrorText error={cancel.error} />
+        </div>
+      )}
       {m !== null && (
         <Table
           class="metrics"
@@ -168,6 +271,7 @@ export const BacktestResult = ({ client, backtest }: { client: PromiseClient; ba
           <Chart label="Equity curve, and drawdown from its running peak" series={curve} tall />
         </>
       )}
+      {backtest.status === "completed" && <MonteCarlo client={client} backtest={backtest} />}
       {backtest.status === "completed" && <Trades client={client} backtest={backtest} />}
     </section>
   )

@@ -1,10 +1,12 @@
-import { useEffect, useState } from "preact/hooks"
+import { useEffect, useMemo, useState } from "preact/hooks"
+import { byTime, Chart, type Series } from "./Chart.js"
 import {
   DeleteButton,
   ErrorText,
   Field,
   number,
   Pager,
+  Table,
   timeframes,
   useAction,
   useForm,
@@ -17,6 +19,7 @@ type Program = Awaited<ReturnType<PromiseClient["programs"]["get"]>>
 type Optimization = Awaited<ReturnType<PromiseClient["optimizations"]["get"]>>
 type Trial = Awaited<ReturnType<PromiseClient["optimizations"]["trials"]>>["trials"][number]
 type Request = Optimization["request"]
+type Result = NonNullable<Optimization["result"]>
 type TrialSort = "trial" | "objective" | keyof NonNullable<Trial["metrics"]>
 
 const objectives = ["sharpe", "sortino", "calmar", "total_return", "profit_factor"] as const
@@ -56,7 +59,12 @@ const OptimizationForm = ({ client, program, onSubmitted }: {
     to: "",
     search: "grid" as Request["search"],
     objective: "sharpe" as (typeof objectives)[number],
-    trials: "100"
+    trials: "100",
+    walk_forward: false,
+    wf_mode: "rolling" as "rolling" | "anchored",
+    wf_folds: "3",
+    wf_in_sample_bars: "120",
+    wf_out_of_sample_bars: "48"
   })
   const { busy, error, run } = useAction()
   const setRange = (name: string, change: Partial<Range>) =>
@@ -75,6 +83,16 @@ const OptimizationForm = ({ client, program, onSubmitted }: {
             search: form.search,
             objective: form.objective,
             budget: { trials: Number(form.trials), seconds: 3600 },
+            ...(form.walk_forward
+              ? {
+                walk_forward: {
+                  mode: form.wf_mode,
+                  folds: Number(form.wf_folds),
+                  in_sample_bars: Number(form.wf_in_sample_bars),
+                  out_of_sample_bars: Number(form.wf_out_of_sample_bars)
+                }
+              }
+              : {}),
             space: Object.fromEntries(
               Object.entries(ranges)
                 .filter(([, r]) => r.searched)
@@ -122,6 +140,46 @@ const OptimizationForm = ({ client, program, onSubmitted }: {
       <Field label="Trials at most">
         <input name="trials" type="number" min="1" value={form.trials} onInput={set("trials")} />
       </Field>
+      <fieldset class="space walk-forward">
+        <legend>Walk-forward</legend>
+        <div class="range">
+          <label class="check">
+            <input type="checkbox" name="walk_forward" checked={form.walk_forward} onChange={set("walk_forward")} />
+            search each fold in sample, test its best out of sample
+          </label>
+          {form.walk_forward && (
+            <>
+              <Field label="Windows">
+                <select name="wf_mode" value={form.wf_mode} onChange={set("wf_mode")}>
+                  <option value="rolling">rolling</option>
+                  <option value="anchored">anchored</option>
+                </select>
+              </Field>
+              <Field label="Folds">
+                <input name="wf_folds" type="number" min="1" max="20" value={form.wf_folds} onInput={set("wf_folds")} />
+              </Field>
+              <Field label="In-sample bars">
+                <input
+                  name="wf_in_sample_bars"
+                  type="number"
+                  min="10"
+                  value={form.wf_in_sample_bars}
+                  onInput={set("wf_in_sample_bars")}
+                />
+              </Field>
+              <Field label="Out-of-sample bars">
+                <input
+                  name="wf_out_of_sample_bars"
+                  type="number"
+                  min="10"
+                  value={form.wf_out_of_sample_bars}
+                  onInput={set("wf_out_of_sample_bars")}
+                />
+              </Field>
+            </>
+          )}
+        </div>
+      </fieldset>
       <fieldset class="space">
         <legend>Parameters searched</legend>
         {numeric.map((p) => {
@@ -233,6 +291,74 @@ const Heatmap = ({ trials, names }: { trials: ReadonlyArray<Trial>; names: Reado
             ))}
           </tbody>
         </table>
+      </div>
+    </section>
+  )
+}
+
+const window = (w: { start: string; end: string }) => `${w.start.slice(0, 16)} to ${w.end.slice(0, 16)}`
+const params = (p: Readonly<Record<string, unknown>>) =>
+  Object.entries(p).map(([name, value]) => `${name} ${String(value)}`).join(", ")
+
+/**
+ * A walk-forward's folds: each one's windows, the best point in sample with its figures, and that
+ * point's figures out of sample; then the out-of-sample runs chained, as one equity curve, beside
+ * the means in and out of sample.
+ */
+const WalkForwardFolds = ({ result }: { result: Result }) => {
+  const curve = useMemo((): ReadonlyArray<Series> => [{
+    kind: "line",
+    name: "Out-of-sample equity",
+    data: byTime(result.equity_curve.map((p) => ({ time: p.time, value: p.equity })))
+  }], [result])
+  const wf = result.walk_forward
+  return (
+    <section class="walk-forward">
+      <h4>Walk-forward: {result.folds.length} folds</h4>
+      <Table
+        class="folds"
+        headers={[
+          "fold",
+          "in sample",
+          "out of sample",
+          "best parameters",
+          "objective in",
+          "return % in",
+          "objective out",
+          "return % out",
+          "max drawdown % out",
+          "trades out"
+        ]}
+        rows={result.folds.map((f) => [
+          f.fold,
+          window(f.in_sample),
+          window(f.out_of_sample),
+          <span class="text">{f.best === null ? "none met the constraints" : params(f.best.params)}</span>,
+          number(f.best?.objective, 4),
+          number(f.best?.metrics.total_pnl_percent),
+          number(f.out_of_sample_objective, 4),
+          number(f.out_of_sample_metrics?.total_pnl_percent),
+          number(f.out_of_sample_metrics?.max_drawdown_percent),
+          f.out_of_sample_metrics?.total_trades ?? "–"
+        ])}
+      />
+      <div class="side-by-side">
+        <div>
+          <h4>Out-of-sample equity, the folds chained</h4>
+          {result.equity_curve.length > 1
+            ? <Chart label="Out-of-sample equity of the walk-forward, the folds chained" series={curve} />
+            : <p class="muted">No out-of-sample run.</p>}
+        </div>
+        {wf !== null && (
+          <dl class="figures">
+            <dt>Return out of sample, chained</dt>
+            <dd>{number(wf.out_of_sample_return_percent)} %</dd>
+            <dt>Mean objective in sample</dt>
+            <dd>{number(wf.in_sample_objective_mean, 4)}</dd>
+            <dt>Mean objective out of sample</dt>
+            <dd>{number(wf.out_of_sample_objective_mean, 4)}</dd>
+          </dl>
+        )}
       </div>
     </section>
   )
@@ -377,6 +503,7 @@ const OptimizationResult = ({ client, initial, onDeleted }: {
       />
       {o.error !== null && <p class="error">{o.error}</p>}
       <ErrorText error={pollError ?? all.error} />
+      {o.result !== null && o.result.folds.length > 0 && <WalkForwardFolds result={o.result} />}
       {finished(o.status) && all.value !== undefined && all.value.trials.length > 0 && (
         <Heatmap trials={all.value.trials} names={names} />
       )}
