@@ -54,10 +54,18 @@ export const keepUntilExit = <A>(handle: A): A => {
 let loaded: { readonly ivm: IsolatedVm } | { readonly reason: string } | undefined
 
 /**
+ * The addon's package for this Node: each line of `isolated-vm` builds for some Node versions only,
+ * so core depends on two, both optional (`isolated-vm` 5 for Node 20, and 7 as `isolated-vm-7` for
+ * Node 24 and later; npm skips the one whose `engines` exclude the Node installing it).
+ */
+const addonName = () =>
+  Number(process.versions.node.split(".")[0]) >= 24 ? ["isolated", "vm", "7"].join("-") : ["isolated", "vm"].join("-")
+
+/**
  * `isolated-vm`, or why it cannot be used here: it is an optional native addon (built on `npm
- * install` where a compiler is found), and on Node 20 and later it needs node started with
- * `--no-node-snapshot` (a process-wide flag that worker threads inherit and cannot set).
- * Loaded through `require` of a name the bundlers do not follow, from `node_modules`.
+ * install` where a compiler is found, or its prebuilt binary), and on Node 20 and later it needs
+ * node started with `--no-node-snapshot` (a process-wide flag that worker threads inherit and cannot
+ * set). Loaded through `require` of a name the bundlers do not follow, from `node_modules`.
  */
 export const loadIsolatedVm = (): { readonly ivm: IsolatedVm } | { readonly reason: string } => {
   if (loaded !== undefined) return loaded
@@ -71,10 +79,9 @@ export const loadIsolatedVm = (): { readonly ivm: IsolatedVm } | { readonly reas
   let ivm: IsolatedVm
   try {
     const here = typeof __filename === "string" ? pathToFileURL(__filename) : new URL(import.meta.url)
-    const name = ["isolated", "vm"].join("-")
-    ivm = createRequire(here)(name) as IsolatedVm
+    ivm = createRequire(here)(addonName()) as IsolatedVm
   } catch (e) {
-    return loaded = { reason: `the isolated-vm addon does not load (${firstLine(e)})` }
+    return loaded = { reason: `the ${addonName()} addon does not load (${firstLine(e)})` }
   }
   // An addon built for another V8 may load and still fail to make an isolate: one is made here once.
   try {
