@@ -13,6 +13,11 @@ export type { CodeError, Language }
 export const languageOf = (language: string | null | undefined): Language =>
   language === "typescript" ? "typescript" : "javascript"
 
+/**
+ * The editor holds the text once it has loaded: `code` is what it starts with, `onCode` hears each
+ * change. (Writing `code` back into it on every render would race a fast typist: the effect of a
+ * render one keystroke old would undo the newer keystroke, and each undo would render again.)
+ */
 export const CodeEditor = ({ label, code, onCode, language, error }: {
   label: string
   code: string
@@ -23,15 +28,18 @@ export const CodeEditor = ({ label, code, onCode, language, error }: {
   const host = useRef<HTMLDivElement>(null)
   const editor = useRef<MountedEditor | undefined>(undefined)
   const [ready, setReady] = useState(false)
-  // The latest handler, for the editor made once.
+  // The latest handler and text, for the editor made once.
   const changed = useRef(onCode)
   changed.current = onCode
+  const latest = useRef(code)
+  latest.current = code
   useEffect(() => {
     let current = true
     void import("./CodeMirrorSetup.js").then(({ mountEditor }) => {
       if (!current) return
       editor.current = mountEditor(host.current!, {
-        doc: code,
+        // What the plain text area holds by now.
+        doc: latest.current,
         label,
         language,
         onChange: (doc) => changed.current(doc)
@@ -44,7 +52,6 @@ export const CodeEditor = ({ label, code, onCode, language, error }: {
       editor.current = undefined
     }
   }, [])
-  useEffect(() => editor.current?.setDoc(code), [code, ready])
   useEffect(() => editor.current?.setLanguage(language), [language, ready])
   useEffect(() => editor.current?.showError(error ?? null), [error, ready])
   return (

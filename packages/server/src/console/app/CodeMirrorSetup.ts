@@ -39,10 +39,13 @@ class ErrorMarker extends GutterMarker {
   }
   override toDOM() {
     const marker = document.createElement("span")
+    marker.textContent = "●"
+    // The gutter's spacer (no message) only holds its width.
+    if (this.message === "") return marker
     marker.className = "cm-error-marker"
     marker.title = this.message
+    marker.setAttribute("role", "img")
     marker.setAttribute("aria-label", this.message)
-    marker.textContent = "●"
     return marker
   }
 }
@@ -102,12 +105,6 @@ export const mountEditor = (parent: HTMLElement, options: {
   })
   return {
     view,
-    /** Replaces the text (a program loaded again), unless it is already what the editor holds. */
-    setDoc: (doc: string) => {
-      if (doc !== view.state.doc.toString()) {
-        view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: doc } })
-      }
-    },
     setLanguage: (next: Language) => view.dispatch({ effects: language.reconfigure(languageOf(next)) }),
     /** Marks the error's line, selects it and brings it into view; null clears the mark. */
     showError: (error: CodeError | null) => {
