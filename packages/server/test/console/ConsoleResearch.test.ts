@@ -204,7 +204,7 @@ describe("the web console's research views", () => {
           expect(yield* drawnChart(page, fan, 12, orange)).toBeGreaterThan(20)
           const robustness = yield* call("POST", `/api/programs/backtest/${backtest.id}/robustness`, {
             token: user.token,
-            body: {}
+            body: { monte_carlo: { method: "resample" } }
           })
           expect(robustness.status).toBe(200)
           const mc = robustness.body.monte_carlo
@@ -212,6 +212,8 @@ describe("the web console's research views", () => {
             ["final return %", ...["p5", "p25", "p50", "p75", "p95"].map((p) => shown(mc.final_return_percent[p]))],
             ["max drawdown %", ...["p5", "p25", "p50", "p75", "p95"].map((p) => shown(mc.max_drawdown_percent[p]))]
           ])
+          // Resampled, the final returns spread.
+          expect(mc.final_return_percent.p95).toBeGreaterThan(mc.final_return_percent.p5)
           yield* promise(() => page.locator("section.monte-carlo").scrollIntoViewIfNeeded())
           yield* shoot(page, "backtest-monte-carlo")
 

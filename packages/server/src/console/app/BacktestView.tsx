@@ -1,7 +1,7 @@
 import type { SeriesMarker, Time } from "lightweight-charts"
 import { useMemo, useState } from "preact/hooks"
 import { byTime, Chart, down, seconds, type Series, up } from "./Chart.js"
-import { ErrorText, number, Pager, Table, useAction, useLoad } from "./Controls.js"
+import { ErrorText, Field, number, Pager, Table, useAction, useLoad } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
 export type Backtest = Awaited<ReturnType<PromiseClient["backtests"]["get"]>>
@@ -139,7 +139,12 @@ export const ownPath = "#d97706"
  * return through them, and those of the largest drawdown below, with its own; then the figures.
  */
 const MonteCarlo = ({ client, backtest }: { client: PromiseClient; backtest: Backtest }) => {
-  const report = useLoad(() => client.backtests.robustness({ path: { id: backtest.id }, payload: {} }), [backtest.id])
+  // Resampled by default: reshuffled trades all end at the same return (only their order changes).
+  const [method, setMethod] = useState<"resample" | "reshuffle">("resample")
+  const report = useLoad(
+    () => client.backtests.robustness({ path: { id: backtest.id }, payload: { monte_carlo: { method } } }),
+    [backtest.id, method]
+  )
   const fan = useMemo((): ReadonlyArray<Series> => {
     const mc = report.value?.monte_carlo
     const points = byTime(backtest.equity_curve.map((p) => ({ time: p.time, value: p.equity })))
@@ -176,6 +181,18 @@ const MonteCarlo = ({ client, backtest }: { client: PromiseClient; backtest: Bac
   return (
     <section class="monte-carlo">
       <h4>Monte Carlo of the trades</h4>
+      <form onSubmit={(event) => event.preventDefault()}>
+        <Field label="Runs draw the trades">
+          <select
+            name="mc_method"
+            value={method}
+            onChange={(event) => setMethod(event.currentTarget.value as typeof method)}
+          >
+            <option value="resample">resampled (with replacement)</option>
+            <option value="reshuffle">reshuffled (each once)</option>
+          </select>
+        </Field>
+      </form>
       <ErrorText error={report.error} />
       {mc !== undefined && (
         <>
