@@ -4,11 +4,12 @@
  * the one shown followed until it ends, then its result: metrics, the model's calls, the equity
  * and each decision slot.
  */
-import { useEffect, useState } from "preact/hooks"
+import { useState } from "preact/hooks"
 import { byTime, Chart } from "./Chart.js"
 import {
   EditFormShell,
   ErrorText,
+  finished,
   Input,
   number,
   numberOrNull,
@@ -19,8 +20,8 @@ import {
   timeframes,
   useAction,
   useEditForm,
-  useLoad,
-  wait
+  useFollow,
+  useLoad
 } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
@@ -30,7 +31,6 @@ type Timeframe = (typeof timeframes)[number]
 
 const runsPage = 10
 const slotsPage = 20
-const finished = (status: string) => status === "completed" || status === "failed" || status === "cancelled"
 const day = 86_400_000
 const dateOf = (millis: number) => new Date(millis).toISOString().slice(0, 10)
 const when = (iso: string) => iso.slice(0, 16).replace("T", " ")
@@ -111,25 +111,11 @@ export const AiBacktests = ({ client, accountId }: { client: PromiseClient; acco
     max_model_calls: "100",
     mode: "model"
   }, { symbol_not_listed: "symbols", no_market_data: "end" })
-  const id = shown?.id
   const running = shown !== undefined && !finished(shown.status)
-  // The run shown is read again every second until it ends.
-  useEffect(() => {
-    if (id === undefined || !running) return
-    let current = true
-    void (async () => {
-      while (current) {
-        await wait(1000)
-        const next = await client.aitraders.backtestGet({ path: { ...path, backtest_id: id } }).catch(() => undefined)
-        if (!current) return
-        if (next !== undefined) setShown(next)
-        if (next !== undefined && finished(next.status)) return runs.reload()
-      }
-    })()
-    return () => {
-      current = false
-    }
-  }, [id, running])
+  useFollow(shown, (id) => client.aitraders.backtestGet({ path: { ...path, backtest_id: id } }), (next) => {
+    setShown(next)
+    if (finished(next.status)) runs.reload()
+  })
   const show = (backtestId: number) =>
     void open.run(async () =>
       setShown(await client.aitraders.backtestGet({ path: { ...path, backtest_id: backtestId as never } }))
@@ -195,7 +181,7 @@ export const AiBacktests = ({ client, accountId }: { client: PromiseClient; acco
                 <button
                   type="button"
                   class="link"
-                  aria-current={b.id === id ? "true" : undefined}
+                  aria-current={b.id === shown?.id ? "true" : undefined}
                   onClick={() => show(b.id)}
                 >
                   #{b.id}

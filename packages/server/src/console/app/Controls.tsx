@@ -363,3 +363,36 @@ export const RowActions = ({ what, name, onEdit, onDelete }: {
 )
 
 export const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A job's statuses once it has ended. */
+export const finished = (status: string) => status === "completed" || status === "failed" || status === "cancelled"
+
+/**
+ * Follows a job shown by a view: while it has not finished, reads it again every second and hands
+ * each read to `set` (a failed read is tried again a second later), until the view leaves or shows
+ * another job.
+ */
+export const useFollow = <A extends { readonly id: unknown; readonly status: string }>(
+  job: A | undefined,
+  read: (id: A["id"]) => Promise<A>,
+  set: (job: A) => void
+) => {
+  const id = job?.id
+  const running = job !== undefined && !finished(job.status)
+  useEffect(() => {
+    if (id === undefined || !running) return
+    let current = true
+    void (async () => {
+      while (current) {
+        await wait(1000)
+        const next = await read(id).catch(() => undefined)
+        if (!current) return
+        if (next !== undefined) set(next)
+        if (next !== undefined && finished(next.status)) return
+      }
+    })()
+    return () => {
+      current = false
+    }
+  }, [id, running])
+}

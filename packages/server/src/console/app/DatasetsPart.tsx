@@ -3,13 +3,14 @@
  * zip file with the rows refused reported by line, deletion; and a sync of a venue's candles into
  * the store, which can be cancelled while it runs.
  */
-import { useEffect, useRef, useState } from "preact/hooks"
+import { useRef, useState } from "preact/hooks"
 import {
   DeleteButton,
   Disclosure,
   EditFormShell,
   ErrorText,
   Field,
+  finished,
   Input,
   number,
   Pager,
@@ -18,8 +19,8 @@ import {
   timeframes,
   useAction,
   useEditForm,
-  useLoad,
-  wait
+  useFollow,
+  useLoad
 } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
@@ -28,7 +29,6 @@ type Sync = Awaited<ReturnType<PromiseClient["market"]["candleSync"]>>
 
 const venues = ["venue1", "venue2"] as const
 const pageSize = 20
-const finished = (status: string) => status === "completed" || status === "failed" || status === "cancelled"
 
 /** What an import kept and refused; each refused row by its line (and file, in a zip), 20 to a page. */
 const ImportReport = ({ result }: { result: ImportResult }) => {
@@ -112,24 +112,8 @@ const SyncPart = ({ client }: { client: PromiseClient }) => {
   }))
   const [sync, setSync] = useState<Sync>()
   const cancel = useAction()
-  const id = sync?.id
   const running = sync !== undefined && !finished(sync.status)
-  useEffect(() => {
-    if (id === undefined || !running) return
-    let current = true
-    void (async () => {
-      while (current) {
-        await wait(1000)
-        if (!current) return
-        const next = await client.market.candleSync({ path: { id } }).catch(() => undefined)
-        if (current && next !== undefined) setSync(next)
-        if (next !== undefined && finished(next.status)) return
-      }
-    })()
-    return () => {
-      current = false
-    }
-  }, [id, running])
+  useFollow(sync, (id) => client.market.candleSync({ path: { id } }), setSync)
   return (
     <>
       <EditFormShell
