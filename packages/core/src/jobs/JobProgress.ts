@@ -1,8 +1,14 @@
-import { Duration, Effect, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Stream } from "effect"
 import type { JobStatus } from "./JobStatus.js"
 
 /** How often a watched job's row is read. Jobs run on any replica, so the row is the truth. */
 export const progressInterval = Duration.seconds(1)
+
+/**
+ * The wait between two reads, in real time rather than the Clock's: it is how often a watcher is
+ * told, not a time of the job's, and a stream must report while a test holds its clock still.
+ */
+const rest = Effect.sleep(progressInterval).pipe(Effect.withClock(Clock.make()))
 
 const finished = (status: JobStatus) => status === "completed" || status === "failed" || status === "cancelled"
 
@@ -18,7 +24,7 @@ export const watchJob = <A extends { readonly status: JobStatus }, E, R>(
   Effect.map(read, (first) =>
     Stream.concat(
       Stream.make(first),
-      Stream.fromSchedule(Schedule.spaced(progressInterval)).pipe(Stream.mapEffect(() => read))
+      Stream.repeatEffect(Effect.zipRight(rest, read))
     ).pipe(
       Stream.changesWith(same),
       Stream.takeUntil((a) => finished(a.status))
