@@ -10,8 +10,7 @@ import {
   timeframes,
   useAction,
   useForm,
-  useLoad,
-  wait
+  useLoad
 } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
@@ -464,21 +463,25 @@ const OptimizationResult = ({ client, initial, onDeleted }: {
   onDeleted: () => void
 }) => {
   const [optimization, setOptimization] = useState(initial)
-  const [pollError, setPollError] = useState<string>()
+  const [streamError, setStreamError] = useState<string>()
   const programId = initial.program_id!
   useEffect(() => {
     if (finished(initial.status)) return
     let current = true
+    // Live from the progress stream (which reconnects by the client's retry rule), then read whole
+    // once it ends, for the result.
+    const stream = client.optimizationProgress(programId, initial.id)[Symbol.asyncIterator]()
     void (async () => {
-      // Polled rather than read from `optimizationProgress`: with that stream open, the test server's
-      // optimisation stalled (see docs/console.md); the poll also brings the result once it ends.
-      for (let progress = initial; current && !finished(progress.status); await wait(500)) {
-        progress = await client.optimizations.get({ path: { id: programId, optimization_id: initial.id } })
-        if (current) setOptimization(progress)
+      for (let next = await stream.next(); !next.done && current; next = await stream.next()) {
+        const { best, error, status, trials_done, trials_total } = next.value
+        setOptimization((shown) => ({ ...shown, best, error, status, trials_done, trials_total }))
       }
-    })().catch((error) => current && setPollError(String(error?.message ?? error)))
+      const ended = await client.optimizations.get({ path: { id: programId, optimization_id: initial.id } })
+      if (current) setOptimization(ended)
+    })().catch((error) => current && setStreamError(String(error?.message ?? error)))
     return () => {
       current = false
+      void stream.return?.()
     }
   }, [initial.id])
   const names = Object.keys(optimization.request.space)
@@ -502,7 +505,7 @@ const OptimizationResult = ({ client, initial, onDeleted }: {
         onDelete={() => client.optimizations.remove({ path: { id: programId, optimization_id: o.id } }).then(onDeleted)}
       />
       {o.error !== null && <p class="error">{o.error}</p>}
-      <ErrorText error={pollError ?? all.error} />
+      <ErrorText error={streamError ?? all.error} />
       {o.result !== null && o.result.folds.length > 0 && <WalkForwardFolds result={o.result} />}
       {finished(o.status) && all.value !== undefined && all.value.trials.length > 0 && (
         <Heatmap trials={all.value.trials} names={names} />
