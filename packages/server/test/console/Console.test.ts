@@ -1,3 +1,4 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { testOptions, testStorages } from "@trading-platform/core/testing"
 import { ConsoleLive, makeWebHandler } from "@trading-platform/server"
@@ -869,6 +870,24 @@ describe("the web console's arena and AI accounts", () => {
               body: { symbol: "BTC", side: "buy", quantity: 0.01 }
             })
             expect(order.status).toBeLessThan(300)
+            // A difference the reconciliation found (it runs against venues, which this server does
+            // not reach): the view shows what the API lists.
+            const sql = yield* SqlClient.SqlClient
+            yield* sql`INSERT INTO reconciliation_events ${
+              sql.insert({
+                account_id: manual.id,
+                exchange: "venue2",
+                kind: "position_adopted",
+                symbol: "ETH",
+                order_id: null,
+                ledger_size: 0,
+                venue_size: -0.5,
+                message: "The venue holds a short of 0.5 ETH the ledger did not: adopted",
+                created_at: new Date()
+              })
+            }`
+            const listed = yield* call("GET", `/api/account/${manual.id}/reconciliations`, { token: user.token })
+            expect(listed.body.reconciliations).toHaveLength(1)
             const { failures, page } = yield* openPage(yield* browser, origin)
             yield* logIn(page, origin, user, "accounts")
             // The order placed by hand, in its account's orders.
@@ -881,6 +900,16 @@ describe("the web console's arena and AI accounts", () => {
             )
             expect(orders).toHaveLength(1)
             expect(orders[0]!.slice(1, 5)).toEqual(["BTC", "buy", "market", "0.01"])
+            // Its reconciliation events; the other account has none.
+            expect(
+              (yield* cells(page, "article.account:has-text('By hand') section.reconciliations tbody tr")).map((row) =>
+                row.slice(1)
+              )
+            ).toEqual([["venue2", "position_adopted", "ETH", "0", "-0.5", listed.body.reconciliations[0].message]])
+            yield* Effect.promise(() =>
+              page.locator("article.account", { hasText: "Analyst" }).locator("p:text('No reconciliation events.')")
+                .waitFor()
+            )
             yield* Effect.promise(() =>
               page.waitForSelector("section.decision-log p[role=status]:text('No decision rounds yet.')")
             )

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from "preact"
 import { useState } from "preact/hooks"
 import { AiBacktests } from "./AiBacktestsPart.js"
 import {
@@ -420,40 +421,80 @@ const DecisionLog = ({ client, account }: { client: PromiseClient; account: Acco
   )
 }
 
-const ordersPage = 10
+const perPage = 10
 
-/** The account's orders, newest first, a page at a time: filled ones with their price, fee and realised PnL. */
-const Orders = ({ client, account }: { client: PromiseClient; account: Account }) => {
+/** One of the account's lists, newest first, a page at a time, in a section of its own (`name`, its class). */
+function AccountList<A>({ account, name, title, none, load, headers, row }: {
+  account: Account
+  name: string
+  title: string
+  none: string
+  load: (page: { readonly limit: number; readonly offset: number }) => Promise<ReadonlyArray<A>>
+  headers: ReadonlyArray<string>
+  row: (item: A) => ReadonlyArray<ComponentChildren>
+}) {
   const [offset, setOffset] = useState(0)
-  const page = useLoad(
-    () => client.automation.orders({ path: { account_id: account.id }, urlParams: { limit: ordersPage, offset } }),
-    [account.id, offset]
-  )
-  const orders = page.value?.orders ?? []
-  if (page.value !== undefined && orders.length === 0 && offset === 0) return <p class="muted">No orders yet.</p>
+  const page = useLoad(() => load({ limit: perPage, offset }), [account.id, offset])
+  const items = page.value ?? []
+  if (page.value !== undefined && items.length === 0 && offset === 0) return <p class="muted">{none}</p>
   return (
-    <section class="orders">
-      <h4>Orders and fills</h4>
+    <section class={name}>
+      <h4>{title}</h4>
       <ErrorText error={page.error} />
-      <Table
-        headers={["placed", "symbol", "side", "type", "quantity", "status", "price", "fee", "realised PnL", "by"]}
-        rows={orders.map((o) => [
-          o.created_at.slice(0, 16),
-          o.symbol,
-          o.side,
-          o.order_type,
-          number(o.quantity, 6),
-          o.error === null ? o.status : `${o.status}: ${o.error}`,
-          number(o.price),
-          number(o.fee),
-          number(o.realized_pnl),
-          o.trigger
-        ])}
-      />
-      <Pager offset={offset} limit={ordersPage} shown={orders.length} onPage={setOffset} />
+      <Table headers={headers} rows={items.map(row)} />
+      <Pager offset={offset} limit={perPage} shown={items.length} onPage={setOffset} />
     </section>
   )
 }
+
+/** The account's orders: filled ones with their price, fee and realised PnL. */
+const Orders = ({ client, account }: { client: PromiseClient; account: Account }) => (
+  <AccountList
+    account={account}
+    name="orders"
+    title="Orders and fills"
+    none="No orders yet."
+    load={(urlParams) =>
+      client.automation.orders({ path: { account_id: account.id }, urlParams }).then((page) => page.orders)}
+    headers={["placed", "symbol", "side", "type", "quantity", "status", "price", "fee", "realised PnL", "by"]}
+    row={(o) => [
+      o.created_at.slice(0, 16),
+      o.symbol,
+      o.side,
+      o.order_type,
+      number(o.quantity, 6),
+      o.error === null ? o.status : `${o.status}: ${o.error}`,
+      number(o.price),
+      number(o.fee),
+      number(o.realized_pnl),
+      o.trigger
+    ]}
+  />
+)
+
+/** What the reconciliation found between the ledger and the venue, and what it did (a venue account's). */
+const Reconciliations = ({ client, account }: { client: PromiseClient; account: Account }) => (
+  <AccountList
+    account={account}
+    name="reconciliations"
+    title="Reconciliation events"
+    none="No reconciliation events."
+    load={(urlParams) =>
+      client.automation.reconciliations({ path: { account_id: account.id }, urlParams }).then((page) =>
+        page.reconciliations
+      )}
+    headers={["when", "venue", "kind", "symbol", "ledger", "venue size", "what was done"]}
+    row={(r) => [
+      r.created_at.slice(0, 16),
+      r.exchange,
+      r.kind,
+      r.symbol ?? "–",
+      number(r.ledger_size, 6),
+      number(r.venue_size, 6),
+      <span class="text">{r.message}</span>
+    ]}
+  />
+)
 
 const AccountCard = (
   { client, account, onChange }: { client: PromiseClient; account: Account; onChange: () => void }
@@ -524,6 +565,7 @@ const AccountCard = (
           />
         ))}
       <Orders client={client} account={account} />
+      <Reconciliations client={client} account={account} />
       {account.account_type === "AI" && <AiTraderSettings client={client} account={account} onChange={onChange} />}
       {account.account_type === "AI" && <DecisionLog client={client} account={account} />}
       {account.account_type === "AI" && <AiBacktests client={client} accountId={account.id} />}
