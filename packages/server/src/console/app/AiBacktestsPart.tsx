@@ -17,6 +17,7 @@ import {
   Select,
   symbolsOf,
   Table,
+  type Timeframe,
   timeframes,
   useAction,
   useEditForm,
@@ -27,7 +28,6 @@ import type { PromiseClient } from "./Session.js"
 
 type AiBacktest = Awaited<ReturnType<PromiseClient["aitraders"]["backtestGet"]>>
 type AccountId = AiBacktest["account_id"]
-type Timeframe = (typeof timeframes)[number]
 
 const runsPage = 10
 const slotsPage = 20
