@@ -1,6 +1,6 @@
 import type { Decision } from "../sandbox/Decision.js"
 import type { MarginTable } from "../venues/MarginTiers.js"
-import { checkOrder, roundQuantity } from "../venues/SymbolRules.js"
+import { orderBreach, refusalOf, roundQuantity } from "../venues/SymbolRules.js"
 import type { SymbolSpec } from "../venues/Venue.js"
 import type { ExitTrigger } from "./Fills.js"
 import { fromMoney, type Money, roundMoney, toMoney } from "./Money.js"
@@ -131,12 +131,21 @@ export const sizeOrder = (
   const spend = (decision.target_portion_of_balance ?? 1) * (account.freeCash + freed)
   const margin = spend / (1 + account.leverage * account.feeRate)
   const wanted = margin > 0 ? (margin * account.leverage) / account.price : 0
-  const refusal = wanted > 0
-    ? checkOrder(rules, { quantity: wanted, price: account.price, leverage: account.leverage })
-    : null
+  const order = { quantity: wanted, price: account.price, leverage: account.leverage }
+  const breach = wanted > 0 ? orderBreach(rules, order) : null
   // A reversal whose new side the rules refuse still closes the old one.
-  if (refusal !== null && closing === null) return { _tag: "Refused", side, quantity: wanted, reason: refusal }
-  const quantity = tidy((closing?.size ?? 0) + (refusal === null ? roundQuantity(rules, wanted) : 0))
+  if (breach !== null && closing === null) {
+    // Its sentence is made when read: a backtest whose balance is spent is refused at every bar and reads none.
+    return {
+      _tag: "Refused",
+      side,
+      quantity: wanted,
+      get reason() {
+        return refusalOf(rules, order, breach)
+      }
+    }
+  }
+  const quantity = tidy((closing?.size ?? 0) + (breach === null ? roundQuantity(rules, wanted) : 0))
   return quantity > 0 ? { _tag: "Order", side, quantity } : { _tag: "Nothing", reason: "no free cash to trade" }
 }
 

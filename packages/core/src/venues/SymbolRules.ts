@@ -53,8 +53,42 @@ export const decimalString = (x: number): string => textOf(decimalOf(x))
 export const formatQuantity = (rules: SymbolSpec, quantity: number): string =>
   quantity > 0 ? textOf(toStep(quantity, rules.lot_size, "down")) : "0"
 
-/** The quantity rounded down to the symbol's lot: 0.3917585066974925 in lots of 0.001 is 0.391. */
-export const roundQuantity = (rules: SymbolSpec, quantity: number): number => Number(formatQuantity(rules, quantity))
+/** A step as a whole number of units of 10^-scale, its trailing zeros dropped (0.001 is 1 at scale 3). */
+const unitsOfStep = (step: number): { readonly units: number; readonly scale: number } => {
+  let { scale, units } = decimalOf(step)
+  while (scale > 0 && units % 10n === 0n) {
+    units /= 10n
+    scale--
+  }
+  return { units: Number(units), scale }
+}
+
+// A run sizes every order on the same few lots.
+const stepUnits = new Map<number, ReturnType<typeof unitsOfStep>>()
+
+/**
+ * The quantity rounded down to the symbol's lot: 0.3917585066974925 in lots of 0.001 is 0.391.
+ * In floating point where the quotient lies clearly between two whole numbers of lots (its error,
+ * about 10^-15 of it, is far inside the margin), which answers the same number as the exact path:
+ * the lots times the lot's units is an exact integer, and dividing it by a power of ten rounds once,
+ * as reading the decimal back does. Otherwise, near a whole number of lots, exactly by the digits.
+ */
+export const roundQuantity = (rules: SymbolSpec, quantity: number): number => {
+  const lot = rules.lot_size
+  const lots = quantity / lot
+  const whole = Math.floor(lots)
+  const margin = lots * 1e-12
+  if (quantity > 0 && lot > 0 && lots < 2 ** 40 && lots - whole > margin && whole + 1 - lots > margin) {
+    let step = stepUnits.get(lot)
+    if (step === undefined) {
+      if (stepUnits.size >= 64) stepUnits.clear()
+      stepUnits.set(lot, step = unitsOfStep(lot))
+    }
+    const units = whole * step.units
+    if (Number.isSafeInteger(units) && step.scale <= 22) return units / 10 ** step.scale
+  }
+  return Number(formatQuantity(rules, quantity))
+}
 
 /**
  * The price as the venue must receive it: on the symbol's tick, never worse for the order's side
@@ -74,36 +108,58 @@ const usd = (x: number) => decimalString(Math.round(x * 100) / 100)
 export const leverageCapAt = (rules: SymbolSpec, notional: number): number =>
   Math.min(rules.max_leverage, maxLeverageAt(rules.margin.tiers, notional))
 
+/** An order as the symbol's rules judge it. */
+export interface OrderTerms {
+  readonly quantity: number
+  readonly price: number
+  readonly leverage: number
+}
+
+/** The rule an order breaks, with the figures that judged it. */
+export type Breach =
+  | { readonly rule: "quantity"; readonly quantity: number }
+  | { readonly rule: "notional"; readonly quantity: number; readonly notional: number }
+  | { readonly rule: "leverage"; readonly notional: number; readonly cap: number }
+
 /**
- * Why the venue would refuse the order, in one sentence, or null when it meets the symbol's rules:
- * its quantity (rounded down to the lot, as it is sent) below the minimum, its notional at `price`
+ * The rule the venue would refuse the order by, or null when it meets the symbol's rules: its
+ * quantity (rounded down to the lot, as it is sent) below the minimum, its notional at `price`
  * below the minimum, or `leverage` above what the symbol allows at that notional.
  */
-export const checkOrder = (
-  rules: SymbolSpec,
-  order: { readonly quantity: number; readonly price: number; readonly leverage: number }
-): string | null => {
-  const { symbol } = rules
+export const orderBreach = (rules: SymbolSpec, order: OrderTerms): Breach | null => {
   const quantity = roundQuantity(rules, order.quantity)
-  if (!(quantity > 0) || quantity < rules.min_quantity) {
-    const rounded = quantity === order.quantity ?
-      "" :
-      ` (${decimalString(order.quantity)} in lots of ${decimalString(rules.lot_size)})`
-    return `Quantity ${decimalString(quantity)} ${symbol}${rounded} is below the minimum of ${
-      decimalString(rules.min_quantity)
-    } ${symbol}`
-  }
+  if (!(quantity > 0) || quantity < rules.min_quantity) return { rule: "quantity", quantity }
   const notional = quantity * order.price
-  if (notional < rules.min_notional) {
-    return `Notional ${usd(notional)} USD (${decimalString(quantity)} ${symbol} at ${
-      decimalString(order.price)
-    }) is below ${symbol}'s minimum of ${decimalString(rules.min_notional)} USD`
-  }
+  if (notional < rules.min_notional) return { rule: "notional", quantity, notional }
   const cap = leverageCapAt(rules, notional)
-  if (order.leverage > cap) {
-    return `Leverage ${decimalString(order.leverage)} is above ${symbol}'s cap of ${
-      decimalString(cap)
-    } at a notional of ${usd(notional)} USD`
+  return order.leverage > cap ? { rule: "leverage", notional, cap } : null
+}
+
+/** Why the venue would refuse the order, in one sentence. */
+export const refusalOf = (rules: SymbolSpec, order: OrderTerms, breach: Breach): string => {
+  const { symbol } = rules
+  switch (breach.rule) {
+    case "quantity": {
+      const rounded = breach.quantity === order.quantity ?
+        "" :
+        ` (${decimalString(order.quantity)} in lots of ${decimalString(rules.lot_size)})`
+      return `Quantity ${decimalString(breach.quantity)} ${symbol}${rounded} is below the minimum of ${
+        decimalString(rules.min_quantity)
+      } ${symbol}`
+    }
+    case "notional":
+      return `Notional ${usd(breach.notional)} USD (${decimalString(breach.quantity)} ${symbol} at ${
+        decimalString(order.price)
+      }) is below ${symbol}'s minimum of ${decimalString(rules.min_notional)} USD`
+    case "leverage":
+      return `Leverage ${decimalString(order.leverage)} is above ${symbol}'s cap of ${
+        decimalString(breach.cap)
+      } at a notional of ${usd(breach.notional)} USD`
   }
-  return null
+}
+
+/** Why the venue would refuse the order, in one sentence (see `orderBreach`), or null when it meets the symbol's rules. */
+export const checkOrder = (rules: SymbolSpec, order: OrderTerms): string | null => {
+  const breach = orderBreach(rules, order)
+  return breach === null ? null : refusalOf(rules, order, breach)
 }

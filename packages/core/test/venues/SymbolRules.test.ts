@@ -27,6 +27,20 @@ const step = FastCheck.tuple(FastCheck.constantFrom(1, 2, 5), FastCheck.integer(
   ([m, e]) => Number(`${m}e${e}`)
 )
 
+/** The doubles next to `x` (x > 0). */
+const nextUp = (x: number) => {
+  const view = new DataView(new ArrayBuffer(8))
+  view.setFloat64(0, x)
+  view.setBigUint64(0, view.getBigUint64(0) + 1n)
+  return view.getFloat64(0)
+}
+const nextDown = (x: number) => {
+  const view = new DataView(new ArrayBuffer(8))
+  view.setFloat64(0, x)
+  view.setBigUint64(0, view.getBigUint64(0) - 1n)
+  return view.getFloat64(0)
+}
+
 /** Whether `text` is a whole number of `step`s, decided on the decimal digits (no floating point). */
 const onStep = (text: string, stepSize: number) => {
   const scaled = (s: string, digits: number) => {
@@ -83,6 +97,33 @@ describe("rounding to a symbol's steps", () => {
         expect(formatQuantity(rules, rounded)).toBe(text)
       })
     )
+  })
+
+  it("rounds a quantity to the same number as its decimal digits do, near a whole number of lots too", () => {
+    // Near a whole number of lots (a lot count's own double, a neighbour, sums with floating-point
+    // noise) floating point would disagree with the digits; elsewhere it agrees and is used.
+    const nearLots = FastCheck.tuple(
+      step,
+      FastCheck.integer({ min: 1, max: 10_000_000 }),
+      FastCheck.integer({ min: -3, max: 3 })
+    )
+      .map(([lot, lots, ulps]) => {
+        let quantity = Number(decimalString(lots * lot))
+        for (let k = 0; k < Math.abs(ulps); k++) quantity = ulps > 0 ? nextUp(quantity) : nextDown(quantity)
+        return [lot, quantity] as const
+      })
+    const anywhere = FastCheck.tuple(step, FastCheck.double({ min: 1e-9, max: 1e9, noNaN: true }))
+    FastCheck.assert(
+      FastCheck.property(FastCheck.oneof(nearLots, anywhere), ([lot, quantity]) => {
+        const rules = { ...btc, lot_size: lot }
+        expect(roundQuantity(rules, quantity)).toBe(Number(formatQuantity(rules, quantity)))
+      }),
+      { numRuns: 5_000 }
+    )
+    expect(roundQuantity(btc, 0.39099999999999996)).toBe(0.391)
+    expect(roundQuantity(btc, 0.1 + 0.2)).toBe(0.3)
+    expect(roundQuantity(btc, 0.0009)).toBe(0)
+    expect(roundQuantity({ ...btc, lot_size: 10 }, 1234.5)).toBe(1230)
   })
 
   it("any price lands on the tick, never worse for the side than asked", () => {
