@@ -176,13 +176,13 @@ export const v8Driver = (sandbox: V8Sandbox, helpers: V8Helpers, run: ProgramRun
           timeout
         })),
     wanted: () => call(1, (timeout, steps) => wanted.applySync(undefined, [steps], { timeout }) as string),
-    // The account, when sent, crosses as a copy of its buffer.
+    // The account, when sent, crosses as numbers: a copied buffer would double the call's cost.
     decide: (from, to, holds, bars, account) =>
       call(bars, (timeout, steps) =>
         decide.applySync(
           undefined,
-          account === undefined ? [steps, from, to, holds] : [steps, from, to, holds, account.buffer],
-          { arguments: { copy: account !== undefined }, timeout }
+          account === undefined ? [steps, from, to, holds] : [steps, from, to, holds, ...account],
+          { timeout }
         ) as number | string),
     at: () => {
       if (sandbox.isolate.isDisposed) return -1

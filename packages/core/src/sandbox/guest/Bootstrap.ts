@@ -52,8 +52,9 @@ export type MakeGuestWindow = (
  * count, and the host's indicator values for the first symbol's window (see WindowIndicators.ts);
  * `wanted` answers the indicator calls the host should compute from the next piece on; and `decide`
  * runs the program over the bars as `Decider.decide` does (its third argument is `holds`), first
- * taking the account when its fourth is one (the balance and, per symbol, the position and exit
- * band, sent only after a fill, in the same call rather than one of its own). It answers
+ * taking the account when one follows (the balance and, per symbol, the position and exit band,
+ * sent only after a fill, in the same call rather than one of its own: in QuickJS a buffer as the
+ * fourth argument, in V8 the numbers after `holds`, which cross without a copy). It answers
  * the index where it stopped without a decision, or `"<index>:<answer as JSON>"` (a decision, or a
  * list of them), or `"<index>:!<message>"` when the program threw; `at` answers the bar being
  * decided (-1 before the piece's first).
@@ -202,8 +203,7 @@ export function bootstrap(
       cursor.at = -1
       installWindow(values, calls)
     }
-    const account = (buffer: ArrayBuffer) => {
-      const a = new Float64(buffer)
+    const account = (a: ArrayLike<number>) => {
       balance = a[0]!
       for (let s = 0; s < n; s++) {
         const o = 1 + 6 * s
@@ -251,7 +251,7 @@ export function bootstrap(
         }
       }
     }
-    const decideFrom = (from: number, to: number, holds: boolean, next: ArrayBuffer | undefined) => {
+    const decideFrom = (from: number, to: number, holds: boolean, next: ArrayLike<number> | undefined) => {
       if (from !== cursor.at + 1) windowOutOfOrder()
       if (next !== undefined) account(next)
       try {
@@ -294,17 +294,27 @@ export function bootstrap(
       }
       return to
     }
-    const driver = { chunk, wanted: wantedWindow, decide: decideFrom, at: () => cursor.at }
-    if (steps === undefined) return driver
+    const at = () => cursor.at
+    // QuickJS hands the account over as a buffer.
+    if (steps === undefined) {
+      return {
+        chunk,
+        wanted: wantedWindow,
+        decide: (from: number, to: number, holds: boolean, next: ArrayBuffer | undefined) =>
+          decideFrom(from, to, holds, next === undefined ? undefined : new Float64(next)),
+        at
+      }
+    }
     // Counted by the guest (V8): each function takes its call's limit of steps first.
     const { metered } = steps
     return {
       chunk: (limit: number, values: ArrayBuffer, bars: number, indicators: ArrayBuffer, calls: string) =>
         metered(limit, () => chunk(values, bars, indicators, calls)),
       wanted: (limit: number) => metered(limit, wantedWindow),
-      decide: (limit: number, from: number, to: number, holds: boolean, next: ArrayBuffer | undefined) =>
-        metered(limit, () => decideFrom(from, to, holds, next)),
-      at: (limit: number) => metered(limit, driver.at)
+      // V8 hands the account over as numbers, the arguments after `holds`: numbers cross without a copy.
+      decide: (limit: number, from: number, to: number, holds: boolean, ...next: Array<number>) =>
+        metered(limit, () => decideFrom(from, to, holds, next.length === 0 ? undefined : next)),
+      at: (limit: number) => metered(limit, at)
     }
   }
   return { describe, makeDriver, begin: steps?.begin, end: steps?.end }
