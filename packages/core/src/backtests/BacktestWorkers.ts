@@ -1,4 +1,4 @@
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import { PlatformConfig, type PlatformOptions } from "../config/PlatformConfig.js"
 import type { NotFound, ProgramInvalid } from "../http/Errors.js"
 import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
@@ -143,6 +143,9 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
           })
         let from = start
         let warmedUp = false
+        const windowFrom = (from: number) => window(from, Math.min(end, from + barsPerCheckpoint * step))
+        // The window to send next: after the first, read while the thread steps the one before it.
+        let next = windowFrom(start)
         for (;;) {
           const message = yield* lease.keepAlive(thread.take)
           if (message._tag === "Done") return message.outcome
@@ -161,9 +164,9 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
             continue
           }
           yield* lease.checkpoint((from - start) / (end - start))
-          const to = Math.min(end, from + barsPerCheckpoint * step)
-          yield* thread.post({ _tag: "Window", bars: yield* window(from, to) })
-          from = to
+          yield* thread.post({ _tag: "Window", bars: yield* next })
+          from = Math.min(end, from + barsPerCheckpoint * step)
+          if (from < end) next = Fiber.join(yield* Effect.fork(windowFrom(from)))
         }
       })
 
