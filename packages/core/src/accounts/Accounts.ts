@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { Conflict, LeverageTooHigh } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { Secrets } from "../secrets/Secrets.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
@@ -96,18 +97,18 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
       }).pipe(
         sql.withTransaction,
         dieOnStorageFailure,
-        Effect.withSpan("Accounts.create", { attributes: { userId: caller.id } })
+        withRequestSpan("Accounts.create", { attributes: { userId: caller.id } })
       )
 
     const list = (caller: CurrentUserShape, page: Pagination) =>
       repo.listByUser({ user_id: caller.id, ...pageOf(page) }).pipe(
         Effect.map((rows) => rows.map(toAccount)),
         dieOnStorageFailure,
-        Effect.withSpan("Accounts.list", { attributes: { userId: caller.id } })
+        withRequestSpan("Accounts.list", { attributes: { userId: caller.id } })
       )
 
     const get = (caller: CurrentUserShape, id: AccountId) =>
-      owned(caller, id).pipe(Effect.map(toAccount), Effect.withSpan("Accounts.get", { attributes: { id } }))
+      owned(caller, id).pipe(Effect.map(toAccount), withRequestSpan("Accounts.get", { attributes: { id } }))
 
     // The row is locked from the read to the write: concurrent updates apply one after the other,
     // each checking the leverage rule against what the previous one wrote.
@@ -134,13 +135,13 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
           return yield* new Conflict({ error: "The margin mode cannot change while the account has open positions" })
         }
         return toAccount(yield* repo.update({ id, edit, now: yield* now }))
-      }).pipe(sql.withTransaction, dieOnStorageFailure, Effect.withSpan("Accounts.update", { attributes: { id } }))
+      }).pipe(sql.withTransaction, dieOnStorageFailure, withRequestSpan("Accounts.update", { attributes: { id } }))
 
     const remove = (caller: CurrentUserShape, id: AccountId) =>
       owned(caller, id).pipe(
         Effect.zipRight(repo.remove(id)),
         dieOnStorageFailure,
-        Effect.withSpan("Accounts.remove", { attributes: { id } })
+        withRequestSpan("Accounts.remove", { attributes: { id } })
       )
 
     /** The account's fields with `change` applied, once they pass the leverage rule. */
@@ -159,14 +160,14 @@ export class Accounts extends Effect.Service<Accounts>()("@trading-platform/core
       Effect.gen(function*() {
         const edit = yield* withLeverage(account, change)
         yield* repo.update({ id: account.id, edit, now: yield* now })
-      }).pipe(Effect.withSpan("Accounts.setLeverage", { attributes: { id: account.id } }))
+      }).pipe(withRequestSpan("Accounts.setLeverage", { attributes: { id: account.id } }))
 
     /** Records the environment of the account's venue1 wallet (inside the caller's transaction, if any). */
     const setVenue1Environment = (account: AccountRow, environment: typeof Venue1Environment.Type) =>
       Effect.gen(function*() {
         const edit = { ...editOf(account), venue1_environment: environment }
         yield* repo.update({ id: account.id, edit, now: yield* now })
-      }).pipe(Effect.withSpan("Accounts.setVenue1Environment", { attributes: { id: account.id } }))
+      }).pipe(withRequestSpan("Accounts.setVenue1Environment", { attributes: { id: account.id } }))
 
     return { owned, create, list, get, update, remove, withLeverage, setLeverage, setVenue1Environment } as const
   }),

@@ -12,6 +12,7 @@ import { defaultAiTraderOptions, PlatformConfig } from "../config/PlatformConfig
 import { LeverageTooHigh, NotFound } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { JobFailed, type JobLease } from "../jobs/JobWorkers.js"
@@ -183,7 +184,7 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
         )
         yield* wakeup.wake(aiBacktestJobKind)
         return toBacktest(row)
-      }).pipe(dieOnStorageFailure, Effect.withSpan("AiBacktests.submit", { attributes: { userId: caller.id, id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("AiBacktests.submit", { attributes: { userId: caller.id, id } }))
 
     /** The account's backtest: 403/404/409 for the account as any AI trader route, 404 for a backtest of another account. */
     const owned = (caller: CurrentUserShape, id: AccountId, backtestId: AiBacktestId) =>
@@ -200,7 +201,7 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
       owned(caller, id, backtestId).pipe(
         Effect.map(toBacktest),
         dieOnStorageFailure,
-        Effect.withSpan("AiBacktests.get", { attributes: { userId: caller.id, id, backtestId } })
+        withRequestSpan("AiBacktests.get", { attributes: { userId: caller.id, id, backtestId } })
       )
 
     /**
@@ -449,14 +450,14 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
           Forbidden: (e) => new JobFailed({ message: e.error }),
           UnknownSymbol: (e) => new JobFailed({ message: `Unknown symbol: ${e.symbol}` })
         }),
-        Effect.withSpan("AiBacktests.run", { attributes: { id: row.id, accountId: row.account_id } })
+        withRequestSpan("AiBacktests.run", { attributes: { id: row.id, accountId: row.account_id } })
       )
 
     const list = (caller: CurrentUserShape, id: AccountId, page: Pagination) =>
       Effect.zipRight(traders.aiAccount(caller, id), repo.list({ account_id: id, ...pageOf(page) })).pipe(
         Effect.map((rows) => new AiBacktestList({ backtests: rows.map(toEntry) })),
         dieOnStorageFailure,
-        Effect.withSpan("AiBacktests.list", { attributes: { userId: caller.id, id } })
+        withRequestSpan("AiBacktests.list", { attributes: { userId: caller.id, id } })
       )
 
     const cancel = (caller: CurrentUserShape, id: AccountId, backtestId: AiBacktestId) =>
@@ -465,7 +466,7 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
         return toBacktest(yield* cancelUnfinished(repo.jobs, backtestId, `Backtest ${backtestId}`, yield* now))
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("AiBacktests.cancel", { attributes: { userId: caller.id, id, backtestId } })
+        withRequestSpan("AiBacktests.cancel", { attributes: { userId: caller.id, id, backtestId } })
       )
 
     return { submit, get, list, cancel, run, queue: repo.jobs } as const

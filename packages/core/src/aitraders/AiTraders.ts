@@ -7,6 +7,7 @@ import { DecisionOrders } from "../automation/DecisionOrders.js"
 import { defaultAiTraderOptions, PlatformConfig } from "../config/PlatformConfig.js"
 import { Conflict, InvalidInput } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
 import { News } from "../news/News.js"
@@ -119,7 +120,7 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
       Effect.gen(function*() {
         const account = yield* aiAccount(caller, id)
         return settingsOf(account, yield* repo.find(id))
-      }).pipe(dieOnStorageFailure, Effect.withSpan("AiTraders.get", { attributes: { id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("AiTraders.get", { attributes: { id } }))
 
     const update = (caller: CurrentUserShape, id: AccountId, input: AiTraderUpdate) =>
       Effect.gen(function*() {
@@ -176,7 +177,7 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
           }
         })
         return settingsOf(account, Option.some(row))
-      }).pipe(dieOnStorageFailure, Effect.withSpan("AiTraders.update", { attributes: { id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("AiTraders.update", { attributes: { id } }))
 
     /** Queues a round now, whatever the schedule (`POST /api/account/{id}/ai-trader/decide`). */
     const decideNow = (caller: CurrentUserShape, id: AccountId) =>
@@ -193,13 +194,13 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
         })
         yield* wakeup.wake(aiRoundJobKind)
         return toRound(Option.getOrThrow(round))
-      }).pipe(dieOnStorageFailure, Effect.withSpan("AiTraders.decideNow", { attributes: { id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("AiTraders.decideNow", { attributes: { id } }))
 
     const list = (caller: CurrentUserShape, id: AccountId, page: Pagination) =>
       Effect.zipRight(accounts.owned(caller, id), repo.list({ account_id: id, ...pageOf(page) })).pipe(
         Effect.map((rows) => new DecisionRoundList({ decisions: rows.map(toRound) })),
         dieOnStorageFailure,
-        Effect.withSpan("AiTraders.list", { attributes: { userId: caller.id, id } })
+        withRequestSpan("AiTraders.list", { attributes: { userId: caller.id, id } })
       )
 
     /** Finished rounds as they are written, on every instance (for the owner's streams). */
@@ -458,7 +459,7 @@ export class AiTraders extends Effect.Service<AiTraders>()("@trading-platform/co
         }
         const placed = yield* place(round, account, settings, decisions)
         return { outcome: "traded", orders: placed, error: null } satisfies RoundResult
-      }).pipe(Effect.withSpan("AiTraders.runRound", { attributes: { id: round.id, accountId: round.account_id } }))
+      }).pipe(withRequestSpan("AiTraders.runRound", { attributes: { id: round.id, accountId: round.account_id } }))
 
     /** Queues the rounds of the AI traders whose slot is due, and moves each to its next slot. */
     const queueDue = Effect.gen(function*() {

@@ -5,6 +5,7 @@ import { createHash } from "node:crypto"
 import type { AccountRow } from "../accounts/Accounts.js"
 import { defaultAiTraderOptions, PlatformConfig } from "../config/PlatformConfig.js"
 import { makeGuardedFetch } from "../fetch/GuardedFetch.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { Secrets } from "../secrets/Secrets.js"
 import { UserId } from "../users/User.js"
 import { builtinModel } from "./AiTrader.js"
@@ -151,7 +152,7 @@ export class ModelCalls extends Effect.Service<ModelCalls>()("@trading-platform/
           now: new Date(yield* Clock.currentTimeMillis)
         })
         return { ...reply, cached: false, key } satisfies CachedReply
-      }).pipe(Effect.withSpan("ModelCalls.ask", { attributes: { accountId: account.id, cacheOnly } }))
+      }).pipe(withRequestSpan("ModelCalls.ask", { attributes: { accountId: account.id, cacheOnly } }))
 
     return { ask } as const
   })

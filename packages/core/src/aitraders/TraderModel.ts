@@ -1,6 +1,7 @@
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Clock, Data, Duration, Effect, Option, Redacted, Schema } from "effect"
 import type { ModelPrice } from "../config/PlatformConfig.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { isRetryableStatus, parseRetryAfter, retrySchedule } from "../retry/RetrySchedule.js"
 import { builtinModel, ModelAnswer, type ModelDecision } from "./AiTrader.js"
 
@@ -233,5 +234,5 @@ export const askOpenAiCompatible = (endpoint: ModelEndpoint, messages: ReadonlyA
     } satisfies ModelReply
   }).pipe(
     Effect.provide(FetchHttpClient.layer),
-    Effect.withSpan("TraderModel.askOpenAiCompatible", { attributes: { model: endpoint.model } })
+    withRequestSpan("TraderModel.askOpenAiCompatible", { attributes: { model: endpoint.model } })
   )

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { Accounts } from "../accounts/Accounts.js"
 import { InvalidInput } from "../http/Errors.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { ProgramId } from "../programs/Program.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
@@ -79,7 +80,7 @@ export class Analytics extends Effect.Service<Analytics>()("@trading-platform/co
         })
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Analytics.programSummary", { attributes: { userId: caller.id } })
+        withRequestSpan("Analytics.programSummary", { attributes: { userId: caller.id } })
       )
 
     return { programSummary } as const

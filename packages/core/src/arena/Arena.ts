@@ -4,6 +4,7 @@ import { builtinModel } from "../aitraders/AiTrader.js"
 import { isBuiltin } from "../aitraders/TraderModel.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { pageOf } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { leasedLoop, Leases } from "../jobs/Leases.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
@@ -113,7 +114,7 @@ export class Arena extends Effect.Service<Arena>()("@trading-platform/core/Arena
       }
       if (failed > 0) return answer("degraded", `${failed} account(s) could not be marked: ${error}`)
       return answer("ok")
-    }).pipe(dieOnStorageFailure, Effect.withSpan("Arena.status"))
+    }).pipe(dieOnStorageFailure, withRequestSpan("Arena.status"))
 
     const pnl = (caller: CurrentUserShape) =>
       repo.ofUser(caller.id).pipe(
@@ -123,7 +124,7 @@ export class Arena extends Effect.Service<Arena>()("@trading-platform/core/Arena
           })
         ),
         dieOnStorageFailure,
-        Effect.withSpan("Arena.pnl", { attributes: { userId: caller.id } })
+        withRequestSpan("Arena.pnl", { attributes: { userId: caller.id } })
       )
 
     /** The dashboard's accounts (every user's that show on it) ranked over the window; one page of them. */
@@ -158,7 +159,7 @@ export class Arena extends Effect.Service<Arena>()("@trading-platform/core/Arena
         })
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Arena.leaderboard", { attributes: { window: params.window ?? defaultWindow } })
+        withRequestSpan("Arena.leaderboard", { attributes: { window: params.window ?? defaultWindow } })
       )
 
     return { status, pnl, leaderboard } as const

@@ -3,6 +3,7 @@ import { Clock, Data, Effect, Option, Stream } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { RateLimited, UpstreamError, UpstreamTimeout } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { CurrentUser, type CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
@@ -113,14 +114,14 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
           })
         ),
         dieOnStorageFailure,
-        Effect.withSpan("AssistantChat.tools", { attributes: { userId: caller.id } })
+        withRequestSpan("AssistantChat.tools", { attributes: { userId: caller.id } })
       )
 
     const list = (caller: CurrentUserShape, page: Pagination) =>
       repo.listByUser({ user_id: caller.id, ...pageOf(page) }).pipe(
         Effect.map((rows) => new ConversationList({ conversations: rows.map(toConversation) })),
         dieOnStorageFailure,
-        Effect.withSpan("AssistantChat.list", { attributes: { userId: caller.id } })
+        withRequestSpan("AssistantChat.list", { attributes: { userId: caller.id } })
       )
 
     const messages = (caller: CurrentUserShape, id: ConversationId, page: Pagination) =>
@@ -128,14 +129,14 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
         Effect.zipRight(repo.messages({ conversation_id: id, ...pageOf(page) })),
         Effect.map((rows) => new MessageList({ conversation_id: id, messages: rows.map(toMessage) })),
         dieOnStorageFailure,
-        Effect.withSpan("AssistantChat.messages", { attributes: { userId: caller.id, conversationId: id } })
+        withRequestSpan("AssistantChat.messages", { attributes: { userId: caller.id, conversationId: id } })
       )
 
     const remove = (caller: CurrentUserShape, id: ConversationId) =>
       owned(caller, id).pipe(
         Effect.zipRight(repo.remove(id)),
         dieOnStorageFailure,
-        Effect.withSpan("AssistantChat.remove", { attributes: { userId: caller.id, conversationId: id } })
+        withRequestSpan("AssistantChat.remove", { attributes: { userId: caller.id, conversationId: id } })
       )
 
     /** One tool call: arguments decoded by the tool's schema, run as the caller; a failure is the result. */
@@ -151,7 +152,7 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
           )
         ),
         Effect.provideService(CurrentUser, caller),
-        Effect.withSpan("AssistantChat.tool", { attributes: { tool: call.name } })
+        withRequestSpan("AssistantChat.tool", { attributes: { tool: call.name } })
       )
 
     /**
@@ -289,7 +290,7 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
           Stream.ensuring(Effect.ignore(save)),
           Stream.withSpan("AssistantChat.chat", { attributes: { userId: caller.id, conversationId } })
         )
-      }).pipe(dieOnStorageFailure, Effect.withSpan("AssistantChat.start", { attributes: { userId: caller.id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("AssistantChat.start", { attributes: { userId: caller.id } }))
 
     /** `POST /api/ai/conversations`: one whole turn, answered once the reply is stored. */
     const converse = (caller: CurrentUserShape, input: ConversationStart) =>
@@ -308,7 +309,7 @@ export class AssistantChat extends Effect.Service<AssistantChat>()("@trading-pla
         }
         if (end._tag !== "done") return yield* Effect.dieMessage("chat stream ended without done")
         return toConversation(Option.getOrThrow(yield* repo.findById(end.conversation_id)))
-      }).pipe(dieOnStorageFailure, Effect.withSpan("AssistantChat.converse", { attributes: { userId: caller.id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("AssistantChat.converse", { attributes: { userId: caller.id } }))
 
     return { tools, list, messages, remove, chat, converse, consume } as const
   })

@@ -1,4 +1,5 @@
 import { Effect, JSONSchema, Schema, Stream } from "effect"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import type { InsightResult } from "./Assistant.js"
 import type { AssistantModel } from "./AssistantModel.js"
 import type { InsightFacts } from "./InsightAnalysis.js"
@@ -70,5 +71,5 @@ export const insightByModel = (
         analyst: model.name,
         generated_at: facts.now.toISOString()
       })),
-      Effect.withSpan("Insights.byModel", { attributes: { model: model.name, symbol: facts.symbol } })
+      withRequestSpan("Insights.byModel", { attributes: { model: model.name, symbol: facts.symbol } })
     )

@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -55,7 +56,7 @@ export class Insights extends Effect.Service<Insights>()("@trading-platform/core
         return toTask(row)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Insights.submit", {
+        withRequestSpan("Insights.submit", {
           attributes: { userId: caller.id, symbol: request.symbol ?? insightDefaults.symbol }
         })
       )
@@ -65,7 +66,7 @@ export class Insights extends Effect.Service<Insights>()("@trading-platform/core
         ownedBy(caller, `Insight ${id}`),
         Effect.map(toTask),
         dieOnStorageFailure,
-        Effect.withSpan("Insights.get", { attributes: { userId: caller.id, insightId: id } })
+        withRequestSpan("Insights.get", { attributes: { userId: caller.id, insightId: id } })
       )
 
     return { submit, get } as const

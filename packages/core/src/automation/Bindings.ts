@@ -7,6 +7,7 @@ import { PlatformConfig } from "../config/PlatformConfig.js"
 import { LeverageTooHigh, NotFound } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
 import { resolveParameters } from "../programs/Parameters.js"
@@ -178,21 +179,21 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
           now: at
         })
         return toBinding(row)
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Bindings.create", { attributes: { userId: caller.id, programId } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("Bindings.create", { attributes: { userId: caller.id, programId } }))
 
     const list = (caller: CurrentUserShape, programId: ProgramId, page: Pagination) =>
       Effect.zipRight(programs.owned(caller, programId), repo.listByProgram({ program_id: programId, ...pageOf(page) }))
         .pipe(
           Effect.map((rows) => new BindingList({ bindings: rows.map(toBinding) })),
           dieOnStorageFailure,
-          Effect.withSpan("Bindings.list", { attributes: { userId: caller.id, programId } })
+          withRequestSpan("Bindings.list", { attributes: { userId: caller.id, programId } })
         )
 
     const get = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
       owned(caller, programId, id).pipe(
         Effect.map(toBinding),
         dieOnStorageFailure,
-        Effect.withSpan("Bindings.get", { attributes: { userId: caller.id, bindingId: id } })
+        withRequestSpan("Bindings.get", { attributes: { userId: caller.id, bindingId: id } })
       )
 
     const update = (caller: CurrentUserShape, programId: ProgramId, id: BindingId, input: BindingUpdate) =>
@@ -226,13 +227,13 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         return toBinding(yield* repo.update({ id, edit: { ...edit, next_run_at }, now: at }))
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Bindings.update", { attributes: { userId: caller.id, bindingId: id } })
+        withRequestSpan("Bindings.update", { attributes: { userId: caller.id, bindingId: id } })
       )
 
     const remove = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
       Effect.zipRight(owned(caller, programId, id), repo.remove(id)).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Bindings.remove", { attributes: { userId: caller.id, bindingId: id } })
+        withRequestSpan("Bindings.remove", { attributes: { userId: caller.id, bindingId: id } })
       )
 
     /** Queues the binding's runs now (one per symbol, or one for a portfolio), whatever the schedule; answers them. */
@@ -249,14 +250,14 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         return new RunList({ runs: queued.map(toRun) })
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Bindings.runNow", { attributes: { userId: caller.id, bindingId: id } })
+        withRequestSpan("Bindings.runNow", { attributes: { userId: caller.id, bindingId: id } })
       )
 
     const listRuns = (caller: CurrentUserShape, programId: ProgramId, id: BindingId, page: Pagination) =>
       Effect.zipRight(owned(caller, programId, id), runs.listByBinding({ binding_id: id, ...pageOf(page) })).pipe(
         Effect.map((rows) => new RunList({ runs: rows.map(toRun) })),
         dieOnStorageFailure,
-        Effect.withSpan("Bindings.listRuns", { attributes: { userId: caller.id, bindingId: id } })
+        withRequestSpan("Bindings.listRuns", { attributes: { userId: caller.id, bindingId: id } })
       )
 
     const listOrders = (caller: Owner, accountId: AccountId, page: Pagination) =>
@@ -264,7 +265,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         .pipe(
           Effect.map((rows) => new OrderList({ orders: rows.map(toOrder) })),
           dieOnStorageFailure,
-          Effect.withSpan("Bindings.listOrders", { attributes: { userId: caller.id, accountId } })
+          withRequestSpan("Bindings.listOrders", { attributes: { userId: caller.id, accountId } })
         )
 
     const listPositions = (caller: Owner, accountId: AccountId, page: Pagination) =>
@@ -281,7 +282,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
             })
           ),
           dieOnStorageFailure,
-          Effect.withSpan("Bindings.listPositions", { attributes: { userId: caller.id, accountId } })
+          withRequestSpan("Bindings.listPositions", { attributes: { userId: caller.id, accountId } })
         )
 
     const listFunding = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
@@ -289,7 +290,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         .pipe(
           Effect.map((rows) => new FundingList({ funding: rows.map((f) => new FundingPayment(f)) })),
           dieOnStorageFailure,
-          Effect.withSpan("Bindings.listFunding", { attributes: { userId: caller.id, accountId } })
+          withRequestSpan("Bindings.listFunding", { attributes: { userId: caller.id, accountId } })
         )
 
     return {

@@ -1,5 +1,6 @@
 import { Effect, Pool, Schema, Scope } from "effect"
 import { ProgramInvalid } from "../http/Errors.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { startWorkerThread } from "../jobs/WorkerThread.js"
 import type { AccountState, Bars, Decider } from "../sandbox/Decider.js"
 import { Decision, hold, ProgramRunError } from "../sandbox/Decision.js"
@@ -106,7 +107,7 @@ export const makeDecisionThreads = (limits: SandboxLimits, size: number) =>
             }
           }
         }
-      }).pipe(Effect.scoped, Effect.withSpan("DecisionThreads.decide"))
+      }).pipe(Effect.scoped, withRequestSpan("DecisionThreads.decide"))
 
     return { decide } as const
   })

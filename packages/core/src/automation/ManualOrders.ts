@@ -12,6 +12,7 @@ import {
   UpstreamError
 } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { MarketData } from "../market/MarketData.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
@@ -180,7 +181,7 @@ export class ManualOrders extends Effect.Service<ManualOrders>()("@trading-platf
           FinalFailure: (e) => new UpstreamError({ error: e.message })
         }),
         dieOnStorageFailure,
-        Effect.withSpan("ManualOrders.place", { attributes: { userId: caller.id, accountId } })
+        withRequestSpan("ManualOrders.place", { attributes: { userId: caller.id, accountId } })
       )
 
     return { place } as const

@@ -1,6 +1,7 @@
 import { Clock, Data, Effect, Option } from "effect"
 import type { AccountId } from "../accounts/Account.js"
 import { UpstreamError } from "../http/Errors.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { MarketData } from "../market/MarketData.js"
 import {
   entryPrice,
@@ -88,7 +89,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         const due = known === -1 ? rates : rates.slice(0, known)
         const payments = due.map((r) => ({ time: r.time, rate: r.rate, mark: closes.get(hourBefore(r.time))! }))
         yield* ledger.chargeFunding(position, payments, known === -1 ? until : new Date(rates[known]!.time - 1))
-      }).pipe(Effect.withSpan("OrderPlacement.chargeFunding"))
+      }).pipe(withRequestSpan("OrderPlacement.chargeFunding"))
 
     /**
      * Fills a paper order by the rulebook: a run's at the venue's price with slippage and the taker
@@ -191,7 +192,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           venue_order_id: null,
           at
         })
-      }).pipe(Effect.withSpan("OrderPlacement.fillEntry"))
+      }).pipe(withRequestSpan("OrderPlacement.fillEntry"))
 
     /** Sets the account's leverage and margin mode for the order's symbol on the venue, when they are not set so already. */
     const setLeverage = (order: OrderRow, credentials: VenueCredentials) =>
@@ -291,7 +292,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
             )}
         }
         yield* ledger.setProtection(at, placed.length === 0 ? null : placed)
-      }).pipe(Effect.withSpan("OrderPlacement.protect"))
+      }).pipe(withRequestSpan("OrderPlacement.protect"))
 
     /**
      * What the venue made of an order the ledger sent or rests there, found by its key: `filled`
@@ -326,7 +327,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
         if (order.status === "open") yield* ledger.cancel(order.id, error)
         else yield* ledger.reject(order.id, error)
         return `rejected: ${error}` as const
-      }).pipe(Effect.withSpan("OrderPlacement.resolveAtVenue"))
+      }).pipe(withRequestSpan("OrderPlacement.resolveAtVenue"))
 
     /**
      * An order at the venue (sent, its answer lost, or resting there) when the account has no
@@ -385,7 +386,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
           }
         }
         yield* ledger.cancelOpenEntries(at)
-      }).pipe(Effect.withSpan("OrderPlacement.withdrawEntries"))
+      }).pipe(withRequestSpan("OrderPlacement.withdrawEntries"))
 
     // What the firewall fills a flatten's exits with (declared apart, as `settle` calls the firewall).
     const settleAny: Settle = (order) => Effect.suspend(() => settle(order))
@@ -557,7 +558,7 @@ export class OrderPlacement extends Effect.Service<OrderPlacement>()("@trading-p
       // Accounts with positions are valued: their equity peak, their loss and drawdown limits.
       yield* firewall.watch(settleAny)
       return exits.length + positions.length + entries.length > 0
-    }).pipe(Effect.withSpan("OrderPlacement.watchExits"))
+    }).pipe(withRequestSpan("OrderPlacement.watchExits"))
 
     return { settle, watchExits, termsOf, chargeFunding, resolveAtVenue, protect, withdrawEntries } as const
   })

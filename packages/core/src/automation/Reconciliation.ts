@@ -3,6 +3,7 @@ import type { AccountId } from "../accounts/Account.js"
 import { Accounts } from "../accounts/Accounts.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { leasedLoop } from "../jobs/Leases.js"
 import { Notifications } from "../sql/Notifications.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -302,14 +303,14 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("@trading-p
             )
           )
         }
-      }).pipe(Effect.withSpan("Reconciliation.pass"))
+      }).pipe(withRequestSpan("Reconciliation.pass"))
 
     /** The caller's account's reconciliation events, newest first. */
     const list = (caller: CurrentUserShape, accountId: AccountId, page: Pagination) =>
       Effect.zipRight(accounts.owned(caller, accountId), repo.list({ account_id: accountId, ...pageOf(page) })).pipe(
         Effect.map((rows) => new ReconciliationList({ reconciliations: rows.map((r) => new ReconciliationEvent(r)) })),
         dieOnStorageFailure,
-        Effect.withSpan("Reconciliation.list", { attributes: { userId: caller.id, accountId } })
+        withRequestSpan("Reconciliation.list", { attributes: { userId: caller.id, accountId } })
       )
 
     /** The symbols each account's dead-man switch is armed on, to disarm it once nothing rests. */
@@ -346,7 +347,7 @@ export class Reconciliation extends Effect.Service<Reconciliation>()("@trading-p
             )
           )
         }
-      }).pipe(Effect.withSpan("Reconciliation.deadMan"))
+      }).pipe(withRequestSpan("Reconciliation.deadMan"))
 
     const decodeNotice = Schema.decodeUnknown(Schema.parseJson(ReconciliationNotice))
     /** Every instance's reconciliation events as they commit, with their account's owner. */

@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option, Schema, Stream } from "effect"
 import type { AccountId } from "../accounts/Account.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { RiskEvent, type RiskMode, type RiskRule, type RiskSource } from "../risk/Risk.js"
 import { Notifications } from "../sql/Notifications.js"
 import { now } from "../time/Now.js"
@@ -226,7 +227,7 @@ export class RiskFirewall extends Effect.Service<RiskFirewall>()("@trading-platf
         }
         const { edit, updated_at } = yield* sql.withTransaction(settleState(id, valued, at)).pipe(Effect.orDie)
         return { edit, valuation: valued, updated_at } satisfies Assessed
-      }).pipe(Effect.withSpan("RiskFirewall.mark", { attributes: { accountId: id } }))
+      }).pipe(withRequestSpan("RiskFirewall.mark", { attributes: { accountId: id } }))
 
     /**
      * Closes every position of the account with a `flatten` exit (recorded once per position,
@@ -268,7 +269,7 @@ export class RiskFirewall extends Effect.Service<RiskFirewall>()("@trading-platf
             at
           )
         }))
-      }).pipe(Effect.orDie, Effect.withSpan("RiskFirewall.flatten", { attributes: { accountId: id } }))
+      }).pipe(Effect.orDie, withRequestSpan("RiskFirewall.flatten", { attributes: { accountId: id } }))
 
     /**
      * The firewall's answer to an order of a program, an AI trader or a person before it goes
@@ -376,7 +377,7 @@ export class RiskFirewall extends Effect.Service<RiskFirewall>()("@trading-platf
         })).pipe(Effect.orDie)
         if (edit.mode === "flatten") yield* flatten(order.account_id, settle)
         return refusal
-      }).pipe(Effect.withSpan("RiskFirewall.check", { attributes: { accountId: order.account_id, orderId: order.id } }))
+      }).pipe(withRequestSpan("RiskFirewall.check", { attributes: { accountId: order.account_id, orderId: order.id } }))
 
     /**
      * One watcher pass: values each account with positions, or flattening, or paused until a time
@@ -393,7 +394,7 @@ export class RiskFirewall extends Effect.Service<RiskFirewall>()("@trading-platf
             Effect.catchAllCause((cause) => Effect.logWarning(`The risk of account ${id} was not checked`, cause))
           )
         }
-      }).pipe(Effect.withSpan("RiskFirewall.watch"))
+      }).pipe(withRequestSpan("RiskFirewall.watch"))
 
     /**
      * Sets limits and/or the mode by hand, on the row as the rules leave it now. `active` restarts
@@ -433,7 +434,7 @@ export class RiskFirewall extends Effect.Service<RiskFirewall>()("@trading-platf
           return next
         })).pipe(Effect.orDie)
         if (edit.mode === "flatten") yield* flatten(id, settle)
-      }).pipe(Effect.withSpan("RiskFirewall.set", { attributes: { accountId: id } }))
+      }).pipe(withRequestSpan("RiskFirewall.set", { attributes: { accountId: id } }))
 
     /** The account's limits, mode and equity now, after the rules of the moment. */
     const state = (id: AccountId) =>

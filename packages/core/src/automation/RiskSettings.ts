@@ -3,6 +3,7 @@ import type { AccountId } from "../accounts/Account.js"
 import { Accounts } from "../accounts/Accounts.js"
 import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { AccountRisk, type AccountRiskUpdate, RiskEventList } from "../risk/Risk.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
@@ -45,7 +46,7 @@ export class RiskSettings extends Effect.Service<RiskSettings>()("@trading-platf
     const get = (caller: CurrentUserShape, id: AccountId) =>
       Effect.zipRight(accounts.owned(caller, id), read(id)).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("RiskSettings.get", { attributes: { userId: caller.id, accountId: id } })
+        withRequestSpan("RiskSettings.get", { attributes: { userId: caller.id, accountId: id } })
       )
 
     const update = (caller: CurrentUserShape, id: AccountId, input: AccountRiskUpdate) =>
@@ -64,14 +65,14 @@ export class RiskSettings extends Effect.Service<RiskSettings>()("@trading-platf
         return yield* read(id)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("RiskSettings.update", { attributes: { userId: caller.id, accountId: id } })
+        withRequestSpan("RiskSettings.update", { attributes: { userId: caller.id, accountId: id } })
       )
 
     const events = (caller: CurrentUserShape, id: AccountId, page: Pagination) =>
       Effect.zipRight(accounts.owned(caller, id), firewall.events(id, pageOf(page))).pipe(
         Effect.map((events) => new RiskEventList({ events })),
         dieOnStorageFailure,
-        Effect.withSpan("RiskSettings.events", { attributes: { userId: caller.id, accountId: id } })
+        withRequestSpan("RiskSettings.events", { attributes: { userId: caller.id, accountId: id } })
       )
 
     return { get, update, events } as const

@@ -4,6 +4,7 @@ import * as http from "node:http"
 import * as https from "node:https"
 import { isIPv4, type LookupFunction } from "node:net"
 import { type FetchOptions, PlatformConfig } from "../config/PlatformConfig.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { type AddressKind, classifyAddress, literalAddress, normalizeHost } from "./AddressPolicy.js"
 
 /** Redirects followed for one fetch; each is checked as the first URL was. */
@@ -194,7 +195,7 @@ export const makeGuardedFetch = (options: FetchOptions, resolve: Resolve = syste
       }
     }).pipe(
       Effect.timeoutFail({ duration: request.timeout, onTimeout: () => failed("timeout", "timed out") }),
-      Effect.withSpan("GuardedFetch.getText", { attributes: { url: request.url } })
+      withRequestSpan("GuardedFetch.getText", { attributes: { url: request.url } })
     )
 
   /**

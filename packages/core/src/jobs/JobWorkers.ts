@@ -2,6 +2,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Clock, Data, Duration, Effect, Option, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { now } from "../time/Now.js"
 import { BackgroundStart } from "./BackgroundStart.js"
 import type { JobOptions } from "./JobOptions.js"
@@ -109,7 +110,7 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
             Effect.ignore
           )
         ),
-        Effect.withSpan("JobWorkers.run", { attributes: { kind, jobId: row.id, attempt: row.attempts } })
+        withRequestSpan("JobWorkers.run", { attributes: { kind, jobId: row.id, attempt: row.attempts } })
       )
     }
 

@@ -3,6 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Cause, Clock, Duration, Effect, Exit, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { BackgroundStart } from "./BackgroundStart.js"
 import { JobWakeup } from "./JobWakeup.js"
 
@@ -124,7 +125,7 @@ const claimedLoop = <E, R>(
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning(`${name} could not run`, cause)
       ),
-      Effect.withSpan(`Leases.${name}`)
+      withRequestSpan(`Leases.${name}`)
     )
     const start = yield* BackgroundStart
     yield* Effect.forkScoped(Effect.zipRight(start, Effect.forever(Effect.zipRight(once, rest))))

@@ -4,6 +4,7 @@ import { GuardedFetch } from "../fetch/GuardedFetch.js"
 import { summarizeIssues } from "../http/DecodeFailure.js"
 import { InvalidInput } from "../http/Errors.js"
 import { pageOf } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { leasedLoop } from "../jobs/Leases.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
@@ -107,14 +108,14 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
         )
         yield* repo.recordFetch(url, null, at)
         return { new_items: added, error: null }
-      }).pipe(Effect.withSpan("News.fetchFeed", { attributes: { url } }))
+      }).pipe(withRequestSpan("News.fetchFeed", { attributes: { url } }))
 
     const sources = (caller: CurrentUserShape) =>
       seeded(caller).pipe(
         Effect.zipRight(repo.listByUser(caller.id)),
         Effect.map((rows) => new NewsSourceList({ sources: rows.map(toSource) })),
         dieOnStorageFailure,
-        Effect.withSpan("News.sources", { attributes: { userId: caller.id } })
+        withRequestSpan("News.sources", { attributes: { userId: caller.id } })
       )
 
     const create = (caller: CurrentUserShape, input: NewsSourceCreate) =>
@@ -124,7 +125,7 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
         return toSource(
           yield* repo.insert({ user_id: caller.id, ...input, enabled: input.enabled ?? true, now: yield* now })
         )
-      }).pipe(dieOnStorageFailure, Effect.withSpan("News.create", { attributes: { userId: caller.id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("News.create", { attributes: { userId: caller.id } }))
 
     const update = (caller: CurrentUserShape, id: NewsSourceId, input: NewsSourceUpdate) =>
       Effect.gen(function*() {
@@ -139,13 +140,13 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
             now: yield* now
           })
         )
-      }).pipe(dieOnStorageFailure, Effect.withSpan("News.update", { attributes: { userId: caller.id, sourceId: id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("News.update", { attributes: { userId: caller.id, sourceId: id } }))
 
     const remove = (caller: CurrentUserShape, id: NewsSourceId) =>
       owned(caller, id).pipe(
         Effect.zipRight(repo.remove(id)),
         dieOnStorageFailure,
-        Effect.withSpan("News.remove", { attributes: { sourceId: id } })
+        withRequestSpan("News.remove", { attributes: { sourceId: id } })
       )
 
     /** Fetches the caller's enabled sources now. */
@@ -157,13 +158,13 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
           concurrency: 4
         })
         return new NewsRefresh({ sources: results })
-      }).pipe(dieOnStorageFailure, Effect.withSpan("News.refresh", { attributes: { userId: caller.id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("News.refresh", { attributes: { userId: caller.id } }))
 
     const list = (caller: CurrentUserShape, params: NewsParams) =>
       repo.items({ user_id: caller.id, symbol: params.symbol ?? null, ...pageOf(params) }).pipe(
         Effect.map((items) => new NewsList({ items })),
         dieOnStorageFailure,
-        Effect.withSpan("News.list", { attributes: { userId: caller.id } })
+        withRequestSpan("News.list", { attributes: { userId: caller.id } })
       )
 
     /** The latest stories about `symbol` from a user's enabled sources (for work done on their behalf, e.g. insights). */

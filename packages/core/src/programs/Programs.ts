@@ -1,6 +1,7 @@
 import { Effect, Either } from "effect"
 import { ProgramInvalid } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -65,21 +66,21 @@ export class Programs extends Effect.Service<Programs>()("@trading-platform/core
       Effect.flatMap(validated(input), (write) => repo.insert({ ...write, user_id: caller.id })).pipe(
         Effect.map(toProgram),
         dieOnStorageFailure,
-        Effect.withSpan("Programs.create", { attributes: { userId: caller.id } })
+        withRequestSpan("Programs.create", { attributes: { userId: caller.id } })
       )
 
     const list = (caller: CurrentUserShape, page: Pagination) =>
       repo.listByUser({ user_id: caller.id, ...pageOf(page) }).pipe(
         Effect.map((rows) => new ProgramList({ programs: rows.map(toSummary) })),
         dieOnStorageFailure,
-        Effect.withSpan("Programs.list", { attributes: { userId: caller.id } })
+        withRequestSpan("Programs.list", { attributes: { userId: caller.id } })
       )
 
     const get = (caller: CurrentUserShape, id: ProgramId) =>
       owned(caller, id).pipe(
         Effect.map(toProgram),
         dieOnStorageFailure,
-        Effect.withSpan("Programs.get", { attributes: { userId: caller.id, programId: id } })
+        withRequestSpan("Programs.get", { attributes: { userId: caller.id, programId: id } })
       )
 
     const update = (caller: CurrentUserShape, id: ProgramId, input: ProgramUpdate) =>
@@ -96,13 +97,13 @@ export class Programs extends Effect.Service<Programs>()("@trading-platform/core
         Effect.flatMap((write) => repo.update({ ...write, id })),
         Effect.map(toSummary),
         dieOnStorageFailure,
-        Effect.withSpan("Programs.update", { attributes: { userId: caller.id, programId: id } })
+        withRequestSpan("Programs.update", { attributes: { userId: caller.id, programId: id } })
       )
 
     const remove = (caller: CurrentUserShape, id: ProgramId) =>
       Effect.zipRight(owned(caller, id), repo.remove(id)).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Programs.remove", { attributes: { userId: caller.id, programId: id } })
+        withRequestSpan("Programs.remove", { attributes: { userId: caller.id, programId: id } })
       )
 
     return { owned, create, list, get, update, remove } as const

@@ -1,6 +1,7 @@
 import { Cache, Clock, Data, Effect } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { NoFactorHistory, NotFound } from "../http/Errors.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { MarketData } from "../market/MarketData.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
 import { letOthersIn } from "../sql/LetOthersIn.js"
@@ -151,7 +152,7 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
         const { errors, rows } = rankSymbols(inputs, chosen)
         return { rows, errors, computed_at: yield* now }
       }).pipe(
-        Effect.withSpan("Rankings.computeTable", { attributes: { exchange, timeframe, factors: weights.length } })
+        withRequestSpan("Rankings.computeTable", { attributes: { exchange, timeframe, factors: weights.length } })
       )
 
     /** The coefficient at each bar that has a full window behind it and `horizon` bars ahead. */
@@ -181,7 +182,7 @@ export class Rankings extends Effect.Service<Rankings>()("@trading-platform/core
           ic: { ...summarise(series.map((p) => p.ic), factor.higher_is), series }
         }
       }).pipe(
-        Effect.withSpan("Rankings.computeEffectiveness", { attributes: { exchange, timeframe, factor: key, horizon } })
+        withRequestSpan("Rankings.computeEffectiveness", { attributes: { exchange, timeframe, factor: key, horizon } })
       )
 
     const cached = <K, A, E>(lookup: (key: K) => Effect.Effect<A, E>) =>

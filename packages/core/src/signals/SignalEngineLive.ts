@@ -1,5 +1,6 @@
 import { Cause, Clock, Data, Duration, Effect, Either, Fiber, Layer, PubSub, Schedule, Stream } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { BackgroundStart } from "../jobs/BackgroundStart.js"
 import { leaseHolder, Leases } from "../jobs/Leases.js"
 import { MarketData } from "../market/MarketData.js"
@@ -325,7 +326,7 @@ export const SignalEngineLive = Layer.scoped(
           candleCache.clear()
           return []
         })),
-      Effect.withSpan("SignalEngine.round")
+      withRequestSpan("SignalEngine.round")
     )
 
     /** Publishes every trigger row this process has not published yet, oldest first. */
@@ -344,7 +345,7 @@ export const SignalEngineLive = Layer.scoped(
         yield* publishNew
         return fired
       })
-    ).pipe(dieOnStorageFailure, Effect.withSpan("SignalEngine.evaluateNow"))
+    ).pipe(dieOnStorageFailure, withRequestSpan("SignalEngine.evaluateNow"))
 
     // A failed round (the database away, a defect) is logged; the next one tries again.
     const tick = evaluateNow.pipe(
@@ -397,7 +398,7 @@ export const SignalEngineLive = Layer.scoped(
           (at) => repo.samples({ exchange, symbol, since: new Date(since ?? at - sampleRetention) })
         ).pipe(
           dieOnStorageFailure,
-          Effect.withSpan("SignalEngine.samples", { attributes: { exchange, symbol } })
+          withRequestSpan("SignalEngine.samples", { attributes: { exchange, symbol } })
         ),
       start,
       stop

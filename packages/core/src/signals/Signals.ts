@@ -2,6 +2,7 @@ import { Clock, Duration, Effect, Either } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { ExchangeMismatch, InvalidInput, NotFound, SignalInUse, SymbolNotListed } from "../http/Errors.js"
 import { pageOf } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { MarketData } from "../market/MarketData.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
@@ -116,7 +117,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
           new SignalsListing({ pools: pools.map(toPool), signals: signals.map(toSignal) })
         ),
         dieOnStorageFailure,
-        Effect.withSpan("Signals.list", { attributes: { userId: caller.id } })
+        withRequestSpan("Signals.list", { attributes: { userId: caller.id } })
       )
 
     const signalWrite = (request: SignalRequest, exchange: Exchange) => {
@@ -136,14 +137,14 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         Effect.flatMap((write) => repo.insertSignal({ ...write, user_id: caller.id })),
         Effect.map(toSignal),
         dieOnStorageFailure,
-        Effect.withSpan("Signals.create", { attributes: { userId: caller.id } })
+        withRequestSpan("Signals.create", { attributes: { userId: caller.id } })
       )
 
     const get = (caller: CurrentUserShape, id: SignalId) =>
       ownedSignal(caller, id).pipe(
         Effect.map(toSignal),
         dieOnStorageFailure,
-        Effect.withSpan("Signals.get", { attributes: { userId: caller.id, signalId: id } })
+        withRequestSpan("Signals.get", { attributes: { userId: caller.id, signalId: id } })
       )
 
     const update = (caller: CurrentUserShape, id: SignalId, input: SignalRequest) =>
@@ -158,7 +159,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         return toSignal(yield* repo.updateSignal({ ...yield* signalWrite(input, exchange), user_id: caller.id, id }))
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Signals.update", { attributes: { userId: caller.id, signalId: id } })
+        withRequestSpan("Signals.update", { attributes: { userId: caller.id, signalId: id } })
       )
 
     const remove = (caller: CurrentUserShape, id: SignalId) =>
@@ -171,7 +172,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         yield* repo.deleteSignal(id)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Signals.remove", { attributes: { userId: caller.id, signalId: id } })
+        withRequestSpan("Signals.remove", { attributes: { userId: caller.id, signalId: id } })
       )
 
     const dedupe = <A>(xs: ReadonlyArray<A>) => [...new Set(xs)]
@@ -194,7 +195,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         const fields = { ...full, signal_ids: dedupe(full.signal_ids) }
         yield* checkPool(caller, fields)
         return toPool(yield* repo.insertPool(caller.id, yield* writePool(fields), fields.signal_ids))
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Signals.createPool", { attributes: { userId: caller.id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("Signals.createPool", { attributes: { userId: caller.id } }))
 
     const updatePool = (caller: CurrentUserShape, id: PoolId, input: PoolUpdate) =>
       Effect.gen(function*() {
@@ -215,13 +216,13 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         return toPool(yield* repo.updatePool(id, yield* writePool(fields), fields.signal_ids))
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Signals.updatePool", { attributes: { userId: caller.id, poolId: id } })
+        withRequestSpan("Signals.updatePool", { attributes: { userId: caller.id, poolId: id } })
       )
 
     const removePool = (caller: CurrentUserShape, id: PoolId) =>
       Effect.zipRight(ownedPool(caller, id), repo.deletePool(id)).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Signals.removePool", { attributes: { userId: caller.id, poolId: id } })
+        withRequestSpan("Signals.removePool", { attributes: { userId: caller.id, poolId: id } })
       )
 
     const triggers = (caller: Owner, request: TriggerQuery) =>
@@ -241,7 +242,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
           triggers: rows.slice(0, query.limit).map((row) => new Trigger(row)),
           next_offset: rows.length > query.limit ? query.offset + query.limit : null
         })
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Signals.triggers", { attributes: { userId: caller.id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("Signals.triggers", { attributes: { userId: caller.id } }))
 
     /**
      * The signal's condition on the symbol now: the stored window plus a fresh sample taken for
@@ -292,7 +293,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
         })
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Signals.evaluate", { attributes: { userId: caller.id, signalId: id, symbol } })
+        withRequestSpan("Signals.evaluate", { attributes: { userId: caller.id, signalId: id, symbol } })
       )
 
     const poolStatus = (caller: CurrentUserShape) =>
@@ -344,7 +345,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
           })
         }),
         dieOnStorageFailure,
-        Effect.withSpan("Signals.poolStatus", { attributes: { userId: caller.id } })
+        withRequestSpan("Signals.poolStatus", { attributes: { userId: caller.id } })
       )
 
     const walletStatus = (caller: CurrentUserShape) =>
@@ -362,7 +363,7 @@ export class Signals extends Effect.Service<Signals>()("@trading-platform/core/S
           })
         }),
         dieOnStorageFailure,
-        Effect.withSpan("Signals.walletStatus", { attributes: { userId: caller.id } })
+        withRequestSpan("Signals.walletStatus", { attributes: { userId: caller.id } })
       )
 
     return {

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { BacktestId } from "../backtests/Backtest.js"
 import { Backtests } from "../backtests/Backtests.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { watchJob } from "../jobs/JobProgress.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import type { BacktestProgress } from "./StreamEvents.js"
@@ -25,7 +26,7 @@ export class BacktestProgressFeed
        */
       const watch = (caller: CurrentUserShape, id: BacktestId) =>
         watchJob(read(caller, id), (a, b) => a.status === b.status && a.progress === b.progress).pipe(
-          Effect.withSpan("BacktestProgressFeed.watch", { attributes: { userId: caller.id, backtestId: id } })
+          withRequestSpan("BacktestProgressFeed.watch", { attributes: { userId: caller.id, backtestId: id } })
         )
 
       return { watch } as const

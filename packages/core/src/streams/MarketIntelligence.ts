@@ -1,4 +1,5 @@
 import { Clock, Duration, Effect, Option } from "effect"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { MarketData } from "../market/MarketData.js"
 import type { Trigger } from "../signals/Signal.js"
 import { SignalEngine } from "../signals/SignalEngine.js"
@@ -175,7 +176,7 @@ export class MarketIntelligence
           const from = Option.getOrElse(resumeFrom, () => Math.max(0, ...latest.map((t) => t.id)))
           return makeFeed(mailbox, snapshot, replay, from)
         }).pipe(
-          Effect.withSpan("MarketIntelligence.open", {
+          withRequestSpan("MarketIntelligence.open", {
             attributes: { userId: caller.id, symbols: params.symbols.length }
           })
         )

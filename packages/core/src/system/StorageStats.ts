@@ -1,5 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { Operators } from "../users/Operators.js"
@@ -46,7 +47,7 @@ export class StorageStats extends Effect.Service<StorageStats>()("@trading-platf
     /** Every table's figures for an operator; any other user gets 403 `forbidden`. */
     const read = (caller: CurrentUserShape) =>
       Effect.zipRight(operators.requireOperator(caller), figures).pipe(
-        Effect.withSpan("StorageStats.read", { attributes: { userId: caller.id } })
+        withRequestSpan("StorageStats.read", { attributes: { userId: caller.id } })
       )
 
     return { read } as const

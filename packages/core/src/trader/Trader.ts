@@ -2,6 +2,7 @@ import { Clock, Effect, Option, Schema, Stream } from "effect"
 import { Account, type AccountId } from "../accounts/Account.js"
 import { Accounts, toAccount } from "../accounts/Accounts.js"
 import type { AccountRow } from "../accounts/Accounts.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { letOthersIn } from "../sql/LetOthersIn.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
@@ -132,7 +133,7 @@ export class Trader extends Effect.Service<Trader>()("@trading-platform/core/Tra
           Stream.concat(Stream.make("]}")),
           Stream.orDie
         )
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Trader.export", { attributes: { id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("Trader.export", { attributes: { id } }))
 
     const preview = (caller: CurrentUserShape, id: AccountId, document: TraderDocument) =>
       Effect.flatMap(accounts.owned(caller, id), (account) => plan(account, document)).pipe(
@@ -145,7 +146,7 @@ export class Trader extends Effect.Service<Trader>()("@trading-platform/core/Tra
           })
         ),
         dieOnStorageFailure,
-        Effect.withSpan("Trader.preview", { attributes: { id } })
+        withRequestSpan("Trader.preview", { attributes: { id } })
       )
 
     const importHistory = (caller: CurrentUserShape, id: AccountId, document: TraderDocument) =>
@@ -160,7 +161,7 @@ export class Trader extends Effect.Service<Trader>()("@trading-platform/core/Tra
           warnings: p.warnings,
           target_account: p.target
         })
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Trader.import", { attributes: { id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("Trader.import", { attributes: { id } }))
 
     return { exportHistory, preview, importHistory } as const
   }),

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { Forbidden, NotFound } from "../http/Errors.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "./Authentication.js"
@@ -29,7 +30,7 @@ export class Operators extends Effect.Service<Operators>()("@trading-platform/co
         ok
           ? Effect.void
           : Effect.fail(new Forbidden({ error: "Only operators may see platform-wide figures" }))).pipe(
-          Effect.withSpan("Operators.require", { attributes: { userId: caller.id } })
+          withRequestSpan("Operators.require", { attributes: { userId: caller.id } })
         )
 
     const userByEmail = (email: string) =>
@@ -46,13 +47,13 @@ export class Operators extends Effect.Service<Operators>()("@trading-platform/co
       Effect.gen(function*() {
         const user = yield* userByEmail(email)
         yield* repo.grant(user.id, yield* now)
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Operators.grant"))
+      }).pipe(dieOnStorageFailure, withRequestSpan("Operators.grant"))
 
     /** Takes the flag back; a user named in `OPERATOR_EMAILS` stays an operator while it names them. */
     const revoke = (email: string) =>
       Effect.flatMap(userByEmail(email), (user) => repo.revoke(user.id)).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Operators.revoke")
+        withRequestSpan("Operators.revoke")
       )
 
     /** Every operator's e-mail: those flagged, then those of `OPERATOR_EMAILS` (lower case) not among them. */
@@ -60,7 +61,7 @@ export class Operators extends Effect.Service<Operators>()("@trading-platform/co
       const flagged = rows.map((row) => row.email)
       const seen = new Set(flagged.map((email) => email.toLowerCase()))
       return { flagged, configured: [...byConfig].filter((email) => !seen.has(email)) }
-    }).pipe(dieOnStorageFailure, Effect.withSpan("Operators.list"))
+    }).pipe(dieOnStorageFailure, withRequestSpan("Operators.list"))
 
     return { isOperator, requireOperator, grant, revoke, list } as const
   }),

@@ -92,7 +92,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
             })
             : Effect.fail(e)),
         dieOnStorageFailure,
-        Effect.withSpan("Users.register")
+        withRequestSpan("Users.register")
       )
 
     // Failed logins are counted per account, known or not (so a wait says nothing about whether it exists).
@@ -137,7 +137,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
           expires_at: session.expires_at,
           user: toUser(user.value)
         })
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Users.login"))
+      }).pipe(dieOnStorageFailure, withRequestSpan("Users.login"))
 
     // Runs on every authenticated request: its span only while tracing, and without capturing the
     // caller's stack trace (that took about a quarter of authentication's CPU time).
@@ -213,12 +213,12 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
           if (touch.length > 0) yield* repo.touchSessions(touch, at)
         }
         return refused as ReadonlyMap<string, Unauthorized>
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Users.authenticateAll", { attributes: { tokens: tokens.length } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("Users.authenticateAll", { attributes: { tokens: tokens.length } }))
 
     const logout = (caller: CurrentUserShape) =>
       Effect.flatMap(now, (at) => repo.revokeSession(caller.sessionId, at)).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Users.logout", { attributes: { userId: caller.id } })
+        withRequestSpan("Users.logout", { attributes: { userId: caller.id } })
       )
 
     const changePassword = (caller: CurrentUserShape, input: PasswordChangeRequest) =>
@@ -236,7 +236,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
         )
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Users.changePassword", { attributes: { userId: caller.id } })
+        withRequestSpan("Users.changePassword", { attributes: { userId: caller.id } })
       )
 
     // One statement, so one transaction: the user and everything they own go together (the
@@ -249,7 +249,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
           return yield* new Unauthorized({ error: "The password is incorrect", reason: "invalid_credentials" })
         }
         yield* repo.deleteUser(caller.id)
-      }).pipe(dieOnStorageFailure, Effect.withSpan("Users.deleteMe", { attributes: { userId: caller.id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("Users.deleteMe", { attributes: { userId: caller.id } }))
 
     // Authentication read the user with the session, so this needs no query of its own.
     const me = (caller: CurrentUserShape) =>
@@ -263,7 +263,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
         return new SessionList({ sessions: rows.map((row) => toSession(row, caller.sessionId)) })
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Users.sessions", { attributes: { userId: caller.id } })
+        withRequestSpan("Users.sessions", { attributes: { userId: caller.id } })
       )
 
     const revokeSession = (caller: CurrentUserShape, id: SessionId) =>
@@ -272,7 +272,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
         yield* repo.revokeSession(id, yield* now)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Users.revokeSession", { attributes: { userId: caller.id, sessionId: id } })
+        withRequestSpan("Users.revokeSession", { attributes: { userId: caller.id, sessionId: id } })
       )
 
     /** The owner a command-line operation acts for, by e-mail (the operator runs it; no password). */
@@ -283,7 +283,7 @@ export class Users extends Effect.Service<Users>()("@trading-platform/core/Users
           onSome: (user) => Effect.succeed({ id: user.id })
         })),
         dieOnStorageFailure,
-        Effect.withSpan("Users.ownerByEmail")
+        withRequestSpan("Users.ownerByEmail")
       )
 
     return {

@@ -3,6 +3,7 @@ import { Effect, Option } from "effect"
 import type { AccountId } from "../accounts/Account.js"
 import { Accounts } from "../accounts/Accounts.js"
 import { NotFound } from "../http/Errors.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { type SealedAt, Secrets } from "../secrets/Secrets.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
@@ -46,7 +47,7 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
           )
         )
         return new Acknowledgement({ status: "success", message: `venue1 wallet stored for account ${id}` })
-      }).pipe(dieOnStorageFailure, Effect.withSpan("VenueAccounts.storeWallet", { attributes: { id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("VenueAccounts.storeWallet", { attributes: { id } }))
 
     /** Asks venue1 about the stored wallet; a refusal is a failed test, an unreachable venue an error. */
     const testWallet = (caller: CurrentUserShape, id: AccountId) =>
@@ -73,7 +74,7 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
           message: outcome._tag === "Right" ? "venue1 accepted the wallet" : outcome.left.error,
           model: account.model
         })
-      }).pipe(dieOnStorageFailure, Effect.withSpan("VenueAccounts.testWallet", { attributes: { id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("VenueAccounts.testWallet", { attributes: { id } }))
 
     /** Checks the keys against venue2 before storing them, and applies the leverage given. */
     const setupVenue2 = (caller: CurrentUserShape, id: AccountId, input: Venue2SetupRequest) =>
@@ -105,7 +106,7 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
           )
         )
         return new Acknowledgement({ status: "success", message: `venue2 keys accepted and stored for account ${id}` })
-      }).pipe(dieOnStorageFailure, Effect.withSpan("VenueAccounts.setupVenue2", { attributes: { id } }))
+      }).pipe(dieOnStorageFailure, withRequestSpan("VenueAccounts.setupVenue2", { attributes: { id } }))
 
     /** What the venue needs to act for the account (its stored wallet or keys, opened), if it has any. */
     const credentials = (id: AccountId, venue: Exchange) =>
@@ -119,7 +120,7 @@ export class VenueAccounts extends Effect.Service<VenueAccounts>()("@trading-pla
           const keys = JSON.parse(secret) as { api_key: string; secret_key: string }
           return { kind: "apiKey", environment: row.environment, apiKey: keys.api_key, secretKey: keys.secret_key }
         })
-      ).pipe(Effect.withSpan("VenueAccounts.credentials", { attributes: { id, venue } }))
+      ).pipe(withRequestSpan("VenueAccounts.credentials", { attributes: { id, venue } }))
 
     return { storeWallet, testWallet, setupVenue2, credentials } as const
   }),
