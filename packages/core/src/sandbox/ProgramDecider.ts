@@ -38,15 +38,41 @@ const decodeList = Schema.decodeUnknownEither(Schema.parseJson(Schema.Array(Deci
 const decodeJson = (text: string): Either.Either<Decision | ReadonlyArray<Decision>, ParseResult.ParseError> =>
   text.startsWith("[") ? decodeList(text) : decodeOne(text)
 
-/** Decodes decisions, remembering the last ones: programs tend to repeat a few exact answers. */
-const decisionDecoder = () => {
-  const decoded = new Map<string, ReturnType<typeof decodeJson>>()
+/**
+ * The decisions an answer's text stands for, one per symbol of the run, or why it is invalid.
+ * Programs tend to repeat a few exact answers, so each text is read once (the last 1,024 are kept;
+ * a program that answers ever-new texts, a changing reason say, only churns them). The arrays are
+ * shared between the bars that answered the same text: nothing changes them.
+ */
+const decisionReader = (symbols: ReadonlyArray<string>) => {
+  const slotOf = new Map(symbols.map((symbol, s) => [symbol, s]))
+  const read = (text: string): ReadonlyArray<Decision> | { readonly invalid: string } => {
+    const decoded = decodeJson(text)
+    if (Either.isLeft(decoded)) {
+      return {
+        invalid: `decide returned an invalid decision: ${summarizeIssues(parseErrorIssues(decoded.left)).slice(0, 500)}`
+      }
+    }
+    // Each decision names its symbol, or means the first.
+    const decisions: Array<Decision> = symbols.map(() => hold)
+    const named = new Set<number>()
+    for (const decision of Array.isArray(decoded.right) ? decoded.right : [decoded.right as Decision]) {
+      const slot = slotOf.get(decision.symbol ?? symbols[0]!)
+      if (slot === undefined) {
+        return { invalid: `decide named ${decision.symbol}, which this run does not trade (${symbols.join(", ")})` }
+      }
+      if (named.has(slot)) return { invalid: `decide answered more than one decision for ${symbols[slot]}` }
+      named.add(slot)
+      decisions[slot] = decision
+    }
+    return decisions
+  }
+  const known = new Map<string, ReturnType<typeof read>>()
   return (text: string) => {
-    let result = decoded.get(text)
+    let result = known.get(text)
     if (result === undefined) {
-      // Bounded: a program that answers ever-new decisions (a changing reason, say) only churns it.
-      if (decoded.size >= 1024) decoded.clear()
-      decoded.set(text, result = decodeJson(text))
+      if (known.size >= 1024) known.clear()
+      known.set(text, result = read(text))
     }
     return result
   }
@@ -93,27 +119,11 @@ export const driverArguments = (run: ProgramRun): [string, string, number, strin
 /** A loaded program, driven through its runtime's `GuestDriver`, as the engine's `Decider`. */
 export const makeDecider = (driver: GuestDriver, run: ProgramRun): Decider => {
   const symbolCount = run.symbols.length
-  const slotOf = new Map(run.symbols.map((symbol, s) => [symbol, s]))
-  const decodeDecision = decisionDecoder()
-  /** The answer as one decision per symbol of the run: each names its symbol, or means the first. */
-  const perSymbol = (answer: Decision | ReadonlyArray<Decision>, invalid: (message: string) => never) => {
-    const decisions: Array<Decision> = run.symbols.map(() => hold)
-    const named = new Set<number>()
-    for (const decision of Array.isArray(answer) ? answer : [answer as Decision]) {
-      const slot = slotOf.get(decision.symbol ?? run.symbols[0]!)
-      if (slot === undefined) {
-        return invalid(`decide named ${decision.symbol}, which this run does not trade (${run.symbols.join(", ")})`)
-      }
-      if (named.has(slot)) return invalid(`decide answered more than one decision for ${run.symbols[slot]}`)
-      named.add(slot)
-      decisions[slot] = decision
-    }
-    return decisions
-  }
+  const decisionsOf = decisionReader(run.symbols)
   const indicators = makeWindowIndicators(candleWindow)
   let bars: ReadonlyArray<ReadonlyArray<Candle>> = []
-  /** The account the sandbox was last sent (position, balance and band, as `decide` takes them). */
-  let sent = new Float64Array(0)
+  /** The account the sandbox was last sent (position, balance and band, as `decide` takes them), and the next one. */
+  let sent = new Float64Array(1 + 6 * symbolCount).fill(NaN), next = new Float64Array(1 + 6 * symbolCount)
   /** The bars of `bars` the sandbox holds now, and how many the next piece may hold. */
   let pieceStart = 0, pieceEnd = 0, pieceSize = firstPiece
   const fail = (index: number, reason: ProgramRunError["reason"], message: string): never => {
@@ -156,22 +166,22 @@ export const makeDecider = (driver: GuestDriver, run: ProgramRun): Decider => {
     },
     decide: (from, { balance, positions }, bands, until = Infinity, holds = false) => {
       if (from >= pieceEnd) loadPiece(from)
-      const next = new Float64Array(1 + 6 * symbolCount)
       next[0] = balance
-      positions.forEach((p, s) => {
-        next.set([
-          p === null ? 0 : p.side === "long" ? 1 : -1,
-          p?.size ?? 0,
-          p?.entry_price ?? 0,
-          p?.leverage ?? 0,
-          bands[s]!.floor,
-          bands[s]!.ceiling
-        ], 1 + 6 * s)
-      })
-      const changed = next.some((n, i) => n !== sent[i])
-      sent = next
+      for (let s = 0; s < symbolCount; s++) {
+        const p = positions[s]!, band = bands[s]!, o = 1 + 6 * s
+        next[o] = p === null ? 0 : p.side === "long" ? 1 : -1
+        next[o + 1] = p?.size ?? 0
+        next[o + 2] = p?.entry_price ?? 0
+        next[o + 3] = p?.leverage ?? 0
+        next[o + 4] = band.floor
+        next[o + 5] = band.ceiling
+      }
+      let changed = false
+      for (let k = 0; k < next.length && !changed; k++) changed = next[k] !== sent[k]
+      // What is sent is kept; the other buffer takes the next call's account.
+      if (changed) [sent, next] = [next, sent]
       const to = Math.min(pieceEnd, from + barsPerCall, until)
-      const result = driver.decide(from - pieceStart, to - pieceStart, holds, to - from, changed ? next : undefined)
+      const result = driver.decide(from - pieceStart, to - pieceStart, holds, to - from, changed ? sent : undefined)
       // Stopped before its first bar (at is -1 then), the call is charged to that bar.
       const reply: number | string = "value" in result
         ? result.value
@@ -195,16 +205,8 @@ export const makeDecider = (driver: GuestDriver, run: ProgramRun): Decider => {
           "decide returned a Promise; it must return its decision directly (decide cannot be async)"
         )
       }
-      const decided = Either.getOrElse(
-        decodeDecision(text),
-        (e) =>
-          fail(
-            index,
-            "invalid_decision",
-            `decide returned an invalid decision: ${summarizeIssues(parseErrorIssues(e)).slice(0, 500)}`
-          )
-      )
-      return { index, decisions: perSymbol(decided, (message) => fail(index, "invalid_decision", message)) }
+      const decisions = decisionsOf(text)
+      return "invalid" in decisions ? fail(index, "invalid_decision", decisions.invalid) : { index, decisions }
     }
   }
 }
