@@ -1,6 +1,6 @@
 import type { Decision } from "../sandbox/Decision.js"
 import type { MarginTable } from "../venues/MarginTiers.js"
-import { orderBreach, refusalOf, roundQuantity } from "../venues/SymbolRules.js"
+import { type Breach, orderBreach, type OrderTerms, refusalOf, roundQuantity } from "../venues/SymbolRules.js"
 import type { SymbolSpec } from "../venues/Venue.js"
 import type { ExitTrigger } from "./Fills.js"
 import { fromMoney, type Money, roundMoney, toMoney } from "./Money.js"
@@ -81,11 +81,29 @@ export const applyFill = (
   return { position, cash, frozen, realized, closed }
 }
 
+/**
+ * An order the symbol's rules refuse. Its sentence is made when read: a backtest whose balance is
+ * spent is refused at every bar and reads none.
+ */
+class Refusal {
+  readonly _tag = "Refused"
+  constructor(
+    readonly side: "buy" | "sell",
+    readonly quantity: number,
+    private readonly rules: SymbolSpec,
+    private readonly order: OrderTerms,
+    private readonly breach: Breach
+  ) {}
+  get reason(): string {
+    return refusalOf(this.rules, this.order, this.breach)
+  }
+}
+
 /** The order a decision asks for; why there is none; or the order the symbol's rules refuse, and why. */
 export type Sizing =
   | { readonly _tag: "Order"; readonly side: "buy" | "sell"; readonly quantity: number }
   | { readonly _tag: "Nothing"; readonly reason: string }
-  | { readonly _tag: "Refused"; readonly side: "buy" | "sell"; readonly quantity: number; readonly reason: string }
+  | Refusal
 
 /**
  * Sizes a decision, for a backtest and a paper or live run alike: `close` closes
@@ -134,17 +152,7 @@ export const sizeOrder = (
   const order = { quantity: wanted, price: account.price, leverage: account.leverage }
   const breach = wanted > 0 ? orderBreach(rules, order) : null
   // A reversal whose new side the rules refuse still closes the old one.
-  if (breach !== null && closing === null) {
-    // Its sentence is made when read: a backtest whose balance is spent is refused at every bar and reads none.
-    return {
-      _tag: "Refused",
-      side,
-      quantity: wanted,
-      get reason() {
-        return refusalOf(rules, order, breach)
-      }
-    }
-  }
+  if (breach !== null && closing === null) return new Refusal(side, wanted, rules, order, breach)
   const quantity = tidy((closing?.size ?? 0) + (breach === null ? roundQuantity(rules, wanted) : 0))
   return quantity > 0 ? { _tag: "Order", side, quantity } : { _tag: "Nothing", reason: "no free cash to trade" }
 }

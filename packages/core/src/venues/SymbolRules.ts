@@ -75,10 +75,12 @@ const stepUnits = new Map<number, ReturnType<typeof unitsOfStep>>()
  */
 export const roundQuantity = (rules: SymbolSpec, quantity: number): number => {
   const lot = rules.lot_size
+  // Without a lot (a symbol the venue does not list), the quantity as read at 15 figures.
+  if (!(lot > 0)) return quantity > 0 ? Number(quantity.toPrecision(significant)) : 0
   const lots = quantity / lot
   const whole = Math.floor(lots)
   const margin = lots * 1e-12
-  if (quantity > 0 && lot > 0 && lots < 2 ** 40 && lots - whole > margin && whole + 1 - lots > margin) {
+  if (quantity > 0 && lots < 2 ** 40 && lots - whole > margin && whole + 1 - lots > margin) {
     let step = stepUnits.get(lot)
     if (step === undefined) {
       if (stepUnits.size >= 64) stepUnits.clear()

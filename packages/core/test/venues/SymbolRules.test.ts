@@ -112,7 +112,11 @@ describe("rounding to a symbol's steps", () => {
         for (let k = 0; k < Math.abs(ulps); k++) quantity = ulps > 0 ? nextUp(quantity) : nextDown(quantity)
         return [lot, quantity] as const
       })
-    const anywhere = FastCheck.tuple(step, FastCheck.double({ min: 1e-9, max: 1e9, noNaN: true }))
+    // A lot of 0: a symbol the venue does not list.
+    const anywhere = FastCheck.tuple(
+      FastCheck.oneof(step, FastCheck.constant(0)),
+      FastCheck.double({ min: 1e-9, max: 1e9, noNaN: true })
+    )
     FastCheck.assert(
       FastCheck.property(FastCheck.oneof(nearLots, anywhere), ([lot, quantity]) => {
         const rules = { ...btc, lot_size: lot }
@@ -124,6 +128,8 @@ describe("rounding to a symbol's steps", () => {
     expect(roundQuantity(btc, 0.1 + 0.2)).toBe(0.3)
     expect(roundQuantity(btc, 0.0009)).toBe(0)
     expect(roundQuantity({ ...btc, lot_size: 10 }, 1234.5)).toBe(1230)
+    expect(roundQuantity({ ...btc, lot_size: 0 }, 0.1 + 0.2)).toBe(0.3)
+    expect(roundQuantity({ ...btc, lot_size: 0 }, -1)).toBe(0)
   })
 
   it("any price lands on the tick, never worse for the side than asked", () => {
