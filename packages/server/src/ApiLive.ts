@@ -1,5 +1,38 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { TradingApi } from "@trading-platform/core"
+import * as SqlClient from "@effect/sql/SqlClient"
+import {
+  Accounts,
+  AiBacktests,
+  AiTraders,
+  Analytics,
+  Arena,
+  AssistantChat,
+  Authentication,
+  BacktestRobustness,
+  Backtests,
+  BiasChecks,
+  Bindings,
+  CandleSyncs,
+  Datasets,
+  Insights,
+  ManualOrders,
+  MarketData,
+  MarketIntelligence,
+  News,
+  OptimizationRobustness,
+  Optimizations,
+  Programs,
+  Rankings,
+  Reconciliation,
+  RiskSettings,
+  Signals,
+  Storage,
+  StorageStats,
+  Trader,
+  TradingApi,
+  Users,
+  VenueAccounts
+} from "@trading-platform/core"
 import { Layer } from "effect"
 import { AccountsHttpLive } from "./accounts/AccountsHttp.js"
 import { AiTradersHttpLive } from "./aitraders/AiTradersHttp.js"
@@ -11,6 +44,7 @@ import { BacktestsHttpLive } from "./backtests/BacktestsHttp.js"
 import { BiasChecksHttpLive } from "./backtests/BiasChecksHttp.js"
 import { ApiMiddlewareLive } from "./http/ApiMiddleware.js"
 import { AuthenticationLive } from "./http/AuthenticationLive.js"
+import { withOnlyServices } from "./http/GroupServices.js"
 import { RateLimiterLive, RateLimits } from "./http/RateLimits.js"
 import { MarketHttpLive } from "./market/MarketHttp.js"
 import { NewsHttpLive } from "./news/NewsHttp.js"
@@ -31,21 +65,39 @@ import { VenueAccountsHttpLive } from "./venues/VenueAccountsHttp.js"
 /**
  * The whole API implemented on the platform's services: handlers, authentication, rate limits
  * and the error envelope. Needs the services of `PlatformLive` (so any of them can be swapped).
- * Gives its `RateLimits` too, so the fast lane counts against the same limits.
+ * Gives its `RateLimits` too, so the fast lane counts against the same limits. Each group is built
+ * with only the services its handlers use (`withOnlyServices`), since it carries them per request.
  */
 export const ApiLive = HttpApiBuilder.api(TradingApi).pipe(
-  Layer.provide([UsersHttpLive, HealthHttpLive, ProgramsHttpLive, BacktestsHttpLive, AnalyticsHttpLive]),
-  Layer.provide([AccountsHttpLive, MarketHttpLive, VenueAccountsHttpLive, TraderHttpLive]),
-  Layer.provide([AutomationHttpLive, ArenaHttpLive, StorageStatsHttpLive]),
-  Layer.provide(BiasChecksHttpLive),
-  Layer.provide(OptimizationsHttpLive),
-  Layer.provide(RiskHttpLive),
-  Layer.provide(AiTradersHttpLive),
-  Layer.provide(AssistantHttpLive),
-  Layer.provide(NewsHttpLive),
-  Layer.provide(RankingHttpLive),
-  Layer.provide([StreamsHttpLive, WebSocketLive]),
-  Layer.provide(SignalsHttpLive),
+  Layer.provide([
+    withOnlyServices(Authentication, Users)(UsersHttpLive),
+    withOnlyServices(SqlClient.SqlClient, Storage)(HealthHttpLive),
+    withOnlyServices(Authentication, Programs)(ProgramsHttpLive),
+    withOnlyServices(Authentication, Backtests, BacktestRobustness)(BacktestsHttpLive),
+    withOnlyServices(Authentication, Analytics)(AnalyticsHttpLive)
+  ]),
+  Layer.provide([
+    withOnlyServices(Authentication, Accounts)(AccountsHttpLive),
+    withOnlyServices(Authentication, MarketData, CandleSyncs, Datasets)(MarketHttpLive),
+    withOnlyServices(Authentication, VenueAccounts)(VenueAccountsHttpLive),
+    withOnlyServices(Authentication, Trader)(TraderHttpLive)
+  ]),
+  Layer.provide([
+    withOnlyServices(Authentication, Bindings, ManualOrders, Reconciliation)(AutomationHttpLive),
+    withOnlyServices(Authentication, Arena)(ArenaHttpLive),
+    withOnlyServices(Authentication, StorageStats)(StorageStatsHttpLive)
+  ]),
+  Layer.provide(withOnlyServices(Authentication, BiasChecks)(BiasChecksHttpLive)),
+  Layer.provide(withOnlyServices(Authentication, Optimizations, OptimizationRobustness)(OptimizationsHttpLive)),
+  Layer.provide(withOnlyServices(Authentication, RiskSettings)(RiskHttpLive)),
+  Layer.provide(withOnlyServices(Authentication, AiTraders, AiBacktests)(AiTradersHttpLive)),
+  Layer.provide(
+    withOnlyServices(Authentication, AssistantChat, Insights, Programs, Signals, News, StreamLeases)(AssistantHttpLive)
+  ),
+  Layer.provide(withOnlyServices(Authentication, News)(NewsHttpLive)),
+  Layer.provide(withOnlyServices(Authentication, Rankings)(RankingHttpLive)),
+  Layer.provide([withOnlyServices(Authentication, MarketIntelligence, StreamLeases)(StreamsHttpLive), WebSocketLive]),
+  Layer.provide(withOnlyServices(Authentication, Signals)(SignalsHttpLive)),
   Layer.provide([AuthenticationLive, ApiMiddlewareLive]),
   Layer.provideMerge(RateLimits.Default),
   Layer.provide(StreamLeases.Default),
