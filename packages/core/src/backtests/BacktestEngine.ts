@@ -1,4 +1,5 @@
 import { Chunk, Effect, Stream } from "effect"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import type { Bars, Decider, ExitBand } from "../sandbox/Decider.js"
 import { type Decision, type PositionView, ProgramRunError } from "../sandbox/Decision.js"
 import {
@@ -656,4 +657,4 @@ export const runBacktest = <E, R>(
       Effect.zipRight(Stream.runForEach(windows, (bars) => step(() => engine.run(bars, decider)))),
       Effect.map(() => engine.finish())
     )
-  }).pipe(Effect.withSpan("BacktestEngine.run"))
+  }).pipe(withRequestSpan("BacktestEngine.run"))

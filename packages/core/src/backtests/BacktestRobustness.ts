@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { Conflict } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
@@ -94,7 +95,7 @@ export class BacktestRobustness extends Effect.Service<BacktestRobustness>()(
           })
         }).pipe(
           dieOnStorageFailure,
-          Effect.withSpan("BacktestRobustness.report", { attributes: { userId: caller.id, backtestId: id } })
+          withRequestSpan("BacktestRobustness.report", { attributes: { userId: caller.id, backtestId: id } })
         )
 
       return { report } as const

@@ -5,6 +5,7 @@ import { PlatformConfig } from "../config/PlatformConfig.js"
 import { LeverageTooHigh, NoMarketData } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData, venueOf } from "../market/MarketData.js"
@@ -226,7 +227,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         return toBacktest(row)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Backtests.submit", {
+        withRequestSpan("Backtests.submit", {
           attributes: { userId: caller.id, programId, symbols: request.symbols ?? request.symbol }
         })
       )
@@ -253,13 +254,13 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         )
         yield* wakeup.wake(backtestJobs.table)
         return recorded
-      }).pipe(Effect.withSpan("Backtests.submitAll", { attributes: { userId: caller.id, programId } }))
+      }).pipe(withRequestSpan("Backtests.submitAll", { attributes: { userId: caller.id, programId } }))
 
     const get = (caller: CurrentUserShape, id: BacktestId) =>
       owned(caller, id).pipe(
         Effect.map(toBacktest),
         dieOnStorageFailure,
-        Effect.withSpan("Backtests.get", { attributes: { userId: caller.id, backtestId: id } })
+        withRequestSpan("Backtests.get", { attributes: { userId: caller.id, backtestId: id } })
       )
 
     // The trades live in the stored result; a page of them spares a client the whole body.
@@ -271,7 +272,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
           return new BacktestTrades({ trades: all.slice(offset, offset + limit), total: all.length })
         }),
         dieOnStorageFailure,
-        Effect.withSpan("Backtests.trades", { attributes: { userId: caller.id, backtestId: id } })
+        withRequestSpan("Backtests.trades", { attributes: { userId: caller.id, backtestId: id } })
       )
 
     const cancel = (caller: CurrentUserShape, id: BacktestId) =>
@@ -280,7 +281,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         return toBacktest(yield* cancelUnfinished(repo.jobs, id, `Backtest ${id}`, yield* now))
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Backtests.cancel", { attributes: { userId: caller.id, backtestId: id } })
+        withRequestSpan("Backtests.cancel", { attributes: { userId: caller.id, backtestId: id } })
       )
 
     const history = (caller: CurrentUserShape, params: BacktestHistoryParams) =>
@@ -292,7 +293,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
       }).pipe(
         Effect.map((rows) => new BacktestHistory({ backtests: rows.map(toEntry) })),
         dieOnStorageFailure,
-        Effect.withSpan("Backtests.history", { attributes: { userId: caller.id } })
+        withRequestSpan("Backtests.history", { attributes: { userId: caller.id } })
       )
 
     return { prepare, submit, submitAll, get, trades, cancel, history } as const

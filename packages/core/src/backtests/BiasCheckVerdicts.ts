@@ -2,6 +2,7 @@ import { Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { BiasCheckRequired } from "../http/Errors.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import type { ProgramRow } from "../programs/Programs.js"
 import type { BacktestFill } from "./Backtest.js"
 import { type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
@@ -123,7 +124,7 @@ export class BiasCheckVerdicts extends Effect.Service<BiasCheckVerdicts>()("@tra
         }
         yield* repo.settle({ id: check.id, verdict })
         return verdict
-      }).pipe(Effect.withSpan("BiasCheckVerdicts.verdictOf", { attributes: { checkId: check.id } }))
+      }).pipe(withRequestSpan("BiasCheckVerdicts.verdictOf", { attributes: { checkId: check.id } }))
 
     /**
      * Fails with `bias_check_required` unless a check of the program's current code has passed
@@ -146,7 +147,7 @@ export class BiasCheckVerdicts extends Effect.Service<BiasCheckVerdicts>()("@tra
             `POST /api/programs/${program.id}/checks and bind it to this account once the check has passed`,
           program_id: program.id
         })
-      }).pipe(Effect.withSpan("BiasCheckVerdicts.requirePassed", { attributes: { programId: program.id } }))
+      }).pipe(withRequestSpan("BiasCheckVerdicts.requirePassed", { attributes: { programId: program.id } }))
 
     return { verdictOf, requirePassed } as const
   }),

@@ -2,6 +2,7 @@ import { Effect, Option } from "effect"
 import { NotFound } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -116,7 +117,7 @@ export class BiasChecks extends Effect.Service<BiasChecks>()("@trading-platform/
         return toCheck(row, yield* verdicts.verdictOf(row), true)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("BiasChecks.submit", { attributes: { userId: caller.id, programId } })
+        withRequestSpan("BiasChecks.submit", { attributes: { userId: caller.id, programId } })
       )
 
     const get = (caller: CurrentUserShape, programId: ProgramId, id: BiasCheckId) =>
@@ -129,7 +130,7 @@ export class BiasChecks extends Effect.Service<BiasChecks>()("@trading-platform/
         return toCheck(row, yield* verdicts.verdictOf(row), row.code_hash === codeHash(program.code))
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("BiasChecks.get", { attributes: { userId: caller.id, programId, checkId: id } })
+        withRequestSpan("BiasChecks.get", { attributes: { userId: caller.id, programId, checkId: id } })
       )
 
     const list = (caller: CurrentUserShape, programId: ProgramId, page: Pagination) =>
@@ -142,7 +143,7 @@ export class BiasChecks extends Effect.Service<BiasChecks>()("@trading-platform/
         return new BiasCheckList({ checks })
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("BiasChecks.list", { attributes: { userId: caller.id, programId } })
+        withRequestSpan("BiasChecks.list", { attributes: { userId: caller.id, programId } })
       )
 
     return { submit, get, list } as const

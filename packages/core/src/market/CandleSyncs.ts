@@ -3,6 +3,7 @@ import { Duration, Effect, Layer } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { Unavailable } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { JobFailed, type JobLease, type JobStopped, runJobWorkers } from "../jobs/JobWorkers.js"
@@ -82,14 +83,14 @@ export class CandleSyncs extends Effect.Service<CandleSyncs>()("@trading-platfor
         return toCandleSync(row)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("CandleSyncs.submit", { attributes: { userId: caller.id, symbol: request.symbol } })
+        withRequestSpan("CandleSyncs.submit", { attributes: { userId: caller.id, symbol: request.symbol } })
       )
 
     const get = (caller: Owner, id: CandleSyncId) =>
       owned(caller, id).pipe(
         Effect.map(toCandleSync),
         dieOnStorageFailure,
-        Effect.withSpan("CandleSyncs.get", { attributes: { userId: caller.id, syncId: id } })
+        withRequestSpan("CandleSyncs.get", { attributes: { userId: caller.id, syncId: id } })
       )
 
     const cancel = (caller: Owner, id: CandleSyncId) =>
@@ -98,7 +99,7 @@ export class CandleSyncs extends Effect.Service<CandleSyncs>()("@trading-platfor
         return toCandleSync(yield* cancelUnfinished(repo.jobs, id, `Candle sync ${id}`, yield* now))
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("CandleSyncs.cancel", { attributes: { userId: caller.id, syncId: id } })
+        withRequestSpan("CandleSyncs.cancel", { attributes: { userId: caller.id, syncId: id } })
       )
 
     return { submit, get, cancel } as const

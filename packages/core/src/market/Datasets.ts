@@ -1,5 +1,6 @@
 import { Effect, Option, Stream } from "effect"
 import { Conflict, InvalidInput, PayloadTooLarge } from "../http/Errors.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { now } from "../time/Now.js"
 import type { Owner } from "../users/Ownership.js"
 import { ownedBy } from "../users/Ownership.js"
@@ -144,14 +145,14 @@ export class Datasets extends Effect.Service<Datasets>()("@trading-platform/core
           (e): e is CandleFileUnreadable => e instanceof CandleFileUnreadable,
           (e) => Effect.fail(new InvalidInput({ error: `The candle file cannot be read: ${e.message}`, issues: [] }))
         ),
-        Effect.withSpan("Datasets.import", { attributes: { userId: caller.id, name: request.name } })
+        withRequestSpan("Datasets.import", { attributes: { userId: caller.id, name: request.name } })
       )
 
     const list = (caller: Owner) =>
       repo.list(caller.id).pipe(
         Effect.flatMap((rows) => Effect.forEach(rows, describe)),
         Effect.map((datasets) => new DatasetsResponse({ datasets })),
-        Effect.withSpan("Datasets.list", { attributes: { userId: caller.id } })
+        withRequestSpan("Datasets.list", { attributes: { userId: caller.id } })
       )
 
     const owned = (caller: Owner, id: DatasetId) => repo.findById(id).pipe(ownedBy(caller, `Dataset ${id}`))
@@ -159,14 +160,14 @@ export class Datasets extends Effect.Service<Datasets>()("@trading-platform/core
     const get = (caller: Owner, id: DatasetId) =>
       owned(caller, id).pipe(
         Effect.flatMap(describe),
-        Effect.withSpan("Datasets.get", { attributes: { userId: caller.id, datasetId: id } })
+        withRequestSpan("Datasets.get", { attributes: { userId: caller.id, datasetId: id } })
       )
 
     /** Deletes the dataset with its bars. */
     const remove = (caller: Owner, id: DatasetId) =>
       owned(caller, id).pipe(
         Effect.flatMap(() => repo.remove(id)),
-        Effect.withSpan("Datasets.remove", { attributes: { userId: caller.id, datasetId: id } })
+        withRequestSpan("Datasets.remove", { attributes: { userId: caller.id, datasetId: id } })
       )
 
     return { importFiles, list, get, remove } as const

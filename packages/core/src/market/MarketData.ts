@@ -1,6 +1,7 @@
 import { Cache, Clock, Data, Effect, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { InvalidInput, NotFound, SymbolNotListed } from "../http/Errors.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { hostTa } from "../indicators/TaSource.js"
 import { candleWindow } from "../sandbox/SandboxLimits.js"
 import type { Owner } from "../users/Ownership.js"
@@ -188,7 +189,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         if (wanted.start >= wanted.end) return 0
         return yield* store.count(yield* ensure(exchange, q, wanted), wanted)
       }).pipe(
-        Effect.withSpan("MarketData.sync", { attributes: { exchange, symbol: q.symbol, timeframe: q.timeframe } })
+        withRequestSpan("MarketData.sync", { attributes: { exchange, symbol: q.symbol, timeframe: q.timeframe } })
       )
 
     const fromDataset = (dataset: DatasetRow, q: CandlesQuery, wanted: Span) =>
@@ -245,7 +246,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
           ? fromVenue(from.exchange, q, wanted)
           : fromDataset(from.dataset, q, wanted))
       }).pipe(
-        Effect.withSpan("MarketData.candles", {
+        withRequestSpan("MarketData.candles", {
           attributes: { exchange: exchangeOf(from), symbol: q.symbol, timeframe: q.timeframe }
         })
       )
@@ -275,7 +276,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         }
         return yield* store.readFunding(id!, wanted)
       }).pipe(
-        Effect.withSpan("MarketData.fundingRates", { attributes: { exchange: exchangeOf(from), symbol: q.symbol } })
+        withRequestSpan("MarketData.fundingRates", { attributes: { exchange: exchangeOf(from), symbol: q.symbol } })
       )
 
     /** The latest `count` closed bars. */
@@ -354,7 +355,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         ({ errors, found, timestamp }) =>
           new PricesResponse({ exchange: input.exchange, timestamp, prices: found, errors })
       ).pipe(
-        Effect.withSpan("MarketData.prices", {
+        withRequestSpan("MarketData.prices", {
           attributes: { exchange: input.exchange, symbols: input.symbols.length }
         })
       )
@@ -388,7 +389,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
         return respond(bars, more ? new Date(pageEnd).toISOString() : null)
       }).pipe(
         Effect.catchTag("UnknownSymbol", (e) => notListed(request.exchange ?? marketDefaults.exchange, [e.symbol])),
-        Effect.withSpan("MarketData.klines", { attributes: { exchange: request.exchange, symbol: request.symbol } })
+        withRequestSpan("MarketData.klines", { attributes: { exchange: request.exchange, symbol: request.symbol } })
       )
 
     const symbolsOf = yield* cached((exchange: Exchange) => venues[exchange].symbols)
@@ -396,7 +397,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
       const exchange = request.exchange ?? marketDefaults.exchange
       return symbolsOf.get(exchange).pipe(
         Effect.map((symbols) => new SymbolsResponse({ exchange, symbols })),
-        Effect.withSpan("MarketData.symbols", { attributes: { exchange } })
+        withRequestSpan("MarketData.symbols", { attributes: { exchange } })
       )
     }
 
@@ -430,7 +431,7 @@ export class MarketData extends Effect.Service<MarketData>()("@trading-platform/
               errors
             })
           ),
-          Effect.withSpan("MarketData.query", {
+          withRequestSpan("MarketData.query", {
             attributes: { exchange: input.exchange, symbols: input.symbols.length }
           })
         )

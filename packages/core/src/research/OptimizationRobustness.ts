@@ -3,6 +3,7 @@ import { returnsOf } from "../backtests/BacktestMetrics.js"
 import { deflatedSharpeOf, monteCarloOf } from "../backtests/BacktestRobustness.js"
 import { returnMoments } from "../backtests/Robustness.js"
 import { Conflict, NotFound } from "../http/Errors.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import type { ProgramId } from "../programs/Program.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
@@ -90,7 +91,7 @@ export class OptimizationRobustness extends Effect.Service<OptimizationRobustnes
           })
         }).pipe(
           dieOnStorageFailure,
-          Effect.withSpan("OptimizationRobustness.report", { attributes: { userId: caller.id, optimizationId: id } })
+          withRequestSpan("OptimizationRobustness.report", { attributes: { userId: caller.id, optimizationId: id } })
         )
 
       return { report } as const

@@ -1,5 +1,6 @@
 import { Clock, Duration, Effect, Either, Layer, Option } from "effect"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { JobFailed, type JobLease, JobStopped, runJobWorkers } from "../jobs/JobWorkers.js"
 import { now } from "../time/Now.js"
@@ -202,7 +203,7 @@ export const OptimizationWorkersLive = Layer.scopedDiscard(
           }
         }
         return result
-      }).pipe(Effect.withSpan("OptimizationWorkers.run", { attributes: { optimizationId: row.id } }))
+      }).pipe(withRequestSpan("OptimizationWorkers.run", { attributes: { optimizationId: row.id } }))
 
     yield* runJobWorkers({ kind: optimizationJobs.table, queue: repo.jobs, options, run })
   })

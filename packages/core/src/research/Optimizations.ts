@@ -5,6 +5,7 @@ import { PlatformConfig } from "../config/PlatformConfig.js"
 import { NotFound } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { watchJob } from "../jobs/JobProgress.js"
 import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
@@ -140,13 +141,13 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
         return yield* current(inserted.id)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Optimizations.submit", { attributes: { userId: caller.id, programId } })
+        withRequestSpan("Optimizations.submit", { attributes: { userId: caller.id, programId } })
       )
 
     const get = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId) =>
       Effect.map(ofProgram(caller, programId, id), toOptimization).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Optimizations.get", { attributes: { userId: caller.id, optimizationId: id } })
+        withRequestSpan("Optimizations.get", { attributes: { userId: caller.id, optimizationId: id } })
       )
 
     const list = (caller: CurrentUserShape, programId: ProgramId, page: Pagination) =>
@@ -156,7 +157,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
         return new OptimizationList({ optimizations: rows.map(toOptimization) })
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Optimizations.list", { attributes: { userId: caller.id, programId } })
+        withRequestSpan("Optimizations.list", { attributes: { userId: caller.id, programId } })
       )
 
     const trials = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId, params: TrialsParams) =>
@@ -197,7 +198,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
         })
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Optimizations.trials", { attributes: { userId: caller.id, optimizationId: id } })
+        withRequestSpan("Optimizations.trials", { attributes: { userId: caller.id, optimizationId: id } })
       )
 
     const cancel = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId) =>
@@ -209,14 +210,14 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
         return yield* current(id)
       }).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Optimizations.cancel", { attributes: { userId: caller.id, optimizationId: id } })
+        withRequestSpan("Optimizations.cancel", { attributes: { userId: caller.id, optimizationId: id } })
       )
 
     /** Deletes it with its trials; a running one's coordinator and trial workers find their writes miss and stop. */
     const remove = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId) =>
       Effect.flatMap(ofProgram(caller, programId, id), () => repo.remove(id)).pipe(
         dieOnStorageFailure,
-        Effect.withSpan("Optimizations.remove", { attributes: { userId: caller.id, optimizationId: id } })
+        withRequestSpan("Optimizations.remove", { attributes: { userId: caller.id, optimizationId: id } })
       )
 
     const progressOf = (caller: CurrentUserShape, id: OptimizationId) =>
@@ -244,7 +245,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
           progressOf(caller, id),
           (a, b) => a.status === b.status && a.trials_done === b.trials_done && a.best?.trial === b.best?.trial
         )
-      ).pipe(Effect.withSpan("Optimizations.watch", { attributes: { userId: caller.id, optimizationId: id } }))
+      ).pipe(withRequestSpan("Optimizations.watch", { attributes: { userId: caller.id, optimizationId: id } }))
 
     return { submit, get, list, trials, cancel, remove, watch } as const
   })

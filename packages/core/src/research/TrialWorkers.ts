@@ -2,6 +2,7 @@ import { Cache, Duration, Effect, Exit, Layer, Option, Pool, RcMap } from "effec
 import { alignBars } from "../backtests/AlignedBars.js"
 import { failForGood, runTerms } from "../backtests/BacktestWorkers.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
 import { MarketData } from "../market/MarketData.js"
@@ -139,7 +140,7 @@ export const TrialWorkersLive = Layer.scopedDiscard(
         ).pipe(failForGood({ start_at: row.start_at, exchange: request.exchange! }))
         return { outcome, ...scoreOf(outcome.metrics, request.objective!, request.constraints!) }
       }).pipe(
-        Effect.withSpan("TrialWorkers.run", { attributes: { optimizationId: row.optimization_id, trial: row.trial } })
+        withRequestSpan("TrialWorkers.run", { attributes: { optimizationId: row.optimization_id, trial: row.trial } })
       )
 
     yield* runJobWorkers({

@@ -1,5 +1,6 @@
 import { Effect, Layer } from "effect"
 import type { QuickJSWASMModule } from "quickjs-emscripten"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { checkInWorker } from "./CheckWorker.js"
 import { loadFailure } from "./LoadFailure.js"
 import { makeDecider } from "./ProgramDecider.js"
@@ -23,7 +24,7 @@ export const QuickJsProgramRuntime = (
   let kept: Promise<QuickJSWASMModule> | undefined
   const module = () => use === "shared" ? newModule() : (kept ??= newModule())
   return Layer.succeed(ProgramRuntime, {
-    check: (code) => checkInWorker(code, limits).pipe(Effect.withSpan("ProgramRuntime.check")),
+    check: (code) => checkInWorker(code, limits).pipe(withRequestSpan("ProgramRuntime.check")),
     load: (run) =>
       Effect.acquireRelease(
         Effect.promise(module).pipe(Effect.map((m) => makeSandbox(m, limits, onCall))),
@@ -38,7 +39,7 @@ export const QuickJsProgramRuntime = (
             ? loadFailure(loaded)
             : Effect.succeed(makeDecider(quickJsDriver(sandbox, loaded, run), run))
         }),
-        Effect.withSpan("ProgramRuntime.load")
+        withRequestSpan("ProgramRuntime.load")
       )
   })
 }

@@ -1,4 +1,5 @@
 import { Effect, Layer } from "effect"
+import { withRequestSpan } from "../http/RequestSpan.js"
 import { checkInWorker } from "./CheckWorker.js"
 import type { IsolatedVm, IvmIsolate } from "./IsolatedVm.js"
 import { loadFailure } from "./LoadFailure.js"
@@ -27,7 +28,7 @@ export const V8ProgramRuntime = (
     return isolate
   }
   return Layer.succeed(ProgramRuntime, {
-    check: (code) => checkInWorker(code, checked).pipe(Effect.withSpan("ProgramRuntime.check")),
+    check: (code) => checkInWorker(code, checked).pipe(withRequestSpan("ProgramRuntime.check")),
     load: (run) =>
       Effect.acquireRelease(
         Effect.sync(() => makeV8Sandbox(ivm, limits, onCall, use === "oneProgram" ? take() : undefined)),
@@ -47,7 +48,7 @@ export const V8ProgramRuntime = (
             ? loadFailure(loaded)
             : Effect.succeed(makeDecider(v8Driver(sandbox, loaded, run), run))
         }),
-        Effect.withSpan("ProgramRuntime.load")
+        withRequestSpan("ProgramRuntime.load")
       )
   })
 }

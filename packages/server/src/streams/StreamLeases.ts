@@ -1,4 +1,4 @@
-import { PlatformConfig, RateLimited, type Unauthorized, Users } from "@trading-platform/core"
+import { PlatformConfig, RateLimited, type Unauthorized, Users, withRequestSpan } from "@trading-platform/core"
 import { Duration, Effect, FiberHandle, Option, Redacted, Runtime, Schedule, type Scope } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { onClientGone } from "./ClientGone.js"
@@ -219,7 +219,7 @@ export class StreamLeases extends Effect.Service<StreamLeases>()("@trading-platf
               })
             )
         ),
-        Effect.withSpan("StreamLeases.acquire")
+        withRequestSpan("StreamLeases.acquire")
       )
     }
     return { acquire } as const
