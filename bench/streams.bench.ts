@@ -29,6 +29,7 @@ import type { AddressInfo } from "node:net"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { type WebSocket, WebSocketServer } from "ws"
+import { withoutRequestTracing, withRequestServices } from "../packages/server/src/http/RequestRuntime.js"
 
 const clients = Number(process.env["BENCH_STREAM_CLIENTS"] ?? 1000)
 const profiles = process.env["BENCH_STREAM_HEAP_PROFILES"]
@@ -328,7 +329,10 @@ const config = PlatformConfig.layer(platformOptions({
   signals: { ...platformOptions().signals, sampler: false }
 }))
 
-const Server = HttpApiBuilder.serve(requestContext).pipe(
+// Served as `ServerLive` and `makeNodeHandler` serve: a request fiber's context holds only what a
+// request needs, and without a tracer the platform's no-op request span is not made.
+const Server = withRequestServices(HttpApiBuilder.serve(requestContext)).pipe(
+  withoutRequestTracing,
   Layer.provide(EndStreamsOnShutdown),
   Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
   Layer.provide(ApiLive),
