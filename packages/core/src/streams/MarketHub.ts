@@ -150,6 +150,7 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
     const reconciliation = yield* Reconciliation
     const aiTraders = yield* AiTraders
     const open = new Set<Mailbox>()
+    const closers = new Set<() => void>()
     const priceWatchers = new Map<string, { exchange: Exchange; symbol: string; mailboxes: Set<Mailbox> }>()
     const newsWatchers = new Map<string, Set<Mailbox>>()
     const userWatchers: Record<UserFeed, Map<UserId, Set<Mailbox>>> = {
@@ -375,10 +376,26 @@ export class MarketHub extends Effect.Service<MarketHub>()("@trading-platform/co
      */
     const closeAll = Effect.sync(() => {
       for (const box of open) box.close()
+      for (const f of Array.from(closers)) f()
     })
     yield* Effect.addFinalizer(() => closeAll)
 
-    return { mailbox, closeAll, size } as const
+    /**
+     * Calls `f` when every stream is ended (`closeAll`), until the scope closes: for a stream that
+     * may have no mailbox (a WebSocket that has not authenticated yet).
+     */
+    const onCloseAll = (f: () => void) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          closers.add(f)
+        }),
+        () =>
+          Effect.sync(() => {
+            closers.delete(f)
+          })
+      )
+
+    return { mailbox, closeAll, onCloseAll, size } as const
   })
 }) {}
 

@@ -23,7 +23,21 @@ import {
   WsClientMessage,
   type WsServerMessage
 } from "@trading-platform/core"
-import { Clock, Duration, Effect, Either, Fiber, FiberMap, FiberSet, Option, Schema, Scope, Stream } from "effect"
+import {
+  Clock,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Exit,
+  Fiber,
+  FiberMap,
+  FiberSet,
+  Option,
+  Schema,
+  Scope,
+  Stream
+} from "effect"
 import type { IncomingMessage } from "node:http"
 import { presentedToken } from "../http/PresentedToken.js"
 import { type StreamLease, StreamLeases } from "./StreamLeases.js"
@@ -125,15 +139,16 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
       )
 
     /**
-     * One connection after upgrading; `authenticated` is set when the token came with the request.
-     * Everything is driven by the socket's and the hub's events: the request's fiber waits for the
-     * socket to close, and a fiber runs only while messages are being handled (in order, one at a
-     * time), so an open socket holds no fiber of its own.
+     * One connection after upgrading, until the socket closes; `authenticated` is set when the token
+     * came with the request, and `opened` completes once the socket is open. Everything is driven by
+     * the socket's and the hub's events: one fiber waits for the socket to close, and another runs
+     * only while messages are being handled (in order, one at a time).
      */
     const session = (
       socket: Socket.Socket,
       authenticated: Option.Option<{ readonly caller: CurrentUserShape; readonly lease: StreamLease }>,
-      connection: Connection
+      connection: Connection,
+      opened: Deferred.Deferred<void>
     ) =>
       Effect.gen(function*() {
         const scope = yield* Effect.scope
@@ -431,6 +446,8 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
 
         const start = Effect.gen(function*() {
           raw = webSocketOf(connection.request)
+          // The server is stopping: 1001 before the platform's release of the socket closes it without a code.
+          yield* hub.onCloseAll(() => close(goingAway, "Server shutting down"))
           if (
             raw === undefined || !capIncomingMessages(connection.request, websocket.maxMessageBytes) ||
             !onCloseFrame(connection.request, clientClosing)
@@ -470,21 +487,14 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
           )
         })
 
-        // In a fiber of its own, so the server stopping closes the socket with 1001 before the
-        // platform's release of the socket closes it without a code.
-        const running = yield* Effect.fork(
-          Effect.catchTag(socket.runRaw(receive, { onOpen: Scope.extend(start, scope) }), "SocketError", () =>
-            Effect.void)
+        yield* Effect.catchTag(
+          socket.runRaw(receive, {
+            onOpen: Scope.extend(Effect.ensuring(start, Deferred.succeed(opened, undefined)), scope)
+          }),
+          "SocketError",
+          () => Effect.void
         )
-        yield* Fiber.join(running).pipe(
-          // The server is stopping (not the client leaving, which ends runRaw first).
-          Effect.onInterrupt(() =>
-            Effect.sync(() =>
-              close(goingAway, "Server shutting down")
-            )
-          )
-        )
-      }).pipe(Effect.scoped)
+      })
 
     yield* router.get(
       "/api/ws",
@@ -497,34 +507,51 @@ export const WebSocketLive = HttpApiBuilder.Router.use((router) =>
             reason: "token_invalid"
           })
         }
-        // A token in the request is checked before upgrading, so its failures answer HTTP errors.
-        const authenticated = presented._tag === "Token"
-          ? Option.some({
-            caller: yield* users.authenticate(presented.token),
-            lease: yield* leases.acquire(presented.token)
-          })
-          : Option.none()
-        const connectedAt = yield* Clock.currentTimeMillis
-        // A socket without a token in its request holds one of its address's places until it authenticates.
-        const place = Option.isNone(authenticated)
-          ? Option.some(yield* unauthenticatedPlace(clientIp(request)))
-          : Option.none()
-        // A request that is no upgrade, or a host that cannot upgrade (a fetch-style handler).
-        const socket = yield* request.upgrade.pipe(
-          Effect.catchTag("RequestError", () =>
-            new InvalidInput({
-              error:
-                "GET /api/ws opens a WebSocket: send it as an upgrade (Upgrade: websocket) to a server that serves WebSockets",
-              issues: [{ path: "upgrade", message: "must be websocket" }]
-            }))
+        // What the socket holds (its lease, its address's place, its subscriptions) is released when
+        // it closes. The request ends once the socket is open, its session going on in a fiber of its
+        // own: an open socket does not keep the request's fiber, with its middleware, waiting.
+        const scope = yield* Scope.make()
+        return yield* Effect.gen(function*() {
+          // A token in the request is checked before upgrading, so its failures answer HTTP errors.
+          const authenticated = presented._tag === "Token"
+            ? Option.some({
+              caller: yield* users.authenticate(presented.token),
+              lease: yield* leases.acquire(presented.token)
+            })
+            : Option.none()
+          const connectedAt = yield* Clock.currentTimeMillis
+          // A socket without a token in its request holds one of its address's places until it authenticates.
+          const place = Option.isNone(authenticated)
+            ? Option.some(yield* unauthenticatedPlace(clientIp(request)))
+            : Option.none()
+          // A request that is no upgrade, or a host that cannot upgrade (a fetch-style handler).
+          const socket = yield* request.upgrade.pipe(
+            Effect.catchTag("RequestError", () =>
+              new InvalidInput({
+                error:
+                  "GET /api/ws opens a WebSocket: send it as an upgrade (Upgrade: websocket) to a server that serves WebSockets",
+                issues: [{ path: "upgrade", message: "must be websocket" }]
+              }))
+          )
+          const opened = yield* Deferred.make<void>()
+          const running = yield* session(socket, authenticated, {
+            request: NodeHttpServerRequest.toIncomingMessage(request),
+            connectedAt,
+            place
+          }, opened).pipe(
+            Effect.onExit((exit) => Scope.close(scope, exit)),
+            Effect.ensuring(Deferred.succeed(opened, undefined)),
+            Effect.forkDaemon
+          )
+          // The platform answers the upgrade once this returns. A client gone before the socket is
+          // open (or the server stopping then) interrupts this request, and with it the session.
+          yield* Deferred.await(opened).pipe(Effect.onInterrupt(() => Fiber.interrupt(running)))
+          return HttpServerResponse.empty()
+        }).pipe(
+          Scope.extend(scope),
+          Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
         )
-        yield* session(socket, authenticated, {
-          request: NodeHttpServerRequest.toIncomingMessage(request),
-          connectedAt,
-          place
-        })
-        return HttpServerResponse.empty()
-      }).pipe(Effect.scoped)
+      })
     )
   })
 )

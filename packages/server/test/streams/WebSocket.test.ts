@@ -1,8 +1,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { rateLimitPolicyPerMinute } from "@trading-platform/core"
-import { Effect, Exit, Layer, Scope, TestClock } from "effect"
+import { MarketHub, rateLimitPolicyPerMinute } from "@trading-platform/core"
+import { Effect, Exit, Layer, Scope, Supervisor, TestClock } from "effect"
 import { marketNow, tradingProgram } from "../support/Backtests.js"
-import { evaluate, openSse, openWs, poolMetAt, StreamTestServer } from "../support/StreamClients.js"
+import { evaluate, openSse, openWs, poolMetAt, StreamTestServer, until } from "../support/StreamClients.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
 
 const rateLimits = {
@@ -12,9 +12,15 @@ const rateLimits = {
 
 const wait = <A>(promise: () => Promise<A>) => Effect.promise(promise)
 
+const tracked = Effect.runSync(Supervisor.track)
+const liveFibers = Effect.map(tracked.value, (fibers) => fibers.length)
+
 // At an instant with market data behind it, so backtests may be submitted.
 layer(
-  StreamTestServer({ config: { rateLimits } }).pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(marketNow)))),
+  StreamTestServer({ config: { rateLimits } }).pipe(
+    Layer.provide(Layer.effectDiscard(TestClock.setTime(marketNow))),
+    Layer.provide(Supervisor.addSupervisor(tracked))
+  ),
   { timeout: "120 seconds" }
 )("WebSocket /api/ws", (it) => {
   it.effect("with the token in the query: ping, subscribe to prices, an event on its channel when the price moves", () =>
@@ -41,6 +47,39 @@ layer(
       })
       ws.socket.close(1000)
       expect((yield* wait(() => ws.closed)).code).toBe(1000)
+    }))
+
+  it.effect("a client that closes its socket frees its subscriptions, its lease and its fibers", () =>
+    Effect.gen(function*() {
+      const hub = yield* MarketHub
+      const user = yield* signUp("wsleave")
+      const before = yield* liveFibers
+      const idle = yield* hub.size
+      const ws = yield* openWs(`?session_token=${user.token}`)
+      for (const channel of ["triggers", "prices:BTC", "news:ETH"]) {
+        ws.send({ type: "subscribe", channel })
+        expect(yield* wait(() => ws.next((m) => m.type === "subscribed"))).toEqual({ type: "subscribed", channel })
+      }
+      expect(yield* hub.size).toEqual({
+        triggerWatchers: idle.triggerWatchers + 1,
+        priceWatchers: idle.priceWatchers + 1,
+        newsWatchers: idle.newsWatchers + 1
+      })
+      ws.socket.close(1000)
+      expect((yield* wait(() => ws.closed)).code).toBe(1000)
+      yield* wait(() =>
+        until("the socket to be released", () => {
+          const size = Effect.runSync(hub.size)
+          return size.triggerWatchers === idle.triggerWatchers && size.priceWatchers === idle.priceWatchers &&
+              size.newsWatchers === idle.newsWatchers && Effect.runSync(liveFibers) <= before
+            ? true
+            : undefined
+        }, 30_000)
+      )
+      // And its lease: the token opens a socket again.
+      const again = yield* openWs(`?session_token=${user.token}`)
+      expect(yield* wait(() => again.refused)).toBeUndefined()
+      again.socket.close()
     }))
 
   it.effect("with the token as the first message; triggers of the caller arrive on the triggers channel", () =>
