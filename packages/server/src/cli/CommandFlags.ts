@@ -420,8 +420,10 @@ const noPositionals = (name: CommandName, positionals: ReadonlyArray<string>) =>
 /** Checks a command's arguments, loading nothing: its plan, its usage (`--help`), or its mistakes in one line. */
 export const checkCommand = async (name: CommandName, argv: ReadonlyArray<string>): Promise<Checked> => {
   if (argv.includes("--help") || argv.includes("-h")) return { _tag: "Help", text: usageOf(name) }
+  // `effect/Schema`, not the index: a dynamic import of the whole index made the bundle's code
+  // splitting put every Effect module (and fast-check) in a chunk the server loads at start.
   const needed = name === "backtest" || name === "optimize" || name === "import"
-    ? { ...(await contract()), Schema: (await import("effect")).Schema }
+    ? { ...(await contract()), Schema: await import("effect/Schema") }
     : undefined
   const given = read(name, argv)
   const { mistakes, positionals, values } = given
