@@ -19,6 +19,7 @@ import { JobFailed, type JobLease } from "../jobs/JobWorkers.js"
 import { type CandleSource, MarketData } from "../market/MarketData.js"
 import type { Bars, Decider } from "../sandbox/Decider.js"
 import { type Decision, hold } from "../sandbox/Decision.js"
+import { fromDecodedRow } from "../sql/Columns.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import { unlistedRules } from "../trading/Fills.js"
@@ -66,7 +67,7 @@ const toEntry = (row: AiBacktestEntryRow) =>
     created_at: row.created_at,
     started_at: row.started_at,
     finished_at: row.finished_at
-  })
+  }, fromDecodedRow)
 
 const toBacktest = (row: AiBacktestRow) => {
   const result = row.result
@@ -86,7 +87,7 @@ const toBacktest = (row: AiBacktestRow) => {
     trades: result?.trades ?? [],
     fills: result?.fills ?? [],
     slots: result?.slots ?? []
-  })
+  }, fromDecodedRow)
 }
 
 /**

@@ -3,6 +3,7 @@ import { PlatformConfig } from "../config/PlatformConfig.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { MarketData } from "../market/MarketData.js"
+import { fromDecodedRow } from "../sql/Columns.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
@@ -16,7 +17,7 @@ const toTask = (row: InsightRow) =>
     status: row.status,
     ...(row.result !== null ? { result: row.result } : {}),
     ...(row.error !== null && row.status === "failed" ? { error: row.error } : {})
-  })
+  }, fromDecodedRow)
 
 /** Insight jobs: queued by the caller (within the hourly quota), polled by their owner. */
 export class Insights extends Effect.Service<Insights>()("@trading-platform/core/Insights", {

@@ -16,6 +16,7 @@ import { Programs } from "../programs/Programs.js"
 import type { ProgramRow } from "../programs/Programs.js"
 import { PoolId } from "../signals/Signal.js"
 import { Signals } from "../signals/Signals.js"
+import { fromDecodedRow } from "../sql/Columns.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy, type Owner } from "../users/Ownership.js"
@@ -80,7 +81,7 @@ export const toRun = (row: RunRow) =>
     created_at: row.created_at,
     started_at: row.started_at,
     finished_at: row.finished_at
-  })
+  }, fromDecodedRow)
 
 /** An order as the account's orders list it. */
 export const toOrder = (

@@ -14,6 +14,7 @@ import type { ProgramId } from "../programs/Program.js"
 import { Programs } from "../programs/Programs.js"
 import type { ProgramRow } from "../programs/Programs.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
+import { fromDecodedRow } from "../sql/Columns.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
@@ -55,7 +56,7 @@ const toEntry = (row: BacktestEntryRow) =>
       : row.total_trades === 0
       ? 0
       : (row.winning_trades ?? 0) / row.total_trades
-  })
+  }, fromDecodedRow)
 
 const toBacktest = (row: BacktestRow) =>
   new Backtest({
@@ -81,7 +82,7 @@ const toBacktest = (row: BacktestRow) =>
     equity_curve: row.result?.equity_curve ?? [],
     trades: row.result?.trades ?? [],
     fills: row.result?.fills ?? []
-  })
+  }, fromDecodedRow)
 
 /**
  * A backtest's range as epoch milliseconds, once it is ordered (400 naming `end`), at most

@@ -7,6 +7,7 @@ import { withRequestSpan } from "../http/RequestSpan.js"
 import { cancelUnfinished } from "../jobs/JobQueue.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { JobFailed, type JobLease, type JobStopped, runJobWorkers } from "../jobs/JobWorkers.js"
+import { fromDecodedRow } from "../sql/Columns.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { Owner } from "../users/Ownership.js"
@@ -38,7 +39,7 @@ const toCandleSync = (row: CandleSyncRow) =>
     result: row.result,
     error: row.status === "failed" || row.status === "cancelled" ? row.error : null,
     created_at: row.created_at
-  })
+  }, fromDecodedRow)
 
 /** Candle syncs as durable jobs: a venue's bars of a range fetched into the store, within its rate limits. */
 export class CandleSyncs extends Effect.Service<CandleSyncs>()("@trading-platform/core/CandleSyncs", {

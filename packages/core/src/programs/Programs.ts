@@ -4,6 +4,7 @@ import { pageOf, type Pagination } from "../http/Pagination.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { compileProgram } from "../sandbox/ProgramSource.js"
+import { fromDecodedRow } from "../sql/Columns.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
@@ -30,9 +31,10 @@ const toSummary = (row: ProgramRow) =>
     created_at: row.created_at,
     description: row.description,
     updated_at: row.updated_at
-  })
+  }, fromDecodedRow)
 
-const toProgram = (row: ProgramRow) => new Program({ ...toSummary(row), code: row.code, parameters: row.parameters })
+const toProgram = (row: ProgramRow) =>
+  new Program({ ...toSummary(row), code: row.code, parameters: row.parameters }, fromDecodedRow)
 
 /** Trading programs: ownership, and the rule that a stored program loads in the sandbox. */
 export class Programs extends Effect.Service<Programs>()("@trading-platform/core/Programs", {

@@ -4,6 +4,7 @@ import { ExchangeMismatch, InvalidInput, NotFound, SignalInUse, SymbolNotListed 
 import { pageOf } from "../http/Pagination.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import { MarketData } from "../market/MarketData.js"
+import { fromDecodedRow } from "../sql/Columns.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy, type Owner } from "../users/Ownership.js"
@@ -42,7 +43,7 @@ const toSignal = (row: SignalRow) =>
     enabled: row.enabled,
     created_at: row.created_at,
     updated_at: row.updated_at
-  })
+  }, fromDecodedRow)
 
 const toPool = (row: PoolRow) =>
   new SignalPool({
@@ -56,7 +57,7 @@ const toPool = (row: PoolRow) =>
     logic: row.logic,
     enabled: row.enabled,
     created_at: row.created_at
-  })
+  }, fromDecodedRow)
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 

@@ -6,6 +6,7 @@ import { summarizeIssues } from "../http/DecodeFailure.js"
 import { Conflict, InvalidInput, NotFound, RateLimited, Unauthorized } from "../http/Errors.js"
 import { pageOf, type Pagination } from "../http/Pagination.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
+import { fromDecodedRow } from "../sql/Columns.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "./Authentication.js"
@@ -27,7 +28,7 @@ import {
 import { type SessionRow, type UserRow, UsersRepo } from "./UsersRepo.js"
 
 const toUser = (row: UserRow) =>
-  new User({ id: row.id, email: row.email, username: row.username, created_at: row.created_at })
+  new User({ id: row.id, email: row.email, username: row.username, created_at: row.created_at }, fromDecodedRow)
 
 const toSession = (row: SessionRow, current: SessionId) =>
   new Session({
@@ -37,7 +38,7 @@ const toSession = (row: SessionRow, current: SessionId) =>
     expires_at: row.expires_at,
     user_agent: row.user_agent,
     current: row.id === current
-  })
+  }, fromDecodedRow)
 
 const invalidCredentials = new Unauthorized({ error: "Email or password is incorrect", reason: "invalid_credentials" })
 
