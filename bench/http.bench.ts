@@ -12,6 +12,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { isDeepStrictEqual } from "node:util"
 import { Worker } from "node:worker_threads"
 import pg from "pg"
 import { withFreshDatabase } from "./FreshDatabase.js"
@@ -158,6 +159,11 @@ const rawServer = async (db: Db) => {
     updated_at: iso(account.updated_at)
   })
   const datesOf = (row: any) => ({ ...row, created_at: iso(row.created_at), updated_at: iso(row.updated_at) })
+  // As the API answers them: without the owner, JSON columns parsed.
+  const programOf = ({ user_id, ...row }: any) =>
+    datesOf({ ...row, parameters: row.parameters === null ? null : JSON.parse(row.parameters) })
+  const signalOf = ({ user_id, ...row }: any) =>
+    datesOf({ ...row, trigger_condition: JSON.parse(row.trigger_condition) })
   const accountColumns =
     "accounts.*, EXISTS (SELECT 1 FROM venue_credentials c WHERE c.account_id = accounts.id AND c.venue = 'venue1') AS has_venue1_wallet, EXISTS (SELECT 1 FROM venue_credentials c WHERE c.account_id = accounts.id AND c.venue = 'venue2') AS has_venue2_keys"
   const update = (userId: number, id: number, input: Record<string, unknown>) =>
@@ -206,7 +212,51 @@ const rawServer = async (db: Db) => {
     ["PUT", /^\/api\/account\/(\d+)$/, (s, m, body) => update(s.user_id, Number(m[1]), body)],
     ["GET", /^\/api\/programs\/(\d+)$/, async (s, m) => {
       const [row] = await db.query("SELECT * FROM programs WHERE id = $1", [Number(m[1])])
-      return row && row.user_id === s.user_id ? datesOf(row) : undefined
+      return row && row.user_id === s.user_id ? programOf(row) : undefined
+    }],
+    ["GET", /^\/api\/programs\/backtest\/(\d+)$/, async (s, m) => {
+      const [row] = await db.query("SELECT * FROM backtests WHERE id = $1", [Number(m[1])])
+      if (!row || row.user_id !== s.user_id) return undefined
+      const result = row.result === null ? null : JSON.parse(row.result)
+      return {
+        id: row.id,
+        status: row.status,
+        account_id: row.account_id,
+        program_id: row.program_id,
+        symbol: row.symbol,
+        symbols: JSON.parse(row.symbols),
+        exchange: row.exchange,
+        timeframe: row.timeframe,
+        timeframes: JSON.parse(row.timeframes),
+        params: JSON.parse(row.params),
+        created_at: iso(row.created_at),
+        started_at: iso(row.started_at),
+        finished_at: iso(row.finished_at),
+        total_pnl: row.total_pnl === null ? null : Number(row.total_pnl),
+        total_trades: row.total_trades,
+        win_rate: row.total_trades === null ? null : row.total_trades === 0 ? 0 : row.winning_trades / row.total_trades,
+        start: iso(row.start_at),
+        end: iso(row.end_at),
+        initial_balance: Number(row.initial_balance),
+        fee_rate: row.fee_rate,
+        maker_fee_rate: row.maker_fee_rate,
+        slippage: row.slippage,
+        slippage_model: row.slippage_model,
+        fill_timing: row.fill_timing,
+        margin_mode: row.margin_mode,
+        leverage: row.leverage,
+        warmup_bars: row.warmup_bars,
+        warmed_up_bars: result?.warmed_up_bars ?? null,
+        progress: row.progress,
+        attempts: row.attempts,
+        error: row.error,
+        metrics: result?.metrics ?? null,
+        per_symbol: result?.per_symbol ?? [],
+        final_balance: result?.final_balance ?? null,
+        equity_curve: result?.equity_curve ?? [],
+        trades: result?.trades ?? [],
+        fills: result?.fills ?? []
+      }
     }],
     ["GET", /^\/api\/signals$/, async (s) => {
       const pools = await db.query(
@@ -214,7 +264,7 @@ const rawServer = async (db: Db) => {
         [s.user_id]
       )
       const signals = await db.query("SELECT * FROM signals WHERE user_id = $1 ORDER BY id", [s.user_id])
-      return { signals: signals.map(datesOf), pools: pools.map(datesOf) }
+      return { signals: signals.map(signalOf), pools: pools.map(datesOf) }
     }],
     ["POST", /^\/api\/signals$/, async (s, _, body) => {
       const now = new Date()
@@ -222,7 +272,7 @@ const rawServer = async (db: Db) => {
         "INSERT INTO signals (user_id, exchange, signal_name, description, trigger_condition, enabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *",
         [s.user_id, "venue1", body.signal_name, null, JSON.stringify(body.trigger_condition), body.enabled, now, now]
       )
-      return datesOf(row)
+      return signalOf(row)
     }]
   ]
   const server = createServer((req, res) => {
@@ -271,6 +321,8 @@ interface Fixture {
   readonly token: string
   readonly accountId: number
   readonly programId: number
+  /** A completed backtest of the program: a week of hourly bars. */
+  readonly backtestId: number
 }
 
 /** A scenario: its row's name, and the request both servers are loaded with. */
@@ -295,6 +347,7 @@ const reads: ReadonlyArray<Scenario> = [
   },
   get("`GET /api/programs/{id}`", (f) => `/api/programs/${f.programId}`),
   get("`GET /api/account/list`", () => "/api/account/list"),
+  get("`GET /api/programs/backtest/{id}`", (f) => `/api/programs/backtest/${f.backtestId}`),
   get("`GET /api/signals`", () => "/api/signals")
 ]
 const trigger = { metric: "price_change", operator: "gt", threshold: 2, time_window: "1h" }
@@ -341,7 +394,21 @@ const makeFixture = async (base: string): Promise<Fixture> => {
     code: "export function decide(data) {\n  return { operation: \"hold\" }\n}\n"
   }, token)
   await post(base, "/api/signals", { signal_name: "bench", enabled: false, trigger_condition: trigger }, token)
-  return { token, accountId: account.id as number, programId: program.id as number }
+  const backtest = await post(base, `/api/programs/${program.id}/backtest`, {
+    symbol: "BTC",
+    timeframe: "1h",
+    start: "2025-06-01T00:00:00Z",
+    end: "2025-06-08T00:00:00Z"
+  }, token)
+  for (;;) {
+    const { status } = await fetch(`${base}/api/programs/backtest/${backtest.id}`, {
+      headers: { authorization: `Bearer ${token}` }
+    }).then((r) => r.json())
+    if (status === "completed") break
+    if (status !== "queued" && status !== "running") throw new Error(`the fixture's backtest ended ${status}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  return { token, accountId: account.id as number, programId: program.id as number, backtestId: backtest.id as number }
 }
 
 /** A scenario's median round on the server and on the raw same-work server. */
@@ -359,6 +426,16 @@ const median = (loads: Array<Load>) => [...loads].sort((a, b) => a.rate - b.rate
 /** Every scenario on the server at `base` and on the raw same-work server at `raw`, alternating. */
 const alternating = async (base: string, raw: string, fixture: Fixture): Promise<Array<Compared>> => {
   const results: Array<Compared> = []
+  // Same work means the same answer: each read's body from both servers, compared once.
+  for (const scenario of reads) {
+    const [ours, theirs] = await Promise.all(
+      [base, raw].map((at) => fetch(at + scenario.path(fixture), scenario.request(fixture)).then((r) => r.json()))
+    )
+    if (!isDeepStrictEqual(ours, theirs)) {
+      const keys = Object.keys({ ...ours, ...theirs }).filter((k) => !isDeepStrictEqual(ours[k], theirs[k]))
+      console.log(`(the raw server's answer to ${scenario.name} differs from the server's at ${keys.join(", ")})`)
+    }
+  }
   for (const phase of [reads, writes]) {
     const loads = phase.map(() => ({ server: [] as Array<Load>, raw: [] as Array<Load> }))
     for (let round = 0; round < rounds; round++) {
