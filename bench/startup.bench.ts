@@ -91,7 +91,8 @@ const start = async (command: Array<string>, dataDir: string, port: number) => {
   const child = spawn(command[0]!, command.slice(1), {
     cwd: root,
     detached: true, // its own process group, so npm, tsx and the server stop together
-    stdio: "ignore",
+    // The server's stderr is kept (its last 4 KB), to say why it stopped if it does.
+    stdio: ["ignore", "ignore", "pipe"],
     env: {
       ...process.env,
       DATA_DIR: dataDir,
@@ -102,12 +103,16 @@ const start = async (command: Array<string>, dataDir: string, port: number) => {
       RATE_LIMIT_WRITE_PER_MIN: "1000000"
     }
   })
+  let stderr = ""
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4096)
+  })
   const deadline = started + 120_000
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${command.join(" ")} exited with ${child.exitCode}`)
     if (performance.now() > deadline) throw new Error(`${command.join(" ")} was not healthy within 120 s`)
     const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.status === 200, () => false)
-    if (ok) return { child, healthyMs: Math.round(performance.now() - started) }
+    if (ok) return { child, healthyMs: Math.round(performance.now() - started), stderr: () => stderr }
     await sleep(5)
   }
 }
@@ -226,7 +231,16 @@ const idleCpu = async (name: string, command: Array<string>) => {
     console.log(`| ${name} | new data directory, nothing configured | ${fresh} |`)
     if (idleCpuUsers === 0) return
     const setup = performance.now()
-    await signalUsers(`http://127.0.0.1:${port}`, idleCpuUsers)
+    await signalUsers(`http://127.0.0.1:${port}`, idleCpuUsers).catch((e) => {
+      throw new Error(
+        `setting up the users failed (the server ${
+          server.child.exitCode === null && server.child.signalCode === null
+            ? "still runs"
+            : `exited with ${server.child.exitCode ?? server.child.signalCode}`
+        }; its stderr ends: ${server.stderr().slice(-1000) || "nothing"})`,
+        { cause: e }
+      )
+    })
     const setupS = ((performance.now() - setup) / 1000).toFixed(0)
     console.log(
       `| ${name} | ${
