@@ -26,22 +26,27 @@ for (const storage of testStorages) {
                 users.register({ email: "i@example.com", username: "insight_owner", password: "long enough password" })
             )
             const now = () => Effect.map(TestClock.currentTimeMillis, (ms) => new Date(ms))
-            // Queued without waking this instance's worker, so the worker that dies claims it first.
-            const queued = yield* repo.insert({
-              user_id: user.id,
-              symbol: "BTC",
-              exchange: "venue1",
-              timeframe: "1h",
-              prompt: null,
-              now: yield* now()
-            })
-            const dead = Option.getOrThrow(
-              yield* repo.jobs.claim({
-                now: yield* now(),
-                leaseUntil: new Date((yield* now()).getTime() + Duration.toMillis(lease)),
-                worker: "dead"
+            // Queued and claimed by the worker that dies in one transaction, without waking this
+            // instance's worker: a live worker's poll (its first, which under load can run after the
+            // layer is up) never sees the job queued.
+            const [queued, dead] = yield* sql.withTransaction(Effect.gen(function*() {
+              const queued = yield* repo.insert({
+                user_id: user.id,
+                symbol: "BTC",
+                exchange: "venue1",
+                timeframe: "1h",
+                prompt: null,
+                now: yield* now()
               })
-            )
+              const dead = Option.getOrThrow(
+                yield* repo.jobs.claim({
+                  now: yield* now(),
+                  leaseUntil: new Date((yield* now()).getTime() + Duration.toMillis(lease)),
+                  worker: "dead"
+                })
+              )
+              return [queued, dead] as const
+            }))
             expect(dead).toMatchObject({ id: queued.id, status: "running", attempts: 1 })
 
             const row = () => repo.findById(queued.id).pipe(Effect.map(Option.getOrThrow))
