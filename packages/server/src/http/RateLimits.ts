@@ -1,18 +1,12 @@
 import { RateLimiter } from "@effect/experimental"
-import { HttpApi, HttpApp, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApp, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { FindMyWay } from "@effect/platform/HttpLayerRouter"
-import {
-  PlatformConfig,
-  type Quota,
-  rateLimitCategory,
-  RateLimited,
-  TradingApi,
-  withRequestSpan
-} from "@trading-platform/core"
+import { PlatformConfig, type Quota, rateLimitCategory, RateLimited, withRequestSpan } from "@trading-platform/core"
 import { Clock, Duration, Effect, Either, FiberRef, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { type PresentedToken, presentedToken, type TokenCarrier } from "./PresentedToken.js"
 import * as RateLimitStore from "./RateLimitStore.js"
+import { routes } from "./Routes.js"
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
 
@@ -34,14 +28,9 @@ interface Operation {
  */
 const makeOperations = (config: Partial<FindMyWay.RouterConfig>) => {
   const router = FindMyWay.make<Operation>(config)
-  HttpApi.reflect(TradingApi, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint, group }) =>
-      router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, {
-        group: group.identifier,
-        endpoint: endpoint.name
-      })
-  })
+  for (const { endpoint, group, method, path } of routes) {
+    router.on(method, path as FindMyWay.PathInput, { group, endpoint })
+  }
   // As the router: a HEAD without a route of its own takes the GET's.
   return (method: string, url: string): Operation | undefined =>
     (router.find(method, url) ?? (method === "HEAD" ? router.find("GET", url) : undefined))?.handler
