@@ -1,5 +1,4 @@
 import { type Duration, Effect } from "effect"
-import { parseFeed } from "feedsmith"
 import { fetchFailedText, GuardedFetch } from "../fetch/GuardedFetch.js"
 import type { FeedItem } from "./NewsRepo.js"
 
@@ -55,12 +54,22 @@ const webLink = (link: string | null, base: string | undefined): string | null =
   }
 }
 
+// The feed parser and its XML parser (about 300 KB of modules), loaded when a feed is first read
+// rather than at every start.
+const feedsmith = Effect.promise(() => import("feedsmith"))
+
 /**
- * The stories of a parsed RSS, RDF, Atom or JSON feed read from `base`: those without an http or
- * https link are skipped.
+ * The stories of an RSS, RDF, Atom or JSON feed read from `base`: those without an http or https
+ * link are skipped. Fails when the body is no such feed.
  */
-export const feedItems = (body: string, listed: ReadonlySet<string>, base?: string): Array<FeedItem> => {
-  const parsed = parseFeed(body)
+export const feedItems = (body: string, listed: ReadonlySet<string>, base?: string) =>
+  Effect.flatMap(feedsmith, ({ parseFeed }) => Effect.try(() => itemsOf(parseFeed(body), listed, base)))
+
+const itemsOf = (
+  parsed: ReturnType<typeof import("feedsmith").parseFeed>,
+  listed: ReadonlySet<string>,
+  base: string | undefined
+): Array<FeedItem> => {
   const raw: Array<{ link: string | null; title: string | null; summary: string | null; published: Date | null }> =
     parsed.format === "atom"
       ? (parsed.feed.entries ?? []).map((e) => ({
@@ -123,8 +132,6 @@ export const readFeed = (
       ),
       Effect.mapError(() => fetchFailedText)
     )
-    return yield* Effect.try({
-      try: () => feedItems(fetched.body, listed, fetched.url),
-      catch: () => "is not a valid RSS, Atom or JSON feed"
-    })
+    return yield* Effect.mapError(feedItems(fetched.body, listed, fetched.url), () =>
+      "is not a valid RSS, Atom or JSON feed")
   })

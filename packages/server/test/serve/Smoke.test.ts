@@ -1,5 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { builtServer, referenceServer } from "../support/ServerProcess.js"
 import { openSseAt, openWsAt } from "../support/StreamClients.js"
 
@@ -7,8 +9,21 @@ import { openSseAt, openWsAt } from "../support/StreamClients.js"
 // package worked there and failed in the bundle): each feature's main path over HTTP, against the
 // two ways a user starts it, each started once and shared by the tests of its way.
 
+// A news feed on loopback, which the servers below are allowed to fetch: reading it loads the
+// feed parser, which the shipped server loads on first use.
+const feed = createServer((_, res) =>
+  res.writeHead(200, { "content-type": "application/rss+xml" }).end(
+    `<?xml version="1.0"?><rss version="2.0"><channel><title>Smoke news</title>
+      <item><title>BTC smoke test</title><link>http://news.test/smoke</link></item></channel></rss>`
+  )
+).listen(0, "127.0.0.1").unref()
+await new Promise((resolve) => feed.once("listening", resolve))
+const feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/rss`
+
 // Polling below asks more than the default read limit allows a minute.
 const flags = [
+  "--fetch-allow-hosts",
+  "127.0.0.1",
   "--rate-limit-auth-per-min",
   "1000",
   "--rate-limit-read-per-min",
@@ -277,7 +292,7 @@ for (const way of ways) {
           expect((yield* api("GET", "/ai/prompt-variables")).status).toBe(200)
         }))
 
-      it.effect("market prices and candles, the ranking, news sources, analytics and the arena answer", () =>
+      it.effect("market prices and candles, the ranking, a news feed read, analytics and the arena answer", () =>
         Effect.gen(function*() {
           const prices = yield* api("POST", "/market/prices", { symbols: ["BTC", "ETH"] })
           expect(prices.status).toBe(200)
@@ -290,6 +305,15 @@ for (const way of ways) {
           expect(table.status).toBe(200)
           expect(table.body.rows.map((r: any) => r.rank)).toEqual([1, 2, 3])
           expect((yield* api("GET", "/news/sources")).body.sources.length).toBeGreaterThan(0)
+          expect((yield* api("POST", "/news/sources", { name: "smoke", url: feedUrl })).status).toBe(201)
+          const refreshed = yield* api("POST", "/news/refresh")
+          expect(refreshed.body.sources.find((s: any) => s.url === feedUrl)).toMatchObject({
+            new_items: 1,
+            error: null
+          })
+          expect((yield* api("GET", "/news")).body.items.map((i: any) => [i.link, i.symbols])).toEqual([
+            ["http://news.test/smoke", ["BTC"]]
+          ])
           const summary = yield* api("GET", "/analytics/program-summary?dimension=program")
           expect(summary.status).toBe(200)
           expect(summary.body).toMatchObject({ dimension: "program", items: expect.any(Array) })
