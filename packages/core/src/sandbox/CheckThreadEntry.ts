@@ -11,6 +11,7 @@ import type { CheckThreadInput } from "./CheckWorker.js"
 import { loadIsolatedVm } from "./IsolatedVm.js"
 import type { LoadFailure } from "./LoadFailure.js"
 import { loadProgram, makeSandbox, SandboxStalled } from "./Sandbox.js"
+import { loadStepCounter } from "./StepCounting.js"
 import { loadV8Program, makeV8Sandbox } from "./V8Sandbox.js"
 
 const { code, heartbeat, limits } = workerData as CheckThreadInput
@@ -34,8 +35,11 @@ const post = (load: () => { parameters: unknown } | LoadFailure, dispose: () => 
 setBusy(true)
 const addon = limits.runtime === "v8" ? loadIsolatedVm() : undefined
 if (addon !== undefined && "ivm" in addon) {
-  const sandbox = makeV8Sandbox(addon.ivm, limits, call)
-  post(() => loadV8Program(sandbox, code, 0), sandbox.dispose)
+  const { ivm } = addon
+  void loadStepCounter().then((countSteps) => {
+    const sandbox = makeV8Sandbox(ivm, limits, call)
+    post(() => loadV8Program(sandbox, countSteps, code, 0), sandbox.dispose)
+  })
 } else {
   void newQuickJSWASMModule().then((module) => {
     const sandbox = makeSandbox(module, limits, call)

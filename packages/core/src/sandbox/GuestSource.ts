@@ -3,7 +3,7 @@ import { mulberry32 } from "../stats/Random.js"
 import { bootstrap } from "./guest/Bootstrap.js"
 import { installMetering, installStepCounter } from "./guest/Metering.js"
 import { candleWindow } from "./SandboxLimits.js"
-import { countSteps, overBudgetMessage } from "./StepCounting.js"
+import { overBudgetMessage, type StepCounter } from "./StepCounting.js"
 import { windowIndicatorsSource } from "./WindowIndicatorsSource.js"
 
 /**
@@ -49,7 +49,7 @@ const counted = new Map<string, string>()
  * The guest for V8, with `ta`'s steps counted on `counter` as the program's are (see `countSteps`),
  * so a helper called on a copy of the candles costs the same steps on either runtime.
  */
-export const countedGuestSource = (counter: string): string => {
+export const countedGuestSource = (countSteps: StepCounter, counter: string): string => {
   let source = counted.get(counter)
   if (source === undefined) {
     const ta = countSteps(taSource, counter)

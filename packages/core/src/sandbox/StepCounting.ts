@@ -1,4 +1,4 @@
-import { type Node, parse } from "acorn"
+import type { Node, parse as Parse } from "acorn"
 
 // Plain functions, without Effect: the check thread imports this module too.
 
@@ -58,7 +58,11 @@ const unusedName = (source: string) => {
  * positions keep their lines. The counter's name is, unless given, one the source does not
  * contain, so no declaration of the program can shadow it.
  */
-export const countSteps = (source: string, counter = unusedName(source)): CountedProgram | ParseFailure => {
+const countSteps = (
+  parse: typeof Parse,
+  source: string,
+  counter = unusedName(source)
+): CountedProgram | ParseFailure => {
   let ast: AnyNode
   try {
     ast = parse(source, { ecmaVersion: "latest", sourceType: "module" }) as unknown as AnyNode
@@ -100,3 +104,15 @@ export const countSteps = (source: string, counter = unusedName(source)): Counte
   }
   return { code: code + source.slice(from), counter }
 }
+
+/** `countSteps` with its parser loaded. */
+export type StepCounter = (source: string, counter?: string) => CountedProgram | ParseFailure
+
+let loading: Promise<StepCounter> | undefined
+
+/**
+ * The step counter, once its parser (acorn, about 200 KB) has loaded: on the first program a V8
+ * runtime loads, not with the platform at every start.
+ */
+export const loadStepCounter = (): Promise<StepCounter> =>
+  loading ??= import("acorn").then(({ parse }) => (source, counter) => countSteps(parse, source, counter))

@@ -6,6 +6,7 @@ import { loadFailure } from "./LoadFailure.js"
 import { makeDecider } from "./ProgramDecider.js"
 import { ProgramRuntime, type RuntimeUse } from "./ProgramRuntime.js"
 import { defaultSandboxLimits, type SandboxLimits } from "./SandboxLimits.js"
+import { loadStepCounter } from "./StepCounting.js"
 import { loadV8Program, makeV8Sandbox, v8Driver } from "./V8Sandbox.js"
 
 /**
@@ -42,8 +43,9 @@ export const V8ProgramRuntime = (
             }
           })
       ).pipe(
-        Effect.flatMap((sandbox) => {
-          const loaded = loadV8Program(sandbox, run.code, run.seed)
+        Effect.zip(Effect.promise(loadStepCounter)),
+        Effect.flatMap(([sandbox, countSteps]) => {
+          const loaded = loadV8Program(sandbox, countSteps, run.code, run.seed)
           return "overBudget" in loaded
             ? loadFailure(loaded)
             : Effect.succeed(makeDecider(v8Driver(sandbox, loaded, run), run))

@@ -5,7 +5,7 @@ import { driverArguments, type GuestCall, type GuestDriver } from "./ProgramDeci
 import type { ProgramRun } from "./ProgramRuntime.js"
 import { SandboxStalled } from "./Sandbox.js"
 import type { SandboxLimits } from "./SandboxLimits.js"
-import { countSteps, overBudgetMessage, stepsPerCheck } from "./StepCounting.js"
+import { overBudgetMessage, type StepCounter, stepsPerCheck } from "./StepCounting.js"
 
 // Plain functions, without Effect: the check thread imports this module too.
 
@@ -95,7 +95,12 @@ const inspectSource = `(function (stringify) {
  * counted (`countSteps`), as an ES module (imports refused) and finds its `decide` and its
  * `parameters`, all within the budget of one call.
  */
-export const loadV8Program = (sandbox: V8Sandbox, code: string, seed: number): V8Helpers | LoadFailure => {
+export const loadV8Program = (
+  sandbox: V8Sandbox,
+  countSteps: StepCounter,
+  code: string,
+  seed: number
+): V8Helpers | LoadFailure => {
   const { call, context, isolate, own } = sandbox
   const counted = countSteps(code)
   if (!("code" in counted)) {
@@ -108,7 +113,10 @@ export const loadV8Program = (sandbox: V8Sandbox, code: string, seed: number): V
     return { overBudget: false, text: counted.text }
   }
   const install = own(
-    context.evalSync(countedGuestSource(counted.counter), { reference: true, filename: "bootstrap.js" }) as IvmReference
+    context.evalSync(countedGuestSource(countSteps, counted.counter), {
+      reference: true,
+      filename: "bootstrap.js"
+    }) as IvmReference
   )
   const installed = own(
     install.applySync(undefined, [seed, counted.counter], { result: { reference: true } }) as IvmReference

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { countSteps } from "../../src/sandbox/StepCounting.js"
+import { loadStepCounter } from "../../src/sandbox/StepCounting.js"
+
+const countSteps = await loadStepCounter()
 
 /** The rewritten source, which must be one. */
 const counted = (source: string) => {
