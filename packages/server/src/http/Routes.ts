@@ -18,14 +18,18 @@ export interface Route {
   readonly body: "json" | "streamed" | "none"
 }
 
-/** JSON unless a member of the payload (or the payload) declares another encoding, as `HttpApi` reads it. */
+/**
+ * How an operation's body is read, as `HttpApi` reads its payload: none without one; JSON when a
+ * member of it (or it) is JSON, neither multipart nor of another declared encoding; else streamed.
+ */
 const bodyOf = (method: HttpMethod.HttpMethod, payload: AST.AST | undefined): Route["body"] => {
   if (!HttpMethod.hasBody(method) || payload === undefined) return "none"
   const members = payload._tag === "Union" ? payload.types : [payload]
   const fallback = HttpApiSchema.getEncoding(payload)
-  return members.some((member) => HttpApiSchema.getEncoding(member, fallback).contentType === "application/json")
-    ? "json"
-    : "streamed"
+  const json = (member: AST.AST) =>
+    !HttpApiSchema.getMultipart(member) && !HttpApiSchema.getMultipartStream(member) &&
+    HttpApiSchema.getEncoding(member, fallback).contentType === "application/json"
+  return members.some(json) ? "json" : "streamed"
 }
 
 /**
