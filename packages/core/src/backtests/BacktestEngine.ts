@@ -283,21 +283,23 @@ export class BacktestEngine {
     }
   }
 
+  // Every bar passes here: an index loop, as a closure that assigns `exposed` and `equity` would be allocated per bar.
   private record(bars: ReadonlyArray<ReadonlyArray<Candle>>, i: number): void {
     let exposed = false
     let equity = this.free
-    this.books.forEach((book, b) => {
+    for (let b = 0; b < this.books.length; b++) {
+      const book = this.books[b]!
       const bar = bars[b]![i]!
       book.firstOpen ??= bar.open
       book.lastBar = bar
       const open = book.open
-      if (open === undefined) return
+      if (open === undefined) continue
       exposed = true
       book.exposedBars++
       equity += open.held.margin + dir(open.held.side) * open.held.size * (bar.close - open.held.entry_price)
       // The trail follows the bar's extreme from the next bar on: inside a bar the order of its high and low is unknown.
       open.best = bestOf(open.held.side, open.best, open.held.side === "long" ? bar.high : bar.low)
-    })
+    }
     if (exposed) this.exposedBars++
     this.times.push(bars[0]![i]!.time)
     this.equities.push(equity)

@@ -10,13 +10,17 @@ export interface RunTotals {
   readonly buyAndHoldPercent: number | null
 }
 
+// A run's curve has a point per bar (half a million and more): index loops over it, not iterators,
+// `reduce` or copies, which box a number per point.
+
 /** The largest fall from a running peak of equity (a fraction of that peak) and the most bars spent below a peak. */
-export const drawdowns = (equities: ReadonlyArray<number>) => {
+export const drawdowns = (equities: ArrayLike<number>) => {
   let peak = -Infinity
   let worst = 0
   let below = 0
   let longest = 0
-  for (const equity of equities) {
+  for (let i = 0; i < equities.length; i++) {
+    const equity = equities[i]!
     if (equity >= peak) {
       peak = equity
       below = 0
@@ -29,25 +33,34 @@ export const drawdowns = (equities: ReadonlyArray<number>) => {
 }
 
 /** Per-bar returns of the curve, the first against the initial balance. */
-export const returnsOf = (initial: number, equities: ReadonlyArray<number>) =>
-  equities.map((equity, i) => {
-    const previous = i === 0 ? initial : equities[i - 1]!
-    return previous > 0 ? equity / previous - 1 : 0
-  })
+export const returnsOf = (initial: number, equities: ReadonlyArray<number>): Array<number> => {
+  const returns: Array<number> = []
+  let previous = initial
+  for (let i = 0; i < equities.length; i++) {
+    const equity = equities[i]!
+    returns.push(previous > 0 ? equity / previous - 1 : 0)
+    previous = equity
+  }
+  return returns
+}
 
-const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
+const mean = (xs: ArrayLike<number>) => {
+  let sum = 0
+  for (let i = 0; i < xs.length; i++) sum += xs[i]!
+  return sum / xs.length
+}
 
 /**
  * Annualised ratio of the mean return to a deviation, with a zero risk-free rate: the standard
  * deviation (Sharpe), or the downside deviation, the root mean square of the returns below zero
  * (Sortino). 0 when there is no risk to measure.
  */
-export const annualisedRatio = (returns: ReadonlyArray<number>, barsPerYear: number, downside: boolean): number => {
+export const annualisedRatio = (returns: ArrayLike<number>, barsPerYear: number, downside: boolean): number => {
   if (returns.length < 2) return 0
   const m = mean(returns)
-  const risk = downside
-    ? Math.sqrt(returns.reduce((a, r) => a + Math.min(r, 0) ** 2, 0) / returns.length)
-    : Math.sqrt(returns.reduce((a, r) => a + (r - m) ** 2, 0) / (returns.length - 1))
+  let squares = 0
+  for (let i = 0; i < returns.length; i++) squares += downside ? Math.min(returns[i]!, 0) ** 2 : (returns[i]! - m) ** 2
+  const risk = Math.sqrt(squares / (downside ? returns.length : returns.length - 1))
   return risk > 0 ? (m / risk) * Math.sqrt(barsPerYear) : 0
 }
 
@@ -62,7 +75,10 @@ export const computeMetrics = (
   const profit = trades.reduce((sum, t) => sum + Math.max(t.pnl, 0), 0)
   const loss = trades.reduce((sum, t) => sum - Math.min(t.pnl, 0), 0)
   const returns = returnsOf(initial, equities)
-  const { longest, worst } = drawdowns([initial, ...equities])
+  const path = new Float64Array(equities.length + 1)
+  path[0] = initial
+  path.set(equities, 1)
+  const { longest, worst } = drawdowns(path)
   const years = equities.length / settings.barsPerYear
   const annualReturn = years > 0 && final > 0 ? (final / initial) ** (1 / years) - 1 : -1
   return {

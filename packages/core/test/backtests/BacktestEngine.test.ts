@@ -573,6 +573,28 @@ describe("computeMetrics", () => {
     expect(metrics.average_trade_pnl).toBeCloseTo(2000 / 3, 9)
   })
 
+  it("adds a long curve's returns in order, as the definitions read: the same doubles, bit for bit", () => {
+    // A seeded walk of 10,000 points: the loops must add in the order these reductions do.
+    let x = 7
+    const curve = Array.from({ length: 10_000 }, (_, i) => {
+      x = (x * 48271) % 2147483647
+      return 10_000 + 3000 * Math.sin(i / 50) + (x / 2147483647) * 400
+    })
+    const returns = curve.map((e, i) => e / (i === 0 ? 10_000 : curve[i - 1]!) - 1)
+    const mean = returns.reduce((a, r) => a + r, 0) / returns.length
+    const deviation = Math.sqrt(returns.reduce((a, r) => a + (r - mean) ** 2, 0) / (returns.length - 1))
+    const downside = Math.sqrt(returns.reduce((a, r) => a + Math.min(r, 0) ** 2, 0) / returns.length)
+    let peak = -Infinity, worst = 0
+    for (const e of [10_000, ...curve]) {
+      peak = Math.max(peak, e)
+      worst = Math.max(worst, (peak - e) / peak)
+    }
+    const metrics = computeMetrics(settings(), curve, [], totals)
+    expect(metrics.sharpe).toBe((mean / deviation) * Math.sqrt(settings().barsPerYear))
+    expect(metrics.sortino).toBe((mean / downside) * Math.sqrt(settings().barsPerYear))
+    expect(metrics.max_drawdown_percent).toBe(worst * 100)
+  })
+
   it("answers zeros and a null profit factor without trades or variation", () => {
     expect(computeMetrics(settings(), [10_000, 10_000], [], { ...totals, buyAndHoldPercent: 10 })).toEqual({
       total_pnl: 0,
