@@ -44,3 +44,30 @@ describe("command-line flags", () => {
     expect(parsed._tag === "Run" && parsed.values.get("CONVERSATION_RETENTION_DAYS")).toBe("30")
   })
 })
+
+describe("LOG_LEVEL", () => {
+  const levelOf = (value: string) =>
+    Effect.runSync(
+      Effect.either(
+        Effect.withConfigProvider(serverConfig, ConfigProvider.fromMap(new Map([["LOG_LEVEL", value]])))
+      )
+    )
+
+  it("takes every level the docs name, and Effect's labels, in any case", () => {
+    const documented = ["All", "Trace", "Debug", "Info", "Warning", "Error", "Fatal", "None"]
+    const labels = documented.map((name) => {
+      const level = levelOf(name)
+      return level._tag === "Right" ? level.right.logLevel.label : `refused ${name}`
+    })
+    expect(labels).toEqual(["ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"])
+    for (const value of ["WARN", "warn", "OFF", "warning"]) expect(levelOf(value)._tag, value).toBe("Right")
+  })
+
+  it("refuses any other name, listing the documented ones", () => {
+    const refused = levelOf("Loud")
+    expect(refused._tag).toBe("Left")
+    expect(refused._tag === "Left" && String(refused.left)).toContain(
+      "must be All, Trace, Debug, Info, Warning, Error, Fatal or None; got 'Loud'"
+    )
+  })
+})
