@@ -3,6 +3,7 @@ import { Clock, Data, Duration, Effect, Option, Redacted, Schema } from "effect"
 import type { ModelPrice } from "../config/PlatformConfig.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import { isRetryableStatus, parseRetryAfter, retrySchedule } from "../retry/RetrySchedule.js"
+import { toSignificant } from "../stats/Significant.js"
 import { builtinModel, ModelAnswer, type ModelDecision } from "./AiTrader.js"
 
 /** One message of the chat the model is sent (the OpenAI chat shape that compatible servers share). */
@@ -53,7 +54,7 @@ export const chatParameters = { temperature: 0, response_format: { type: "json_o
 // A rough count for the built-in model, so its rounds use the same limits: about four characters a token.
 export const countTokens = (text: string) => Math.ceil(text.length / 4)
 
-const round = (n: number) => Number(n.toPrecision(6))
+const round = (n: number) => toSignificant(n, 6)
 
 /**
  * The built-in model: deterministic trend and momentum rules, as the offline analyst reads a

@@ -1,5 +1,6 @@
 import { hostTa } from "../indicators/TaSource.js"
 import type { RankingRow } from "../ranking/Ranking.js"
+import { toSignificant } from "../stats/Significant.js"
 import type { Candle, Timeframe } from "../venues/Venue.js"
 import type { InsightResult } from "./Assistant.js"
 import { offlineAnalystName } from "./OfflineAnalyst.js"
@@ -29,7 +30,7 @@ export interface InsightFacts {
   readonly now: Date
 }
 
-const round = (n: number) => Number(n.toPrecision(6))
+const round = (n: number) => toSignificant(n, 6)
 
 /**
  * The built-in analyst's reading of the facts, with fixed rules: each signal adds to or takes from

@@ -1,3 +1,4 @@
+import { toSignificant } from "../stats/Significant.js"
 import { type Candle, type Timeframe, timeframeMillis } from "../venues/Venue.js"
 import type { Span } from "./CandleStore.js"
 
@@ -69,6 +70,6 @@ export const resample = (bars: ReadonlyArray<Candle>, timeframe: Timeframe): Arr
   }
   if (current !== undefined) out.push(current)
   // Sums of doubles: round the volume as the venues' decimals would (no 0.30000000000000004).
-  for (const bar of out) bar.volume = Number(bar.volume.toPrecision(12))
+  for (const bar of out) bar.volume = toSignificant(bar.volume, 12)
   return out
 }

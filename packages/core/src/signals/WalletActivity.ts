@@ -1,6 +1,7 @@
 import { HttpClientRequest } from "@effect/platform"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { PlatformConfig, type VenueConnection } from "../config/PlatformConfig.js"
+import { toSignificant } from "../stats/Significant.js"
 import {
   defaultSimulationCorrelation,
   mix,
@@ -58,7 +59,7 @@ export const simulatedWalletActivity = (seed: number, correlation = defaultSimul
       const market = simulatedSymbol(seed, symbol, "venue1", correlation)!
       const size = (b: number) => {
         if (uniform(k, b, 11) < 0.35) return 0
-        const coins = Number(((10_000 + 90_000 * uniform(k, b, 12)) / market.reference).toPrecision(4))
+        const coins = toSignificant((10_000 + 90_000 * uniform(k, b, 12)) / market.reference, 4)
         return uniform(k, b, 13) < 0.5 ? coins : -coins
       }
       return { symbol, market, k, size }

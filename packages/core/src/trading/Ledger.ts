@@ -1,4 +1,5 @@
 import type { Decision } from "../sandbox/Decision.js"
+import { toSignificant } from "../stats/Significant.js"
 import type { MarginTable } from "../venues/MarginTiers.js"
 import { type Breach, orderBreach, type OrderTerms, refusalOf, roundQuantity } from "../venues/SymbolRules.js"
 import type { SymbolSpec } from "../venues/Venue.js"
@@ -26,7 +27,7 @@ export interface FillEffect {
 }
 
 /** A sum or difference of sizes without binary noise: read at the 15 significant figures a double holds. */
-const tidy = (x: number): number => Number(x.toPrecision(15))
+const tidy = (x: number): number => toSignificant(x, 15)
 
 /** +1 for a long, -1 for a short: signs every price comparison so one code path serves both sides. */
 export const dir = (side: "long" | "short"): 1 | -1 => (side === "long" ? 1 : -1)

@@ -1,4 +1,5 @@
 import { acklam } from "../stats/Normal.js"
+import { toSignificant } from "../stats/Significant.js"
 import type { Candle, Funding, FundingRate, OrderBook, Timeframe, Trade } from "./Venue.js"
 import { timeframeMillis } from "./Venue.js"
 
@@ -425,7 +426,7 @@ const markets = lru<number, Market>(8)
 const paths = lru<string, Path>(48)
 
 // Eight significant digits: enough for any price here, and no float noise on the wire.
-const round = (x: number) => Number(x.toPrecision(8))
+const round = (x: number) => toSignificant(x, 8)
 
 export const simulatedSymbol = (
   seed: number,

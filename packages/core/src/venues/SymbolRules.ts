@@ -1,3 +1,4 @@
+import { toSignificant } from "../stats/Significant.js"
 import { maxLeverageAt } from "./MarginTiers.js"
 import type { SymbolSpec } from "./Venue.js"
 
@@ -76,7 +77,7 @@ const stepUnits = new Map<number, ReturnType<typeof unitsOfStep>>()
 export const roundQuantity = (rules: SymbolSpec, quantity: number): number => {
   const lot = rules.lot_size
   // Without a lot (a symbol the venue does not list), the quantity as read at 15 figures.
-  if (!(lot > 0) && Number.isFinite(quantity)) return quantity > 0 ? Number(quantity.toPrecision(significant)) : 0
+  if (!(lot > 0) && Number.isFinite(quantity)) return quantity > 0 ? toSignificant(quantity, significant) : 0
   const lots = quantity / lot
   const whole = Math.floor(lots)
   const margin = lots * 1e-12

@@ -2,6 +2,7 @@ import { HttpClientRequest } from "@effect/platform"
 import { Clock, Effect, Schema } from "effect"
 import type { VenueConnection } from "../config/PlatformConfig.js"
 import { UpstreamError, VenueRejected } from "../http/Errors.js"
+import { toSignificant } from "../stats/Significant.js"
 import { capMarginTable, defaultMarginTables, type MarginTable } from "./MarginTiers.js"
 import { formatQuantity } from "./SymbolRules.js"
 import { type Candle, type SymbolSpec, type Ticker, UnknownSymbol, type Venue, type VenueCredentials } from "./Venue.js"
@@ -86,8 +87,7 @@ const ExchangeAnswer = Schema.Union(
 // secp256k1 took a server's start about 15 ms, for a venue most installations never sign for.
 const signing = Effect.promise(() => import("./Venue1Signing.js"))
 
-const venuePrice = (px: number, szDecimals: number) =>
-  Number(Number(px.toPrecision(5)).toFixed(Math.max(0, 6 - szDecimals)))
+const venuePrice = (px: number, szDecimals: number) => Number(toSignificant(px, 5).toFixed(Math.max(0, 6 - szDecimals)))
 
 /**
  * A coin's rules from its `meta` entry: sizes in lots of 10^-szDecimals, prices at most
