@@ -17,6 +17,7 @@ import {
   type ThreadMarket,
   type ToThread
 } from "./BacktestThreadProtocol.js"
+import { unpackBars } from "./PackedBars.js"
 
 const port = parentPort!
 const { heartbeat, limits, markets, run, settings } = workerData as BacktestThreadInput
@@ -53,7 +54,7 @@ const pull = Effect.suspend(() => {
 const windows = Stream.repeatEffectOption(
   Effect.flatMap(
     pull,
-    (message) => message._tag === "Window" ? Effect.succeed(message.bars) : Effect.fail(Option.none())
+    (message) => message._tag === "Window" ? Effect.succeed(unpackBars(message.bars)) : Effect.fail(Option.none())
   )
 )
 
@@ -63,7 +64,7 @@ const backtest = Effect.gen(function*() {
   const loaded = yield* runtime.load(run)
   // The first answer is the warm-up (the main thread sends it first, maybe empty).
   const first = yield* pull
-  const warmup = first._tag === "Warmup" ? first.bars : []
+  const warmup = first._tag === "Warmup" ? unpackBars(first.bars) : []
   const terms = markets.map((market) => ({ rules: market.rules, funding: feed(market) }))
   return outcomeOf(yield* runBacktest(settings, windows, loaded, terms, warmup))
 }).pipe(

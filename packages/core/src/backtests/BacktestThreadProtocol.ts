@@ -1,11 +1,11 @@
 import { Schema } from "effect"
 import { ProgramInvalid } from "../http/Errors.js"
-import type { Bars } from "../sandbox/Decider.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
 import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
 import type { FundingRate, SymbolSpec } from "../venues/Venue.js"
 import { BacktestOutcome, type BacktestResult, type BacktestSettings, type EquityPoint } from "./Backtest.js"
+import type { PackedBars } from "./PackedBars.js"
 
 /** Most points of an equity curve a backtest keeps. */
 export const maxEquityPoints = 1_000
@@ -55,12 +55,12 @@ export interface BacktestThreadInput {
 
 /**
  * From the main thread: first the bars before the start to warm the program up with (maybe none),
- * then the next window of bars (oldest first, one array per symbol, aligned) each time, or the end
- * of the range.
+ * then the next window of bars (oldest first, one array per symbol, aligned, packed) each time, or
+ * the end of the range.
  */
 export type ToThread =
-  | { readonly _tag: "Warmup"; readonly bars: Bars }
-  | { readonly _tag: "Window"; readonly bars: Bars }
+  | { readonly _tag: "Warmup"; readonly bars: PackedBars }
+  | { readonly _tag: "Window"; readonly bars: PackedBars }
   | { readonly _tag: "End" }
 
 /** How a run fails because of its program; the main thread handles these as it always did. */

@@ -11,6 +11,7 @@ import { type BacktestSettings, defaultSettings } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
 import { type BacktestThread, startBacktestThread } from "./BacktestThread.js"
 import type { FundingSource, ThreadMarket } from "./BacktestThreadProtocol.js"
+import { packBars } from "./PackedBars.js"
 
 /** Bars fetched and sent to the thread between two checkpoints (progress, lease renewal, cancellation). */
 export const barsPerCheckpoint = 1_000
@@ -156,7 +157,7 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
             const warmup = row.warmup_bars === 0 ? [] : yield* window(start - row.warmup_bars * step, start).pipe(
               Effect.catchTag("JobFailed", () => Effect.succeed([]))
             )
-            yield* thread.post({ _tag: "Warmup", bars: warmup })
+            yield* thread.post({ _tag: "Warmup", bars: packBars(warmup) })
             continue
           }
           if (from >= end) {
@@ -164,7 +165,7 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
             continue
           }
           yield* lease.checkpoint((from - start) / (end - start))
-          yield* thread.post({ _tag: "Window", bars: yield* next })
+          yield* thread.post({ _tag: "Window", bars: packBars(yield* next) })
           from = Math.min(end, from + barsPerCheckpoint * step)
           if (from < end) next = Fiber.join(yield* Effect.fork(windowFrom(from)))
         }

@@ -8,6 +8,7 @@ import { Cause, Effect, Either, Exit, ManagedRuntime, Schema, Stream } from "eff
 import { parentPort, workerData } from "node:worker_threads"
 import { runBacktest } from "../backtests/BacktestEngine.js"
 import { downsample, outcomeOf } from "../backtests/BacktestThreadProtocol.js"
+import { unpackBars } from "../backtests/PackedBars.js"
 import { sharedFunding } from "../backtests/ThreadFunding.js"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
@@ -20,7 +21,8 @@ import {
 } from "./TrialThreadProtocol.js"
 
 const port = parentPort!
-const { bars, heartbeat, limits, markets, run, settings } = workerData as TrialThreadInput
+const { heartbeat, limits, markets, run, settings, ...input } = workerData as TrialThreadInput
+const bars = unpackBars(input.bars)
 const { call, setBusy } = threadHeartbeat(heartbeat)
 const times = bars[0]!
 // Every trial's bars lie within these: the funding over them is computed once (the simulation's walks minutes).

@@ -1,20 +1,21 @@
 import { Schema } from "effect"
 import { BacktestOutcome, type BacktestSettings } from "../backtests/Backtest.js"
 import { ProgramFailure, type ThreadMarket } from "../backtests/BacktestThreadProtocol.js"
-import type { Bars } from "../sandbox/Decider.js"
+import type { PackedBars } from "../backtests/PackedBars.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
 import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
 
 /**
  * What a trial thread starts with (its `workerData`): one optimisation's program, terms and bars
- * (every bar of its range, with the warm-up before it), read once and shared by all its trials.
+ * (every bar of its range, with the warm-up before it), read once and shared by all its trials and
+ * threads (packed in shared memory).
  */
 export interface TrialThreadInput {
   readonly run: Omit<ProgramRun, "params">
   readonly settings: BacktestSettings
   readonly markets: ReadonlyArray<ThreadMarket>
   readonly limits: SandboxLimits
-  readonly bars: Bars
+  readonly bars: PackedBars
   /** Added by `startWorkerThread`, see `jobs/Heartbeat.ts`. */
   readonly heartbeat: SharedArrayBuffer
 }

@@ -1,6 +1,7 @@
 import { Cache, Duration, Effect, Exit, Layer, Option, Pool, RcMap } from "effect"
 import { alignBars } from "../backtests/AlignedBars.js"
 import { failForGood, runTerms } from "../backtests/BacktestWorkers.js"
+import { packBars } from "../backtests/PackedBars.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
@@ -78,7 +79,7 @@ export const TrialWorkersLive = Layer.scopedDiscard(
             run: { code: row.code, symbols, timeframe: r.timeframe, timeframes: r.timeframes ?? [], seed },
             ...terms,
             limits: sandbox,
-            bars
+            bars: packBars(bars)
           }
         }
       }).pipe(failForGood({ start_at: r.start, exchange: r.exchange! }))

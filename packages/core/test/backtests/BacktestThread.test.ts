@@ -3,6 +3,7 @@ import { defaultSandboxLimits, defaultSettings, oneSymbol, runBacktest } from "@
 import { Chunk, Effect, Exit, Scope, Stream } from "effect"
 import { liveBacktestThreads, startBacktestThread } from "../../src/backtests/BacktestThread.js"
 import { outcomeOf, type ToThread } from "../../src/backtests/BacktestThreadProtocol.js"
+import { packBars } from "../../src/backtests/PackedBars.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
 import type { SandboxLimits } from "../../src/sandbox/SandboxLimits.js"
 import type { Candle } from "../../src/venues/Venue.js"
@@ -64,11 +65,11 @@ const runInThread = (limits: SandboxLimits, code: string, warmup: ReadonlyArray<
       if (message._tag === "Done") return message.outcome
       if (!warmedUp) {
         warmedUp = true
-        yield* thread.post({ _tag: "Warmup", bars: [warmup] })
+        yield* thread.post({ _tag: "Warmup", bars: packBars([warmup]) })
         continue
       }
       yield* thread.post(
-        from >= bars.length ? { _tag: "End" } : { _tag: "Window", bars: [bars.slice(from, from += 1000)] }
+        from >= bars.length ? { _tag: "End" } : { _tag: "Window", bars: packBars([bars.slice(from, from += 1000)]) }
       )
     }
   }))
@@ -106,7 +107,10 @@ describe.each(runtimes)("backtest threads running $name", ({ layer, runtime }) =
               markets,
               limits
             })
-            const sent: Array<ToThread> = [{ _tag: "Warmup", bars: [warmup] }, { _tag: "Window", bars: [run20] }, {
+            const sent: Array<ToThread> = [{ _tag: "Warmup", bars: packBars([warmup]) }, {
+              _tag: "Window",
+              bars: packBars([run20])
+            }, {
               _tag: "End"
             }]
             for (;;) {
@@ -210,7 +214,7 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
             limits
           })
           expect((yield* thread.take)._tag).toBe("Pull")
-          yield* thread.post({ _tag: "Warmup", bars: [] })
+          yield* thread.post({ _tag: "Warmup", bars: packBars([]) })
           expect((yield* thread.take)._tag).toBe("Pull")
           // Not candles: the engine's stream fails on it, a defect of the thread rather than of the program.
           yield* thread.post({ _tag: "Window", bars: null as never })
@@ -240,9 +244,9 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
         )
         expect(liveBacktestThreads()).toBe(1)
         expect((yield* thread.take)._tag).toBe("Pull")
-        yield* thread.post({ _tag: "Warmup", bars: [] })
+        yield* thread.post({ _tag: "Warmup", bars: packBars([]) })
         expect((yield* thread.take)._tag).toBe("Pull")
-        yield* thread.post({ _tag: "Window", bars: [bars.slice(0, 1000)] })
+        yield* thread.post({ _tag: "Window", bars: packBars([bars.slice(0, 1000)]) })
         // Let the thread get well into a call of decide.
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
         const closing = Date.now()
