@@ -1,8 +1,6 @@
+import { barFields, writeColumns } from "../sandbox/BarColumns.js"
 import type { Bars } from "../sandbox/Decider.js"
 import type { Candle } from "../venues/Venue.js"
-
-/** Numbers per bar: time, open, high, low, close, volume. */
-const fields = 6
 
 /**
  * Bars as they cross to a backtest or trial thread: per symbol one column of each field in shared
@@ -12,7 +10,7 @@ const fields = 6
  */
 export interface PackedBars {
   readonly length: number
-  /** Per symbol, `fields` columns of `length` numbers each. */
+  /** Per symbol, `barFields` columns of `length` numbers each (see `writeColumns`). */
   readonly columns: ReadonlyArray<Float64Array>
 }
 
@@ -21,16 +19,8 @@ export const packBars = (bars: Bars): PackedBars => {
   return {
     length,
     columns: bars.map((candles) => {
-      const column = new Float64Array(new SharedArrayBuffer(fields * length * Float64Array.BYTES_PER_ELEMENT))
-      for (let i = 0; i < length; i++) {
-        const c = candles[i]!
-        column[i] = c.time
-        column[length + i] = c.open
-        column[2 * length + i] = c.high
-        column[3 * length + i] = c.low
-        column[4 * length + i] = c.close
-        column[5 * length + i] = c.volume
-      }
+      const column = new Float64Array(new SharedArrayBuffer(barFields * length * Float64Array.BYTES_PER_ELEMENT))
+      writeColumns(candles, column, 0)
       return column
     })
   }

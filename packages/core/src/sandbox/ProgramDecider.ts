@@ -1,6 +1,7 @@
 import { Either, type ParseResult, Schema } from "effect"
 import { parseErrorIssues, summarizeIssues } from "../http/DecodeFailure.js"
 import { type Candle, timeframeMillis } from "../venues/Venue.js"
+import { barFields, writeColumns } from "./BarColumns.js"
 import type { Decider } from "./Decider.js"
 import { Decision, hold, ProgramRunError } from "./Decision.js"
 import { firstLine } from "./LoadFailure.js"
@@ -24,9 +25,6 @@ const firstPiece = 64
  * overrun its CPU budget on its neighbours' share.
  */
 const barsPerCall = 64
-
-/** Numbers per bar in the buffer a chunk crosses into the sandbox as. */
-const barFields = 6
 
 // QuickJS's words, then V8's, for a heap or stack the program used up.
 const exhausted =
@@ -144,17 +142,7 @@ export const makeDecider = (driver: GuestDriver, run: ProgramRun): Decider => {
     const values = indicators.chunk(piece)
     // One column per field and symbol, which the driver reads in place.
     const n = piece.length, buffer = new Float64Array(n * barFields * symbolCount)
-    pieces.forEach((symbolPiece, s) => {
-      const o = s * barFields * n
-      symbolPiece.forEach((bar, i) => {
-        buffer[o + i] = bar.time
-        buffer[o + n + i] = bar.open
-        buffer[o + 2 * n + i] = bar.high
-        buffer[o + 3 * n + i] = bar.low
-        buffer[o + 4 * n + i] = bar.close
-        buffer[o + 5 * n + i] = bar.volume
-      })
-    })
+    pieces.forEach((symbolPiece, s) => writeColumns(symbolPiece, buffer, s * barFields * n))
     answer(driver.chunk(buffer, n, values.buffer, values.calls), start)
     pieceStart = start
     pieceEnd = start + piece.length
