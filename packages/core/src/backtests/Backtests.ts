@@ -1,4 +1,4 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import { Accounts } from "../accounts/Accounts.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
@@ -29,9 +29,12 @@ import {
   type BacktestId,
   type BacktestRequest,
   BacktestTrades,
+  BacktestTradeSchema,
   maxBacktestBars
 } from "./Backtest.js"
 import { type BacktestEntryRow, backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
+
+const decodeTrades = Schema.decodeUnknown(Schema.Array(BacktestTradeSchema))
 
 const toEntry = (row: BacktestEntryRow) =>
   new BacktestEntry({
@@ -264,13 +267,17 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
         withRequestSpan("Backtests.get", { attributes: { userId: caller.id, backtestId: id } })
       )
 
-    // The trades live in the stored result; a page of them spares a client the whole body.
+    // The trades live in the stored result; a page of them spares a client the whole body, and the read the whole result.
     const trades = (caller: CurrentUserShape, id: BacktestId, page: Pagination) =>
-      owned(caller, id).pipe(
-        Effect.map((row) => {
-          const all = row.result?.trades ?? []
+      repo.tradesOf(id).pipe(
+        ownedBy(caller, `Backtest ${id}`),
+        Effect.flatMap(({ result }) => {
+          const all = result?.trades ?? []
           const { limit, offset } = pageOf(page)
-          return new BacktestTrades({ trades: all.slice(offset, offset + limit), total: all.length })
+          return Effect.map(
+            decodeTrades(all.slice(offset, offset + limit)),
+            (trades) => new BacktestTrades({ trades, total: all.length }, fromDecodedRow)
+          )
         }),
         dieOnStorageFailure,
         withRequestSpan("Backtests.trades", { attributes: { userId: caller.id, backtestId: id } })

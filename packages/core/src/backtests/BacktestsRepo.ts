@@ -145,6 +145,18 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
       execute: (id) => sql`SELECT * FROM backtests WHERE id = ${id}`
     })
 
+    // A result's trades, each left encoded: the caller decodes only the page it answers. A long run's result is
+    // megabytes, and decoding all of it (curve, fills, every trade) cost most of the read. Cutting the page out in
+    // SQL was slower still: PGlite and PostgreSQL parse the document's JSON several times slower than JSON.parse.
+    const tradesOf = SqlSchema.findOne({
+      Request: BacktestId,
+      Result: Schema.Struct({
+        user_id: UserId,
+        result: Schema.NullOr(Schema.parseJson(Schema.Struct({ trades: Schema.Array(Schema.Unknown) })))
+      }),
+      execute: (id) => sql`SELECT user_id, result FROM backtests WHERE id = ${id}`
+    })
+
     // Only the summary: a result (trades, equity curve) can be megabytes, and history lists a hundred.
     const history = SqlSchema.findAll({
       Request: HistoryQuery,
@@ -170,6 +182,6 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
         Effect.asVoid
       )
 
-    return { insert, findById, history, purgeFinished, jobs: yield* makeJobQueue(backtestJobs) } as const
+    return { insert, findById, tradesOf, history, purgeFinished, jobs: yield* makeJobQueue(backtestJobs) } as const
   })
 }) {}
