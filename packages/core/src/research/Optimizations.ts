@@ -15,6 +15,7 @@ import { dieOnStorageFailure } from "../sql/StorageFailure.js"
 import { now } from "../time/Now.js"
 import type { CurrentUserShape } from "../users/Authentication.js"
 import { ownedBy } from "../users/Ownership.js"
+import type { UserId } from "../users/User.js"
 import { timeframeMillis } from "../venues/Venue.js"
 import {
   Optimization,
@@ -55,14 +56,19 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
     const wakeup = yield* JobWakeup
     const { maxQueuedJobsPerUser } = yield* PlatformConfig
 
-    const owned = (caller: CurrentUserShape, id: OptimizationId) =>
-      repo.view(id).pipe(ownedBy(caller, `Optimization ${id}`))
-
-    /** The caller's optimisation of the program in the path: 404 when it is of another program. */
-    const ofProgram = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId) =>
+    /**
+     * The caller's optimisation of the program in the path, as `read` gives it (the whole view, or only
+     * its owner and program when that is all a request needs): 404 when it is of another program.
+     */
+    const ofProgram = <A extends { readonly user_id: UserId; readonly program_id: ProgramId | null }, E>(
+      caller: CurrentUserShape,
+      programId: ProgramId,
+      id: OptimizationId,
+      read: (id: OptimizationId) => Effect.Effect<Option.Option<A>, E>
+    ) =>
       Effect.gen(function*() {
         yield* programs.owned(caller, programId)
-        const row = yield* owned(caller, id)
+        const row = yield* read(id).pipe(ownedBy(caller, `Optimization ${id}`))
         if (row.program_id !== programId) {
           return yield* new NotFound({ error: `Optimization ${id} not found for program ${programId}` })
         }
@@ -145,7 +151,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
       )
 
     const get = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId) =>
-      Effect.map(ofProgram(caller, programId, id), toOptimization).pipe(
+      Effect.map(ofProgram(caller, programId, id, repo.view), toOptimization).pipe(
         dieOnStorageFailure,
         withRequestSpan("Optimizations.get", { attributes: { userId: caller.id, optimizationId: id } })
       )
@@ -162,7 +168,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
 
     const trials = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId, params: TrialsParams) =>
       Effect.gen(function*() {
-        yield* ofProgram(caller, programId, id)
+        yield* ofProgram(caller, programId, id, repo.owner)
         const { rows, total } = yield* repo.page(id, {
           sort: params.sort ?? "trial",
           order: params.order ?? "asc",
@@ -203,7 +209,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
 
     const cancel = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId) =>
       Effect.gen(function*() {
-        yield* ofProgram(caller, programId, id)
+        yield* ofProgram(caller, programId, id, repo.owner)
         const at = yield* now
         yield* cancelUnfinished(repo.jobs, id, `Optimization ${id}`, at)
         yield* repo.cancelTrials(id, at)
@@ -215,13 +221,13 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
 
     /** Deletes it with its trials; a running one's coordinator and trial workers find their writes miss and stop. */
     const remove = (caller: CurrentUserShape, programId: ProgramId, id: OptimizationId) =>
-      Effect.flatMap(ofProgram(caller, programId, id), () => repo.remove(id)).pipe(
+      Effect.flatMap(ofProgram(caller, programId, id, repo.owner), () => repo.remove(id)).pipe(
         dieOnStorageFailure,
         withRequestSpan("Optimizations.remove", { attributes: { userId: caller.id, optimizationId: id } })
       )
 
     const progressOf = (caller: CurrentUserShape, id: OptimizationId) =>
-      Effect.map(owned(caller, id), toOptimization).pipe(
+      Effect.map(repo.view(id).pipe(ownedBy(caller, `Optimization ${id}`)), toOptimization).pipe(
         Effect.map((o): OptimizationProgress => ({
           id: o.id,
           status: o.status,
@@ -240,7 +246,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
      */
     const watch = (caller: CurrentUserShape, id: OptimizationId, programId?: ProgramId) =>
       Effect.zipRight(
-        programId === undefined ? Effect.void : ofProgram(caller, programId, id).pipe(dieOnStorageFailure),
+        programId === undefined ? Effect.void : ofProgram(caller, programId, id, repo.owner).pipe(dieOnStorageFailure),
         watchJob(
           progressOf(caller, id),
           (a, b) => a.status === b.status && a.trials_done === b.trials_done && a.best?.trial === b.best?.trial

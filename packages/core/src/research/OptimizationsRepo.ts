@@ -234,6 +234,14 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
       execute: (id) => views(sql`o.id = ${id}`)
     })
 
+    // Whose it is and of which program, for the requests that only check that (a page of trials, a
+    // cancel, a delete): the view decodes the result and counts the trials.
+    const owner = SqlSchema.findOne({
+      Request: OptimizationId,
+      Result: Schema.Struct({ user_id: UserId, program_id: Schema.NullOr(ProgramId) }),
+      execute: (id) => sql`SELECT user_id, program_id FROM optimizations WHERE id = ${id}`
+    })
+
     const ofProgram = SqlSchema.findAll({
       Request: Schema.Struct({ program_id: ProgramId, limit: Schema.Int, offset: Schema.Int }),
       Result: OptimizationView,
@@ -378,6 +386,7 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
       cancelTrials,
       settleTotal,
       view,
+      owner,
       page,
       jobs: yield* makeJobQueue(optimizationJobs),
       trials: yield* makeJobQueue(trialJobs)

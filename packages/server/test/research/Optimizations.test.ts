@@ -180,6 +180,27 @@ for (const storage of testStorages) {
             "not_found"
           )
           expectError(yield* call("GET", base, {}), 401, "unauthorized")
+          // Through a program the caller owns: another user's optimisation is 403, one of another program 404.
+          const othersProgram = yield* createProgram(other.token)
+          for (
+            const [method, path] of [["GET", ""], ["GET", "/trials"], ["GET", "/stream"], ["POST", "/cancel"], [
+              "DELETE",
+              ""
+            ]] as const
+          ) {
+            expectError(
+              yield* call(method, `/api/programs/${othersProgram}/optimizations/${queued.body.id}${path}`, {
+                token: other.token
+              }),
+              403,
+              "forbidden"
+            )
+            expectError(
+              yield* call(method, `/api/programs/${plain}/optimizations/${queued.body.id}${path}`, { token }),
+              404,
+              "not_found"
+            )
+          }
 
           // Cancelled while it runs: it and its unfinished trials end cancelled.
           const cancelled = yield* call("POST", `${base}/cancel`, { token })
