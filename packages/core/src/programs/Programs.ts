@@ -18,12 +18,12 @@ import {
   ProgramSummary,
   type ProgramUpdate
 } from "./Program.js"
-import { type ProgramRow, ProgramsRepo } from "./ProgramsRepo.js"
+import { type ProgramEntryRow, type ProgramRow, ProgramsRepo } from "./ProgramsRepo.js"
 
 /** A stored program, as `owned` answers it to the features that run programs. */
 export type { ProgramRow }
 
-const toSummary = (row: ProgramRow) =>
+const toSummary = (row: ProgramEntryRow) =>
   new ProgramSummary({
     id: row.id,
     language: row.language,

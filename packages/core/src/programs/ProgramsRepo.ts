@@ -22,6 +22,10 @@ export const ProgramRow = Schema.Struct({
 })
 export type ProgramRow = typeof ProgramRow.Type
 
+/** A program as lists read it: not its code (up to 200,000 characters) or its parameters. */
+export const ProgramEntryRow = ProgramRow.pick("id", "name", "description", "language", "created_at", "updated_at")
+export type ProgramEntryRow = typeof ProgramEntryRow.Type
+
 const ProgramWrite = Schema.Struct({
   name: Schema.String,
   description: Schema.NullOr(Schema.String),
@@ -52,10 +56,10 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
     })
     const listByUser = SqlSchema.findAll({
       Request: Schema.Struct({ user_id: UserId, limit: Schema.Int, offset: Schema.Int }),
-      Result: ProgramRow,
+      Result: ProgramEntryRow,
       execute: (q) =>
         sql`
-        SELECT * FROM programs WHERE user_id = ${q.user_id}
+        SELECT id, name, description, language, created_at, updated_at FROM programs WHERE user_id = ${q.user_id}
         ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
     const update = SqlSchema.single({
