@@ -183,6 +183,7 @@ for (const way of ways) {
               backtest: { symbols: ["BTC", "ETH"], timeframes: ["4h"], timeframe: "1h" }
             }
           ]
+          const saved: Array<number> = []
           for (const run of runs) {
             const program = yield* api("POST", "/programs", {
               name: run.language,
@@ -190,6 +191,7 @@ for (const way of ways) {
               code: run.code
             })
             expect(program.status, program.text).toBe(201)
+            saved.push(program.body.id)
             expect(program.body.parameters?.map((p: any) => p.name) ?? null).toEqual(
               run.language === "javascript" ? ["portion"] : null
             )
@@ -211,7 +213,14 @@ for (const way of ways) {
             }
             const history = yield* api("GET", `/programs/backtest/history?program_id=${program.body.id}`)
             expect(history.body.backtests.map((b: any) => [b.id, b.status])).toEqual([[queued.body.id, "completed"]])
+            const page = yield* api("GET", `/programs/backtest/${queued.body.id}/trades?limit=2&offset=1`)
+            expect(page.body).toEqual({ trades: done.trades.slice(1, 3), total: done.trades.length })
           }
+          // Newest first, as summaries: without their code.
+          const listed = (yield* api("GET", "/programs")).body.programs.filter((p: any) => saved.includes(p.id))
+          expect(listed.map((p: any) => [p.name, "code" in p])).toEqual(
+            [...runs].reverse().map((run) => [run.language, false])
+          )
         }))
 
       it.effect("an optimisation searches a program's parameters in trial threads, streams its progress and ranks its trials", () =>
