@@ -1,10 +1,18 @@
-import { HttpApp, HttpIncomingMessage, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import {
+  FileSystem,
+  HttpApp,
+  HttpIncomingMessage,
+  HttpMiddleware,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
 import { CurrentRequestId, isValidRequestId } from "@trading-platform/core"
-import { Effect, Option } from "effect"
+import { Context, Effect, FiberRef, Option } from "effect"
 import { randomUUID } from "node:crypto"
 
 /** Bodies over this answer 413 `payload_too_large`. */
 export const maxBodyBytes = 1024 * 1024
+const maxBodySize = Option.some(FileSystem.Size(maxBodyBytes))
 
 /** The id of a request: the caller's `X-Request-Id` when it is a valid one, else a new one. */
 export const requestIdFor = (incoming: string | undefined) =>
@@ -13,7 +21,9 @@ export const requestIdFor = (incoming: string | undefined) =>
 /**
  * Outermost middleware: a request id for every request (an incoming valid `X-Request-Id` is
  * reused), echoed in `X-Request-Id` on every answer and read by the error encoder; and the body
- * size cap. Pre-response handlers are used because at this level the response is already written.
+ * size cap. Both hold for the rest of the fiber it runs in, so it is for a fiber of the request's
+ * own, as `HttpServer.serve` and web handlers run each. Pre-response handlers are used because at
+ * this level the response is already written.
  */
 export const requestContext = HttpMiddleware.make((app) =>
   Effect.gen(function*() {
@@ -22,9 +32,10 @@ export const requestContext = HttpMiddleware.make((app) =>
     yield* HttpApp.appendPreResponseHandler((_, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", id))
     )
-    return yield* app.pipe(
-      Effect.locally(CurrentRequestId, id),
-      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
-    )
+    // Set for the rest of the request's fiber, which is its own, rather than `Effect.locally` and
+    // `withMaxBodySize`: each of those is an acquire-use-release restoring a value nothing reads after.
+    yield* FiberRef.set(CurrentRequestId, id)
+    yield* FiberRef.update(FiberRef.currentContext, Context.add(HttpIncomingMessage.MaxBodySize, maxBodySize))
+    return yield* app
   })
 )
