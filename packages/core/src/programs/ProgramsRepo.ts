@@ -25,6 +25,7 @@ export type ProgramRow = typeof ProgramRow.Type
 /** A program as lists read it: not its code (up to 200,000 characters) or its parameters. */
 export const ProgramEntryRow = ProgramRow.pick("id", "name", "description", "language", "created_at", "updated_at")
 export type ProgramEntryRow = typeof ProgramEntryRow.Type
+const entryColumns = Object.keys(ProgramEntryRow.fields)
 
 const ProgramWrite = Schema.Struct({
   name: Schema.String,
@@ -59,7 +60,7 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
       Result: ProgramEntryRow,
       execute: (q) =>
         sql`
-        SELECT id, name, description, language, created_at, updated_at FROM programs WHERE user_id = ${q.user_id}
+        SELECT ${sql.csv(entryColumns.map((c) => sql`${sql(c)}`))} FROM programs WHERE user_id = ${q.user_id}
         ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
     const update = SqlSchema.single({
