@@ -215,7 +215,10 @@ const rawServer = async (db: Db) => {
       return row && row.user_id === s.user_id ? programOf(row) : undefined
     }],
     ["GET", /^\/api\/programs\/backtest\/(\d+)$/, async (s, m) => {
-      const [row] = await db.query("SELECT * FROM backtests WHERE id = $1", [Number(m[1])])
+      const [row] = await db.query(
+        "SELECT id, user_id, program_id, account_id, symbol, symbols, exchange, timeframe, timeframes, start_at, end_at, initial_balance, fee_rate, maker_fee_rate, slippage, slippage_model, fill_timing, margin_mode, leverage, warmup_bars, params, status, progress, attempts, lease_until, claimed_by, error, result, total_pnl, total_trades, winning_trades, created_at, started_at, finished_at FROM backtests WHERE id = $1",
+        [Number(m[1])]
+      )
       if (!row || row.user_id !== s.user_id) return undefined
       const result = row.result === null ? null : JSON.parse(row.result)
       return {

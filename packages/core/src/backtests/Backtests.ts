@@ -32,7 +32,7 @@ import {
   BacktestTradeSchema,
   maxBacktestBars
 } from "./Backtest.js"
-import { type BacktestEntryRow, backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
+import { type BacktestEntryRow, backtestJobs, BacktestsRepo, type BacktestViewRow } from "./BacktestsRepo.js"
 
 const decodeTrades = Schema.decodeUnknown(Schema.Array(BacktestTradeSchema))
 
@@ -61,7 +61,7 @@ const toEntry = (row: BacktestEntryRow) =>
       : (row.winning_trades ?? 0) / row.total_trades
   }, fromDecodedRow)
 
-const toBacktest = (row: BacktestRow) =>
+const toBacktest = (row: BacktestViewRow) =>
   new Backtest({
     ...toEntry(row),
     start: row.start_at,
@@ -285,7 +285,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
 
     const cancel = (caller: CurrentUserShape, id: BacktestId) =>
       Effect.gen(function*() {
-        yield* owned(caller, id)
+        yield* repo.owner(id).pipe(ownedBy(caller, `Backtest ${id}`))
         return toBacktest(yield* cancelUnfinished(repo.jobs, id, `Backtest ${id}`, yield* now))
       }).pipe(
         dieOnStorageFailure,

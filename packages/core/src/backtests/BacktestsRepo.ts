@@ -73,6 +73,11 @@ export const BacktestEntryRow = BacktestRow.pick(
 )
 export type BacktestEntryRow = typeof BacktestEntryRow.Type
 
+/** A backtest as its reads answer it: not the code the job runs (a program's source, up to 200,000 characters). */
+export const BacktestViewRow = BacktestRow.omit("code")
+export type BacktestViewRow = typeof BacktestViewRow.Type
+const viewColumns = Object.keys(BacktestViewRow.fields)
+
 const NewBacktest = Schema.Struct({
   user_id: UserId,
   program_id: ProgramId,
@@ -141,8 +146,15 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
 
     const findById = SqlSchema.findOne({
       Request: BacktestId,
-      Result: BacktestRow,
-      execute: (id) => sql`SELECT * FROM backtests WHERE id = ${id}`
+      Result: BacktestViewRow,
+      execute: (id) => sql`SELECT ${sql.csv(viewColumns.map((c) => sql`${sql(c)}`))} FROM backtests WHERE id = ${id}`
+    })
+
+    // Whose it is, for a request that only checks that (a cancel): the row holds the code and the result.
+    const owner = SqlSchema.findOne({
+      Request: BacktestId,
+      Result: Schema.Struct({ user_id: UserId }),
+      execute: (id) => sql`SELECT user_id FROM backtests WHERE id = ${id}`
     })
 
     // A result's trades, each left encoded: the caller decodes only the page it answers. A long run's result is
@@ -182,6 +194,14 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
         Effect.asVoid
       )
 
-    return { insert, findById, tradesOf, history, purgeFinished, jobs: yield* makeJobQueue(backtestJobs) } as const
+    return {
+      insert,
+      findById,
+      owner,
+      tradesOf,
+      history,
+      purgeFinished,
+      jobs: yield* makeJobQueue(backtestJobs)
+    } as const
   })
 }) {}

@@ -5,7 +5,7 @@ import { BiasCheckRequired } from "../http/Errors.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import type { ProgramRow } from "../programs/Programs.js"
 import type { BacktestFill } from "./Backtest.js"
-import { type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
+import { BacktestsRepo, type BacktestViewRow } from "./BacktestsRepo.js"
 import type { BiasDifference } from "./BiasCheck.js"
 import { type BiasCheckRow, BiasChecksRepo, type BiasCheckVerdict } from "./BiasChecksRepo.js"
 import { type FillDivergence, lookaheadDivergence, warmupDivergence } from "./BiasComparison.js"
@@ -23,7 +23,7 @@ const described = (fill: BacktestFill | undefined) =>
     } ${fill.quantity} ${fill.symbol} at ${fill.price} (${fill.reason}) at ${iso(fill.time)}`
 
 const difference = (
-  run: BacktestRow,
+  run: BacktestViewRow,
   divergence: FillDivergence,
   expectedRun: string,
   foundRun: string
@@ -40,8 +40,8 @@ const difference = (
 const pending = { verdict: "pending", difference: null } as const
 
 /** The verdict of a check whose runs have all completed, in the order the check lists them. */
-const judged = (check: BiasCheckRow, [full, ...rest]: ReadonlyArray<BacktestRow>): BiasCheckVerdict => {
-  const fills = (run: BacktestRow) => run.result?.fills ?? []
+const judged = (check: BiasCheckRow, [full, ...rest]: ReadonlyArray<BacktestViewRow>): BiasCheckVerdict => {
+  const fills = (run: BacktestViewRow) => run.result?.fills ?? []
   const cutRuns = rest.slice(0, check.runs.cuts.length)
   const warmupRun = rest[check.runs.cuts.length]!
   const lookahead = check.runs.cuts.flatMap(({ end }, i) => {
