@@ -26,6 +26,9 @@ export const MessageRow = Schema.Struct({
   created_at: IsoTimestamp
 })
 export type MessageRow = typeof MessageRow.Type
+/** A past message as the model is shown it: not its tool calls, whose results can hold a whole backtest. */
+const PastMessageRow = MessageRow.pick("id", "role", "content")
+const pastColumns = Object.keys(PastMessageRow.fields)
 
 /** Hourly quotas count rows of this kind. */
 export const UsageKind = Schema.Literal("chat", "insight")
@@ -87,11 +90,14 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@tra
     /** The latest `limit` messages, oldest first: what the model is shown of the past. */
     const recentMessages = SqlSchema.findAll({
       Request: Schema.Struct({ conversation_id: ConversationId, limit: Schema.Int }),
-      Result: MessageRow,
-      execute: (q) =>
-        sql`
-        SELECT * FROM (SELECT * FROM ai_messages WHERE conversation_id = ${q.conversation_id} ORDER BY id DESC LIMIT ${q.limit}) recent
+      Result: PastMessageRow,
+      execute: (q) => {
+        const columns = sql.csv(pastColumns.map((c) => sql`${sql(c)}`))
+        return sql`
+        SELECT ${columns} FROM (SELECT ${columns} FROM ai_messages WHERE conversation_id = ${q.conversation_id}
+          ORDER BY id DESC LIMIT ${q.limit}) recent
         ORDER BY id`
+      }
     })
     const remove = (id: ConversationId) => sql`DELETE FROM ai_conversations WHERE id = ${id}`.pipe(Effect.asVoid)
     /** Deletes the conversations (and their messages) last touched before `before`. */

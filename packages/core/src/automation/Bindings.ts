@@ -116,16 +116,27 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
         if (ordersGoToVenue(venueOptions[exchange].mode, credentials, account)) yield* verdicts.requirePassed(program)
       })
 
-    /** The caller's binding of the caller's program, and the program: 404 when it does not exist or is another program's, 403 when another user's. */
-    const ownedWithProgram = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
+    /**
+     * The caller's binding of the caller's program, and what `program` reads of the program: 404 when
+     * it does not exist or is another program's, 403 when another user's.
+     */
+    const ofProgram = <P, E>(
+      caller: CurrentUserShape,
+      programId: ProgramId,
+      id: BindingId,
+      program: Effect.Effect<P, E>
+    ) =>
       Effect.gen(function*() {
-        const program = yield* programs.owned(caller, programId)
+        const read = yield* program
         const binding = yield* repo.findById(id).pipe(ownedBy(caller, `Binding ${id}`))
         if (binding.program_id !== programId) return yield* new NotFound({ error: `Binding ${id} not found` })
-        return { binding, program }
+        return { binding, program: read }
       })
+    const ownedWithProgram = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
+      ofProgram(caller, programId, id, programs.owned(caller, programId))
+    // Without the program's code, for requests that only need the binding.
     const owned = (caller: CurrentUserShape, programId: ProgramId, id: BindingId) =>
-      Effect.map(ownedWithProgram(caller, programId, id), ({ binding }) => binding)
+      Effect.map(ofProgram(caller, programId, id, programs.check(caller, programId)), ({ binding }) => binding)
 
     /**
      * The rules of a binding's settings against its account: leverage within the account's,
@@ -183,7 +194,7 @@ export class Bindings extends Effect.Service<Bindings>()("@trading-platform/core
       }).pipe(dieOnStorageFailure, withRequestSpan("Bindings.create", { attributes: { userId: caller.id, programId } }))
 
     const list = (caller: CurrentUserShape, programId: ProgramId, page: Pagination) =>
-      Effect.zipRight(programs.owned(caller, programId), repo.listByProgram({ program_id: programId, ...pageOf(page) }))
+      Effect.zipRight(programs.check(caller, programId), repo.listByProgram({ program_id: programId, ...pageOf(page) }))
         .pipe(
           Effect.map((rows) => new BindingList({ bindings: rows.map(toBinding) })),
           dieOnStorageFailure,

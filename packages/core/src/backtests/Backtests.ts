@@ -295,7 +295,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
     const history = (caller: CurrentUserShape, params: BacktestHistoryParams) =>
       Effect.gen(function*() {
         // A filter naming another user's program or account is refused like any other use of it.
-        if (params.program_id !== undefined) yield* programs.owned(caller, params.program_id)
+        if (params.program_id !== undefined) yield* programs.check(caller, params.program_id)
         if (params.account_id !== undefined) yield* accounts.owned(caller, params.account_id)
         return yield* repo.history({ ...params, ...pageOf(params), user_id: caller.id })
       }).pipe(

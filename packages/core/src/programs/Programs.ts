@@ -64,6 +64,9 @@ export class Programs extends Effect.Service<Programs>()("@trading-platform/core
     /** The caller's (or a run's owner's) program, or 404 when it does not exist and 403 when it is another user's. */
     const owned = (caller: Owner, id: ProgramId) => repo.findById(id).pipe(ownedBy(caller, `Program ${id}`))
 
+    /** The same 404 and 403 as `owned`, for requests that only check the program is the caller's: its code is not read. */
+    const check = (caller: Owner, id: ProgramId) => repo.owner(id).pipe(ownedBy(caller, `Program ${id}`), Effect.asVoid)
+
     const create = (caller: CurrentUserShape, input: ProgramRequest) =>
       Effect.flatMap(validated(input), (write) => repo.insert({ ...write, user_id: caller.id })).pipe(
         Effect.map(toProgram),
@@ -103,12 +106,12 @@ export class Programs extends Effect.Service<Programs>()("@trading-platform/core
       )
 
     const remove = (caller: CurrentUserShape, id: ProgramId) =>
-      Effect.zipRight(owned(caller, id), repo.remove(id)).pipe(
+      Effect.zipRight(check(caller, id), repo.remove(id)).pipe(
         dieOnStorageFailure,
         withRequestSpan("Programs.remove", { attributes: { userId: caller.id, programId: id } })
       )
 
-    return { owned, create, list, get, update, remove } as const
+    return { owned, check, create, list, get, update, remove } as const
   }),
   dependencies: [ProgramsRepo.Default]
 }) {}

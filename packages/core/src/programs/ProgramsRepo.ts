@@ -55,6 +55,12 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
       Result: ProgramRow,
       execute: (id) => sql`SELECT * FROM programs WHERE id = ${id}`
     })
+    // Whose it is, for a request that only checks that: the row holds the code.
+    const owner = SqlSchema.findOne({
+      Request: ProgramId,
+      Result: Schema.Struct({ user_id: UserId }),
+      execute: (id) => sql`SELECT user_id FROM programs WHERE id = ${id}`
+    })
     const listByUser = SqlSchema.findAll({
       Request: Schema.Struct({ user_id: UserId, limit: Schema.Int, offset: Schema.Int }),
       Result: ProgramEntryRow,
@@ -75,6 +81,6 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
     })
     const remove = (id: ProgramId) => sql`DELETE FROM programs WHERE id = ${id}`.pipe(Effect.asVoid)
 
-    return { insert, findById, listByUser, update, remove } as const
+    return { insert, findById, owner, listByUser, update, remove } as const
   })
 }) {}

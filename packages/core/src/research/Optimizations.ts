@@ -67,7 +67,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
       read: (id: OptimizationId) => Effect.Effect<Option.Option<A>, E>
     ) =>
       Effect.gen(function*() {
-        yield* programs.owned(caller, programId)
+        yield* programs.check(caller, programId)
         const row = yield* read(id).pipe(ownedBy(caller, `Optimization ${id}`))
         if (row.program_id !== programId) {
           return yield* new NotFound({ error: `Optimization ${id} not found for program ${programId}` })
@@ -158,7 +158,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
 
     const list = (caller: CurrentUserShape, programId: ProgramId, page: Pagination) =>
       Effect.gen(function*() {
-        yield* programs.owned(caller, programId)
+        yield* programs.check(caller, programId)
         const rows = yield* repo.ofProgram({ program_id: programId, ...pageOf(page) })
         return new OptimizationList({ optimizations: rows.map(toOptimization) })
       }).pipe(

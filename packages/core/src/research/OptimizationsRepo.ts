@@ -60,7 +60,8 @@ export type OptimizationRow = typeof OptimizationRow.Type
  * result, its best search trial so far (of the latest fold searched), read in the same statement.
  */
 export const OptimizationView = Schema.Struct({
-  ...OptimizationRow.fields,
+  // Not the job's code (a program's source), its search space, fixed parameters or lease: no answer shows them.
+  ...OptimizationRow.omit("code", "space", "params", "lease_until", "claimed_by").fields,
   trials_done: Schema.Int,
   best_trial: Schema.NullOr(Schema.Int),
   best_params: Schema.NullOr(Schema.parseJson(ProgramParams)),
@@ -68,6 +69,7 @@ export const OptimizationView = Schema.Struct({
   best_metrics: Schema.NullOr(Schema.parseJson(BacktestMetricsSchema))
 })
 export type OptimizationView = typeof OptimizationView.Type
+const viewColumns = Object.keys(OptimizationRow.omit("code", "space", "params", "lease_until", "claimed_by").fields)
 
 /** What a trial stores: its run (the curve, trades and fills only for a full run) and its score. */
 export const TrialResult = Schema.Struct({
@@ -214,7 +216,7 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
 
     /** `OptimizationView`s of the optimisations `where` selects: one statement however many. */
     const views = (where: Fragment) =>
-      sql`SELECT o.*,
+      sql`SELECT ${sql.csv(viewColumns.map((c) => sql`o.${sql(c)}`))},
           (SELECT count(*)::int FROM optimization_trials t WHERE t.optimization_id = o.id AND ${final}) AS trials_done,
           b.trial AS best_trial, b.params AS best_params, b.objective AS best_objective,
           (b.result::json) -> 'outcome' ->> 'metrics' AS best_metrics
