@@ -157,6 +157,13 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
       execute: (id) => sql`SELECT user_id FROM backtests WHERE id = ${id}`
     })
 
+    // Where runs are, for a caller that reads their results only once all have completed (a bias check's).
+    const states = SqlSchema.findAll({
+      Request: Schema.Array(BacktestId),
+      Result: BacktestRow.pick("id", "status", "error"),
+      execute: (ids) => sql`SELECT id, status, error FROM backtests WHERE ${sql.in("id", ids)}`
+    })
+
     // A result's trades, each left encoded: the caller decodes only the page it answers. A long run's result is
     // megabytes, and decoding all of it (curve, fills, every trade) cost most of the read. Cutting the page out in
     // SQL was slower still: PGlite and PostgreSQL parse the document's JSON several times slower than JSON.parse.
@@ -198,6 +205,7 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
       insert,
       findById,
       owner,
+      states,
       tradesOf,
       history,
       purgeFinished,

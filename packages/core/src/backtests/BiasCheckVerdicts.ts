@@ -105,18 +105,23 @@ export class BiasCheckVerdicts extends Effect.Service<BiasCheckVerdicts>()("@tra
       Effect.gen(function*() {
         if (check.verdict !== null) return check.verdict
         const ids = [check.runs.full, ...check.runs.cuts.map((cut) => cut.id), check.runs.warmup]
-        const found = yield* Effect.forEach(ids, (id) => backtests.findById(id))
-        const runs = found.flatMap(Option.toArray)
-        const gone = ids.find((_, i) => Option.isNone(found[i]!))
-        const ended = runs.find((run) => run.status === "failed" || run.status === "cancelled")
+        // Their states first: a client polls a check while its runs go on, and a finished run's result can be megabytes.
+        const states = yield* backtests.states(ids)
+        const gone = ids.find((id) => !states.some((state) => state.id === id))
+        const ended = states.find((run) => run.status === "failed" || run.status === "cancelled")
         let verdict: BiasCheckVerdict
         if (gone !== undefined) verdict = broken(`Backtest ${gone} no longer exists`)
         else if (ended !== undefined) {
           verdict = broken(`Backtest ${ended.id} ${ended.status}${ended.error === null ? "" : `: ${ended.error}`}`)
-        } else if (runs.every((run) => run.status === "completed")) verdict = judged(check, runs)
-        else {
+        } else if (states.every((run) => run.status === "completed")) {
+          const found = yield* Effect.forEach(ids, (id) => backtests.findById(id))
+          const purged = ids.find((_, i) => Option.isNone(found[i]!))
+          verdict = purged === undefined
+            ? judged(check, found.flatMap(Option.toArray))
+            : broken(`Backtest ${purged} no longer exists`)
+        } else {
           return {
-            status: runs.every((run) => run.status === "queued") ? "queued" : "running",
+            status: states.every((run) => run.status === "queued") ? "queued" : "running",
             lookahead: pending,
             warmup: pending,
             error: null

@@ -21,14 +21,14 @@ export interface Span {
 }
 
 const day = 86_400_000
-/** Doubles a bar is packed into: open time, open, high, low, close, volume. */
-const fields = 6
+/** Bytes of a packed bar: six doubles (open time, open, high, low, close, volume). */
+const barBytes = 6 * 8
 
 /** A day's bars (sorted by time) as the bytes of `candle_days.data`: little-endian doubles. */
 const pack = (bars: ReadonlyArray<Candle>): Uint8Array => {
-  const view = new DataView(new ArrayBuffer(bars.length * fields * 8))
+  const view = new DataView(new ArrayBuffer(bars.length * barBytes))
   bars.forEach((b, i) => {
-    const at = i * fields * 8
+    const at = i * barBytes
     view.setFloat64(at, b.time, true)
     view.setFloat64(at + 8, b.open, true)
     view.setFloat64(at + 16, b.high, true)
@@ -42,7 +42,7 @@ const pack = (bars: ReadonlyArray<Candle>): Uint8Array => {
 /** The bars of a day's bytes with open time in `span`, appended to `out`. */
 const unpack = (data: Uint8Array, span: Span, out: Array<Candle>) => {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength)
-  for (let at = 0; at < data.byteLength; at += fields * 8) {
+  for (let at = 0; at < data.byteLength; at += barBytes) {
     const time = view.getFloat64(at, true)
     if (time < span.start || time >= span.end) continue
     out.push({
@@ -206,14 +206,18 @@ export class CandleStore extends Effect.Service<CandleStore>()("@trading-platfor
       Effect.gen(function*() {
         const [totals] = yield* sql<{ bars: number | string | null }>`
           SELECT sum(bars) AS bars FROM candle_days WHERE series_id = ${seriesId}`
-        const ends = yield* sql<{ data: Uint8Array }>`
-          (SELECT data FROM candle_days WHERE series_id = ${seriesId} ORDER BY day LIMIT 1)
+        // Only the first day's first open time and the last day's last (a day's bars are sorted): a
+        // day of one-minute bars is 69 KB, and a dataset's candle reads ask for its last bar each time.
+        const ends = yield* sql<{ time: Uint8Array }>`
+          (SELECT substring(data from 1 for 8) AS time FROM candle_days WHERE series_id = ${seriesId} ORDER BY day LIMIT 1)
           UNION ALL
-          (SELECT data FROM candle_days WHERE series_id = ${seriesId} ORDER BY day DESC LIMIT 1)`
-        const all = { start: -Infinity, end: Infinity }
-        const first = ends[0] === undefined ? undefined : unpack(ends[0].data, all, [])[0]
-        const last = ends[1] === undefined ? undefined : unpack(ends[1].data, all, []).at(-1)
-        return { first: first?.time ?? null, last: last?.time ?? null, bars: Number(totals?.bars ?? 0) }
+          (SELECT substring(data from octet_length(data) - ${barBytes - 1} for 8) AS time FROM candle_days
+            WHERE series_id = ${seriesId} ORDER BY day DESC LIMIT 1)`
+        const timeOf = (row: { time: Uint8Array } | undefined) =>
+          row === undefined || row.time.byteLength < 8
+            ? null
+            : new DataView(row.time.buffer, row.time.byteOffset, 8).getFloat64(0, true)
+        return { first: timeOf(ends[0]), last: timeOf(ends[1]), bars: Number(totals?.bars ?? 0) }
       }).pipe(dieOnStorageFailure)
 
     return { series, existing, read, count, write, readFunding, writeFunding, coverage, cover, extent } as const

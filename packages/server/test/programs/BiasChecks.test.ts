@@ -102,6 +102,18 @@ for (const storage of testStorages) {
           expect(list.body.checks).toEqual([done])
         }))
 
+      it.effect("a check one of whose runs is cancelled ends in error naming that run", () =>
+        Effect.gen(function*() {
+          const { programId, token } = yield* withProgram(smaProgram)
+          const reply = yield* check(token, programId)
+          expect(reply.status).toBe(202)
+          // The warm-up run is queued last: it has not started when the check is answered.
+          const warmup = reply.body.warmup.backtest_id
+          expect((yield* call("POST", `/api/programs/backtest/${warmup}/cancel`, { token })).status).toBe(200)
+          const done = yield* waitForVerdict(token, programId, reply.body.id)
+          expect(done).toMatchObject({ status: "error", error: `Backtest ${warmup} cancelled` })
+        }))
+
       it.effect("a program whose decisions depend on the history given fails the warm-up check, naming its first fill", () =>
         Effect.gen(function*() {
           const { programId, token } = yield* withProgram(countingProgram)
