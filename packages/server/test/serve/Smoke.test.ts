@@ -50,15 +50,28 @@ interface Reply {
   readonly type: string
 }
 
-const request = (base: string, method: string, path: string, options: { token?: string; body?: unknown } = {}) =>
+const request = (
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; csv?: string } = {}
+) =>
   Effect.promise(async (): Promise<Reply> => {
     const reply = await fetch(base + path, {
       method,
       headers: {
-        ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+        ...(options.csv !== undefined
+          ? { "content-type": "text/csv" }
+          : options.body === undefined
+          ? {}
+          : { "content-type": "application/json" }),
         ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` })
       },
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
+      ...(options.csv !== undefined
+        ? { body: options.csv }
+        : options.body === undefined
+        ? {}
+        : { body: JSON.stringify(options.body) })
     })
     const text = await reply.text()
     const type = reply.headers.get("content-type") ?? ""
@@ -248,6 +261,8 @@ for (const way of ways) {
             [...trials.body.trials.map((t: any) => t.objective)].sort((a: number, b: number) => b - a)
           )
           expect(trials.body.trials[0].params).toEqual(done.result.best.params)
+          const listed = (yield* api("GET", base)).body.optimizations
+          expect(listed.map((o: any) => [o.id, o.status, o.trials_done])).toEqual([[queued.body.id, "completed", 4]])
         }))
 
       it.effect("a binding run by hand opens a paper position: its run, order and position", () =>
@@ -309,6 +324,26 @@ for (const way of ways) {
           const candles = yield* api("GET", "/market/klines?symbol=BTC&timeframe=1h&limit=24")
           expect(candles.status).toBe(200)
           expect(candles.body.klines).toHaveLength(24)
+          // Two days of hourly bars imported as a dataset: listed with its extent, read back as candles.
+          const from = Date.parse("2025-01-01T00:00:00Z")
+          const csv = Array.from(
+            { length: 48 },
+            (_, i) => `${from + i * 3_600_000},${100 + i},${101 + i},${99 + i},${100 + i},1`
+          )
+          const imported = yield* Effect.flatMap(
+            Shipped,
+            ({ base, token }) =>
+              request(base, "POST", "/api/market/candles/import?name=smoke&venue=venue1&symbol=BTC&timeframe=1h", {
+                token,
+                csv: `time,open,high,low,close,volume\n${csv.join("\n")}\n`
+              })
+          )
+          expect(imported.status, imported.text).toBe(200)
+          const dataset = { bars: 48, first: "2025-01-01T00:00:00.000Z", last: "2025-01-02T23:00:00.000Z" }
+          expect(imported.body.dataset).toMatchObject(dataset)
+          expect((yield* api("GET", "/market/datasets")).body.datasets).toMatchObject([{ name: "smoke", ...dataset }])
+          const bars = yield* api("GET", "/market/klines?symbol=BTC&timeframe=1h&exchange=dataset:smoke&limit=100")
+          expect(bars.body.klines.map((k: any) => k.close)).toEqual(Array.from({ length: 48 }, (_, i) => 100 + i))
           expect((yield* api("GET", "/ranking/factors")).body.factors.length).toBeGreaterThan(0)
           const table = yield* api("GET", "/ranking/table?limit=3")
           expect(table.status).toBe(200)
