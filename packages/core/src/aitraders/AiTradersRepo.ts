@@ -82,6 +82,8 @@ export const RoundRow = Schema.Struct({
   finished_at: Schema.NullOr(IsoTimestamp)
 })
 export type RoundRow = typeof RoundRow.Type
+// The row has a `result` column too (the job's result: outcome, orders and error again), which rounds are read without.
+const roundColumns = Object.keys(RoundRow.fields)
 
 /** What a finished round leaves (the job's result): its outcome, the orders, and why it did not trade. */
 export const RoundResult = Schema.Struct({
@@ -196,7 +198,8 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
     const findRound = SqlSchema.findOne({
       Request: Schema.Int,
       Result: RoundRow,
-      execute: (id) => sql`SELECT * FROM ai_decision_rounds WHERE id = ${id}`
+      execute: (id) =>
+        sql`SELECT ${sql.csv(roundColumns.map((c) => sql`${sql(c)}`))} FROM ai_decision_rounds WHERE id = ${id}`
     })
 
     /** The model's answer in the account's scheduled round at `slot`, if that round asked its model and it answered. */
@@ -214,7 +217,9 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
       Result: RoundRow,
       execute: (q) =>
         sql`
-        SELECT * FROM ai_decision_rounds WHERE account_id = ${q.account_id}
+        SELECT ${
+          sql.csv(roundColumns.map((c) => sql`${sql(c)}`))
+        } FROM ai_decision_rounds WHERE account_id = ${q.account_id}
         ORDER BY id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
 

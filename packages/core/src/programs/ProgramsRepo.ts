@@ -71,13 +71,14 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
     })
     const update = SqlSchema.single({
       Request: Schema.Struct({ ...ProgramWrite.fields, id: ProgramId }),
-      Result: ProgramRow,
+      // The summary it answers, not the code just written.
+      Result: ProgramEntryRow,
       execute: (p) =>
         sql`
         UPDATE programs SET name = ${p.name}, description = ${p.description}, language = ${p.language},
           code = ${p.code}, parameters = ${p.parameters}, updated_at = ${p.now}
         WHERE id = ${p.id}
-        RETURNING *`
+        RETURNING ${sql.csv(entryColumns.map((c) => sql`${sql(c)}`))}`
     })
     const remove = (id: ProgramId) => sql`DELETE FROM programs WHERE id = ${id}`.pipe(Effect.asVoid)
 
