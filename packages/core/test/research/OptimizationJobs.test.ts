@@ -1,8 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Optimizations, Programs } from "@trading-platform/core"
-import { Effect } from "effect"
+import { Effect, Exit, Option } from "effect"
 import type { OptimizationId } from "../../src/research/Optimization.js"
+import { OptimizationsRepo } from "../../src/research/OptimizationsRepo.js"
 import { gridPoint } from "../../src/research/Search.js"
 import type { CurrentUserShape } from "../../src/users/Authentication.js"
 import { newCaller } from "../support/Callers.js"
@@ -157,6 +158,43 @@ for (const storage of testStorages) {
           ])
         }),
       { timeout: 150_000 }
+    )
+
+    it.scopedLive(
+      "an optimisation's reads leave out the job's code, space and parameters; a program's owner checked alone answers as its read does",
+      () =>
+        Effect.gen(function*() {
+          const instance = yield* startInstance(yield* storage.storage, yield* Effect.scope, { concurrency: 0 })
+          yield* on(
+            instance,
+            Effect.gen(function*() {
+              const caller = yield* newCaller("optreads")
+              const programs = yield* Programs
+              const optimizations = yield* Optimizations
+              const program = yield* programs.create(caller, { name: "sma", code: sma })
+              const { id } = yield* optimizations.submit(caller, program.id, request as any)
+
+              const view = Option.getOrThrow(yield* Effect.flatMap(OptimizationsRepo, (repo) => repo.view(id)))
+              expect(view).toMatchObject({ id, user_id: caller.id, program_id: program.id, status: "queued" })
+              for (const column of ["code", "space", "params", "lease_until", "claimed_by"]) {
+                expect(column in view).toBe(false)
+              }
+              expect(yield* optimizations.get(caller, program.id, id)).toMatchObject({
+                id,
+                status: "queued",
+                trials_total: 10
+              })
+
+              yield* programs.check(caller, program.id)
+              const other = yield* newCaller("optreads_other")
+              const forbidden = yield* Effect.exit(programs.check(other, program.id))
+              expect(Exit.isFailure(forbidden) && JSON.stringify(forbidden.cause)).toContain("Forbidden")
+              const unknown = yield* Effect.exit(programs.check(caller, (program.id + 100_000) as typeof program.id))
+              expect(Exit.isFailure(unknown) && JSON.stringify(unknown.cause)).toContain("NotFound")
+            })
+          )
+        }),
+      { timeout: 60_000 }
     )
   })
 }
