@@ -4,7 +4,7 @@ import { Effect, Schema } from "effect"
 import { AccountId, MarginMode } from "../accounts/Account.js"
 import { makeJobQueue } from "../jobs/JobQueue.js"
 import { JobStatus } from "../jobs/JobStatus.js"
-import { IsoTimestamp } from "../sql/Columns.js"
+import { columnsOf, IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { Timeframe } from "../venues/Venue.js"
 import { AiBacktestId, AiBacktestMode, AiBacktestOutcome } from "./AiBacktest.js"
@@ -48,7 +48,6 @@ export type AiBacktestRow = typeof AiBacktestRow.Type
 /** An AI backtest without its result, as its account's list reads it. */
 export const AiBacktestEntryRow = AiBacktestRow.omit("result")
 export type AiBacktestEntryRow = typeof AiBacktestEntryRow.Type
-const entryColumns = Object.keys(AiBacktestEntryRow.fields)
 
 const NewAiBacktest = Schema.Struct({
   ...settings,
@@ -86,7 +85,7 @@ export class AiBacktestsRepo extends Effect.Service<AiBacktestsRepo>()("@trading
       Result: AiBacktestEntryRow,
       execute: (q) =>
         sql`
-        SELECT ${sql.csv(entryColumns.map((c) => sql`${sql(c)}`))} FROM ai_backtests WHERE account_id = ${q.account_id}
+        SELECT ${columnsOf(sql, AiBacktestEntryRow)} FROM ai_backtests WHERE account_id = ${q.account_id}
         ORDER BY id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
 

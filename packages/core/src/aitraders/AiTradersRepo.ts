@@ -3,7 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Option, Schema } from "effect"
 import { AccountId } from "../accounts/Account.js"
 import { type JobQueue, makeJobQueue } from "../jobs/JobQueue.js"
-import { IsoTimestamp } from "../sql/Columns.js"
+import { columnsOf, IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { Timeframe } from "../venues/Venue.js"
 import { DecisionRound, ModelDecision, RoundOrder, RoundOutcome, RoundStatus, RoundTrigger } from "./AiTrader.js"
@@ -82,8 +82,6 @@ export const RoundRow = Schema.Struct({
   finished_at: Schema.NullOr(IsoTimestamp)
 })
 export type RoundRow = typeof RoundRow.Type
-// The row has a `result` column too (the job's result: outcome, orders and error again), which rounds are read without.
-const roundColumns = Object.keys(RoundRow.fields)
 
 /** What a finished round leaves (the job's result): its outcome, the orders, and why it did not trade. */
 export const RoundResult = Schema.Struct({
@@ -195,11 +193,11 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
             : Effect.map(Schema.decodeUnknown(RoundRow)(rows[0]), Option.some)
       )
 
+    // A round's columns, not the job's `result` beside them, which repeats its outcome, orders and error.
     const findRound = SqlSchema.findOne({
       Request: Schema.Int,
       Result: RoundRow,
-      execute: (id) =>
-        sql`SELECT ${sql.csv(roundColumns.map((c) => sql`${sql(c)}`))} FROM ai_decision_rounds WHERE id = ${id}`
+      execute: (id) => sql`SELECT ${columnsOf(sql, RoundRow)} FROM ai_decision_rounds WHERE id = ${id}`
     })
 
     /** The model's answer in the account's scheduled round at `slot`, if that round asked its model and it answered. */
@@ -217,9 +215,7 @@ export class AiTradersRepo extends Effect.Service<AiTradersRepo>()("@trading-pla
       Result: RoundRow,
       execute: (q) =>
         sql`
-        SELECT ${
-          sql.csv(roundColumns.map((c) => sql`${sql(c)}`))
-        } FROM ai_decision_rounds WHERE account_id = ${q.account_id}
+        SELECT ${columnsOf(sql, RoundRow)} FROM ai_decision_rounds WHERE account_id = ${q.account_id}
         ORDER BY id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
 

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Schema } from "effect"
-import { IsoTimestamp } from "../sql/Columns.js"
+import { columnsOf, IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { ConversationId, MessageId, MessageRole, ToolCallRecord } from "./Assistant.js"
 
@@ -28,7 +28,6 @@ export const MessageRow = Schema.Struct({
 export type MessageRow = typeof MessageRow.Type
 /** A past message as the model is shown it: not its tool calls, whose results can hold a whole backtest. */
 const PastMessageRow = MessageRow.pick("id", "role", "content")
-const pastColumns = Object.keys(PastMessageRow.fields)
 
 /** Hourly quotas count rows of this kind. */
 export const UsageKind = Schema.Literal("chat", "insight")
@@ -92,7 +91,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@tra
       Request: Schema.Struct({ conversation_id: ConversationId, limit: Schema.Int }),
       Result: PastMessageRow,
       execute: (q) => {
-        const columns = sql.csv(pastColumns.map((c) => sql`${sql(c)}`))
+        const columns = columnsOf(sql, PastMessageRow)
         return sql`
         SELECT ${columns} FROM (SELECT ${columns} FROM ai_messages WHERE conversation_id = ${q.conversation_id}
           ORDER BY id DESC LIMIT ${q.limit}) recent

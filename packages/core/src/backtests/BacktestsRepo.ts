@@ -6,7 +6,7 @@ import { makeJobQueue } from "../jobs/JobQueue.js"
 import { CandleExchange } from "../market/Dataset.js"
 import { ProgramParams } from "../programs/Parameters.js"
 import { ProgramId } from "../programs/Program.js"
-import { IsoTimestamp } from "../sql/Columns.js"
+import { columnsOf, IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { Timeframe } from "../venues/Venue.js"
 import { BacktestId, BacktestOutcome, BacktestStatus, FillTiming, SlippageModel } from "./Backtest.js"
@@ -76,7 +76,6 @@ export type BacktestEntryRow = typeof BacktestEntryRow.Type
 /** A backtest as its reads answer it: not the code the job runs (a program's source, up to 200,000 characters). */
 export const BacktestViewRow = BacktestRow.omit("code")
 export type BacktestViewRow = typeof BacktestViewRow.Type
-const viewColumns = Object.keys(BacktestViewRow.fields)
 
 const NewBacktest = Schema.Struct({
   user_id: UserId,
@@ -147,7 +146,7 @@ export class BacktestsRepo extends Effect.Service<BacktestsRepo>()("@trading-pla
     const findById = SqlSchema.findOne({
       Request: BacktestId,
       Result: BacktestViewRow,
-      execute: (id) => sql`SELECT ${sql.csv(viewColumns.map((c) => sql`${sql(c)}`))} FROM backtests WHERE id = ${id}`
+      execute: (id) => sql`SELECT ${columnsOf(sql, BacktestViewRow)} FROM backtests WHERE id = ${id}`
     })
 
     // Whose it is, for a request that only checks that (a cancel): the row holds the code and the result.

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Schema } from "effect"
-import { IsoTimestamp } from "../sql/Columns.js"
+import { columnsOf, IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { ProgramParameter } from "./Parameters.js"
 import { ProgramId } from "./Program.js"
@@ -25,7 +25,6 @@ export type ProgramRow = typeof ProgramRow.Type
 /** A program as lists read it: not its code (up to 200,000 characters) or its parameters. */
 export const ProgramEntryRow = ProgramRow.pick("id", "name", "description", "language", "created_at", "updated_at")
 export type ProgramEntryRow = typeof ProgramEntryRow.Type
-const entryColumns = Object.keys(ProgramEntryRow.fields)
 
 const ProgramWrite = Schema.Struct({
   name: Schema.String,
@@ -66,7 +65,7 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
       Result: ProgramEntryRow,
       execute: (q) =>
         sql`
-        SELECT ${sql.csv(entryColumns.map((c) => sql`${sql(c)}`))} FROM programs WHERE user_id = ${q.user_id}
+        SELECT ${columnsOf(sql, ProgramEntryRow)} FROM programs WHERE user_id = ${q.user_id}
         ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
     })
     const update = SqlSchema.single({
@@ -78,7 +77,7 @@ export class ProgramsRepo extends Effect.Service<ProgramsRepo>()("@trading-platf
         UPDATE programs SET name = ${p.name}, description = ${p.description}, language = ${p.language},
           code = ${p.code}, parameters = ${p.parameters}, updated_at = ${p.now}
         WHERE id = ${p.id}
-        RETURNING ${sql.csv(entryColumns.map((c) => sql`${sql(c)}`))}`
+        RETURNING ${columnsOf(sql, ProgramEntryRow)}`
     })
     const remove = (id: ProgramId) => sql`DELETE FROM programs WHERE id = ${id}`.pipe(Effect.asVoid)
 

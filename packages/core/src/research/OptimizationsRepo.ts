@@ -7,7 +7,7 @@ import { makeJobQueue } from "../jobs/JobQueue.js"
 import { JobStatus } from "../jobs/JobStatus.js"
 import { ProgramParams } from "../programs/Parameters.js"
 import { ProgramId } from "../programs/Program.js"
-import { IsoTimestamp } from "../sql/Columns.js"
+import { columnsOf, IsoTimestamp } from "../sql/Columns.js"
 import { UserId } from "../users/User.js"
 import { OptimizationId, OptimizationRequest, OptimizationResult, TrialRole, type TrialSort } from "./Optimization.js"
 
@@ -55,13 +55,15 @@ export const OptimizationRow = Schema.Struct({
 })
 export type OptimizationRow = typeof OptimizationRow.Type
 
+// Not the job's code (a program's source), its search space, fixed parameters or lease: no answer shows them.
+const OptimizationViewRow = OptimizationRow.omit("code", "space", "params", "lease_until", "claimed_by")
+
 /**
  * An optimisation as the answers show it: its row, its finished trials and, while it has no
  * result, its best search trial so far (of the latest fold searched), read in the same statement.
  */
 export const OptimizationView = Schema.Struct({
-  // Not the job's code (a program's source), its search space, fixed parameters or lease: no answer shows them.
-  ...OptimizationRow.omit("code", "space", "params", "lease_until", "claimed_by").fields,
+  ...OptimizationViewRow.fields,
   trials_done: Schema.Int,
   best_trial: Schema.NullOr(Schema.Int),
   best_params: Schema.NullOr(Schema.parseJson(ProgramParams)),
@@ -69,7 +71,6 @@ export const OptimizationView = Schema.Struct({
   best_metrics: Schema.NullOr(Schema.parseJson(BacktestMetricsSchema))
 })
 export type OptimizationView = typeof OptimizationView.Type
-const viewColumns = Object.keys(OptimizationRow.omit("code", "space", "params", "lease_until", "claimed_by").fields)
 
 /** What a trial stores: its run (the curve, trades and fills only for a full run) and its score. */
 export const TrialResult = Schema.Struct({
@@ -216,7 +217,7 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
 
     /** `OptimizationView`s of the optimisations `where` selects: one statement however many. */
     const views = (where: Fragment) =>
-      sql`SELECT ${sql.csv(viewColumns.map((c) => sql`o.${sql(c)}`))},
+      sql`SELECT ${columnsOf(sql, OptimizationViewRow, "o")},
           (SELECT count(*)::int FROM optimization_trials t WHERE t.optimization_id = o.id AND ${final}) AS trials_done,
           b.trial AS best_trial, b.params AS best_params, b.objective AS best_objective,
           (b.result::json) -> 'outcome' ->> 'metrics' AS best_metrics

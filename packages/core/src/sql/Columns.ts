@@ -1,3 +1,4 @@
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { Schema } from "effect"
 
 /** A `timestamptz` column (a Date from both drivers) as an ISO-8601 UTC string. */
@@ -14,3 +15,13 @@ export const IsoTimestamp = Schema.transform(Schema.DateFromSelf, Schema.String,
  * class given a spread row: only a checking constructor drops the columns it does not declare.
  */
 export const fromDecodedRow = { disableValidation: true } as const
+
+/**
+ * The columns of a row schema as a select list (each prefixed with `table` when given), so a read
+ * loads the columns its row decodes and no others (a table's code or stored result can be megabytes).
+ */
+export const columnsOf = (
+  sql: SqlClient.SqlClient,
+  row: { readonly fields: Readonly<Record<string, unknown>> },
+  table?: string
+) => sql.csv(Object.keys(row.fields).map((c) => table === undefined ? sql`${sql(c)}` : sql`${sql(table)}.${sql(c)}`))
