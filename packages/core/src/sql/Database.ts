@@ -16,11 +16,9 @@ const client = (storage: StorageConfig) => {
   if (storage.kind === "postgres") {
     return Layer.unwrapEffect(
       Effect.map(
-        Effect.promise(() => import("@effect/sql-pg")),
-        ({ PgClient }) =>
-          Layer.effect(Notifications, Effect.map(PgClient.PgClient, (pg) => ({ listen: pg.listen }))).pipe(
-            Layer.provideMerge(PgClient.layer({ url: storage.url }))
-          )
+        Effect.promise(() => Promise.all([import("@effect/sql-pg"), import("./PgNotifications.js")])),
+        ([{ PgClient }, PgNotifications]) =>
+          Layer.merge(PgClient.layer({ url: storage.url }), PgNotifications.layer(storage.url))
       )
     )
   }
