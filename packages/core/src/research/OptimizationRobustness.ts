@@ -2,7 +2,7 @@ import { Effect, Option } from "effect"
 import { returnsOf } from "../backtests/BacktestMetrics.js"
 import { deflatedSharpeOf, monteCarloOf } from "../backtests/BacktestRobustness.js"
 import { returnMoments } from "../backtests/Robustness.js"
-import { Conflict, NotFound } from "../http/Errors.js"
+import { Conflict } from "../http/Errors.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import type { ProgramId } from "../programs/Program.js"
 import { dieOnStorageFailure } from "../sql/StorageFailure.js"
@@ -47,14 +47,7 @@ export class OptimizationRobustness extends Effect.Service<OptimizationRobustnes
       ) =>
         Effect.gen(function*() {
           // The same 404/403 as GET /api/programs/{id}/optimizations/{optimization_id}.
-          yield* optimizations.get(caller, programId, id)
-          const row = yield* Effect.flatMap(
-            repo.findById(id),
-            Option.match({
-              onNone: () => new NotFound({ error: `Optimization ${id} not found` }),
-              onSome: Effect.succeed
-            })
-          )
+          const row = yield* optimizations.ofProgram(caller, programId, id, repo.findFinished)
           if (row.status !== "completed" || row.result === null) {
             return yield* new Conflict({
               error: `Optimization ${id} is ${row.status}: robustness needs a completed optimisation`

@@ -57,6 +57,7 @@ export type OptimizationRow = typeof OptimizationRow.Type
 
 // Not the job's code (a program's source), its search space, fixed parameters or lease: no answer shows them.
 const OptimizationViewRow = OptimizationRow.omit("code", "space", "params", "lease_until", "claimed_by")
+const FinishedRow = OptimizationRow.pick("user_id", "program_id", "status", "request", "space", "result")
 
 /**
  * An optimisation as the answers show it: its row, its finished trials and, while it has no
@@ -237,6 +238,13 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
       execute: (id) => views(sql`o.id = ${id}`)
     })
 
+    // What a robustness report reads of a finished optimisation: not its code or fixed parameters.
+    const findFinished = SqlSchema.findOne({
+      Request: OptimizationId,
+      Result: FinishedRow,
+      execute: (id) => sql`SELECT ${columnsOf(sql, FinishedRow)} FROM optimizations WHERE id = ${id}`
+    })
+
     // Whose it is and of which program, for the requests that only check that (a page of trials, a
     // cancel, a delete): the view decodes the result and counts the trials.
     const owner = SqlSchema.findOne({
@@ -378,6 +386,7 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
     return {
       insert,
       findById,
+      findFinished,
       ofProgram,
       remove,
       plan,
