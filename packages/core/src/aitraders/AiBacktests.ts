@@ -36,7 +36,7 @@ import {
   type AiBacktestSlot,
   maxAiBacktestSlots
 } from "./AiBacktest.js"
-import { type AiBacktestEntryRow, aiBacktestJobKind, type AiBacktestRow, AiBacktestsRepo } from "./AiBacktestsRepo.js"
+import { type AiBacktestEntryRow, aiBacktestJobKind, AiBacktestRow, AiBacktestsRepo } from "./AiBacktestsRepo.js"
 import { type ModelDecision, toDecision } from "./AiTrader.js"
 import { AiTraders } from "./AiTraders.js"
 import { AiTradersRepo } from "./AiTradersRepo.js"
@@ -464,7 +464,9 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
     const cancel = (caller: CurrentUserShape, id: AccountId, backtestId: AiBacktestId) =>
       Effect.gen(function*() {
         yield* owned(caller, id, backtestId)
-        return toBacktest(yield* cancelUnfinished(repo.jobs, backtestId, `Backtest ${backtestId}`, yield* now))
+        return toBacktest(
+          yield* cancelUnfinished(repo.jobs, backtestId, `Backtest ${backtestId}`, yield* now, AiBacktestRow)
+        )
       }).pipe(
         dieOnStorageFailure,
         withRequestSpan("AiBacktests.cancel", { attributes: { userId: caller.id, id, backtestId } })

@@ -32,7 +32,7 @@ import {
   BacktestTradeSchema,
   maxBacktestBars
 } from "./Backtest.js"
-import { type BacktestEntryRow, backtestJobs, BacktestsRepo, type BacktestViewRow } from "./BacktestsRepo.js"
+import { type BacktestEntryRow, backtestJobs, BacktestsRepo, BacktestViewRow } from "./BacktestsRepo.js"
 
 const decodeTrades = Schema.decodeUnknown(Schema.Array(BacktestTradeSchema))
 
@@ -286,7 +286,7 @@ export class Backtests extends Effect.Service<Backtests>()("@trading-platform/co
     const cancel = (caller: CurrentUserShape, id: BacktestId) =>
       Effect.gen(function*() {
         yield* repo.owner(id).pipe(ownedBy(caller, `Backtest ${id}`))
-        return toBacktest(yield* cancelUnfinished(repo.jobs, id, `Backtest ${id}`, yield* now))
+        return toBacktest(yield* cancelUnfinished(repo.jobs, id, `Backtest ${id}`, yield* now, BacktestViewRow))
       }).pipe(
         dieOnStorageFailure,
         withRequestSpan("Backtests.cancel", { attributes: { userId: caller.id, backtestId: id } })

@@ -3,6 +3,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Option, type ParseResult, Schema } from "effect"
 import { Conflict, RateLimited } from "../http/Errors.js"
+import { columnsOf } from "../sql/Columns.js"
 
 /** Identifies one run of a job: a later claim of the same row has more attempts, so a stale worker's writes miss. */
 export interface JobRun {
@@ -34,6 +35,9 @@ export interface JobKind<Row extends JobRow, RowEncoded, Result, ResultEncoded> 
 }
 
 type Failure = SqlError | ParseResult.ParseError
+
+/** A row schema whose fields name its columns (see `columnsOf`). */
+type RowOf<A, I> = Schema.Schema<A, I> & { readonly fields: Readonly<Record<string, unknown>> }
 
 /** Seconds a submission over the cap is told to wait: about as long as a short job takes. */
 const admitRetryAfter = 10
@@ -76,8 +80,11 @@ export interface JobQueue<Row, Result> {
    * which is safe only once the stopped run can write nothing more (call it after the run has ended).
    */
   readonly handBack: (run: JobRun, error: string, now: Date) => Effect.Effect<void, Failure>
-  /** Cancels a job that has not finished (clearing an earlier attempt's `error`); none when it has. */
-  readonly cancel: (id: number, now: Date) => Effect.Effect<Option.Option<Row>, Failure>
+  /**
+   * Cancels a job that has not finished (clearing an earlier attempt's `error`), answering its
+   * `Answer` columns (what the caller answers with, not a job's code); none when it had finished.
+   */
+  readonly cancel: <A, I>(id: number, now: Date, Answer: RowOf<A, I>) => Effect.Effect<Option.Option<A>, Failure>
 }
 
 export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncoded>(
@@ -173,23 +180,30 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
         Effect.asVoid
       )
 
-    const cancel = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.Number, now: Schema.DateFromSelf }),
-      Result: kind.Row,
-      execute: (c) =>
-        sql`
-        UPDATE ${table} SET status = 'cancelled', lease_until = NULL, finished_at = ${c.now}, error = NULL
-        WHERE id = ${c.id} AND status IN ('queued', 'running')
-        RETURNING *`
-    })
+    const cancel = <A, I>(id: number, now: Date, Answer: RowOf<A, I>) =>
+      SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: Answer,
+        execute: () =>
+          sql`
+          UPDATE ${table} SET status = 'cancelled', lease_until = NULL, finished_at = ${now}, error = NULL
+          WHERE id = ${id} AND status IN ('queued', 'running')
+          RETURNING ${columnsOf(sql, Answer)}`
+      })(undefined)
 
-    return { admit, claim, renew, complete, fail, release, handBack, cancel: (id, now) => cancel({ id, now }) }
+    return { admit, claim, renew, complete, fail, release, handBack, cancel }
   })
 
 /** Cancels a job that has not finished; one that has answers 409 `conflict` (`what` names it, e.g. `Backtest 7`). */
-export const cancelUnfinished = <Row, Result>(queue: JobQueue<Row, Result>, id: number, what: string, at: Date) =>
+export const cancelUnfinished = <Row, Result, A, I>(
+  queue: JobQueue<Row, Result>,
+  id: number,
+  what: string,
+  at: Date,
+  Answer: RowOf<A, I>
+) =>
   Effect.flatMap(
-    queue.cancel(id, at),
+    queue.cancel(id, at, Answer),
     Option.match({
       onNone: () => Effect.fail(new Conflict({ error: `${what} has already finished` })),
       onSome: (row) => Effect.succeed(row)

@@ -15,7 +15,7 @@ import { ownedBy } from "../users/Ownership.js"
 import { timeframeMillis, type UnknownSymbol, type VenueFailure, Venues } from "../venues/Venue.js"
 import { wallClock } from "../venues/VenueHttp.js"
 import { CandleSync, type CandleSyncId, type CandleSyncRequest } from "./CandleSync.js"
-import { candleSyncJobs, type CandleSyncRow, CandleSyncsRepo } from "./CandleSyncsRepo.js"
+import { candleSyncJobs, CandleSyncRow, CandleSyncsRepo } from "./CandleSyncsRepo.js"
 import { MarketData, venuePageBars } from "./MarketData.js"
 
 /** The most bars one sync may span: ten years of one-minute bars. */
@@ -97,7 +97,7 @@ export class CandleSyncs extends Effect.Service<CandleSyncs>()("@trading-platfor
     const cancel = (caller: Owner, id: CandleSyncId) =>
       Effect.gen(function*() {
         yield* owned(caller, id)
-        return toCandleSync(yield* cancelUnfinished(repo.jobs, id, `Candle sync ${id}`, yield* now))
+        return toCandleSync(yield* cancelUnfinished(repo.jobs, id, `Candle sync ${id}`, yield* now, CandleSyncRow))
       }).pipe(
         dieOnStorageFailure,
         withRequestSpan("CandleSyncs.cancel", { attributes: { userId: caller.id, syncId: id } })

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { backtestDefaults } from "../backtests/Backtest.js"
 import { Backtests } from "../backtests/Backtests.js"
 import { PlatformConfig } from "../config/PlatformConfig.js"
@@ -19,7 +19,7 @@ import type { UserId } from "../users/User.js"
 import { timeframeMillis } from "../venues/Venue.js"
 import {
   Optimization,
-  type OptimizationId,
+  OptimizationId,
   OptimizationList,
   type OptimizationProgress,
   type OptimizationRequest,
@@ -211,7 +211,7 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
       Effect.gen(function*() {
         yield* ofProgram(caller, programId, id, repo.owner)
         const at = yield* now
-        yield* cancelUnfinished(repo.jobs, id, `Optimization ${id}`, at)
+        yield* cancelUnfinished(repo.jobs, id, `Optimization ${id}`, at, Schema.Struct({ id: OptimizationId }))
         yield* repo.cancelTrials(id, at)
         return yield* current(id)
       }).pipe(
@@ -253,6 +253,6 @@ export class Optimizations extends Effect.Service<Optimizations>()("@trading-pla
         )
       ).pipe(withRequestSpan("Optimizations.watch", { attributes: { userId: caller.id, optimizationId: id } }))
 
-    return { submit, get, list, trials, cancel, remove, watch } as const
+    return { ofProgram, submit, get, list, trials, cancel, remove, watch } as const
   })
 }) {}
