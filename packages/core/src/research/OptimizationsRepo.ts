@@ -133,7 +133,9 @@ export type TrialEntryRow = typeof TrialEntryRow.Type
 
 export const optimizationJobs = { table: "optimizations", Row: OptimizationRow, Result: OptimizationResult }
 
-/** Trials as jobs: the metrics copied to columns, so lists sort by them in SQL. */
+const encodeMetrics = Schema.encodeSync(Schema.parseJson(BacktestMetricsSchema))
+
+/** Trials as jobs: the metrics copied to columns, so lists sort by them in SQL, and whole, so a best trial's read without its result. */
 export const trialJobs = {
   table: "optimization_trials",
   Row: TrialRow,
@@ -141,6 +143,7 @@ export const trialJobs = {
   summary: ({ objective, outcome: { metrics }, rejected }: TrialResult) => ({
     objective,
     rejected,
+    metrics: encodeMetrics(metrics),
     sharpe: metrics.sharpe,
     sortino: metrics.sortino,
     calmar: metrics.calmar,
@@ -221,10 +224,10 @@ export class OptimizationsRepo extends Effect.Service<OptimizationsRepo>()("@tra
       sql`SELECT ${columnsOf(sql, OptimizationViewRow, "o")},
           (SELECT count(*)::int FROM optimization_trials t WHERE t.optimization_id = o.id AND ${final}) AS trials_done,
           b.trial AS best_trial, b.params AS best_params, b.objective AS best_objective,
-          (b.result::json) -> 'outcome' ->> 'metrics' AS best_metrics
+          b.metrics AS best_metrics
         FROM optimizations o
         LEFT JOIN LATERAL (
-          SELECT trial, params, objective, result FROM optimization_trials t
+          SELECT trial, params, objective, metrics FROM optimization_trials t
           WHERE o.result IS NULL AND t.optimization_id = o.id AND t.role = 'search' AND t.status = 'completed'
             AND t.objective IS NOT NULL
             AND t.fold = (SELECT max(fold) FROM optimization_trials f WHERE f.optimization_id = o.id AND f.role = 'search')

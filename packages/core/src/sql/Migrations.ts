@@ -38,6 +38,7 @@ import m0035 from "./migrations/0035_program_parameters.js"
 import m0036 from "./migrations/0036_bias_checks.js"
 import m0037 from "./migrations/0037_optimizations.js"
 import m0038 from "./migrations/0038_job_owner_indexes.js"
+import m0039 from "./migrations/0039_trial_metrics.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -82,7 +83,8 @@ const byName = {
   "0035_program_parameters": m0035,
   "0036_bias_checks": m0036,
   "0037_optimizations": m0037,
-  "0038_job_owner_indexes": m0038
+  "0038_job_owner_indexes": m0038,
+  "0039_trial_metrics": m0039
 }
 export const migrations = Migrator.fromRecord(byName)
 

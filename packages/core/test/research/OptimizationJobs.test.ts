@@ -105,13 +105,15 @@ for (const storage of testStorages) {
                   ] as const
                   for (let trial = 0; trial < 5; trial++) {
                     const done = trial < 4
+                    const result = done ? marker(trial === 2 ? 999 : -999) : null
+                    const metrics = result && JSON.stringify(JSON.parse(result).outcome.metrics)
                     yield* sql`INSERT INTO optimization_trials (user_id, optimization_id, trial, fold, role, params,
-                      start_at, end_at, status, attempts, lease_until, claimed_by, result, objective, total_return,
+                      start_at, end_at, status, attempts, lease_until, claimed_by, result, metrics, objective, total_return,
                       sharpe, max_drawdown_percent, total_trades, win_rate, created_at, finished_at)
                       VALUES (${caller.id}, ${queued.id}, ${trial}, 0, 'search',
                       ${JSON.stringify(gridPoint(space, trial))}, ${new Date(request.start)}, ${new Date(request.end)},
                       ${done ? "completed" : "running"}, 1, ${done ? null : past}, 'dead',
-                      ${done ? marker(trial === 2 ? 999 : -999) : null}, ${done ? (trial === 2 ? 999 : -999) : null},
+                      ${result}, ${metrics}, ${done ? (trial === 2 ? 999 : -999) : null},
                       ${done ? (trial === 2 ? 999 : -999) : null}, ${done ? 0 : null}, ${done ? 0 : null},
                       ${done ? 1 : null}, ${done ? 0 : null}, ${new Date()}, ${done ? new Date() : null})`
                   }
@@ -140,8 +142,18 @@ for (const storage of testStorages) {
           const sql = yield* on(second, SqlClient.SqlClient)
           const rows = yield* on(
             second,
-            sql<{ trial: number; role: string; status: string; attempts: number; claimed_by: string }>`
-              SELECT trial, role, status, attempts, claimed_by FROM optimization_trials
+            sql<
+              {
+                trial: number
+                role: string
+                status: string
+                attempts: number
+                claimed_by: string
+                result: string
+                metrics: string | null
+              }
+            >`
+              SELECT trial, role, status, attempts, claimed_by, result, metrics FROM optimization_trials
               WHERE optimization_id = ${id} ORDER BY role DESC, trial`
           )
           expect(rows.map((r) => [r.role, r.trial, r.status, r.attempts, r.claimed_by === "dead"])).toEqual([
@@ -156,6 +168,10 @@ for (const storage of testStorages) {
             ["search", 8, "completed", 1, false],
             ["best", 0, "completed", 1, false]
           ])
+          // Each trial's metrics are written beside its result, for a best-so-far read without the result.
+          for (const row of rows) {
+            expect(JSON.parse(row.metrics ?? "null")).toEqual(JSON.parse(row.result).outcome.metrics)
+          }
         }),
       { timeout: 150_000 }
     )

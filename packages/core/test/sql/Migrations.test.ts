@@ -71,6 +71,35 @@ describe("migrate", () => {
     { timeout: 60_000 }
   )
 
+  it.effect("0039 copies each finished trial's metrics out of its stored result", () =>
+    Effect.gen(function*() {
+      const all = yield* migrations
+      const at = all.findIndex(([, name]) => name === "trial_metrics")
+      expect(at).toBeGreaterThan(0)
+      yield* Migrator.make({})({ loader: Effect.succeed(all.slice(0, at)), table: "trading_platform_migrations" })
+      const sql = yield* SqlClient.SqlClient
+      const now = new Date(0)
+      const [user] = yield* sql<{ id: number }>`
+        INSERT INTO users (email, username, password_hash, created_at, updated_at)
+        VALUES ('a@example.com', 'a', 'x', ${now}, ${now}) RETURNING id`
+      const [optimization] = yield* sql<{ id: number }>`
+        INSERT INTO optimizations (user_id, code, request, space, params, trials_total, status, created_at)
+        VALUES (${user!.id}, '', '{}', '[]', '{}', 2, 'running', ${now}) RETURNING id`
+      const metrics = { total_pnl: 1.5, total_pnl_percent: 0.015, total_trades: 2, sharpe: null }
+      const result = { outcome: { metrics, trades: [{ pnl: 1 }, { pnl: 0.5 }], equity_curve: [] }, objective: 1 }
+      for (const [trial, stored] of [[0, JSON.stringify(result)], [1, null]] as const) {
+        yield* sql`
+          INSERT INTO optimization_trials (user_id, optimization_id, trial, fold, role, params, start_at, end_at,
+            status, result, created_at)
+          VALUES (${user!.id}, ${optimization!.id}, ${trial}, 0, 'search', '{}', ${now}, ${now},
+            ${stored === null ? "running" : "completed"}, ${stored}, ${now})`
+      }
+      yield* migrate
+      const rows = yield* sql<{ metrics: string | null }>`SELECT metrics FROM optimization_trials ORDER BY trial`
+      expect(JSON.parse(rows[0]!.metrics!)).toEqual(metrics)
+      expect(rows[1]!.metrics).toBeNull()
+    }).pipe(Effect.provide(PgliteClient.layer(undefined))), { timeout: 60_000 })
+
   const postgres = testStorages[1]!
   it.scoped.skipIf(!postgres.available)(
     "replicas starting together on one new PostgreSQL database migrate it once, one after the other",
