@@ -5,6 +5,21 @@ import { DatabaseLive, migrate, migrations, PgliteClient, PlatformConfig } from 
 import { Effect, Layer } from "effect"
 import { testOptions, testStorages } from "../support/TestStorage.js"
 
+/** A database an earlier release left: migrated up to the migration `name`, with one user in it. */
+const migratedBefore = (name: string) =>
+  Effect.gen(function*() {
+    const all = yield* migrations
+    const at = all.findIndex(([, n]) => n === name)
+    expect(at).toBeGreaterThan(0)
+    yield* Migrator.make({})({ loader: Effect.succeed(all.slice(0, at)), table: "trading_platform_migrations" })
+    const sql = yield* SqlClient.SqlClient
+    const now = new Date(0)
+    const [user] = yield* sql<{ id: number }>`
+      INSERT INTO users (email, username, password_hash, created_at, updated_at)
+      VALUES ('a@example.com', 'a', 'x', ${now}, ${now}) RETURNING id`
+    return { sql, now, user: user! }
+  })
+
 describe("migrate", () => {
   it.effect("runs what a schema behind the code lacks, then nothing once it is current", () =>
     Effect.gen(function*() {
@@ -20,15 +35,7 @@ describe("migrate", () => {
     "0025 names the one symbol of earlier backtests in their symbols and in their stored trades and fills",
     () =>
       Effect.gen(function*() {
-        const all = yield* migrations
-        const at = all.findIndex(([, name]) => name === "backtest_portfolios")
-        expect(at).toBeGreaterThan(0)
-        yield* Migrator.make({})({ loader: Effect.succeed(all.slice(0, at)), table: "trading_platform_migrations" })
-        const sql = yield* SqlClient.SqlClient
-        const now = new Date(0)
-        const [user] = yield* sql<{ id: number }>`
-        INSERT INTO users (email, username, password_hash, created_at, updated_at)
-        VALUES ('a@example.com', 'a', 'x', ${now}, ${now}) RETURNING id`
+        const { sql, now, user } = yield* migratedBefore("backtest_portfolios")
         const trade = {
           side: "long",
           size: 0.1,
@@ -52,8 +59,8 @@ describe("migrate", () => {
         yield* sql`
         INSERT INTO backtests (user_id, symbol, exchange, timeframe, start_at, end_at, initial_balance, fee_rate,
           maker_fee_rate, slippage, leverage, code, status, result, created_at)
-        VALUES (${user!.id}, 'ETH', 'venue1', '1h', ${now}, ${now}, 1, 0, 0, 0, 1, '', 'completed',
-          ${JSON.stringify(stored)}, ${now}), (${user!.id}, 'BTC', 'venue1', '1h', ${now}, ${now}, 1, 0, 0, 0, 1, '',
+        VALUES (${user.id}, 'ETH', 'venue1', '1h', ${now}, ${now}, 1, 0, 0, 0, 1, '', 'completed',
+          ${JSON.stringify(stored)}, ${now}), (${user.id}, 'BTC', 'venue1', '1h', ${now}, ${now}, 1, 0, 0, 0, 1, '',
           'queued', NULL, ${now})`
         yield* migrate
         const rows = yield* sql<{ symbols: string; timeframes: string; result: string | null }>`
@@ -73,25 +80,17 @@ describe("migrate", () => {
 
   it.effect("0039 copies each finished trial's metrics out of its stored result", () =>
     Effect.gen(function*() {
-      const all = yield* migrations
-      const at = all.findIndex(([, name]) => name === "trial_metrics")
-      expect(at).toBeGreaterThan(0)
-      yield* Migrator.make({})({ loader: Effect.succeed(all.slice(0, at)), table: "trading_platform_migrations" })
-      const sql = yield* SqlClient.SqlClient
-      const now = new Date(0)
-      const [user] = yield* sql<{ id: number }>`
-        INSERT INTO users (email, username, password_hash, created_at, updated_at)
-        VALUES ('a@example.com', 'a', 'x', ${now}, ${now}) RETURNING id`
+      const { sql, now, user } = yield* migratedBefore("trial_metrics")
       const [optimization] = yield* sql<{ id: number }>`
         INSERT INTO optimizations (user_id, code, request, space, params, trials_total, status, created_at)
-        VALUES (${user!.id}, '', '{}', '[]', '{}', 2, 'running', ${now}) RETURNING id`
+        VALUES (${user.id}, '', '{}', '[]', '{}', 2, 'running', ${now}) RETURNING id`
       const metrics = { total_pnl: 1.5, total_pnl_percent: 0.015, total_trades: 2, sharpe: null }
       const result = { outcome: { metrics, trades: [{ pnl: 1 }, { pnl: 0.5 }], equity_curve: [] }, objective: 1 }
       for (const [trial, stored] of [[0, JSON.stringify(result)], [1, null]] as const) {
         yield* sql`
           INSERT INTO optimization_trials (user_id, optimization_id, trial, fold, role, params, start_at, end_at,
             status, result, created_at)
-          VALUES (${user!.id}, ${optimization!.id}, ${trial}, 0, 'search', '{}', ${now}, ${now},
+          VALUES (${user.id}, ${optimization!.id}, ${trial}, 0, 'search', '{}', ${now}, ${now},
             ${stored === null ? "running" : "completed"}, ${stored}, ${now})`
       }
       yield* migrate
