@@ -36,7 +36,12 @@ export const layer = (url: Redacted.Redacted): Layer.Layer<Notifications> =>
         try: async () => {
           const opened = new Pg.Client({
             connectionString: Redacted.value(url),
-            application_name: "trading-platform notifications"
+            application_name: "trading-platform notifications",
+            // A server that does not answer fails the listen (its owner tries again) rather than holding it.
+            connectionTimeoutMillis: 5_000,
+            // The connection idles between notifications: TCP keepalive finds a peer gone without a word.
+            keepAlive: true,
+            keepAliveInitialDelayMillis: 60_000
           })
           opened.on("error", (e) => drop(opened, e))
           opened.on("end", () => drop(opened, "the connection ended"))

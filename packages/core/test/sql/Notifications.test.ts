@@ -1,8 +1,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { DatabaseLive } from "@trading-platform/core"
-import { Chunk, Deferred, Effect, Layer, Queue, Schedule, Stream } from "effect"
+import { Chunk, Deferred, Effect, Exit, Layer, Queue, Redacted, Schedule, Stream } from "effect"
+import { createServer } from "node:net"
 import { Notifications } from "../../src/sql/Notifications.js"
+import * as PgNotifications from "../../src/sql/PgNotifications.js"
 import { TestConfig, testStorages } from "../support/TestStorage.js"
 
 /** Sends `payload` to `channel` every 20 ms until `until` answers: a listener has started once it hears one. */
@@ -92,3 +94,24 @@ for (const storage of testStorages) {
     })
   })
 }
+
+describe("notifications over PostgreSQL, a server that does not answer", () => {
+  it.live("fails the listen, which its owner then tries again, rather than holding it", () =>
+    Effect.gen(function*() {
+      // Accepts the connection and never says a word.
+      const silent = yield* Effect.acquireRelease(
+        Effect.async<ReturnType<typeof createServer>>((resume) => {
+          const server = createServer(() => undefined).listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) => Effect.sync(() => server.close())
+      )
+      const { port } = silent.address() as { port: number }
+      const url = Redacted.make(`postgres://postgres@127.0.0.1:${port}/test`)
+      const listened = yield* Effect.flatMap(Notifications, ({ listen }) => Stream.runDrain(listen("silent"))).pipe(
+        Effect.provide(PgNotifications.layer(url)),
+        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => "still waiting for the server" }),
+        Effect.exit
+      )
+      expect(Exit.isFailure(listened) && JSON.stringify(listened.cause)).toContain("SqlError")
+    }).pipe(Effect.scoped), { timeout: 60_000 })
+})
