@@ -1,12 +1,9 @@
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Redacted, Stream } from "effect"
+import { Effect, Layer, Redacted, Stream, type StreamEmit } from "effect"
 import * as Pg from "pg"
 import { Notifications } from "./Notifications.js"
 
-interface Listener {
-  readonly single: (payload: string) => void
-  readonly fail: (error: SqlError) => void
-}
+type Listener = StreamEmit.EmitOpsPush<SqlError, string>
 
 /**
  * `Notifications` on PostgreSQL: one connection of the process's own listens to every channel a
@@ -54,6 +51,7 @@ export const layer = (url: Redacted.Redacted): Layer.Layer<Notifications> =>
         },
         catch: (cause) => new SqlError({ cause, message: "Could not connect to listen for notifications" })
       })
+      // LISTEN takes no parameters: the channel goes in quoted as an identifier.
       const run = (on: Pg.Client, statement: "LISTEN" | "UNLISTEN", channel: string) =>
         Effect.tryPromise({
           try: () => on.query(`${statement} ${Pg.escapeIdentifier(channel)}`),
@@ -76,9 +74,8 @@ export const layer = (url: Redacted.Redacted): Layer.Layer<Notifications> =>
       )
 
       const listen = (channel: string) =>
-        Stream.asyncPush<string, SqlError>((emit) => {
-          const listener: Listener = { single: (payload) => emit.single(payload), fail: (error) => emit.fail(error) }
-          return Effect.acquireRelease(
+        Stream.asyncPush<string, SqlError>((listener) =>
+          Effect.acquireRelease(
             turn.withPermits(1)(Effect.gen(function*() {
               const on = client ?? (client = yield* connect)
               const listeners = channels.get(channel)
@@ -93,7 +90,7 @@ export const layer = (url: Redacted.Redacted): Layer.Layer<Notifications> =>
                 )
               )
           )
-        })
+        )
 
       return { listen }
     })
