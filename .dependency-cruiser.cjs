@@ -17,6 +17,7 @@ const layers = {
     "sandbox/SandboxLimits",
     "venues/MarginTiers",
     "sql/Notifications",
+    "sql/Columns",
     "jobs",
     "fetch/AddressPolicy",
     "config",
