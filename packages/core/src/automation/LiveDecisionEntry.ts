@@ -6,6 +6,7 @@
 import { Cause, Effect, Either, Exit, Schema } from "effect"
 import { parentPort, workerData } from "node:worker_threads"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
+import { onThreadMessages } from "../jobs/ThreadEnd.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { selectedProgramRuntime } from "../sandbox/SelectedRuntime.js"
@@ -31,7 +32,7 @@ const decide = ({ account, bars, run }: DecisionRequest) =>
   }).pipe(Effect.scoped, Effect.provide(runtime))
 
 // The main thread sends one request at a time and waits for its answer.
-port.on("message", (request: DecisionRequest) => {
+onThreadMessages(port, (request: DecisionRequest) => {
   setBusy(true)
   void Effect.runPromiseExit(decide(request)).then((exit) => {
     setBusy(false)

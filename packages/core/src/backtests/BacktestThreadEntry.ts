@@ -3,9 +3,10 @@
  * the engine over the windows of candles the main thread sends. It imports only relative paths,
  * so it loads the same way from the sources and from the build.
  */
-import { Cause, Effect, Either, Exit, Option, Queue, Schema, Stream } from "effect"
+import { Cause, Effect, Either, Exit, Fiber, Option, Queue, Schema, Stream } from "effect"
 import { parentPort, workerData } from "node:worker_threads"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
+import { onThreadMessages } from "../jobs/ThreadEnd.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { selectedProgramRuntime } from "../sandbox/SelectedRuntime.js"
 import { simulatedSymbol } from "../venues/SimulatedMarket.js"
@@ -39,9 +40,7 @@ const feed = ({ funding, rules }: ThreadMarket): FundingFeed => {
 }
 const post = (message: FromThread) => port.postMessage(Schema.encodeSync(FromThread)(message))
 
-// The port keeps the thread alive after the run: the main thread terminates it once it has the result.
 const inbox = Effect.runSync(Queue.unbounded<ToThread>())
-port.on("message", (message: ToThread) => Queue.unsafeOffer(inbox, message))
 
 /** The next message, asked for once the engine has stepped the previous window (which it acknowledges). */
 const pull = Effect.suspend(() => {
@@ -72,7 +71,15 @@ const backtest = Effect.gen(function*() {
   Effect.provide(selectedProgramRuntime(limits, call))
 )
 
-void Effect.runPromiseExit(backtest).then((exit) =>
+const running = Effect.runFork(backtest)
+// Asked to end before the run has (cancelled, or the instance stops), the run is interrupted, which disposes its isolate.
+onThreadMessages(
+  port,
+  (message: ToThread) => Queue.unsafeOffer(inbox, message),
+  () => Effect.runPromise(Fiber.interrupt(running))
+)
+running.addObserver((exit) => {
+  if (Exit.isInterrupted(exit)) return
   post(Exit.match(exit, {
     onSuccess: (outcome): FromThread => ({ _tag: "Done", outcome }),
     onFailure: (cause): FromThread =>
@@ -81,4 +88,6 @@ void Effect.runPromiseExit(backtest).then((exit) =>
         onRight: (defect) => ({ _tag: "Crashed", message: Cause.pretty(defect).split("\n")[0] ?? "" })
       })
   }))
-)
+  // Nothing more to take: the thread exits on its own, once isolated-vm has torn its isolate down.
+  port.close()
+})

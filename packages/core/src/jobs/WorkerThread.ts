@@ -6,6 +6,8 @@ import { basename, extname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { type ResourceLimits, Worker } from "node:worker_threads"
 import { heartbeatSlot, makeHeartbeatBuffer } from "./Heartbeat.js"
+import { nodeSnapshotOff, snapshotOffField } from "./SnapshotFlag.js"
+import { endThread } from "./ThreadEnd.js"
 
 // Resolved on first use: the CommonJS build has no import.meta, and the ESM one no __filename.
 const here = () => (typeof __filename === "string" ? pathToFileURL(__filename) : new URL(import.meta.url))
@@ -75,7 +77,9 @@ const spawn = (entry: string, workerData: unknown, resourceLimits: ResourceLimit
   // A bundled entry needs none of the process's node flags, and the loader of one run from the
   // sources (`--import tsx`), in a thread that ends, made isolated-vm abort the process as the
   // thread was torn down (`IsolateEnvironment::GetCurrent`: a server run from the sources, on every
-  // program check). Process-wide flags (`--no-node-snapshot`) hold in every thread anyway.
+  // program check). It learns of the process-wide `--no-node-snapshot` from its `workerData` (see
+  // `nodeSnapshotOff`): without that, every thread started from the sources ran its programs in
+  // QuickJS, whatever runtime its limits named.
   return extension === ".ts"
     ? new Worker(bundled(url), { ...options, execArgv: [] })
     : new Worker(url, options)
@@ -111,7 +115,8 @@ export interface WorkerThreadOptions {
 }
 
 /**
- * Runs an entry module in a worker thread of its own, terminated when the scope closes. A
+ * Runs an entry module in a worker thread of its own, ended when the scope closes (asked with
+ * `endThread`, terminated if it does not exit soon). A
  * watchdog on a real timer, not the Effect clock (so it also fires under a test clock), terminates
  * a thread that has been in one call for over `stallMillis`: untrusted work counted as one step
  * cannot be interrupted from inside, and must not hold a thread forever.
@@ -124,10 +129,16 @@ export const startWorkerThread = (options: WorkerThreadOptions): Effect.Effect<W
 
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const worker = spawn(options.entry, { ...options.workerData, heartbeat }, options.resourceLimits)
+        const worker = spawn(
+          options.entry,
+          { ...options.workerData, heartbeat, [snapshotOffField]: nodeSnapshotOff() },
+          options.resourceLimits
+        )
         options.onStart?.()
         let ended = false
+        let exited = false
         worker.once("exit", (code) => {
+          exited = true
           options.onExit?.()
           if (!ended) {
             Queue.unsafeOffer(events, { _tag: "Died", message: `The ${options.name} exited with code ${code}` })
@@ -159,7 +170,19 @@ export const startWorkerThread = (options: WorkerThreadOptions): Effect.Effect<W
           stop: () => {
             ended = true
             clearInterval(watchdog)
-            return worker.terminate()
+            if (exited) return Promise.resolve()
+            // Asked to end, the thread releases what it holds and exits when its work is done:
+            // terminating a thread whose isolated-vm isolate is still being torn down aborts the
+            // whole process (`IsolateEnvironment::GetCurrent`). Terminated only if it has not
+            // exited within `stallMillis` (stuck in a call, or not listening).
+            worker.postMessage(endThread)
+            return new Promise<void>((resolve) => {
+              const fallback = setTimeout(() => void worker.terminate().then(() => resolve()), options.stallMillis)
+              worker.once("exit", () => {
+                clearTimeout(fallback)
+                resolve()
+              })
+            })
           }
         }
       }),

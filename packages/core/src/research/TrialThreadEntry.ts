@@ -11,6 +11,7 @@ import { downsample, outcomeOf } from "../backtests/BacktestThreadProtocol.js"
 import { unpackBars } from "../backtests/PackedBars.js"
 import { sharedFunding } from "../backtests/ThreadFunding.js"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
+import { onThreadMessages } from "../jobs/ThreadEnd.js"
 import { ProgramRuntime } from "../sandbox/ProgramRuntime.js"
 import { selectedProgramRuntime } from "../sandbox/SelectedRuntime.js"
 import {
@@ -74,7 +75,7 @@ const trial = (message: TrialMessage) =>
 
 const post = (message: TrialFromThread) => port.postMessage(Schema.encodeSync(FromThread)(message))
 
-port.on("message", (message: TrialMessage) => {
+onThreadMessages(port, (message: TrialMessage) => {
   setBusy(true)
   void runtime.runPromiseExit(trial(message)).then((exit) => {
     setBusy(false)
@@ -87,4 +88,4 @@ port.on("message", (message: TrialMessage) => {
         })
     }))
   })
-})
+}, () => runtime.dispose())

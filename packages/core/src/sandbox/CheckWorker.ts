@@ -42,11 +42,8 @@ export const checkInWorker = (
       case "Stalled":
         return yield* stalled(2 * limits.wallMillisPerCall)
       case "Message": {
+        // The thread ends on its own once it has posted; the scope waits for it (see `startWorkerThread`).
         const outcome = event.message as { loaded: true; parameters: unknown } | { stalled: true } | LoadFailure
-        // The thread ends on its own once it has posted. Terminating it then races isolated-vm's
-        // teardown of the isolate it disposed, which aborts the process; the scope's terminate is
-        // only the fallback for a thread that has not ended within a second.
-        yield* Effect.timeout(thread.take, "1 second").pipe(Effect.ignore)
         if ("stalled" in outcome) return yield* stalled(limits.wallMillisPerCall)
         if ("overBudget" in outcome) return yield* loadFailure(outcome)
         return outcome.parameters

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
 import { isMainThread } from "node:worker_threads"
+import { nodeSnapshotOff, snapshotOff } from "../jobs/SnapshotFlag.js"
 
 // Plain functions, without Effect: the check thread imports this module too.
 
@@ -33,8 +34,6 @@ export interface IsolatedVm {
   readonly Isolate: new(options: { memoryLimit: number; onCatastrophicError?: (message: string) => void }) => IvmIsolate
 }
 
-const snapshotOff = "--no-node-snapshot"
-
 const kept: Array<unknown> = []
 
 /**
@@ -64,13 +63,12 @@ const addonName = () =>
 /**
  * `isolated-vm`, or why it cannot be used here: it is an optional native addon (built on `npm
  * install` where a compiler is found, or its prebuilt binary), and on Node 20 and later it needs
- * node started with `--no-node-snapshot` (a process-wide flag that worker threads inherit and cannot
- * set). Loaded through `require` of a name the bundlers do not follow, from `node_modules`.
+ * node started with `--no-node-snapshot` (a process-wide flag, which a thread learns of as
+ * `nodeSnapshotOff` says). Loaded through `require` of a name the bundlers do not follow, from `node_modules`.
  */
 export const loadIsolatedVm = (): { readonly ivm: IsolatedVm } | { readonly reason: string } => {
   if (loaded !== undefined) return loaded
-  const flagged = process.execArgv.includes(snapshotOff) || (process.env["NODE_OPTIONS"] ?? "").includes(snapshotOff)
-  if (!flagged) {
+  if (!nodeSnapshotOff()) {
     return loaded = {
       reason:
         `node was started without ${snapshotOff}, which isolated-vm needs (add it, or set NODE_OPTIONS=${snapshotOff})`

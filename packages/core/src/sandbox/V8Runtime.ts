@@ -28,29 +28,34 @@ export const V8ProgramRuntime = (
     kept = undefined
     return isolate
   }
-  return Layer.succeed(ProgramRuntime, {
-    check: (code) => checkInWorker(code, checked).pipe(withRequestSpan("ProgramRuntime.check")),
-    load: (run) =>
-      Effect.acquireRelease(
-        Effect.sync(() => makeV8Sandbox(ivm, limits, onCall, use === "oneProgram" ? take() : undefined)),
-        (sandbox) =>
-          Effect.sync(() => {
-            if (use === "oneProgram" && kept === undefined && !sandbox.isolate.isDisposed) {
-              sandbox.release()
-              kept = sandbox.isolate
-            } else {
-              sandbox.dispose()
-            }
-          })
-      ).pipe(
-        Effect.zip(Effect.promise(loadStepCounter)),
-        Effect.flatMap(([sandbox, countSteps]) => {
-          const loaded = loadV8Program(sandbox, countSteps, run.code, run.seed)
-          return "overBudget" in loaded
-            ? loadFailure(loaded)
-            : Effect.succeed(makeDecider(v8Driver(sandbox, loaded, run), run))
-        }),
-        withRequestSpan("ProgramRuntime.load")
-      )
-  })
+  // The isolate kept for the next run is disposed with the layer (a trial thread's, as the thread ends).
+  const disposeKept = Effect.addFinalizer(() => Effect.sync(() => take()?.dispose()))
+  return Layer.scoped(
+    ProgramRuntime,
+    Effect.as(disposeKept, {
+      check: (code) => checkInWorker(code, checked).pipe(withRequestSpan("ProgramRuntime.check")),
+      load: (run) =>
+        Effect.acquireRelease(
+          Effect.sync(() => makeV8Sandbox(ivm, limits, onCall, use === "oneProgram" ? take() : undefined)),
+          (sandbox) =>
+            Effect.sync(() => {
+              if (use === "oneProgram" && kept === undefined && !sandbox.isolate.isDisposed) {
+                sandbox.release()
+                kept = sandbox.isolate
+              } else {
+                sandbox.dispose()
+              }
+            })
+        ).pipe(
+          Effect.zip(Effect.promise(loadStepCounter)),
+          Effect.flatMap(([sandbox, countSteps]) => {
+            const loaded = loadV8Program(sandbox, countSteps, run.code, run.seed)
+            return "overBudget" in loaded
+              ? loadFailure(loaded)
+              : Effect.succeed(makeDecider(v8Driver(sandbox, loaded, run), run))
+          }),
+          withRequestSpan("ProgramRuntime.load")
+        )
+    })
+  )
 }

@@ -146,6 +146,43 @@ describe.each(runtimes)("backtest threads running $name", ({ layer, runtime }) =
       yield* untilNoThreads
     }), { timeout: 60_000 })
 
+  it.live(
+    "a thread runs its programs on the runtime its limits name: a program's error reads as that runtime's",
+    () =>
+      Effect.gen(function*() {
+        // Each engine words this error its own way.
+        const code = `export function decide(data) { return data.nothing.here }`
+        const inThread = yield* Effect.flip(runInThread(limits, code))
+        const here = yield* Effect.flatMap(ProgramRuntime, (runtime) => runtime.load(run(code))).pipe(
+          Effect.flatMap((loaded) =>
+            runBacktest(settings, oneSymbol(Stream.fromChunk(Chunk.fromIterable(bars))), loaded)
+          ),
+          Effect.scoped,
+          Effect.provide(layer(limits)),
+          Effect.flip
+        )
+        expect(inThread).toMatchObject({ _tag: "ProgramRunError", reason: "threw" })
+        expect(inThread.message).toBe(here.message)
+        yield* untilNoThreads
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.live(
+    "a thread ends on its own once its run has failed, run after run (terminated at once, it raced isolated-vm's teardown of the isolate, which aborted the process)",
+    () =>
+      Effect.gen(function*() {
+        for (let i = 0; i < 30; i++) {
+          const error = yield* Effect.flip(
+            runInThread(limits, `export function decide(data) { return data.nothing.here }`)
+          )
+          expect(error).toMatchObject({ _tag: "ProgramRunError", reason: "threw" })
+        }
+        yield* untilNoThreads
+      }),
+    { timeout: 120_000 }
+  )
+
   const stuckIn = stuck[runtime]
   const stuckLimits: SandboxLimits = { ...limits, ...stuckIn.limits }
 
