@@ -3,7 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
-import { PGlite } from "@electric-sql/pglite"
+import { parse, PGlite, protocol, type Results } from "@electric-sql/pglite"
 import { absurd, Context, Effect, Layer, Scope, Stream } from "effect"
 import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
@@ -108,8 +108,9 @@ export const make = (dataDir: string | undefined) => Effect.flatMap(open(dataDir
 export const clientOf = (db: PGlite) =>
   Effect.gen(function*() {
     const fail = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
+    const prepared = preparedStatements(db)
     const query = (sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array" = "object") =>
-      Effect.tryPromise({ try: () => db.query<any>(sql, params as Array<unknown>, { rowMode }), catch: fail })
+      Effect.tryPromise({ try: () => prepared.run(sql, params, rowMode), catch: fail })
     // Like node-postgres: without parameters use the simple protocol, which allows multi-statement scripts.
     const execute: Connection["execute"] = (sql, params, transform) =>
       Effect.map(
@@ -156,6 +157,81 @@ export const clientOf = (db: PGlite) =>
       )
     return Object.assign(sql, { listen })
   })
+
+/** The most statements kept prepared; the least recently used is closed past it. */
+const preparedLimit = 256
+
+/**
+ * Runs statements with parameters as named prepared statements, each prepared once. PGlite's own
+ * `query` parses and describes the statement on every call, in six calls into PostgreSQL; a
+ * prepared one binds, describes its result and executes in one, about a third of the time for
+ * a statement that reads one row (`docs/performance.md`). Values are serialised by the types the
+ * statement's description gave, as `query` does. Callers take turns (the client's lock).
+ */
+const preparedStatements = (db: PGlite) => {
+  const { serialize } = protocol
+  const statements = new Map<string, { readonly name: string; readonly types: ReadonlyArray<number> }>()
+  let named = 0
+  const joined = (parts: ReadonlyArray<Uint8Array>) => {
+    const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
+    let at = 0
+    for (const part of parts) {
+      out.set(part, at)
+      at += part.length
+    }
+    return out
+  }
+  const prepare = async (sql: string) => {
+    const name = `s${++named}`
+    const { messages } = await db.execProtocol(
+      joined([serialize.parse({ name, text: sql }), serialize.describe({ type: "S", name }), serialize.sync()])
+    )
+    const statement = { name, types: parse.parseDescribeStatementResults(messages) }
+    if (statements.size >= preparedLimit) {
+      const [oldest, { name: closed }] = statements.entries().next().value!
+      statements.delete(oldest)
+      await db.execProtocol(joined([serialize.close({ type: "S", name: closed }), serialize.sync()]))
+    }
+    statements.set(sql, statement)
+    return statement
+  }
+  const execute = async (sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array") => {
+    let statement = statements.get(sql)
+    if (statement === undefined) statement = await prepare(sql)
+    else {
+      // Most recently used last, for the eviction above.
+      statements.delete(sql)
+      statements.set(sql, statement)
+    }
+    const values = params.map((param, i) =>
+      param === null || param === undefined
+        ? null
+        : (db.serializers[statement.types[i]!] ?? ((value: unknown) => String(value)))(param)
+    )
+    const { messages } = await db.execProtocol(joined([
+      serialize.bind({ statement: statement.name, values }),
+      serialize.describe({ type: "P" }),
+      serialize.execute({}),
+      serialize.sync()
+    ]))
+    return parse.parseResults(messages, db.parsers, { rowMode })[0] as Results<any>
+  }
+  return {
+    run: async (sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array") => {
+      try {
+        return await execute(sql, params, rowMode)
+      } catch (e) {
+        // A change of a table (a migration) can change the columns a prepared statement answers,
+        // which PostgreSQL refuses ("cached plan must not change result type"): prepared again.
+        if ((e as { code?: string }).code !== "0A000" || !statements.has(sql)) throw e
+        const { name } = statements.get(sql)!
+        statements.delete(sql)
+        await db.execProtocol(joined([serialize.close({ type: "S", name }), serialize.sync()]))
+        return await execute(sql, params, rowMode)
+      }
+    }
+  }
+}
 
 /** `SqlClient` and its `Notifications` over one PGlite client. */
 export const context = (client: SqlClient.SqlClient & Notifications["Type"]) =>
