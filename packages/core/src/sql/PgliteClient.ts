@@ -181,6 +181,7 @@ const preparedStatements = (db: PGlite) => {
     }
     return out
   }
+  const close = (name: string) => db.execProtocol(joined([serialize.close({ type: "S", name }), serialize.sync()]))
   const prepare = async (sql: string) => {
     const name = `s${++named}`
     const { messages } = await db.execProtocol(
@@ -190,7 +191,7 @@ const preparedStatements = (db: PGlite) => {
     if (statements.size >= preparedLimit) {
       const [oldest, { name: closed }] = statements.entries().next().value!
       statements.delete(oldest)
-      await db.execProtocol(joined([serialize.close({ type: "S", name: closed }), serialize.sync()]))
+      await close(closed)
     }
     statements.set(sql, statement)
     return statement
@@ -226,7 +227,7 @@ const preparedStatements = (db: PGlite) => {
         if ((e as { code?: string }).code !== "0A000" || !statements.has(sql)) throw e
         const { name } = statements.get(sql)!
         statements.delete(sql)
-        await db.execProtocol(joined([serialize.close({ type: "S", name }), serialize.sync()]))
+        await close(name)
         return await execute(sql, params, rowMode)
       }
     }

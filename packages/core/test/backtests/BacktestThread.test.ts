@@ -21,6 +21,9 @@ export function decide(data) {
   return data.position ? { operation: "close" } : { operation: "buy", target_portion_of_balance: 0.5 }
 }
 `
+/** Throws on its first bar, an error each engine words its own way. */
+const throwing = `export function decide(data) { return data.nothing.here }`
+
 /**
  * Per runtime, a call its CPU budget does not stop, the limits that leave it so, and how the end of
  * its thread reads. QuickJS cannot interrupt one call of a built-in: converting the largest BigInt
@@ -150,10 +153,8 @@ describe.each(runtimes)("backtest threads running $name", ({ layer, runtime }) =
     "a thread runs its programs on the runtime its limits name: a program's error reads as that runtime's",
     () =>
       Effect.gen(function*() {
-        // Each engine words this error its own way.
-        const code = `export function decide(data) { return data.nothing.here }`
-        const inThread = yield* Effect.flip(runInThread(limits, code))
-        const here = yield* Effect.flatMap(ProgramRuntime, (runtime) => runtime.load(run(code))).pipe(
+        const inThread = yield* Effect.flip(runInThread(limits, throwing))
+        const here = yield* Effect.flatMap(ProgramRuntime, (runtime) => runtime.load(run(throwing))).pipe(
           Effect.flatMap((loaded) =>
             runBacktest(settings, oneSymbol(Stream.fromChunk(Chunk.fromIterable(bars))), loaded)
           ),
@@ -173,9 +174,7 @@ describe.each(runtimes)("backtest threads running $name", ({ layer, runtime }) =
     () =>
       Effect.gen(function*() {
         for (let i = 0; i < 30; i++) {
-          const error = yield* Effect.flip(
-            runInThread(limits, `export function decide(data) { return data.nothing.here }`)
-          )
+          const error = yield* Effect.flip(runInThread(limits, throwing))
           expect(error).toMatchObject({ _tag: "ProgramRunError", reason: "threw" })
         }
         yield* untilNoThreads
