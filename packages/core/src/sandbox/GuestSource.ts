@@ -2,6 +2,7 @@ import { taSource } from "../indicators/TaSource.js"
 import { mulberry32 } from "../stats/Random.js"
 import { bootstrap } from "./guest/Bootstrap.js"
 import { installMetering, installStepCounter } from "./guest/Metering.js"
+import { watchRealm } from "./guest/Realm.js"
 import { candleWindow } from "./SandboxLimits.js"
 import { overBudgetMessage, type StepCounter } from "./StepCounting.js"
 import { windowIndicatorsSource } from "./WindowIndicatorsSource.js"
@@ -35,8 +36,9 @@ const makeGuestSource = (ta: string) =>
     },
     (ta, candles, cursor, stringify, parse, Float64) => {
       ${windowIndicatorsSource}
-      return { windowTa, installWindow, wantedWindow, windowOutOfOrder }
-    }
+      return { windowTa, installWindow, wantedWindow, windowOutOfOrder, resetWindow }
+    },
+    ${watchRealm}
   )
 })`
 

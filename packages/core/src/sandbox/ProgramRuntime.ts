@@ -22,7 +22,8 @@ export interface ProgramRun {
  * Whose runs a runtime layer serves: any program's (`shared`: each run gets an engine instance of
  * its own), or one program's runs one after another (`oneProgram`, a search's trial thread: each
  * run gets a fresh context in the engine instance the run before it used, which keeps what the
- * engine compiled and skips making an instance per run).
+ * engine compiled and skips making an instance per run; V8 reuses the context itself while runs
+ * leave its realm as they found it, see `guest/Realm.ts`).
  */
 export type RuntimeUse = "shared" | "oneProgram"
 

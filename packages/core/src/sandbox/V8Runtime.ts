@@ -1,19 +1,39 @@
 import { Effect, Layer } from "effect"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import { checkInWorker } from "./CheckWorker.js"
-import type { IsolatedVm, IvmIsolate } from "./IsolatedVm.js"
+import type { IsolatedVm } from "./IsolatedVm.js"
 import { loadFailure } from "./LoadFailure.js"
 import { makeDecider } from "./ProgramDecider.js"
 import { ProgramRuntime, type RuntimeUse } from "./ProgramRuntime.js"
 import { defaultSandboxLimits, type SandboxLimits } from "./SandboxLimits.js"
 import { loadStepCounter } from "./StepCounting.js"
-import { loadV8Program, makeV8Sandbox, v8Driver } from "./V8Sandbox.js"
+import {
+  evaluateV8Program,
+  handles,
+  installV8Guest,
+  makeV8Sandbox,
+  parseFailure,
+  reuseV8Guest,
+  v8Driver,
+  type V8Guest,
+  type V8Sandbox
+} from "./V8Sandbox.js"
+
+/** A run's sandbox, the guest installed in its context (once the program parsed), and the run's own handles. */
+interface Slot {
+  readonly sandbox: V8Sandbox
+  guest: V8Guest | undefined
+  readonly run: ReturnType<typeof handles>
+}
 
 /**
  * The program runtime on V8 isolates (`isolated-vm`): every run gets its own isolate with these
- * limits, disposed with the run's scope, or, for `oneProgram`, a fresh context in the isolate the
- * run before it released. Same contract, guest and answers as `QuickJsProgramRuntime`, at the
- * speed of V8's JIT; see docs/programs.md for how the two differ.
+ * limits, disposed with the run's scope. For `oneProgram` (a search's trials), a run reuses the
+ * context the run before it used when that run left the context's realm as it found it (see
+ * `guest/Realm.ts`): the guest then keeps what V8 compiled for it, which a fresh context compiles
+ * again for every trial. Otherwise it gets a fresh context in the same isolate. Same contract,
+ * guest and answers as `QuickJsProgramRuntime`, at the speed of V8's JIT; see docs/programs.md for
+ * how the two differ.
  */
 export const V8ProgramRuntime = (
   ivm: IsolatedVm,
@@ -22,37 +42,51 @@ export const V8ProgramRuntime = (
   use: RuntimeUse = "shared"
 ) => {
   const checked = { ...limits, runtime: "v8" as const }
-  let kept: IvmIsolate | undefined
+  const watched = use === "oneProgram"
+  let kept: Slot | undefined
   const take = () => {
-    const isolate = kept?.isDisposed === false ? kept : undefined
+    const slot = kept?.sandbox.isolate.isDisposed === false ? kept : undefined
     kept = undefined
-    return isolate
+    return slot
   }
-  // The isolate kept for the next run is disposed with the layer (a trial thread's, as the thread ends).
-  const disposeKept = Effect.addFinalizer(() => Effect.sync(() => take()?.dispose()))
+  /** The kept context if it may serve this run of a program counted on `counter`, else a fresh one (in the kept isolate). */
+  const open = (counter: string | undefined, seed: number): Slot => {
+    const last = watched ? take() : undefined
+    if (last?.guest !== undefined && last.guest.counter === counter && reuseV8Guest(last.sandbox, last.guest, seed)) {
+      return { ...last, run: handles() }
+    }
+    last?.sandbox.release()
+    return { sandbox: makeV8Sandbox(ivm, limits, onCall, last?.sandbox.isolate), guest: undefined, run: handles() }
+  }
+  const close = (slot: Slot) => {
+    slot.run.release()
+    if (watched && kept === undefined && !slot.sandbox.isolate.isDisposed) kept = slot
+    else slot.sandbox.dispose()
+  }
+  // The sandbox kept for the next run is disposed with the layer (a trial thread's, as the thread ends).
+  const disposeKept = Effect.addFinalizer(() => Effect.sync(() => take()?.sandbox.dispose()))
   return Layer.scoped(
     ProgramRuntime,
     Effect.as(disposeKept, {
       check: (code) => checkInWorker(code, checked).pipe(withRequestSpan("ProgramRuntime.check")),
       load: (run) =>
-        Effect.acquireRelease(
-          Effect.sync(() => makeV8Sandbox(ivm, limits, onCall, use === "oneProgram" ? take() : undefined)),
-          (sandbox) =>
-            Effect.sync(() => {
-              if (use === "oneProgram" && kept === undefined && !sandbox.isolate.isDisposed) {
-                sandbox.release()
-                kept = sandbox.isolate
-              } else {
-                sandbox.dispose()
-              }
-            })
-        ).pipe(
-          Effect.zip(Effect.promise(loadStepCounter)),
-          Effect.flatMap(([sandbox, countSteps]) => {
-            const loaded = loadV8Program(sandbox, countSteps, run.code, run.seed)
-            return "overBudget" in loaded
-              ? loadFailure(loaded)
-              : Effect.succeed(makeDecider(v8Driver(sandbox, loaded, run), run))
+        Effect.promise(loadStepCounter).pipe(
+          Effect.flatMap((countSteps) => {
+            const counted = countSteps(run.code)
+            const counter = "code" in counted ? counted.counter : undefined
+            return Effect.acquireRelease(Effect.sync(() => open(counter, run.seed)), (slot) =>
+              Effect.sync(() => close(slot)))
+              .pipe(Effect.flatMap((slot) => {
+                const { sandbox } = slot
+                if (!("code" in counted)) {
+                  return loadFailure(parseFailure(sandbox, run.code, counted))
+                }
+                const guest = slot.guest ??= installV8Guest(sandbox, countSteps, counted.counter, run.seed, watched)
+                const loaded = evaluateV8Program(sandbox, guest, counted.code, slot.run.own)
+                return "overBudget" in loaded
+                  ? loadFailure(loaded)
+                  : Effect.succeed(makeDecider(v8Driver(sandbox, loaded, run, slot.run.own), run))
+              }))
           }),
           withRequestSpan("ProgramRuntime.load")
         )

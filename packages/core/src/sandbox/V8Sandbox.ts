@@ -5,7 +5,7 @@ import { driverArguments, type GuestCall, type GuestDriver } from "./ProgramDeci
 import type { ProgramRun } from "./ProgramRuntime.js"
 import { SandboxStalled } from "./Sandbox.js"
 import type { SandboxLimits } from "./SandboxLimits.js"
-import { overBudgetMessage, type StepCounter, stepsPerCheck } from "./StepCounting.js"
+import { overBudgetMessage, type ParseFailure, type StepCounter, stepsPerCheck } from "./StepCounting.js"
 
 // Plain functions, without Effect: the check thread imports this module too.
 
@@ -26,7 +26,8 @@ export const makeV8Sandbox = (
   onCall: () => void,
   isolate: IvmIsolate = makeV8Isolate(ivm, limits)
 ) => {
-  const context = keepUntilExit(isolate.createContextSync())
+  const context$ = handles()
+  const context = context$.own(isolate.createContextSync())
   context.evalSync(
     `for (const name of ["WebAssembly", "SharedArrayBuffer", "Atomics", "console"]) delete globalThis[name]`
   )
@@ -48,8 +49,22 @@ export const makeV8Sandbox = (
       return { overBudget: false, text: describeHostError(e) }
     }
   }
-  /** Handles into the isolate, released before it is disposed (and kept reachable, see `keepUntilExit`). */
-  const owned: Array<{ release(): void }> = [context]
+  /** The context's handles, released before the isolate is disposed; a run's own handles are released with the run (`handles`). */
+  const release = () => context$.release()
+  const dispose = () => {
+    release()
+    try {
+      if (!isolate.isDisposed) isolate.dispose()
+    } catch {
+      // Already disposed by its memory limit.
+    }
+  }
+  return { ivm, isolate, limits, context, call, own: context$.own, release, dispose }
+}
+
+/** Handles into an isolate (kept reachable, see `keepUntilExit`), released together. */
+export const handles = () => {
+  const owned: Array<{ release(): void }> = []
   const own = <A extends { release(): void }>(handle: A): A => (owned.push(handle), keepUntilExit(handle))
   const release = () => {
     for (const handle of owned.reverse()) {
@@ -61,18 +76,26 @@ export const makeV8Sandbox = (
     }
     owned.length = 0
   }
-  const dispose = () => {
-    release()
-    try {
-      if (!isolate.isDisposed) isolate.dispose()
-    } catch {
-      // Already disposed by its memory limit.
-    }
-  }
-  return { ivm, isolate, context, call, own, release, dispose }
+  return { own, release }
 }
 
+/** What owns a run's handles: the sandbox's context, or one run in it. */
+export type Own = ReturnType<typeof handles>["own"]
+
 export type V8Sandbox = ReturnType<typeof makeV8Sandbox>
+
+/**
+ * The guest (`GuestSource.ts`) installed in a sandbox's context, for programs whose steps count on
+ * `counter`, with its `watch` and `reuse` (see `guest/Bootstrap.ts`).
+ */
+export interface V8Guest {
+  readonly counter: string
+  readonly makeDriver: IvmReference
+  readonly begin: IvmReference
+  readonly end: IvmReference
+  readonly inspect: IvmReference
+  readonly reuse: IvmReference
+}
 
 /** The guest's functions a loaded program is driven with in V8. */
 export interface V8Helpers {
@@ -91,46 +114,77 @@ const inspectSource = `(function (stringify) {
 })(JSON.stringify)`
 
 /**
- * Installs the guest (`GuestSource.ts`) in the isolate, then evaluates the program, its steps
- * counted (`countSteps`), as an ES module (imports refused) and finds its `decide` and its
- * `parameters`, all within the budget of one call.
+ * Why a program does not parse, for the author: V8's own words for an error both parsers see, the
+ * step counter's parser's for one only it sees.
  */
-export const loadV8Program = (
+export const parseFailure = (sandbox: V8Sandbox, code: string, failure: ParseFailure): LoadFailure => {
+  try {
+    sandbox.own(sandbox.isolate.compileModuleSync(code, { filename: "program.js" }))
+  } catch (e) {
+    return { overBudget: false, text: describeHostError(e) }
+  }
+  return { overBudget: false, text: failure.text }
+}
+
+/**
+ * Installs the guest in the sandbox's context, seeded with `seed`; `watched`, it records the realm
+ * first, so that later runs of the same program may reuse the context (see `reuseV8Guest`).
+ */
+export const installV8Guest = (
   sandbox: V8Sandbox,
   countSteps: StepCounter,
-  code: string,
-  seed: number
-): V8Helpers | LoadFailure => {
-  const { call, context, isolate, own } = sandbox
-  const counted = countSteps(code)
-  if (!("code" in counted)) {
-    // V8's own words for an error both parsers see; the parser's for one only it sees.
-    try {
-      own(isolate.compileModuleSync(code, { filename: "program.js" }))
-    } catch (e) {
-      return { overBudget: false, text: describeHostError(e) }
-    }
-    return { overBudget: false, text: counted.text }
-  }
+  counter: string,
+  seed: number,
+  watched: boolean
+): V8Guest => {
+  const { context, own } = sandbox
   const install = own(
-    context.evalSync(countedGuestSource(countSteps, counted.counter), {
+    context.evalSync(countedGuestSource(countSteps, counter), {
       reference: true,
       filename: "bootstrap.js"
     }) as IvmReference
   )
-  const installed = own(
-    install.applySync(undefined, [seed, counted.counter], { result: { reference: true } }) as IvmReference
-  )
-  const [makeDriver, begin, end] = ["makeDriver", "begin", "end"].map((name) =>
+  const installed = own(install.applySync(undefined, [seed, counter], { result: { reference: true } }) as IvmReference)
+  const [makeDriver, begin, end, watch, reuse] = ["makeDriver", "begin", "end", "watch", "reuse"].map((name) =>
     own(installed.getSync(name, { reference: true }) as IvmReference)
-  ) as [IvmReference, IvmReference, IvmReference]
+  ) as [IvmReference, IvmReference, IvmReference, IvmReference, IvmReference]
+  if (watched) watch.applySync(undefined, [])
   const inspect = own(context.evalSync(inspectSource, { reference: true }) as IvmReference)
+  return { counter, makeDriver, begin, end, inspect, reuse }
+}
+
+/**
+ * Whether the guest's context may serve another run of its program, seeded with `seed`: only if
+ * the runs before left its realm as it was recorded (readied for the run if so).
+ */
+export const reuseV8Guest = (sandbox: V8Sandbox, guest: V8Guest, seed: number): boolean => {
+  if (sandbox.isolate.isDisposed) return false
+  try {
+    return guest.reuse.applySync(undefined, [seed], { timeout: sandbox.limits.wallMillisPerCall }) === true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Evaluates the counted program in the guest's context as an ES module (imports refused) and
+ * finds its `decide` and its `parameters`, all within the budget of one call; the module's handles
+ * are owned by `own` (the run's, when the context serves several).
+ */
+export const evaluateV8Program = (
+  sandbox: V8Sandbox,
+  guest: V8Guest,
+  code: string,
+  own: Own = sandbox.own
+): V8Helpers | LoadFailure => {
+  const { call, context, isolate } = sandbox
+  const { begin, end, inspect, makeDriver } = guest
   let decide: IvmReference | undefined
   // Evaluating the module and reading its exports are one call, bracketed by the guest's counter.
   const loaded = call(1, (timeout, steps) => {
     begin.applySync(undefined, [steps])
     try {
-      const module = own(isolate.compileModuleSync(counted.code, { filename: "program.js" }))
+      const module = own(isolate.compileModuleSync(code, { filename: "program.js" }))
       module.instantiateSync(context, (specifier) => {
         throw new Error(`SyntaxError: import of "${specifier}" is not allowed: a program has no modules to import`)
       })
@@ -152,6 +206,18 @@ export const loadV8Program = (
   return { makeDriver, decide, parameters: loaded.value === undefined ? undefined : JSON.parse(loaded.value) }
 }
 
+/** Counts, installs the guest for and evaluates a program in a fresh sandbox (see the steps above). */
+export const loadV8Program = (
+  sandbox: V8Sandbox,
+  countSteps: StepCounter,
+  code: string,
+  seed: number
+): V8Helpers | LoadFailure => {
+  const counted = countSteps(code)
+  if (!("code" in counted)) return parseFailure(sandbox, code, counted)
+  return evaluateV8Program(sandbox, installV8Guest(sandbox, countSteps, counted.counter, seed, false), counted.code)
+}
+
 /**
  * An error raised for the program (compiling, linking or running it) as text, with the program's
  * own frames only: isolated-vm appends the host's stack after `<isolated-vm boundary>`, which the
@@ -165,9 +231,14 @@ const describeHostError = (e: unknown): string => {
   return [`${error.name ?? "Error"}: ${error.message ?? String(e)}`, ...own].join("\n")
 }
 
-/** A loaded program's driver in its V8 isolate (see `makeDecider`). */
-export const v8Driver = (sandbox: V8Sandbox, helpers: V8Helpers, run: ProgramRun): GuestDriver => {
-  const { call, own } = sandbox
+/** A loaded program's driver in its V8 isolate (see `makeDecider`), its handles owned by `own`. */
+export const v8Driver = (
+  sandbox: V8Sandbox,
+  helpers: V8Helpers,
+  run: ProgramRun,
+  own: Own = sandbox.own
+): GuestDriver => {
+  const { call } = sandbox
   const driver = own(helpers.makeDriver.applySync(
     undefined,
     [keepUntilExit(helpers.decide.derefInto()), ...driverArguments(run)],

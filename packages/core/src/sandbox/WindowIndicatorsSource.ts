@@ -63,7 +63,8 @@ const helperSource = (extra: "b, c" | "undefined, undefined", readValue: string)
  * calls)`, with the host's values for the next piece; `wantedWindow()`, the calls the program
  * made that the host does not compute yet; and `windowOutOfOrder()`, which the driver calls if it
  * ever appends bars out of order: its window would then no longer be the host's, and every call is
- * computed in the sandbox again.
+ * computed in the sandbox again; and `resetWindow(candles)`, which starts over on a new window
+ * (the next run in the same context).
  *
  * The values are for the window as delivered, so a program that changes `data.candles` in place
  * does not change what `ta` answers for it; the docs say so. The code uses no destructuring,
@@ -81,12 +82,22 @@ export const windowIndicatorsSource = `
   // The series the host's values are for: the window, until the driver finds it out of order.
   let windowValues = new Float64Array(0), windowStride = 0, windowCalls = 0, windowWanted = [], windowSeries = candles
   const windowOutOfOrder = () => { windowSeries = [] }
-  const installWindow = (buffer, calls) => {
-    windowValues = new Float64(buffer)
+  const clearTables = () => {
     for (let t = 0; t < windowTableList.length; t++) {
       windowTableList[t].byPeriod.length = 0
       windowTableList[t].others.length = 0
     }
+  }
+  const resetWindow = (series) => {
+    windowValues = new Float64(0)
+    windowStride = windowCalls = 0
+    windowWanted = []
+    windowSeries = series
+    clearTables()
+  }
+  const installWindow = (buffer, calls) => {
+    windowValues = new Float64(buffer)
+    clearTables()
     const list = parse(calls)
     windowCalls = list.length
     windowStride = windowCalls * ${slotWidth}

@@ -32,6 +32,8 @@ export interface GuestWindow {
   readonly installWindow: (values: ArrayBuffer, calls: string) => void
   readonly wantedWindow: () => string
   readonly windowOutOfOrder: () => void
+  /** Starts over on a new window, as made (a run after another in the same context). */
+  readonly resetWindow: (candles: Array<GuestBar>) => void
 }
 
 export type MakeGuestWindow = (
@@ -73,7 +75,8 @@ export function bootstrap(
   installStepCounter: (name: string, overMessage: string) => GuestStepCounter,
   makeRandom: (seed: number) => () => number,
   makeTa: () => object,
-  makeWindow: MakeGuestWindow
+  makeWindow: MakeGuestWindow,
+  watchRealm: () => () => boolean
 ) {
   // The driver's own calls use the unmetered built-ins.
   const shift = Array.prototype.shift, isArray = Array.isArray, stringify = JSON.stringify, parse = JSON.parse
@@ -96,7 +99,9 @@ export function bootstrap(
       for (let i = elements >>> 6; i > 0; i--);
     })
   )
-  Math.random = makeRandom(seed)
+  // The generator is replaced for each run; the function programs see stays the same.
+  let draw = makeRandom(seed)
+  Math.random = () => draw()
   let now = 0
   const RealDate = Date
   function SandboxDate(...args: Array<never>) {
@@ -111,9 +116,9 @@ export function bootstrap(
   globalThis.Date = SandboxDate as unknown as DateConstructor
   const ta = makeTa()
   // The window of candles the driver keeps, and the index in the chunk of the bar it decides.
-  const candles: Array<GuestBar> = []
+  let candles: Array<GuestBar> = []
   const cursor: GuestCursor = { at: -1 }
-  const { installWindow, wantedWindow, windowOutOfOrder, windowTa } = makeWindow(
+  const { installWindow, resetWindow, wantedWindow, windowOutOfOrder, windowTa } = makeWindow(
     ta,
     candles,
     cursor,
@@ -317,5 +322,24 @@ export function bootstrap(
       at: (limit: number) => metered(limit, at)
     }
   }
-  return { describe, makeDriver, begin: steps?.begin, end: steps?.end }
+  let unchanged: (() => boolean) | undefined
+  /** Records the realm (see `watchRealm`), before the first program runs, so that later runs may reuse the context. */
+  const watch = () => {
+    unchanged = watchRealm()
+  }
+  /**
+   * Readies the context for another run of the same program, seeded with `next`, as a fresh one
+   * would be (the clock, the window, `Math.random`), if the runs before left the realm as
+   * recorded; answers whether they did (if not, the context must not be used again).
+   */
+  const reuse = (next: number): boolean => {
+    if (unchanged === undefined || !unchanged()) return false
+    draw = makeRandom(next)
+    now = 0
+    candles = []
+    cursor.at = -1
+    resetWindow(candles)
+    return true
+  }
+  return { describe, makeDriver, begin: steps?.begin, end: steps?.end, watch, reuse }
 }
