@@ -26,8 +26,8 @@ export const makeV8Sandbox = (
   onCall: () => void,
   isolate: IvmIsolate = makeV8Isolate(ivm, limits)
 ) => {
-  const context$ = handles()
-  const context = context$.own(isolate.createContextSync())
+  const contextHandles = handles()
+  const context = contextHandles.own(isolate.createContextSync())
   context.evalSync(
     `for (const name of ["WebAssembly", "SharedArrayBuffer", "Atomics", "console"]) delete globalThis[name]`
   )
@@ -50,7 +50,7 @@ export const makeV8Sandbox = (
     }
   }
   /** The context's handles, released before the isolate is disposed; a run's own handles are released with the run (`handles`). */
-  const release = () => context$.release()
+  const release = () => contextHandles.release()
   const dispose = () => {
     release()
     try {
@@ -59,7 +59,7 @@ export const makeV8Sandbox = (
       // Already disposed by its memory limit.
     }
   }
-  return { ivm, isolate, limits, context, call, own: context$.own, release, dispose }
+  return { ivm, isolate, limits, context, call, own: contextHandles.own, release, dispose }
 }
 
 /** Handles into an isolate (kept reachable, see `keepUntilExit`), released together. */

@@ -1,10 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { vi } from "vitest"
-import type { Decider } from "../../src/sandbox/Decider.js"
-import type { Decision } from "../../src/sandbox/Decision.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
-import type { Candle } from "../../src/venues/Venue.js"
+import { bars, decisions } from "./Drive.js"
 import { reportV8Unavailable, runtimes } from "./Runtimes.js"
 
 // A search's trials run one program after another in one runtime (`oneProgram`); V8 reuses the
@@ -22,31 +20,6 @@ vi.mock("../../src/sandbox/V8Sandbox.js", async (importOriginal) => {
     }
   }
 })
-
-const bars = (count: number): Array<Candle> =>
-  Array.from({ length: count }, (_, i) => {
-    const close = 100 + 10 * Math.sin(i / 5)
-    return {
-      time: 1_700_000_000_000 + i * 3_600_000,
-      open: close - 1,
-      high: close + 2,
-      low: close - 2,
-      close,
-      volume: i
-    }
-  })
-
-/** Feeds the bars to the program and answers its decisions other than hold. */
-const decisions = (decider: Decider, candles: ReadonlyArray<Candle>) => {
-  decider.chunk([candles])
-  const out: Array<Decision> = []
-  for (let from = 0; from < candles.length;) {
-    const stop = decider.decide(from, { balance: 10_000, positions: [null] }, [{ floor: -Infinity, ceiling: Infinity }])
-    if (stop.decisions !== undefined) out.push(stop.decisions[0]!)
-    from = stop.decisions === undefined ? stop.index : stop.index + 1
-  }
-  return out
-}
 
 /** One run of `code` over `count` bars with these params: the reasons of its decisions, parsed. */
 const run = (code: string, params: unknown, count = 1, seed = 7) =>
