@@ -79,8 +79,8 @@ export const windowIndicatorsSource = `
   const windowObjects = { ${objectReaders} }
   const windowTables = ${tables}
   const windowTableList = [${indicatorNames.map((name) => `windowTables.${name}`).join(", ")}]
-  // The series the host's values are for: the window, until the driver finds it out of order.
-  let windowValues = new Float64Array(0), windowStride = 0, windowCalls = 0, windowWanted = [], windowSeries = candles
+  // The series the host's values are for: the window, until the driver finds it out of order (set by resetWindow below).
+  let windowValues, windowStride, windowCalls, windowWanted, windowSeries
   const windowOutOfOrder = () => { windowSeries = [] }
   const clearTables = () => {
     for (let t = 0; t < windowTableList.length; t++) {
@@ -95,6 +95,7 @@ export const windowIndicatorsSource = `
     windowSeries = series
     clearTables()
   }
+  resetWindow(candles)
   const installWindow = (buffer, calls) => {
     windowValues = new Float64(buffer)
     clearTables()
