@@ -98,7 +98,8 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
 
     // `SKIP LOCKED` lets concurrent claimers pass over a row another one is taking, so a job is
     // handed to one worker at a time. Each owner with a job waiting is ranked once per claim (two
-    // index lookups, see migration 0038), not once per waiting job.
+    // index lookups, see migration 0038), not once per waiting job: as a subquery in FROM the
+    // planner merged the ranking into the join and ran both lookups for every waiting job.
     const claimable = (row: string, now: Date) => {
       const r = sql(row)
       return sql`(${r}.status = 'queued' OR (${r}.status = 'running' AND ${r}.lease_until < ${now}))`
@@ -108,18 +109,19 @@ export const makeJobQueue = <Row extends JobRow, RowEncoded, Result, ResultEncod
       Result: kind.Row,
       execute: (c) =>
         sql`
+        WITH owner AS MATERIALIZED (
+          SELECT w.user_id,
+            (SELECT count(*) FROM ${table} r
+              WHERE r.user_id = w.user_id AND r.status = 'running' AND r.lease_until >= ${c.now}) AS running,
+            (SELECT max(r.started_at) FROM ${table} r WHERE r.user_id = w.user_id) AS last_started
+          FROM (SELECT DISTINCT user_id FROM ${table} q WHERE ${claimable("q", c.now)}) w
+        )
         UPDATE ${table}
         SET status = 'running', attempts = attempts + 1, lease_until = ${c.leaseUntil}, claimed_by = ${c.worker},
           started_at = COALESCE(started_at, ${c.now})
         WHERE id = (
           SELECT j.id FROM ${table} j
-          JOIN (
-            SELECT w.user_id,
-              (SELECT count(*) FROM ${table} r
-                WHERE r.user_id = w.user_id AND r.status = 'running' AND r.lease_until >= ${c.now}) AS running,
-              (SELECT max(r.started_at) FROM ${table} r WHERE r.user_id = w.user_id) AS last_started
-            FROM (SELECT DISTINCT user_id FROM ${table} q WHERE ${claimable("q", c.now)}) w
-          ) owner ON owner.user_id = j.user_id
+          JOIN owner ON owner.user_id = j.user_id
           WHERE ${claimable("j", c.now)}${
           kind.exclusiveBy === undefined ? sql`` : sql`
             AND NOT EXISTS (

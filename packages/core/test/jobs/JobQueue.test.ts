@@ -60,6 +60,31 @@ for (const storage of testStorages) {
           expect(yield* claim(3)).toEqual(Option.some(a))
         }))
 
+      it.effect("a claim ranks each owner with jobs waiting once, not once per waiting job", () =>
+        Effect.gen(function*() {
+          const { claim, insert, sql, user } = yield* setup
+          const [a, b] = [yield* user("ranked_a"), yield* user("ranked_b")]
+          // The index scans of one claim, as PostgreSQL counts them for its transaction, which is rolled back.
+          const scans = Effect.map(
+            sql<{ scans: number }>`
+              SELECT coalesce(sum(pg_stat_get_xact_numscans(indexrelid)), 0)::int AS scans
+              FROM pg_index WHERE indrelid = 'candle_syncs'::regclass`,
+            ([row]) => row!.scans
+          )
+          const scansOfClaim = Effect.flip(sql.withTransaction(Effect.gen(function*() {
+            const before = yield* scans
+            expect(Option.isSome(yield* claim(1))).toBe(true)
+            return yield* Effect.fail((yield* scans) - before)
+          })))
+          yield* Effect.gen(function*() {
+            for (const owner of [a, b]) yield* insert(owner)
+            const few = yield* scansOfClaim
+            for (let i = 0; i < 30; i++) for (const owner of [a, b]) yield* insert(owner)
+            // Ranking per waiting job made two lookups for each of the 60 more.
+            expect(yield* scansOfClaim).toBe(few)
+          }).pipe(Effect.ensuring(Effect.orDie(sql`DELETE FROM candle_syncs WHERE user_id IN (${a}, ${b})`)))
+        }))
+
       it.effect("a job handed back reads as queued at no progress until claimed again; completing it clears the earlier attempt's error", () =>
         Effect.gen(function*() {
           const { insert, queue, sql, user } = yield* setup
