@@ -7,7 +7,7 @@ import { Decision, hold, ProgramRunError } from "./Decision.js"
 import { firstLine } from "./LoadFailure.js"
 import type { ProgramRun } from "./ProgramRuntime.js"
 import { candleWindow } from "./SandboxLimits.js"
-import { makeWindowIndicators } from "./WindowIndicators.js"
+import { type IndicatorColumns, makeWindowIndicators } from "./WindowIndicators.js"
 
 /**
  * The most bars that cross into the sandbox at once: the engine's chunk (a whole stream chunk,
@@ -114,11 +114,14 @@ export const driverArguments = (run: ProgramRun): [string, string, number, strin
   JSON.stringify(run.params ?? {})
 ]
 
-/** A loaded program, driven through its runtime's `GuestDriver`, as the engine's `Decider`. */
-export const makeDecider = (driver: GuestDriver, run: ProgramRun): Decider => {
+/**
+ * A loaded program, driven through its runtime's `GuestDriver`, as the engine's `Decider`; the
+ * host's indicator values come from `columns` where an earlier run of the program computed them.
+ */
+export const makeDecider = (driver: GuestDriver, run: ProgramRun, columns?: IndicatorColumns): Decider => {
   const symbolCount = run.symbols.length
   const decisionsOf = decisionReader(run.symbols)
-  const indicators = makeWindowIndicators(candleWindow)
+  const indicators = makeWindowIndicators(candleWindow, columns)
   let bars: ReadonlyArray<ReadonlyArray<Candle>> = []
   /** The account the sandbox was last sent (position, balance and band, as `decide` takes them), and the next one. */
   let sent = new Float64Array(1 + 6 * symbolCount).fill(NaN), next = new Float64Array(1 + 6 * symbolCount)

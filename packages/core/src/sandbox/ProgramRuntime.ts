@@ -23,7 +23,8 @@ export interface ProgramRun {
  * its own), or one program's runs one after another (`oneProgram`, a search's trial thread: each
  * run gets a fresh context in the engine instance the run before it used, which keeps what the
  * engine compiled and skips making an instance per run; V8 reuses the context itself while runs
- * leave its realm as they found it, see `guest/Realm.ts`).
+ * leave its realm as they found it, see `guest/Realm.ts`; the host's values of `ta` on the window
+ * are kept for the next runs over the same candles, see `makeIndicatorColumns`).
  */
 export type RuntimeUse = "shared" | "oneProgram"
 

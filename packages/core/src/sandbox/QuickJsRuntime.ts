@@ -7,6 +7,7 @@ import { makeDecider } from "./ProgramDecider.js"
 import { ProgramRuntime, type RuntimeUse } from "./ProgramRuntime.js"
 import { loadProgram, makeSandbox, quickJsDriver } from "./Sandbox.js"
 import { defaultSandboxLimits, type SandboxLimits } from "./SandboxLimits.js"
+import { makeIndicatorColumns } from "./WindowIndicators.js"
 
 /**
  * The program runtime on QuickJS (WASM); every run gets its own instance with these limits, freed
@@ -23,6 +24,7 @@ export const QuickJsProgramRuntime = (
   const newModule = () => import("quickjs-emscripten").then((q) => q.newQuickJSWASMModule())
   let kept: Promise<QuickJSWASMModule> | undefined
   const module = () => use === "shared" ? newModule() : (kept ??= newModule())
+  const columns = use === "oneProgram" ? makeIndicatorColumns() : undefined
   return Layer.succeed(ProgramRuntime, {
     check: (code) => checkInWorker(code, limits).pipe(withRequestSpan("ProgramRuntime.check")),
     load: (run) =>
@@ -37,7 +39,7 @@ export const QuickJsProgramRuntime = (
           const loaded = loadProgram(sandbox, run.code, run.seed)
           return "overBudget" in loaded
             ? loadFailure(loaded)
-            : Effect.succeed(makeDecider(quickJsDriver(sandbox, loaded, run), run))
+            : Effect.succeed(makeDecider(quickJsDriver(sandbox, loaded, run), run, columns))
         }),
         withRequestSpan("ProgramRuntime.load")
       )

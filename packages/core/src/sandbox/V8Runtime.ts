@@ -18,6 +18,7 @@ import {
   type V8Guest,
   type V8Sandbox
 } from "./V8Sandbox.js"
+import { makeIndicatorColumns } from "./WindowIndicators.js"
 
 /** A run's sandbox, the guest installed in its context (once the program parsed), and the run's own handles. */
 interface Slot {
@@ -43,6 +44,7 @@ export const V8ProgramRuntime = (
 ) => {
   const checked = { ...limits, runtime: "v8" as const }
   const watched = use === "oneProgram"
+  const columns = watched ? makeIndicatorColumns() : undefined
   let kept: Slot | undefined
   const take = () => {
     const slot = kept?.sandbox.isolate.isDisposed === false ? kept : undefined
@@ -85,7 +87,7 @@ export const V8ProgramRuntime = (
                 const loaded = evaluateV8Program(sandbox, guest, counted.code, slot.run.own)
                 return "overBudget" in loaded
                   ? loadFailure(loaded)
-                  : Effect.succeed(makeDecider(v8Driver(sandbox, loaded, run, slot.run.own), run))
+                  : Effect.succeed(makeDecider(v8Driver(sandbox, loaded, run, slot.run.own), run, columns))
               }))
           }),
           withRequestSpan("ProgramRuntime.load")

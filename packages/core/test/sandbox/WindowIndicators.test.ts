@@ -4,6 +4,12 @@ import type { Decider } from "../../src/sandbox/Decider.js"
 import type { AccountState } from "../../src/sandbox/Decider.js"
 import { type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
+import { candleWindow } from "../../src/sandbox/SandboxLimits.js"
+import {
+  type IndicatorColumns,
+  makeIndicatorColumns,
+  makeWindowIndicators
+} from "../../src/sandbox/WindowIndicators.js"
 import type { Candle } from "../../src/venues/Venue.js"
 import { runtimes } from "./Runtimes.js"
 
@@ -238,5 +244,68 @@ describe.each(runtimes)("ta over data.candles in $name, computed by the host", (
         )
         expect(report).toBe(mean(candles.slice(-3).map((c) => c.close)))
       }))
+  })
+})
+
+describe("the host's values kept across one program's runs (makeIndicatorColumns)", () => {
+  const calls = [
+    ["sma", 10, null, null],
+    ["sma", 200, null, null],
+    ["ema", 12, null, null],
+    ["macd", null, null, null],
+    [
+      "bollinger",
+      20,
+      2,
+      null
+    ],
+    ["atr", 14, null, null]
+  ]
+  /** A run as the decider makes one: pieces of 64 bars doubling to 1,024, the calls wanted from the second piece, one more from the sixth. */
+  const run = (candles: ReadonlyArray<Candle>, columns?: IndicatorColumns) => {
+    const indicators = makeWindowIndicators(candleWindow, columns)
+    const values: Array<Buffer> = []
+    for (let start = 0, size = 64, piece = 0; start < candles.length; start += size, size = Math.min(1_024, 2 * size)) {
+      if (piece === 1) indicators.want(JSON.stringify(calls.slice(0, -1)))
+      if (piece++ === 5) indicators.want(JSON.stringify(calls.slice(-1)))
+      values.push(Buffer.from(indicators.chunk(candles.slice(start, start + size)).buffer.buffer))
+    }
+    // The doubles' bytes: equal only bit for bit.
+    return Buffer.concat(values).toString("hex")
+  }
+
+  it("answers the values a run computes alone, bit for bit, run after run", () => {
+    const candles = walk(6_000)
+    const alone = run(candles)
+    const columns = makeIndicatorColumns()
+    for (let i = 0; i < 3; i++) expect(run(candles, columns)).toBe(alone)
+  })
+
+  it("reads a value again only for the same candles from the same first candle", () => {
+    const candles = walk(3_000)
+    const columns = makeIndicatorColumns()
+    const first = run(candles, columns)
+    // Copies of the candles, one of them changed: a run over them computes its own values.
+    const copies = candles.map((c) => ({ ...c }))
+    copies[2_000] = { ...copies[2_000]!, close: copies[2_000]!.close * 2 }
+    expect(run(copies, columns)).toBe(run(copies))
+    // From the same first candle, other candles after it: values from there on are its own.
+    const diverging = [...candles.slice(0, 1_500), ...copies.slice(1_500)]
+    expect(run(diverging, columns)).toBe(run(diverging))
+    // A run that starts later, over the same candles, computes from its own first bar.
+    expect(run(candles.slice(700), columns)).toBe(run(candles.slice(700)))
+    // The same candles again read the first run's values: a candle changed in place in between is not seen.
+    const changed = candles[2_500]!
+    ;(changed as { close: number }).close *= 2
+    expect(run(candles, columns)).toBe(first)
+    expect(run(candles)).not.toBe(first)
+  })
+
+  it("computes what lies past a column's last kept bar", () => {
+    const candles = walk(51_000)
+    const columns = makeIndicatorColumns()
+    const alone = run(candles)
+    expect(run(candles, columns)).toBe(alone)
+    expect(run(candles, columns)).toBe(alone)
   })
 })
