@@ -37,8 +37,11 @@ export interface JobWorkersSpec<Row extends JobRow, Result, E, R> {
    * whoever holds it now; any other failure hands it back for another attempt.
    */
   readonly run: (row: Row, lease: JobLease) => Effect.Effect<Result, E, R | Scope.Scope>
-  /** Runs once the job has ended here (completed, failed, or found stopped): e.g. waking whoever waits for it. */
-  readonly ended?: (row: Row) => Effect.Effect<void>
+  /**
+   * Runs when a worker that has just run a job finds no other to claim: the queue has run dry here,
+   * e.g. for whoever plans more jobs or waits for the last to end. Not on the idle polls after.
+   */
+  readonly drained?: Effect.Effect<void>
 }
 
 const messageOf = (cause: Cause.Cause<unknown>) => {
@@ -61,7 +64,7 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
   Effect.gen(function*() {
     const { kind, options, queue } = spec
     const wakeup = yield* JobWakeup
-    const worker = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
+    const workerName = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
     const leaseUntil = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms + Duration.toMillis(options.lease)))
 
     const lease = (run: Row): JobLease => {
@@ -90,7 +93,6 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
         Effect.catchAll((e): Effect.Effect<void, unknown> =>
           e instanceof JobStopped ? Effect.void : e instanceof JobFailed ? fail(e.message) : Effect.fail(e)
         ),
-        Effect.zipRight(spec.ended?.(row) ?? Effect.void),
         // Anything else (a venue or the database failing, a thread dying, a defect) hands the job
         // back for another attempt, woken for like a new one; the attempt limit ends a job that
         // keeps failing this way.
@@ -125,25 +127,32 @@ export const runJobWorkers = <Row extends JobRow, Result, E, R>(
       return Effect.ensuring(wakeup.idle(kind, options.pollInterval), Effect.sync(() => (polling = false)))
     })
 
-    const claimAndRun = Effect.gen(function*() {
-      const claimed = yield* queue.claim({ now: yield* now, leaseUntil: yield* leaseUntil, worker })
-      if (Option.isNone(claimed)) return yield* idle
-      // One wake-up stands for any number of jobs queued meanwhile: pass it on to the next idle worker.
-      yield* wakeup.relay(kind)
-      yield* run(claimed.value)
-    }).pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.failCause(cause)
-          : Effect.zipRight(
-            Effect.logWarning(`${kind} worker failed; retrying`, cause),
-            Effect.sleep(options.pollInterval)
-          )
+    // Whether a worker's last claim found a job: its first empty claim after one calls `drained`.
+    const claimAndRun = (worker: { ran: boolean }) =>
+      Effect.gen(function*() {
+        const claimed = yield* queue.claim({ now: yield* now, leaseUntil: yield* leaseUntil, worker: workerName })
+        if (Option.isNone(claimed)) {
+          if (worker.ran && spec.drained !== undefined) yield* spec.drained
+          worker.ran = false
+          return yield* idle
+        }
+        worker.ran = true
+        // One wake-up stands for any number of jobs queued meanwhile: pass it on to the next idle worker.
+        yield* wakeup.relay(kind)
+        yield* run(claimed.value)
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.zipRight(
+              Effect.logWarning(`${kind} worker failed; retrying`, cause),
+              Effect.sleep(options.pollInterval)
+            )
+        )
       )
-    )
 
     const start = yield* BackgroundStart
     for (let i = 0; i < options.concurrency; i++) {
-      yield* Effect.forkScoped(Effect.zipRight(start, Effect.forever(claimAndRun)))
+      yield* Effect.forkScoped(Effect.zipRight(start, Effect.forever(claimAndRun({ ran: false }))))
     }
   })

@@ -10,7 +10,7 @@ import type { Fold, OptimizationResult, TrialRole, TrialSummary } from "./Optimi
 import { searchTrials, summaryOf } from "./Optimizations.js"
 import { optimizationJobs, type OptimizationRow, OptimizationsRepo, trialJobs } from "./OptimizationsRepo.js"
 import { type Point, propose } from "./Search.js"
-import { trialEnded } from "./TrialWorkers.js"
+import { trialsRanOut } from "./TrialWorkers.js"
 import { foldsOf, type FoldWindows, stitch, type Window } from "./WalkForward.js"
 
 /**
@@ -62,8 +62,8 @@ export const OptimizationWorkersLive = Layer.scopedDiscard(
             }
             return counts
           })
-        // Rests until a trial ends somewhere, or a short poll.
-        const rest = lease.keepAlive(wakeup.idle(trialEnded, "250 millis"))
+        // Rests until trial workers somewhere run out of trials, or a short poll (see `trialsRanOut`).
+        const rest = lease.keepAlive(wakeup.idle(trialsRanOut, "250 millis"))
 
         const plan = (fold: number, role: TrialRole, trial: number, params: Record<string, unknown>, window: Window) =>
           Effect.gen(function*() {

@@ -13,8 +13,13 @@ import type { OptimizationId } from "./Optimization.js"
 import { type OptimizationRow, OptimizationsRepo, trialJobs, type TrialRow } from "./OptimizationsRepo.js"
 import { startTrialThread } from "./TrialThread.js"
 
-/** The wake-up kind a coordinator waits on: a trial of some optimisation has ended. */
-export const trialEnded = "optimization_trial_ended"
+/**
+ * The wake-up kind a coordinator waits on: a trial worker has run out of trials, so some search may
+ * need more planned or has ended. Not one per trial: a coordinator counts the trials ended meanwhile
+ * at its polls, and waking it (a notification, then its count of every trial) at each trial's end
+ * cost as much of the main thread as the trial's own statements.
+ */
+export const trialsRanOut = "optimization_trials_ran_out"
 
 /** Bars read from the candle store in one call while loading an optimisation's data. */
 const barsPerRead = 50_000
@@ -149,7 +154,7 @@ export const TrialWorkersLive = Layer.scopedDiscard(
       queue: repo.trials,
       options: { ...options, concurrency: 2 * options.concurrency },
       run,
-      ended: () => wakeup.wake(trialEnded)
+      drained: wakeup.wake(trialsRanOut)
     })
   })
 )

@@ -19,7 +19,13 @@ const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
  * for a new user; `concurrency` workers polling every `poll` offer each job's id to `started` and
  * hold it until `finish` opens. Answers once a claim has found nothing.
  */
-const setup = (name: string, concurrency: number, poll: Duration.Duration, elsewhere?: JobWakeup) =>
+const setup = (
+  name: string,
+  concurrency: number,
+  poll: Duration.Duration,
+  elsewhere?: JobWakeup,
+  drained?: Effect.Effect<void>
+) =>
   Effect.gen(function*() {
     const wakeup = elsewhere ?? (yield* JobWakeup)
     const sql = yield* SqlClient.SqlClient
@@ -49,7 +55,8 @@ const setup = (name: string, concurrency: number, poll: Duration.Duration, elsew
       run: (row) =>
         Effect.zipRight(Queue.offer(started, row.id), Deferred.await(finish)).pipe(
           Effect.as({ bars: 0, waits: 0 })
-        )
+        ),
+      ...(drained === undefined ? {} : { drained })
     }).pipe(Effect.provideService(JobWakeup, wakeup))
     yield* Deferred.await(idled)
     return { sql, insert, started, finish, claims }
@@ -112,6 +119,40 @@ for (const storage of testStorages) {
           // One claim per interval: a claim per worker per interval would have made 30.
           yield* settled
           expect(claims.empty - idle).toBe(10)
+        }))
+
+      it.scoped("a worker that runs out of jobs says so once; its idle polls after do not", () =>
+        Effect.gen(function*() {
+          let drained = 0
+          const { claims, finish, insert, started } = yield* setup(
+            "drained",
+            2,
+            Duration.seconds(30),
+            undefined,
+            Effect.sync(() => drained++)
+          )
+          // Idle workers finding nothing before they ever ran a job: not a queue run dry.
+          const settled = Effect.sleep("300 millis").pipe(TestServices.provideLive)
+          yield* eventually(Effect.repeat(Effect.sync(() => claims.empty), { until: (n) => n >= 2 }))
+          yield* settled
+          expect(drained).toBe(0)
+          yield* insert
+          yield* insert
+          yield* insert
+          yield* (yield* JobWakeup).wake(kind)
+          // Both workers hold a job before any ends, so each runs out once the three have run.
+          yield* eventually(Queue.take(started))
+          yield* eventually(Queue.take(started))
+          yield* Deferred.succeed(finish, undefined)
+          yield* eventually(Queue.take(started))
+          yield* eventually(Effect.repeat(Effect.sync(() => drained), { until: (n) => n >= 2 }))
+          const idle = claims.empty
+          for (let i = 1; i <= 5; i++) {
+            yield* TestClock.adjust("30 seconds")
+            yield* eventually(Effect.repeat(Effect.sync(() => claims.empty), { until: (n) => n >= idle + i }))
+          }
+          yield* settled
+          expect(drained).toBe(2)
         }))
 
       it.scoped("a job whose wake-up was lost is found by the next poll", () =>

@@ -1,10 +1,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Optimizations, Programs } from "@trading-platform/core"
-import { Effect, Exit, Option } from "effect"
+import { Deferred, Effect, Exit, Option, Stream } from "effect"
 import type { OptimizationId } from "../../src/research/Optimization.js"
 import { OptimizationsRepo } from "../../src/research/OptimizationsRepo.js"
 import { gridPoint } from "../../src/research/Search.js"
+import { trialsRanOut } from "../../src/research/TrialWorkers.js"
+import { Notifications } from "../../src/sql/Notifications.js"
 import type { CurrentUserShape } from "../../src/users/Authentication.js"
 import { newCaller } from "../support/Callers.js"
 import { durableStorage, type Instance, on, startInstance, withScope } from "../support/Instances.js"
@@ -172,6 +174,51 @@ for (const storage of testStorages) {
           for (const row of rows) {
             expect(JSON.parse(row.metrics ?? "null")).toEqual(JSON.parse(row.result).outcome.metrics)
           }
+        }),
+      { timeout: 150_000 }
+    )
+
+    it.scopedLive(
+      "a search's coordinator is woken when the trial workers run out of trials, not at every trial's end",
+      () =>
+        Effect.gen(function*() {
+          const instance = yield* startInstance(yield* storage.storage, yield* Effect.scope, { concurrency: 1 })
+          const { done, wakes } = yield* on(
+            instance,
+            Effect.gen(function*() {
+              // Every wake-up of the coordinators, counted from before the search is queued.
+              let wakes = 0
+              const listening = yield* Deferred.make<void>()
+              yield* (yield* Notifications).listen("job_wakeup").pipe(
+                Stream.runForEach((payload) =>
+                  payload === "ping:wakes-test"
+                    ? Deferred.succeed(listening, undefined)
+                    : Effect.sync(() => {
+                      if (payload === trialsRanOut) wakes++
+                    })
+                ),
+                Effect.forkScoped
+              )
+              const sql = yield* SqlClient.SqlClient
+              yield* Effect.raceFirst(
+                Deferred.await(listening),
+                Effect.forever(Effect.zipRight(sql`SELECT pg_notify('job_wakeup', 'ping:wakes-test')`, realPause))
+              )
+              const caller = yield* newCaller("optwakes")
+              const program = yield* Effect.flatMap(Programs, (p) => p.create(caller, { name: "sma", code: sma }))
+              const { id } = yield* Effect.flatMap(Optimizations, (o) =>
+                o.submit(caller, program.id, {
+                  ...request,
+                  space: { fast: { min: 2, max: 9, step: 1 }, slow: { min: 20, max: 40, step: 10 } }
+                } as any))
+              const done = yield* finished(instance, caller, program.id, id)
+              return { done, wakes }
+            })
+          )
+          // 24 search trials and the best point's run: woken a few times as the queue ran dry, not 25.
+          expect(done).toMatchObject({ status: "completed", trials_done: 25, trials_total: 25 })
+          expect(wakes).toBeGreaterThan(0)
+          expect(wakes).toBeLessThan(10)
         }),
       { timeout: 150_000 }
     )
