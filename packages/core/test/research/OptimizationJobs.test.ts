@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Optimizations, Programs } from "@trading-platform/core"
 import { Deferred, Effect, Exit, Option, Stream } from "effect"
+import { Datasets } from "../../src/market/Datasets.js"
 import type { OptimizationId } from "../../src/research/Optimization.js"
 import { OptimizationsRepo } from "../../src/research/OptimizationsRepo.js"
 import { gridPoint } from "../../src/research/Search.js"
@@ -219,6 +220,67 @@ for (const storage of testStorages) {
           expect(done).toMatchObject({ status: "completed", trials_done: 25, trials_total: 25 })
           expect(wakes).toBeGreaterThan(0)
           expect(wakes).toBeLessThan(10)
+        }),
+      { timeout: 150_000 }
+    )
+
+    it.scopedLive(
+      "a search whose bars are gone when it runs fails for good, each trial saying why, none tried again",
+      () =>
+        Effect.gen(function*() {
+          const storageConfig = yield* durableStorage(storage, "tp-opt-gone-")
+          // Queued over a dataset's 48 hourly bars by an instance without workers; then the bars go.
+          const { caller, id, programId } = yield* withScope((scope) =>
+            Effect.gen(function*() {
+              const first = yield* startInstance(storageConfig, scope, { concurrency: 0 })
+              return yield* on(
+                first,
+                Effect.gen(function*() {
+                  const caller = yield* newCaller("optgone")
+                  const program = yield* Effect.flatMap(Programs, (p) => p.create(caller, { name: "sma", code: sma }))
+                  const from = Date.parse(request.start)
+                  const csv = Array.from(
+                    { length: 48 },
+                    (_, i) => [from + i * 3_600_000, 100 + i, 101 + i, 99 + i, 100 + i, 10]
+                  )
+                  yield* (yield* Datasets).importFiles(
+                    caller,
+                    { name: "gone", venue: "venue1", symbol: "BTC", timeframe: "1h" },
+                    Stream.make({
+                      bytes: Stream.make(new TextEncoder().encode(`time,open,high,low,close,volume\n${csv.join("\n")}`))
+                    })
+                  )
+                  const queued = yield* Effect.flatMap(Optimizations, (o) =>
+                    o.submit(caller, program.id, {
+                      ...request,
+                      exchange: "dataset:gone",
+                      end: new Date(from + 48 * 3_600_000).toISOString()
+                    } as any))
+                  const sql = yield* SqlClient.SqlClient
+                  yield* sql`DELETE FROM candle_days WHERE series_id IN (
+                    SELECT s.id FROM candle_series s JOIN market_datasets d ON d.id = s.dataset_id
+                    WHERE d.user_id = ${caller.id} AND d.name = 'gone')`
+                  return { caller, id: queued.id, programId: program.id }
+                })
+              )
+            })
+          )
+          const second = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 2 })
+          const done = yield* finished(second, caller, programId, id)
+          expect(done).toMatchObject({
+            status: "failed",
+            error: "Every trial failed; the first: No 1h candles of BTC in the range"
+          })
+          const sql = yield* on(second, SqlClient.SqlClient)
+          const trials = yield* on(
+            second,
+            sql<{ status: string; attempts: number; error: string }>`
+              SELECT status, attempts, error FROM optimization_trials WHERE optimization_id = ${id}`
+          )
+          expect(trials.length).toBe(9)
+          for (const trial of trials) {
+            expect(trial).toEqual({ status: "failed", attempts: 1, error: "No 1h candles of BTC in the range" })
+          }
         }),
       { timeout: 150_000 }
     )
