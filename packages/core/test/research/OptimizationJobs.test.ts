@@ -1,8 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Optimizations, Programs } from "@trading-platform/core"
+import { Optimizations, Programs, type StorageConfig } from "@trading-platform/core"
 import { Deferred, Effect, Exit, Option, Stream } from "effect"
 import { Datasets } from "../../src/market/Datasets.js"
+import type { ProgramId } from "../../src/programs/Program.js"
 import type { OptimizationId } from "../../src/research/Optimization.js"
 import { OptimizationsRepo } from "../../src/research/OptimizationsRepo.js"
 import { gridPoint } from "../../src/research/Search.js"
@@ -77,6 +78,29 @@ const finished = (instance: Instance, caller: CurrentUserShape, programId: numbe
     })
   )
 
+/**
+ * What a second instance finds: an instance without workers creates the caller (`name`) and the
+ * program, runs `queue` (which queues the search and sets up its rows), and stops.
+ */
+const queuedWithoutWorkers = <E>(
+  storage: StorageConfig,
+  name: string,
+  queue: (caller: CurrentUserShape, programId: ProgramId) => Effect.Effect<OptimizationId, E, any>
+) =>
+  withScope((scope) =>
+    Effect.gen(function*() {
+      const first = yield* startInstance(storage, scope, { concurrency: 0 })
+      return yield* on(
+        first,
+        Effect.gen(function*() {
+          const caller = yield* newCaller(name)
+          const program = yield* Effect.flatMap(Programs, (p) => p.create(caller, { name: "sma", code: sma }))
+          return { caller, id: yield* queue(caller, program.id), programId: program.id }
+        })
+      )
+    })
+  )
+
 for (const storage of testStorages) {
   describe.skipIf(!storage.available)(`optimisation jobs over ${storage.name}`, () => {
     it.scopedLive(
@@ -86,31 +110,26 @@ for (const storage of testStorages) {
           const storageConfig = yield* durableStorage(storage, "tp-opt-jobs-")
           // The first instance (no workers) queues the search; its "dead" coordinator had planned five
           // trials, finished four (one of them with a marker objective) and was running the fifth.
-          const { caller, id, programId } = yield* withScope((scope) =>
+          const { caller, id, programId } = yield* queuedWithoutWorkers(storageConfig, "optjobs", (caller, programId) =>
             Effect.gen(function*() {
-              const first = yield* startInstance(storageConfig, scope, { concurrency: 0 })
-              return yield* on(
-                first,
-                Effect.gen(function*() {
-                  const caller = yield* newCaller("optjobs")
-                  const program = yield* Effect.flatMap(Programs, (p) => p.create(caller, { name: "sma", code: sma }))
-                  const queued = yield* Effect.flatMap(
-                    Optimizations,
-                    (o) => o.submit(caller, program.id, request as any)
-                  )
-                  const sql = yield* SqlClient.SqlClient
-                  const past = new Date(Date.now() - 60_000)
-                  yield* sql`UPDATE optimizations SET status = 'running', attempts = 1, lease_until = ${past},
+              const queued = yield* Effect.flatMap(
+                Optimizations,
+                (o) =>
+                  o.submit(caller, programId, request as any)
+              )
+              const sql = yield* SqlClient.SqlClient
+              const past = new Date(Date.now() - 60_000)
+              yield* sql`UPDATE optimizations SET status = 'running', attempts = 1, lease_until = ${past},
                     claimed_by = 'dead', started_at = ${new Date()} WHERE id = ${queued.id}`
-                  const space = [
-                    { name: "fast", kind: "int", min: 3, max: 9, step: 3 },
-                    { name: "slow", kind: "int", min: 20, max: 40, step: 10 }
-                  ] as const
-                  for (let trial = 0; trial < 5; trial++) {
-                    const done = trial < 4
-                    const result = done ? marker(trial === 2 ? 999 : -999) : null
-                    const metrics = result && JSON.stringify(JSON.parse(result).outcome.metrics)
-                    yield* sql`INSERT INTO optimization_trials (user_id, optimization_id, trial, fold, role, params,
+              const space = [
+                { name: "fast", kind: "int", min: 3, max: 9, step: 3 },
+                { name: "slow", kind: "int", min: 20, max: 40, step: 10 }
+              ] as const
+              for (let trial = 0; trial < 5; trial++) {
+                const done = trial < 4
+                const result = done ? marker(trial === 2 ? 999 : -999) : null
+                const metrics = result && JSON.stringify(JSON.parse(result).outcome.metrics)
+                yield* sql`INSERT INTO optimization_trials (user_id, optimization_id, trial, fold, role, params,
                       start_at, end_at, status, attempts, lease_until, claimed_by, result, metrics, objective, total_return,
                       sharpe, max_drawdown_percent, total_trades, win_rate, created_at, finished_at)
                       VALUES (${caller.id}, ${queued.id}, ${trial}, 0, 'search',
@@ -119,24 +138,21 @@ for (const storage of testStorages) {
                       ${result}, ${metrics}, ${done ? (trial === 2 ? 999 : -999) : null},
                       ${done ? (trial === 2 ? 999 : -999) : null}, ${done ? 0 : null}, ${done ? 0 : null},
                       ${done ? 1 : null}, ${done ? 0 : null}, ${new Date()}, ${done ? new Date() : null})`
-                  }
-                  // Read from the rows before the takeover: four done, the marker trial the best so far.
-                  const optimizations = yield* Optimizations
-                  const before = yield* optimizations.get(caller, program.id, queued.id)
-                  expect(before).toMatchObject({
-                    status: "running",
-                    trials_done: 4,
-                    trials_total: 10,
-                    best: { trial: 2, objective: 999, params: { fast: 3, slow: 40 } }
-                  })
-                  expect(before.best!.metrics.total_pnl_percent).toBe(999)
-                  const listed = yield* optimizations.list(caller, program.id, { limit: 10, offset: 0 })
-                  expect(listed.optimizations).toEqual([before])
-                  return { caller, id: queued.id, programId: program.id }
-                })
-              )
-            })
-          )
+              }
+              // Read from the rows before the takeover: four done, the marker trial the best so far.
+              const optimizations = yield* Optimizations
+              const before = yield* optimizations.get(caller, programId, queued.id)
+              expect(before).toMatchObject({
+                status: "running",
+                trials_done: 4,
+                trials_total: 10,
+                best: { trial: 2, objective: 999, params: { fast: 3, slow: 40 } }
+              })
+              expect(before.best!.metrics.total_pnl_percent).toBe(999)
+              const listed = yield* optimizations.list(caller, programId, { limit: 10, offset: 0 })
+              expect(listed.optimizations).toEqual([before])
+              return queued.id
+            }))
           const second = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 2 })
           const done = yield* finished(second, caller, programId, id)
           expect(done).toMatchObject({ status: "completed", attempts: 2, trials_done: 10, trials_total: 10 })
@@ -230,41 +246,32 @@ for (const storage of testStorages) {
         Effect.gen(function*() {
           const storageConfig = yield* durableStorage(storage, "tp-opt-gone-")
           // Queued over a dataset's 48 hourly bars by an instance without workers; then the bars go.
-          const { caller, id, programId } = yield* withScope((scope) =>
+          const { caller, id, programId } = yield* queuedWithoutWorkers(storageConfig, "optgone", (caller, programId) =>
             Effect.gen(function*() {
-              const first = yield* startInstance(storageConfig, scope, { concurrency: 0 })
-              return yield* on(
-                first,
-                Effect.gen(function*() {
-                  const caller = yield* newCaller("optgone")
-                  const program = yield* Effect.flatMap(Programs, (p) => p.create(caller, { name: "sma", code: sma }))
-                  const from = Date.parse(request.start)
-                  const csv = Array.from(
-                    { length: 48 },
-                    (_, i) => [from + i * 3_600_000, 100 + i, 101 + i, 99 + i, 100 + i, 10]
-                  )
-                  yield* (yield* Datasets).importFiles(
-                    caller,
-                    { name: "gone", venue: "venue1", symbol: "BTC", timeframe: "1h" },
-                    Stream.make({
-                      bytes: Stream.make(new TextEncoder().encode(`time,open,high,low,close,volume\n${csv.join("\n")}`))
-                    })
-                  )
-                  const queued = yield* Effect.flatMap(Optimizations, (o) =>
-                    o.submit(caller, program.id, {
-                      ...request,
-                      exchange: "dataset:gone",
-                      end: new Date(from + 48 * 3_600_000).toISOString()
-                    } as any))
-                  const sql = yield* SqlClient.SqlClient
-                  yield* sql`DELETE FROM candle_days WHERE series_id IN (
-                    SELECT s.id FROM candle_series s JOIN market_datasets d ON d.id = s.dataset_id
-                    WHERE d.user_id = ${caller.id} AND d.name = 'gone')`
-                  return { caller, id: queued.id, programId: program.id }
+              const from = Date.parse(request.start)
+              const csv = Array.from(
+                { length: 48 },
+                (_, i) => [from + i * 3_600_000, 100 + i, 101 + i, 99 + i, 100 + i, 10]
+              )
+              yield* (yield* Datasets).importFiles(
+                caller,
+                { name: "gone", venue: "venue1", symbol: "BTC", timeframe: "1h" },
+                Stream.make({
+                  bytes: Stream.make(new TextEncoder().encode(`time,open,high,low,close,volume\n${csv.join("\n")}`))
                 })
               )
-            })
-          )
+              const queued = yield* Effect.flatMap(Optimizations, (o) =>
+                o.submit(caller, programId, {
+                  ...request,
+                  exchange: "dataset:gone",
+                  end: new Date(from + 48 * 3_600_000).toISOString()
+                } as any))
+              const sql = yield* SqlClient.SqlClient
+              yield* sql`DELETE FROM candle_days WHERE series_id IN (
+                    SELECT s.id FROM candle_series s JOIN market_datasets d ON d.id = s.dataset_id
+                    WHERE d.user_id = ${caller.id} AND d.name = 'gone')`
+              return queued.id
+            }))
           const second = yield* startInstance(storageConfig, yield* Effect.scope, { concurrency: 2 })
           const done = yield* finished(second, caller, programId, id)
           expect(done).toMatchObject({
