@@ -16,8 +16,8 @@ import { startTrialThread } from "./TrialThread.js"
 /**
  * The wake-up kind a coordinator waits on: a trial worker has run out of trials, so some search may
  * need more planned or has ended. Not one per trial: a coordinator counts the trials ended meanwhile
- * at its polls, and waking it (a notification, then its count of every trial) at each trial's end
- * cost as much of the main thread as the trial's own statements.
+ * at its polls; woken at each trial's end, it cost a notification and a count of all the search's
+ * trials per trial (on PGlite 1.9 ms, beside the 3.1 ms of the trial's own claim and completion).
  */
 export const trialsRanOut = "optimization_trials_ran_out"
 
