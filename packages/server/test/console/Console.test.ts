@@ -190,13 +190,23 @@ describe("the web console", () => {
             .toBe(String(backtest.trades.length * 2))
           expect(yield* drawnChart(page, "section.backtest .chart[aria-label^='Equity']", 2, blue)).toBeGreaterThan(200)
 
-          // The trades a page at a time.
+          // The trades a page at a time; the pager names the rows on screen, so while the next
+          // page is on its way (held back here) it still says 1–20.
           yield* Effect.promise(() => page.waitForSelector("section.trades tbody tr"))
           const first = yield* cells(page, "section.trades tbody tr")
           expect(first).toHaveLength(20)
           expect(first[0]![9]).toBe(backtest.trades[0].exit_reason)
           yield* Effect.promise(async () => {
-            await page.click("section.trades .pager button:text('Next')")
+            const secondPage = (url: URL) => url.pathname.endsWith("/trades") && url.searchParams.get("offset") === "20"
+            await page.route(secondPage, async (route) => {
+              await new Promise((resolve) => setTimeout(resolve, 500))
+              await route.continue()
+            })
+            await Promise.all([
+              page.waitForRequest((request) => secondPage(new URL(request.url()))),
+              page.click("section.trades .pager button:text('Next')")
+            ])
+            expect(await page.textContent("section.trades .pager span")).toMatch(/^1–20/)
             await page.waitForSelector("section.trades .pager span:text-matches('^21–')")
           })
           const second = yield* cells(page, "section.trades tbody tr")

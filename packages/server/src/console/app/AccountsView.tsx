@@ -21,6 +21,7 @@ import {
   useAction,
   useEditForm,
   useLoad,
+  usePages,
   wait
 } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
@@ -433,16 +434,15 @@ function AccountList<A>({ account, name, title, none, load, headers, row }: {
   headers: ReadonlyArray<string>
   row: (item: A) => ReadonlyArray<ComponentChildren>
 }) {
-  const [offset, setOffset] = useState(0)
-  const page = useLoad(() => load({ limit: perPage, offset }), [account.id, offset])
+  const page = usePages(load, perPage, [account.id])
   const items = page.value ?? []
-  if (page.value !== undefined && items.length === 0 && offset === 0) return <p class="muted">{none}</p>
+  if (page.value !== undefined && items.length === 0 && page.offset === 0) return <p class="muted">{none}</p>
   return (
     <section class={name}>
       <h4>{title}</h4>
       <ErrorText error={page.error} />
       <Table headers={headers} rows={items.map(row)} />
-      <Pager offset={offset} limit={perPage} shown={items.length} onPage={setOffset} />
+      <Pager offset={page.offset} limit={perPage} shown={items.length} onPage={page.goTo} />
     </section>
   )
 }

@@ -22,7 +22,7 @@ import {
   useAction,
   useEditForm,
   useFollow,
-  useLoad
+  usePages
 } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
@@ -92,11 +92,7 @@ const AiBacktestResult = ({ run }: { run: AiBacktest }) => {
 
 export const AiBacktests = ({ client, accountId }: { client: PromiseClient; accountId: AccountId }) => {
   const path = { account_id: accountId }
-  const [offset, setOffset] = useState(0)
-  const runs = useLoad(
-    () => client.aitraders.backtestList({ path, urlParams: { limit: runsPage, offset } }),
-    [accountId, offset]
-  )
+  const runs = usePages((urlParams) => client.aitraders.backtestList({ path, urlParams }), runsPage, [accountId])
   const [shown, setShown] = useState<AiBacktest>()
   const cancel = useAction()
   const open = useAction()
@@ -146,8 +142,7 @@ export const AiBacktests = ({ client, accountId }: { client: PromiseClient; acco
             }
           })
           setShown(queued)
-          if (offset === 0) runs.reload()
-          else setOffset(0)
+          runs.goTo(0)
         })}
       >
         <Input f={f} name="start" label="From" type="date" required />
@@ -170,7 +165,7 @@ export const AiBacktests = ({ client, accountId }: { client: PromiseClient; acco
         />
       </EditFormShell>
       <ErrorText error={runs.error ?? open.error} />
-      {runs.value !== undefined && (list.length === 0 && offset === 0
+      {runs.value !== undefined && (list.length === 0 && runs.offset === 0
         ? <p class="muted">No AI backtests yet.</p>
         : (
           <>
@@ -192,7 +187,7 @@ export const AiBacktests = ({ client, accountId }: { client: PromiseClient; acco
                 `${number(b.progress * 100, 0)}%`
               ])}
             />
-            <Pager limit={runsPage} offset={offset} shown={list.length} onPage={setOffset} />
+            <Pager limit={runsPage} offset={runs.offset} shown={list.length} onPage={runs.goTo} />
           </>
         ))}
       {shown !== undefined && (

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks"
-import { DeleteButton, ErrorText, Field, Pager, Table, useAction, useLoad } from "./Controls.js"
+import { DeleteButton, ErrorText, Field, Pager, Table, useAction, usePages } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
 const conversationsPage = 10
@@ -28,10 +28,10 @@ export const AssistantView = ({ client }: { client: PromiseClient }) => {
   const [message, setMessage] = useState("")
   const [transcript, setTranscript] = useState<ReadonlyArray<Exchange>>([])
   const [conversation, setConversation] = useState<number>()
-  const [offset, setOffset] = useState(0)
-  const conversations = useLoad(
-    () => client.assistant.conversations({ urlParams: { limit: conversationsPage, offset } }),
-    [offset]
+  const conversations = usePages(
+    (urlParams) => client.assistant.conversations({ urlParams }),
+    conversationsPage,
+    []
   )
   const opening = useAction()
   const { error, run } = useAction()
@@ -99,46 +99,47 @@ export const AssistantView = ({ client }: { client: PromiseClient }) => {
       </form>
       <h3>Conversations</h3>
       <ErrorText error={conversations.error} />
-      {conversations.value !== undefined && (conversations.value.conversations.length === 0 && offset === 0
-        ? <p class="muted">No conversations yet.</p>
-        : (
-          <>
-            <Table
-              class="conversations"
-              headers={["Conversation", "Messages", "Last message", ""]}
-              rows={conversations.value.conversations.map((c) => [
-                <button
-                  type="button"
-                  class="link"
-                  aria-current={c.id === conversation ? "true" : undefined}
-                  onClick={() => open(c.id)}
-                >
-                  {c.title}
-                </button>,
-                c.message_count,
-                c.updated_at.slice(0, 16).replace("T", " "),
-                <DeleteButton
-                  what="conversation"
-                  name={c.title}
-                  onDelete={() =>
-                    client.assistant.remove({ path: { conversation_id: c.id } }).then(() => {
-                      if (c.id === conversation) {
-                        setConversation(undefined)
-                        setTranscript([])
-                      }
-                      conversations.reload()
-                    })}
-                />
-              ])}
-            />
-            <Pager
-              limit={conversationsPage}
-              offset={offset}
-              shown={conversations.value.conversations.length}
-              onPage={setOffset}
-            />
-          </>
-        ))}
+      {conversations.value !== undefined &&
+        (conversations.value.conversations.length === 0 && conversations.offset === 0
+          ? <p class="muted">No conversations yet.</p>
+          : (
+            <>
+              <Table
+                class="conversations"
+                headers={["Conversation", "Messages", "Last message", ""]}
+                rows={conversations.value.conversations.map((c) => [
+                  <button
+                    type="button"
+                    class="link"
+                    aria-current={c.id === conversation ? "true" : undefined}
+                    onClick={() => open(c.id)}
+                  >
+                    {c.title}
+                  </button>,
+                  c.message_count,
+                  c.updated_at.slice(0, 16).replace("T", " "),
+                  <DeleteButton
+                    what="conversation"
+                    name={c.title}
+                    onDelete={() =>
+                      client.assistant.remove({ path: { conversation_id: c.id } }).then(() => {
+                        if (c.id === conversation) {
+                          setConversation(undefined)
+                          setTranscript([])
+                        }
+                        conversations.reload()
+                      })}
+                  />
+                ])}
+              />
+              <Pager
+                limit={conversationsPage}
+                offset={conversations.offset}
+                shown={conversations.value.conversations.length}
+                onPage={conversations.goTo}
+              />
+            </>
+          ))}
     </section>
   )
 }

@@ -1,7 +1,7 @@
 import type { SeriesMarker, Time } from "lightweight-charts"
 import { useMemo, useState } from "preact/hooks"
 import { byTime, Chart, down, seconds, type Series, up } from "./Chart.js"
-import { ErrorText, Field, number, Pager, Table, useAction, useLoad } from "./Controls.js"
+import { ErrorText, Field, number, Pager, Table, useAction, useLoad, usePages } from "./Controls.js"
 import type { PromiseClient } from "./Session.js"
 
 export type Backtest = Awaited<ReturnType<PromiseClient["backtests"]["get"]>>
@@ -78,10 +78,10 @@ const Candles = ({ client, backtest }: { client: PromiseClient; backtest: Backte
 }
 
 const Trades = ({ client, backtest }: { client: PromiseClient; backtest: Backtest }) => {
-  const [offset, setOffset] = useState(0)
-  const page = useLoad(
-    () => client.backtests.trades({ path: { id: backtest.id }, urlParams: { limit: tradesPage, offset } }),
-    [backtest.id, offset]
+  const page = usePages(
+    (urlParams) => client.backtests.trades({ path: { id: backtest.id }, urlParams }),
+    tradesPage,
+    [backtest.id]
   )
   const total = page.value?.total ?? 0
   return (
@@ -117,7 +117,7 @@ const Trades = ({ client, backtest }: { client: PromiseClient; backtest: Backtes
               t.exit_reason
             ])}
           />
-          {total > tradesPage && <Pager offset={offset} limit={tradesPage} total={total} onPage={setOffset} />}
+          {total > tradesPage && <Pager offset={page.offset} limit={tradesPage} total={total} onPage={page.goTo} />}
         </>
       )}
     </section>

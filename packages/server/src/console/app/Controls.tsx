@@ -305,6 +305,25 @@ export const useLoad = <A extends unknown>(load: () => Promise<A>, inputs: Reado
   return { ...state, reload: useCallback(() => setRound((n) => n + 1), []) }
 }
 
+/**
+ * A list read `limit` rows at a time: the page on screen with the offset it was read at, kept
+ * while the next one loads so that the pager names the rows shown. `goTo` the page asked for
+ * already reads it again.
+ */
+export const usePages = <A extends unknown>(
+  load: (page: { readonly limit: number; readonly offset: number }) => Promise<A>,
+  limit: number,
+  inputs: ReadonlyArray<unknown>
+) => {
+  const [asked, setAsked] = useState(0)
+  const pages = useLoad(() => load({ limit, offset: asked }).then((value) => ({ value, offset: asked })), [
+    ...inputs,
+    asked
+  ])
+  const goTo = (offset: number) => offset === asked ? pages.reload() : setAsked(offset)
+  return { ...pages, value: pages.value?.value, offset: pages.value?.offset ?? asked, goTo }
+}
+
 export const Table = ({ headers, rows, class: className }: {
   headers: ReadonlyArray<string>
   rows: ReadonlyArray<ReadonlyArray<ComponentChildren>>
