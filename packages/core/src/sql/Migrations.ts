@@ -39,6 +39,7 @@ import m0036 from "./migrations/0036_bias_checks.js"
 import m0037 from "./migrations/0037_optimizations.js"
 import m0038 from "./migrations/0038_job_owner_indexes.js"
 import m0039 from "./migrations/0039_trial_metrics.js"
+import m0040 from "./migrations/0040_claimable_by_owner.js"
 import { scriptText } from "./SqlScript.js"
 
 /**
@@ -84,7 +85,8 @@ const byName = {
   "0036_bias_checks": m0036,
   "0037_optimizations": m0037,
   "0038_job_owner_indexes": m0038,
-  "0039_trial_metrics": m0039
+  "0039_trial_metrics": m0039,
+  "0040_claimable_by_owner": m0040
 }
 export const migrations = Migrator.fromRecord(byName)
 

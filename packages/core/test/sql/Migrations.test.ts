@@ -99,6 +99,34 @@ describe("migrate", () => {
       expect(rows[1]!.metrics).toBeNull()
     }).pipe(Effect.provide(PgliteClient.layer(undefined))), { timeout: 60_000 })
 
+  it.effect(
+    "0040 indexes each job table's unfinished jobs by owner, which a claim reads whatever the planner's estimates",
+    () =>
+      Effect.gen(function*() {
+        const { sql } = yield* migratedBefore("claimable_by_owner")
+        yield* migrate
+        const tables = [
+          "backtests",
+          "automation_runs",
+          "ai_insights",
+          "candle_syncs",
+          "ai_decision_rounds",
+          "ai_backtests",
+          "optimizations",
+          "optimization_trials"
+        ]
+        const indexes = yield* sql<{ tablename: string; indexdef: string }>`
+        SELECT tablename, indexdef FROM pg_indexes WHERE indexname = ANY(${tables.map((t) => `${t}_claimable`)})`
+        expect(indexes.map((i) => i.tablename).sort()).toEqual([...tables].sort())
+        for (const { indexdef } of indexes) {
+          expect(indexdef).toMatch(
+            /\(user_id, id\) WHERE \(status = ANY \(ARRAY\['queued'::text, 'running'::text\]\)\)$/
+          )
+        }
+      }).pipe(Effect.provide(PgliteClient.layer(undefined))),
+    { timeout: 60_000 }
+  )
+
   const postgres = testStorages[1]!
   it.scoped.skipIf(!postgres.available)(
     "replicas starting together on one new PostgreSQL database migrate it once, one after the other",
