@@ -96,7 +96,7 @@ export function bootstrap(
   const steps = counter === undefined ? undefined : installStepCounter(counter, overMessage)
   installMetering(
     steps?.charge ?? ((elements) => {
-      for (let i = elements >>> 6; i > 0; i--);
+      for (let i = Math.floor(elements / 64); i > 0; i--);
     })
   )
   // The generator is replaced for each run; the function programs see stays the same.

@@ -6,11 +6,13 @@
  * them; in V8, the calls `StepCounting.ts` puts in the program's source), and a built-in counts as
  * one step however much it does, so a loop of large built-in calls (filling or joining big arrays)
  * could run for minutes on a few steps. Built-ins whose work grows with the size of their receiver
- * (or, for repeat and the pads, of their count) are therefore charged first with `charge` of one
- * step per 64 elements, which the CPU budget sees; those that list
- * an object's keys, and `JSON.stringify` (whose input may be any object), are charged after the
- * call, by the length of their answer, weighted by what one of its elements costs. The rates keep a loop of the largest calls within a few times the wall
- * time of a budget of plain loop iterations, so the counted budget, not the clock, stops it.
+ * (or, for repeat and the pads, of their count) are therefore charged first with `charge`, which
+ * the CPU budget sees; those that list an object's keys, and `JSON.stringify` (whose input may be
+ * any object), are charged after the call, by the length of their answer. `charge` takes elements
+ * at 64 a step, weighted below by what one element costs, measured on both runtimes
+ * (`docs/programs.md`): a budget spent on a loop of the largest calls then ends within about a
+ * second on a loaded machine, far inside the wall-clock safety net, so the counted budget, not the
+ * clock, stops it.
  */
 export function installMetering(charge: (elements: number) => void): void {
   const constantTime = new Set(["constructor", "push", "pop", "at", "charAt", "charCodeAt", "codePointAt"])
@@ -38,19 +40,31 @@ export function installMetering(charge: (elements: number) => void): void {
     })
   }
   const length = (x: any) => (x == null ? 0 : +x.length || 0)
+  // An element of an array or string a built-in walks: a step per 8.
+  const element = 8
+  // A character JSON.stringify wrote: a step per 4.
+  const character = 16
+  // A key listed (a V8 isolate near its heap limit spent up to 6 µs on each of 100,000): 8 steps.
+  const key = 512
   for (const proto of [Array.prototype, String.prototype, Object.getPrototypeOf(Uint8Array.prototype)]) {
     for (const name of Object.getOwnPropertyNames(proto)) {
       if (constantTime.has(name) || typeof Object.getOwnPropertyDescriptor(proto, name)!.value !== "function") continue
-      meter(proto, name, byCount.has(name) ? (self, args) => length(self) * Math.max(1, +args[0] || 0) : length)
+      meter(
+        proto,
+        name,
+        byCount.has(name)
+          ? (self, args) => element * length(self) * Math.max(1, +args[0] || 0)
+          : (self) => element * length(self)
+      )
     }
   }
-  meter(Array, "from", (_, args) => length(args[0]))
-  meter(JSON, "parse", (_, args) => length(args[0]))
-  meter(JSON, "stringify", nothing, (answer) => 4 * length(answer))
+  meter(Array, "from", (_, args) => element * length(args[0]))
+  meter(JSON, "parse", (_, args) => element * length(args[0]))
+  meter(JSON, "stringify", nothing, (answer) => character * length(answer))
   for (const name of ["keys", "values", "entries", "getOwnPropertyNames"]) {
-    meter(Object, name, nothing, (answer) => 16 * length(answer))
+    meter(Object, name, nothing, (answer) => key * length(answer))
   }
-  meter(Reflect, "ownKeys", nothing, (answer) => 16 * length(answer))
+  meter(Reflect, "ownKeys", nothing, (answer) => key * length(answer))
 }
 
 /**
@@ -96,7 +110,7 @@ export function installStepCounter(name: string, overMessage: string) {
   }
   /** Charges a built-in's work by its elements, as `installMetering` does. */
   const charge = (elements: number) => {
-    if ((steps += elements >>> 6) > allowed) throw stop()
+    if ((steps += Math.floor(elements / 64)) > allowed) throw stop()
   }
   return { begin, end, metered, charge }
 }
