@@ -10,9 +10,9 @@
  * the CPU budget sees; those that list an object's keys, and `JSON.stringify` (whose input may be
  * any object), are charged after the call, by the length of their answer. `charge` takes elements
  * at 64 a step, weighted below by what one element costs, measured on both runtimes
- * (`docs/programs.md`): a budget spent on a loop of the largest calls then ends within about a
- * second on a loaded machine, far inside the wall-clock safety net, so the counted budget, not the
- * clock, stops it.
+ * (`docs/programs.md`): one bar's budget spent on a loop of the largest calls then ends within
+ * about a second on a loaded machine, far inside the wall-clock safety net, so the counted budget,
+ * not the clock, stops it. A batch of 64 bars has 64 times that budget, and may still meet the net.
  */
 export function installMetering(charge: (elements: number) => void): void {
   const constantTime = new Set(["constructor", "push", "pop", "at", "charAt", "charCodeAt", "codePointAt"])
