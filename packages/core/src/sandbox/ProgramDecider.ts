@@ -21,8 +21,8 @@ const firstPiece = 64
 
 /**
  * The most bars one call into the sandbox decides. Crossing into the sandbox costs about as much
- * as deciding a bar, so quiet bars are decided in batches; the cap bounds how far one bar can
- * overrun its CPU budget on its neighbours' share.
+ * as deciding a bar, so quiet bars are decided in batches; each bar keeps the CPU budget of one
+ * call, as when decided alone (live), and a call hands back early once it has spent one bar's.
  */
 const barsPerCall = 64
 
@@ -88,7 +88,7 @@ export type GuestCall<A> =
 
 /**
  * The guest's driver (see `guest/Bootstrap.ts`) as a runtime calls it, its arguments and answers as
- * plain values; `decide`'s CPU budget is that of its `bars` bars, the others' that of one. `decide`
+ * plain values; each has the CPU budget of one call, `decide` for each bar it decides. `decide`
  * takes the account (position, balance and band) only when it changed: it changes on fills.
  */
 export interface GuestDriver {
@@ -98,7 +98,6 @@ export interface GuestDriver {
     from: number,
     to: number,
     holds: boolean,
-    bars: number,
     account: Float64Array | undefined
   ) => GuestCall<number | string>
   /** The bar of the piece being decided (-1 before the first, or when the runtime cannot tell). */
@@ -172,7 +171,7 @@ export const makeDecider = (driver: GuestDriver, run: ProgramRun, columns?: Indi
       // What is sent is kept; the other buffer takes the next call's account.
       if (changed) [sent, next] = [next, sent]
       const to = Math.min(pieceEnd, from + barsPerCall, until)
-      const result = driver.decide(from - pieceStart, to - pieceStart, holds, to - from, changed ? sent : undefined)
+      const result = driver.decide(from - pieceStart, to - pieceStart, holds, changed ? sent : undefined)
       // Stopped before its first bar (at is -1 then), the call is charged to that bar.
       const reply: number | string = "value" in result
         ? result.value

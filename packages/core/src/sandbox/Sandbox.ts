@@ -17,24 +17,48 @@ export const makeSandbox = (module: QuickJSWASMModule, limits: SandboxLimits, on
   runtime.setMemoryLimit(limits.memoryBytes)
   runtime.setMaxStackSize(limits.stackBytes)
   /**
-   * The checks of the current call, which decides `bars` bars, and its wall-clock safety net:
+   * The checks of the current call and of the bar it decides, and its wall-clock safety net:
    * `exceeded` (counted) is the program's verdict; `stalled` is the machine's, or work the count
-   * misses, and not the program's verdict.
+   * misses, and not the program's verdict. Each bar has the budget of one call: the handler reads
+   * which bar the guest decides from its `cursor` (see `guest/Bootstrap.ts`), and tells it when
+   * the call has spent a bar's budget, so that it hands back before its next bar.
    */
   const budget = {
     used: 0,
-    allowed: limits.cpuChecksPerCall,
+    barUsed: 0,
+    bar: NaN,
+    spent: false,
     deadline: Infinity,
     stalled: false,
-    start(bars: number) {
+    cursor: undefined as QuickJSHandle | undefined,
+    start() {
       onCall()
-      this.used = 0
-      this.allowed = bars * limits.cpuChecksPerCall
+      this.used = this.barUsed = 0
+      this.bar = NaN
+      this.spent = false
       this.deadline = Date.now() + limits.wallMillisPerCall
       this.stalled = false
     },
     get exceeded() {
-      return this.used > this.allowed
+      return this.barUsed > limits.cpuChecksPerCall
+    },
+    /** Counts a check: answers whether the call must stop, over its budget or past the net. */
+    check() {
+      this.used++
+      if (this.cursor !== undefined) {
+        const at = vm.getProp(this.cursor, "at").consume((h) => vm.getNumber(h))
+        if (at !== this.bar) {
+          this.bar = at
+          this.barUsed = 0
+        }
+      }
+      if (++this.barUsed > limits.cpuChecksPerCall) return true
+      if (this.used > limits.cpuChecksPerCall && !this.spent && this.cursor !== undefined) {
+        this.spent = true
+        vm.setProp(this.cursor, "spent", vm.true)
+      }
+      if (Date.now() > this.deadline) this.stalled = true
+      return this.stalled
     },
     /** Throws `SandboxStalled` when the safety net stopped the call (that failed with `error`, freed then). */
     throwIfStalled(error?: QuickJSHandle) {
@@ -43,11 +67,7 @@ export const makeSandbox = (module: QuickJSWASMModule, limits: SandboxLimits, on
       throw new SandboxStalled(limits.wallMillisPerCall)
     }
   }
-  runtime.setInterruptHandler(() => {
-    if (++budget.used > budget.allowed) return true
-    if (Date.now() > budget.deadline) budget.stalled = true
-    return budget.stalled
-  })
+  runtime.setInterruptHandler(() => budget.check())
   const vm = runtime.newContext()
   const owned: Array<QuickJSHandle> = []
   const own = (handle: QuickJSHandle) => (owned.push(handle), handle)
@@ -83,7 +103,7 @@ export class SandboxStalled extends Error {
 
 /** An error thrown in the sandbox as text; an error thrown while describing it is not shown. */
 export const describeError = ({ budget, vm }: Sandbox, describe: QuickJSHandle, error: QuickJSHandle): string => {
-  budget.start(1)
+  budget.start()
   const result = vm.callFunction(describe, vm.undefined, error)
   error.dispose()
   if (result.error) {
@@ -114,7 +134,8 @@ export const loadProgram = (sandbox: Sandbox, code: string, seed: number): Helpe
   const installed = own(vm.unwrapResult(vm.callFunction(install, vm.undefined, own(vm.newNumber(seed)))))
   const describe = own(vm.getProp(installed, "describe"))
   const makeDriver = own(vm.getProp(installed, "makeDriver"))
-  budget.start(1)
+  budget.cursor = own(vm.getProp(installed, "cursor"))
+  budget.start()
   const evaluated = vm.evalCode(code, "program.js", { type: "module" })
   if (evaluated.error) {
     budget.throwIfStalled(evaluated.error)
@@ -152,14 +173,13 @@ export const quickJsDriver = (sandbox: Sandbox, helpers: Helpers, run: ProgramRu
   const [chunk, wanted, decide, at] = ["chunk", "wanted", "decide", "at"].map((name) =>
     own(vm.getProp(driver, name))
   ) as [QuickJSHandle, QuickJSHandle, QuickJSHandle, QuickJSHandle]
-  /** Calls a function of the driver with a budget of `bars` bars, and answers its value as `read` reads it. */
+  /** Calls a function of the driver (with a bar's budget for each bar it decides), and answers its value as `read` reads it. */
   const call = <A>(
     fn: QuickJSHandle,
-    bars: number,
     read: (value: QuickJSHandle) => A,
     args: Array<QuickJSHandle>
   ): GuestCall<A> => {
-    budget.start(bars)
+    budget.start()
     const result = vm.callFunction(fn, vm.undefined, ...args)
     for (const handle of args) handle.dispose()
     if (result.error) {
@@ -177,16 +197,16 @@ export const quickJsDriver = (sandbox: Sandbox, helpers: Helpers, run: ProgramRu
   const ignore = () => undefined
   return {
     chunk: (buffer, bars, values, calls) =>
-      call(chunk, 1, ignore, [
+      call(chunk, ignore, [
         vm.newArrayBuffer(buffer.buffer),
         vm.newNumber(bars),
         vm.newArrayBuffer(values.buffer),
         vm.newString(calls)
       ]),
-    wanted: () => call(wanted, 1, (value) => vm.getString(value), []),
+    wanted: () => call(wanted, (value) => vm.getString(value), []),
     // A number is where the run stopped without a decision; a decision's text reads as NaN.
-    decide: (from, to, holds, bars, account) =>
-      call(decide, bars, (value) => {
+    decide: (from, to, holds, account) =>
+      call(decide, (value) => {
         const stopped = vm.getNumber(value)
         return Number.isNaN(stopped) ? vm.getString(value) : stopped
       }, [
@@ -196,7 +216,7 @@ export const quickJsDriver = (sandbox: Sandbox, helpers: Helpers, run: ProgramRu
         account === undefined ? vm.undefined : vm.newArrayBuffer(account.buffer)
       ]),
     at: () => {
-      const index = call(at, 1, (value) => vm.getNumber(value), [])
+      const index = call(at, (value) => vm.getNumber(value), [])
       return "value" in index ? index.value : -1
     }
   }

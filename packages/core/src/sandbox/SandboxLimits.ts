@@ -16,9 +16,9 @@ export interface SandboxLimits {
    * CPU budget of one call of `decide` (and of loading the module), in QuickJS interrupt checks:
    * one every 10 000 steps, a step being a loop iteration or a call (`stepsPerCheck`), a fraction of
    * a millisecond. QuickJS counts the steps itself; in V8 the program's source counts them (see
-   * `StepCounting.ts`). Bars are decided in batches of up to 64, whose budget is the sum of their
-   * bars'. Counting steps instead of time keeps a run's outcome the same on any machine, under any
-   * load, and on either runtime.
+   * `StepCounting.ts`). Bars are decided in batches of up to 64, each bar with this budget, as when
+   * decided alone; a call hands back once it has spent one bar's. Counting steps instead of time
+   * keeps a run's outcome the same on any machine, under any load, and on either runtime.
    */
   readonly cpuChecksPerCall: number
   /**

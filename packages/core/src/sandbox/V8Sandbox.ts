@@ -37,10 +37,10 @@ export const makeV8Sandbox = (
    * `overBudgetMessage` past the limit; the net stopping the call first is the machine's verdict
    * (too busy) or work the count misses, not the program's.
    */
-  const call = <A>(bars: number, fn: (timeout: number, steps: number) => A): GuestCall<A> => {
+  const call = <A>(fn: (timeout: number, steps: number) => A): GuestCall<A> => {
     onCall()
     try {
-      return { value: fn(limits.wallMillisPerCall, bars * limits.cpuChecksPerCall * stepsPerCheck) }
+      return { value: fn(limits.wallMillisPerCall, limits.cpuChecksPerCall * stepsPerCheck) }
     } catch (e) {
       if (isolate.isDisposed) return { overBudget: false, text: `out of memory: ${(e as Error).message}` }
       const message = (e as Error).message
@@ -181,7 +181,7 @@ export const evaluateV8Program = (
   const { begin, end, inspect, makeDriver } = guest
   let decide: IvmReference | undefined
   // Evaluating the module and reading its exports are one call, bracketed by the guest's counter.
-  const loaded = call(1, (timeout, steps) => {
+  const loaded = call((timeout, steps) => {
     begin.applySync(undefined, [steps])
     try {
       const module = own(isolate.compileModuleSync(code, { filename: "program.js" }))
@@ -249,23 +249,25 @@ export const v8Driver = (
   ) as [IvmReference, IvmReference, IvmReference, IvmReference]
   return {
     chunk: (buffer, bars, values, calls) =>
-      call(1, (timeout, steps) =>
+      call((timeout, steps) =>
         chunk.applySync(undefined, [steps, buffer.buffer, bars, values.buffer, calls], {
           arguments: { copy: true },
           timeout
-        })),
-    wanted: () => call(1, (timeout, steps) => wanted.applySync(undefined, [steps], { timeout }) as string),
+        })
+      ),
+    wanted: () => call((timeout, steps) => wanted.applySync(undefined, [steps], { timeout }) as string),
     // The account, when sent, crosses as numbers: a copied buffer would double the call's cost.
-    decide: (from, to, holds, bars, account) =>
-      call(bars, (timeout, steps) =>
+    decide: (from, to, holds, account) =>
+      call((timeout, steps) =>
         decide.applySync(
           undefined,
           account === undefined ? [steps, from, to, holds] : [steps, from, to, holds, ...account],
           { timeout }
-        ) as number | string),
+        ) as number | string
+      ),
     at: () => {
       if (sandbox.isolate.isDisposed) return -1
-      const index = call(1, (timeout, steps) => at.applySync(undefined, [steps], { timeout }) as number)
+      const index = call((timeout, steps) => at.applySync(undefined, [steps], { timeout }) as number)
       return "value" in index ? index.value : -1
     }
   }

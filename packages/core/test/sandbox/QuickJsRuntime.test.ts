@@ -185,6 +185,34 @@ describe.each(runtimes)("$name program runtime", ({ layer }) => {
         }
       }))
 
+    it.scoped("each bar of a batch has a bar's budget, as when decided alone, and a call hands back once it has spent one", () =>
+      Effect.gen(function*() {
+        // A bar's budget is a million iterations of a loop that both runtimes count once a turn
+        // (QuickJS counts each jump, V8 each loop body): `heavy` of them on the bars `where` picks.
+        const spending = (where: string, heavy: number) =>
+          `export function decide(data) { const n = ${where} ? ${heavy} : 10; let i = 0; while (i++ < n) {} return { operation: "hold" } }`
+        // Three bars' worth on bar 20 alone fails there, though its batch of 40 quiet bars holds 40 bars' budget.
+        const slow = yield* load(spending("data.candles.length === 21", 3e6))
+        let error: unknown
+        try {
+          decisions(slow, bars(40))
+        } catch (e) {
+          error = e
+        }
+        expect(error).toBeInstanceOf(ProgramRunError)
+        expect((error as ProgramRunError).reason).toBe("cpu_budget_exceeded")
+        expect((error as ProgramRunError).time).toBe(bars(40)[20]!.time)
+        // 0.6 of a bar's budget on every bar passes, and a call asked for all 40 bars hands back
+        // after two, having spent more than one bar's budget on them.
+        const busy = yield* load(spending("true", 6e5))
+        busy.chunk([bars(40)])
+        const state = { balance: 10_000, positions: [null] }
+        const open = [{ floor: -Infinity, ceiling: Infinity }]
+        expect(busy.decide(0, state, open)).toEqual({ index: 2 })
+        expect(busy.decide(2, state, open)).toEqual({ index: 4 })
+        expect(decisions(yield* load(spending("true", 6e5)), bars(40))).toEqual([])
+      }))
+
     it.scoped("a program that catches the budget's error, or looks for its counter, is still stopped", () =>
       Effect.gen(function*() {
         const caught = yield* failure(

@@ -18,12 +18,18 @@ export interface GuestStepCounter {
   readonly begin: (limit: number) => void
   readonly end: () => boolean
   readonly metered: <A>(limit: number, f: () => A) => A
+  readonly nextBar: () => boolean
   readonly charge: (elements: number) => void
 }
 
-/** Where the driver is in the current piece: the index of the bar it decides (-1 before the first). */
+/**
+ * Where the driver is in the current piece: the index of the bar it decides (-1 before the first);
+ * and, in QuickJS, whose host counts the steps, whether the call has spent a bar's budget (the
+ * host sets it; see `nextBar` in `installStepCounter` for V8).
+ */
 export interface GuestCursor {
   at: number
+  spent: boolean
 }
 
 /** The `ta` programs see, made from the window the driver keeps (see `WindowIndicators.ts`). */
@@ -59,11 +65,14 @@ export type MakeGuestWindow = (
  * fourth argument, in V8 the numbers after `holds`, which cross without a copy). It answers
  * the index where it stopped without a decision, or `"<index>:<answer as JSON>"` (a decision, or a
  * list of them), or `"<index>:!<message>"` when the program threw; `at` answers the bar being
- * decided (-1 before the piece's first).
+ * decided (-1 before the piece's first). The answer also comes early, with the index of the next
+ * bar, once the call has spent one bar's budget. The answers also hold `cursor`, the QuickJS
+ * host's view of the bar being decided.
  *
  * With a `counter` (V8, whose program counts its steps, see `StepCounting.ts`), every step past a
- * call's limit throws `overMessage`; each function of the driver then takes its call's limit of
- * steps first, and `begin` and `end` bracket loading the program (see `installStepCounter`).
+ * call's limit (a bar's, in `decide`) throws `overMessage`; each function of the driver then
+ * takes its call's limit of steps first, and `begin` and `end` bracket loading the program (see
+ * `installStepCounter`).
  * Code made from text is refused on both runtimes, as it would not count its steps.
  */
 export function bootstrap(
@@ -117,7 +126,8 @@ export function bootstrap(
   const ta = makeTa()
   // The window of candles the driver keeps, and the index in the chunk of the bar it decides.
   let candles: Array<GuestBar> = []
-  const cursor: GuestCursor = { at: -1 }
+  const cursor: GuestCursor = { at: -1, spent: false }
+  const nextBar = steps?.nextBar ?? (() => cursor.spent)
   const { installWindow, resetWindow, wantedWindow, windowOutOfOrder, windowTa } = makeWindow(
     ta,
     candles,
@@ -259,8 +269,14 @@ export function bootstrap(
     const decideFrom = (from: number, to: number, holds: boolean, next: ArrayLike<number> | undefined) => {
       if (from !== cursor.at + 1) windowOutOfOrder()
       if (next !== undefined) account(next)
+      cursor.spent = false
       try {
         for (let i = from; i < to; i++) {
+          // Each bar has its own budget (V8 starts counting it now; QuickJS's host sees the cursor
+          // move). A call that has spent a bar's budget on its bars so far hands back to the host,
+          // which calls again from here: however many bars a call holds, it runs at most about two
+          // bars' budget, far inside the wall-clock net.
+          if (nextBar() && i > from) return i
           for (let s = 0, o = 0; s < n; s++, o += stride) {
             if (columns[o + 3 * count + i]! <= floors[s]! || columns[o + 2 * count + i]! >= ceilings[s]!) return i
           }
@@ -341,5 +357,5 @@ export function bootstrap(
     resetWindow(candles)
     return true
   }
-  return { describe, makeDriver, begin: steps?.begin, end: steps?.end, watch, reuse }
+  return { describe, makeDriver, begin: steps?.begin, end: steps?.end, watch, reuse, cursor }
 }

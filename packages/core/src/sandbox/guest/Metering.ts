@@ -12,7 +12,8 @@
  * at 64 a step, weighted below by what one element costs, measured on both runtimes
  * (`docs/programs.md`): one bar's budget spent on a loop of the largest calls then ends within
  * about a second on a loaded machine, far inside the wall-clock safety net, so the counted budget,
- * not the clock, stops it. A batch of 64 bars has 64 times that budget, and may still meet the net.
+ * not the clock, stops it. A call deciding a batch of bars gives each bar that budget and hands
+ * back once it has spent one bar's (see `nextBar`), so no call runs past about two bars' budget.
  */
 export function installMetering(charge: (elements: number) => void): void {
   const constantTime = new Set(["constructor", "push", "pop", "at", "charAt", "charCodeAt", "codePointAt"])
@@ -78,7 +79,8 @@ export function installMetering(charge: (elements: number) => void): void {
 export function installStepCounter(name: string, overMessage: string) {
   // Taken now: the program may replace the global.
   const Over = RangeError
-  let steps = 0, allowed = Infinity, over = false
+  // The steps of the current bar (or call), and those of the call's bars before it.
+  let steps = 0, before = 0, allowed = Infinity, over = false
   const stop = () => {
     over = true
     return new Over(overMessage)
@@ -89,7 +91,7 @@ export function installStepCounter(name: string, overMessage: string) {
     }
   })
   const begin = (limit: number) => {
-    steps = 0
+    steps = before = 0
     allowed = limit
     over = false
   }
@@ -108,9 +110,18 @@ export function installStepCounter(name: string, overMessage: string) {
     if (end()) throw new Over(overMessage)
     return answer!
   }
+  /**
+   * Starts the next bar of a call of `decide`: each bar has the call's limit of steps. Answers
+   * whether the bars before it spent a bar's limit between them (the driver then hands back).
+   */
+  const nextBar = () => {
+    before += steps
+    steps = 0
+    return before > allowed
+  }
   /** Charges a built-in's work by its elements, as `installMetering` does. */
   const charge = (elements: number) => {
     if ((steps += Math.floor(elements / 64)) > allowed) throw stop()
   }
-  return { begin, end, metered, charge }
+  return { begin, end, metered, nextBar, charge }
 }
