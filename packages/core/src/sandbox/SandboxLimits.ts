@@ -18,7 +18,8 @@ export interface SandboxLimits {
    * a millisecond. QuickJS counts the steps itself; in V8 the program's source counts them (see
    * `StepCounting.ts`). Bars are decided in batches of up to 64, each bar with this budget, as when
    * decided alone; a call hands back once it has spent one bar's. Counting steps instead of time
-   * keeps a run's outcome the same on any machine, under any load, and on either runtime.
+   * keeps a run's outcome the same on any machine and under any load (QuickJS counts up to about
+   * three times V8's steps for the same code: docs/programs.md).
    */
   readonly cpuChecksPerCall: number
   /**

@@ -4,8 +4,9 @@ import type { Node, parse as Parse } from "acorn"
 
 /**
  * Steps of a program counted per QuickJS interrupt check of `SandboxLimits.cpuChecksPerCall`:
- * QuickJS checks its interrupt handler about every 10 000 loop iterations and calls, which are
- * what a counted program's steps are, so a budget means about as much work on either runtime.
+ * QuickJS checks its interrupt handler about every 10 000 jumps and calls, and a counted
+ * program's steps are its loop iterations and calls, so a budget means about as much work on
+ * either runtime (QuickJS counts one to three times V8's steps for the same code).
  */
 export const stepsPerCheck = 10_000
 
