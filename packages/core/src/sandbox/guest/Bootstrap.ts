@@ -65,9 +65,9 @@ export type MakeGuestWindow = (
  * fourth argument, in V8 the numbers after `holds`, which cross without a copy). It answers
  * the index where it stopped without a decision, or `"<index>:<answer as JSON>"` (a decision, or a
  * list of them), or `"<index>:!<message>"` when the program threw; `at` answers the bar being
- * decided (-1 before the piece's first). The answer also comes early, with the index of the next
- * bar, once the call has spent one bar's budget. The answers also hold `cursor`, the QuickJS
- * host's view of the bar being decided.
+ * decided (-1 before the piece's first). `decide` answers early, with the index of the next bar,
+ * once the call has spent one bar's budget. Beside `describe` and `makeDriver`, it answers
+ * `cursor`, which the QuickJS host reads to tell the bars apart (see `Sandbox.ts`).
  *
  * With a `counter` (V8, whose program counts its steps, see `StepCounting.ts`), every step past a
  * call's limit (a bar's, in `decide`) throws `overMessage`; each function of the driver then
