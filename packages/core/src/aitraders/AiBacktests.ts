@@ -7,7 +7,7 @@ import { backtestDefaults, type BacktestSettings, defaultSettings } from "../bac
 import { BacktestEngine, fundingOf } from "../backtests/BacktestEngine.js"
 import { backtestRange } from "../backtests/Backtests.js"
 import { outcomeOf } from "../backtests/BacktestThreadProtocol.js"
-import { barsPerCheckpoint } from "../backtests/BacktestWorkers.js"
+import { windowMillis } from "../backtests/BacktestWorkers.js"
 import { defaultAiTraderOptions, PlatformConfig } from "../config/PlatformConfig.js"
 import { LeverageTooHigh, NotFound } from "../http/Errors.js"
 import { invalidField } from "../http/InvalidField.js"
@@ -407,7 +407,7 @@ export class AiBacktests extends Effect.Service<AiBacktests>()("@trading-platfor
         let from = start
         windows: while (from < end) {
           yield* lease.checkpoint((from - start) / (end - start))
-          const to = Math.min(end, from + barsPerCheckpoint * step)
+          const to = Math.min(end, from + windowMillis(step))
           const candles = yield* Effect.forEach(
             row.symbols,
             (symbol) => market.candles(source, { symbol, timeframe: row.timeframe, start: from, end: to })
