@@ -32,12 +32,12 @@ const report = (expression: string, count = 1, account = flat) =>
     return JSON.parse(reported[reported.length - 1]!.reason!)
   })
 
-/** The typed error a call of decide throws. */
-const failure = (code: string) =>
+/** The typed error a call of decide throws, fed `count` bars. */
+const failure = (code: string, count = 1) =>
   Effect.gen(function*() {
     const decider = yield* load(code)
     try {
-      decisions(decider, bars(1))
+      decisions(decider, bars(count))
     } catch (e) {
       if (e instanceof ProgramRunError) return e
       throw e
@@ -192,16 +192,10 @@ describe.each(runtimes)("$name program runtime", ({ layer }) => {
         const spending = (where: string, heavy: number) =>
           `export function decide(data) { const n = ${where} ? ${heavy} : 10; let i = 0; while (i++ < n) {} return { operation: "hold" } }`
         // Three bars' worth on bar 20 alone fails there, though its batch of 40 quiet bars holds 40 bars' budget.
-        const slow = yield* load(spending("data.candles.length === 21", 3e6))
-        let error: unknown
-        try {
-          decisions(slow, bars(40))
-        } catch (e) {
-          error = e
-        }
+        const error = yield* failure(spending("data.candles.length === 21", 3e6), 40)
         expect(error).toBeInstanceOf(ProgramRunError)
-        expect((error as ProgramRunError).reason).toBe("cpu_budget_exceeded")
-        expect((error as ProgramRunError).time).toBe(bars(40)[20]!.time)
+        expect(error.reason).toBe("cpu_budget_exceeded")
+        expect(error.time).toBe(bars(40)[20]!.time)
         // 0.6 of a bar's budget on every bar passes, and a call asked for all 40 bars hands back
         // after two, having spent more than one bar's budget on them.
         const busy = yield* load(spending("true", 6e5))
