@@ -1,8 +1,9 @@
-import { Data, Effect, Schema, type Scope } from "effect"
+import { Data, Duration, Effect, Pool, Schema, type Scope } from "effect"
 import type { ProgramInvalid } from "../http/Errors.js"
 import { startWorkerThread, type WorkerThreadEvent } from "../jobs/WorkerThread.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
-import { type BacktestThreadInput, FromThread, type ToThread } from "./BacktestThreadProtocol.js"
+import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
+import { type BacktestRun, FromThread, type ToThread } from "./BacktestThreadProtocol.js"
 
 /**
  * The thread crashed, exited on its own, or was stopped by the watchdog: not the program's
@@ -32,14 +33,20 @@ export const threadGone = (
       : `The program was stuck in one call ${where} for over ${stallMillis} ms (the sandbox's wall-clock safety net); its thread was stopped`
   })
 
+let started = 0
 let live = 0
+let busy = 0
 
-/** Backtest threads of this process that have not exited yet (for monitoring and tests). */
-export const liveBacktestThreads = () => live
+/**
+ * This process's backtest threads (for monitoring and tests): how many were started, how many
+ * have not exited yet (idle ones included), and how many are running a backtest or were stopped in
+ * one and have not exited yet.
+ */
+export const backtestThreadCounts = () => ({ started, live, busy })
 
 type Taken = Extract<FromThread, { _tag: "Pull" | "Done" }>
 
-/** A running backtest thread, as the main thread drives it. */
+/** A backtest running in a thread, as the main thread drives it. */
 export interface BacktestThread {
   /**
    * The thread's next message: `Pull` for the next window, or `Done` with the outcome. Fails with
@@ -49,25 +56,39 @@ export interface BacktestThread {
   readonly post: (message: ToThread) => Effect.Effect<void>
 }
 
+/** A thread between runs: `start` begins one; `idle` says whether the last one has ended as a run should. */
+interface WarmThread {
+  readonly start: (run: BacktestRun) => Effect.Effect<BacktestThread>
+  readonly idle: () => boolean
+}
+
 /**
- * Runs one backtest of `run` in its own worker thread (`BacktestThreadEntry`), terminated when
- * the scope closes (the run ended, was cancelled or taken over, or the instance stops). The
- * watchdog terminates a thread whose program has been in one call for over twice
- * `wallMillisPerCall`, which is not the program's verdict either.
+ * Starts a backtest thread (`BacktestThreadEntry`) that runs one backtest at a time, terminated
+ * when the scope closes. The watchdog terminates a thread whose program has been in one call for
+ * over twice `wallMillisPerCall`, which is not the program's verdict.
  */
-export const startBacktestThread = (
-  input: Omit<BacktestThreadInput, "heartbeat">
-): Effect.Effect<BacktestThread, never, Scope.Scope> =>
+const startWarmThread = (limits: SandboxLimits): Effect.Effect<WarmThread, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const stallMillis = 2 * input.limits.wallMillisPerCall
+    const stallMillis = 2 * limits.wallMillisPerCall
+    let running = false
+    const stopped = () => {
+      if (running) busy--
+      running = false
+    }
     const thread = yield* startWorkerThread({
       entry: "backtests/BacktestThreadEntry",
-      workerData: input,
+      workerData: { limits },
       name: "backtest thread",
       resourceLimits,
       stallMillis,
-      onStart: () => live++,
-      onExit: () => live--
+      onStart: () => {
+        started++
+        live++
+      },
+      onExit: () => {
+        live--
+        stopped()
+      }
     })
     let loaded = false
 
@@ -83,6 +104,7 @@ export const startBacktestThread = (
             (message): Effect.Effect<Taken, ProgramRunError | ProgramInvalid | BacktestThreadDied> => {
               switch (message._tag) {
                 case "Failed":
+                  stopped()
                   return Effect.fail(message.error)
                 case "Crashed":
                   return Effect.fail(
@@ -92,6 +114,7 @@ export const startBacktestThread = (
                   loaded = true
                   return Effect.succeed(message)
                 case "Done":
+                  stopped()
                   return Effect.succeed(message)
               }
             }
@@ -99,5 +122,47 @@ export const startBacktestThread = (
       }
     })
 
-    return { take, post: thread.post }
+    return {
+      start: (run) =>
+        Effect.suspend(() => {
+          running = true
+          busy++
+          loaded = false
+          return Effect.as(thread.post({ _tag: "Run", ...run } satisfies ToThread), { take, post: thread.post })
+        }),
+      idle: () => !running
+    }
   })
+
+/** Runs one backtest in a thread of its own, terminated when the scope closes (the run ended, or was stopped). */
+export const startBacktestThread = (
+  input: BacktestRun & { readonly limits: SandboxLimits }
+): Effect.Effect<BacktestThread, never, Scope.Scope> =>
+  Effect.flatMap(startWarmThread(input.limits), (thread) => thread.start(input))
+
+/** How long an idle thread is kept for the next run. */
+const idleLife = Duration.minutes(1)
+
+/**
+ * The instance's backtest threads, at most `size` at once, each kept for the next run while it is
+ * used (a new thread costs its modules, its runtime and its heap's warm-up: most of a short
+ * backtest's time) and ended once idle for about `idleLife`, or when the scope closes. A run gets
+ * a thread until its scope closes; a thread whose run did not end as a run does (cancelled, taken
+ * over, the thread crashed or was stopped) is ended, not reused.
+ */
+export const backtestThreads = (limits: SandboxLimits, size: number) =>
+  Effect.map(
+    Pool.makeWithTTL({
+      acquire: startWarmThread(limits),
+      min: 0,
+      max: size,
+      timeToLive: idleLife,
+      timeToLiveStrategy: "usage"
+    }),
+    (pool) => (run: BacktestRun): Effect.Effect<BacktestThread, never, Scope.Scope> =>
+      Effect.gen(function*() {
+        const thread = yield* Pool.get(pool)
+        yield* Effect.addFinalizer(() => thread.idle() ? Effect.void : Pool.invalidate(pool, thread))
+        return yield* thread.start(run)
+      })
+  )

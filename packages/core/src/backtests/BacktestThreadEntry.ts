@@ -1,9 +1,10 @@
 /**
- * The body of a backtest thread (see `BacktestThread.ts`): loads the program in QuickJS and runs
- * the engine over the windows of candles the main thread sends. It imports only relative paths,
- * so it loads the same way from the sources and from the build.
+ * The body of a backtest thread (see `BacktestThread.ts`): runs backtests one after another, each
+ * loading its program in the thread's runtime and running the engine over the windows of candles
+ * the main thread sends. It imports only relative paths, so it loads the same way from the sources
+ * and from the build.
  */
-import { Cause, Effect, Either, Exit, Fiber, Option, Queue, Schema, Stream } from "effect"
+import { Effect, Exit, Fiber, ManagedRuntime, Option, Queue, Schema, Stream } from "effect"
 import { parentPort, workerData } from "node:worker_threads"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
 import { onThreadMessages } from "../jobs/ThreadEnd.js"
@@ -12,16 +13,18 @@ import { selectedProgramRuntime } from "../sandbox/SelectedRuntime.js"
 import { simulatedSymbol } from "../venues/SimulatedMarket.js"
 import { type FundingFeed, fundingOf, runBacktest } from "./BacktestEngine.js"
 import {
+  type BacktestRun,
   type BacktestThreadInput,
   FromThread,
   outcomeOf,
+  runEnd,
   type ThreadMarket,
   type ToThread
 } from "./BacktestThreadProtocol.js"
 import { unpackBars } from "./PackedBars.js"
 
 const port = parentPort!
-const { heartbeat, limits, markets, run, settings } = workerData as BacktestThreadInput
+const { heartbeat, limits } = workerData as BacktestThreadInput
 const { call, setBusy } = threadHeartbeat(heartbeat)
 
 const feed = ({ funding, rules }: ThreadMarket): FundingFeed => {
@@ -57,37 +60,36 @@ const windows = Stream.repeatEffectOption(
   )
 )
 
-const backtest = Effect.gen(function*() {
-  const runtime = yield* ProgramRuntime
-  setBusy(true)
-  const loaded = yield* runtime.load(run)
-  // The first answer is the warm-up (the main thread sends it first, maybe empty).
-  const first = yield* pull
-  const warmup = first._tag === "Warmup" ? unpackBars(first.bars) : []
-  const terms = markets.map((market) => ({ rules: market.rules, funding: feed(market) }))
-  return outcomeOf(yield* runBacktest(settings, windows, loaded, terms, warmup))
-}).pipe(
-  Effect.scoped,
-  Effect.provide(selectedProgramRuntime(limits, call))
-)
+// Built once for the thread's life and shared by its runs, as the thread is (see `backtestThreads`).
+const programs = ManagedRuntime.make(selectedProgramRuntime(limits, call))
 
-const running = Effect.runFork(backtest)
-// Asked to end before the run has (cancelled, or the instance stops), the run is interrupted, which disposes its isolate.
-onThreadMessages(
-  port,
-  (message: ToThread) => Queue.unsafeOffer(inbox, message),
-  () => Effect.runPromise(Fiber.interrupt(running))
-)
-running.addObserver((exit) => {
-  if (Exit.isInterrupted(exit)) return
-  post(Exit.match(exit, {
-    onSuccess: (outcome): FromThread => ({ _tag: "Done", outcome }),
-    onFailure: (cause): FromThread =>
-      Either.match(Cause.failureOrCause(cause), {
-        onLeft: (error) => ({ _tag: "Failed", error }),
-        onRight: (defect) => ({ _tag: "Crashed", message: Cause.pretty(defect).split("\n")[0] ?? "" })
-      })
-  }))
-  // Nothing more to take: the thread exits on its own, once isolated-vm has torn its isolate down.
-  port.close()
+const backtest = ({ markets, run, settings }: BacktestRun) =>
+  Effect.gen(function*() {
+    const runtime = yield* ProgramRuntime
+    setBusy(true)
+    const loaded = yield* runtime.load(run)
+    // The first answer is the warm-up (the main thread sends it first, maybe empty).
+    const first = yield* pull
+    const warmup = first._tag === "Warmup" ? unpackBars(first.bars) : []
+    const terms = markets.map((market) => ({ rules: market.rules, funding: feed(market) }))
+    return outcomeOf(yield* runBacktest(settings, windows, loaded, terms, warmup))
+  }).pipe(Effect.scoped)
+
+/** The run under way, if any: each `Run` message starts one once the one before has ended. */
+let running: Fiber.RuntimeFiber<unknown, unknown> | undefined
+
+// Asked to end (a run cancelled or taken over, the thread idle too long, the instance stopping),
+// the run under way is interrupted, which disposes its isolate, then the runtime is released.
+onThreadMessages(port, (message: ToThread) => {
+  if (message._tag !== "Run") return Queue.unsafeOffer(inbox, message)
+  const run = programs.runFork(backtest(message))
+  running = run
+  run.addObserver((exit) => {
+    running = undefined
+    setBusy(false)
+    if (!Exit.isInterrupted(exit)) post(runEnd(exit))
+  })
+}, async () => {
+  if (running !== undefined) await Effect.runPromise(Fiber.interrupt(running))
+  await programs.dispose()
 })

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Cause, Either, Exit, Schema } from "effect"
 import { ProgramInvalid } from "../http/Errors.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
@@ -42,23 +42,28 @@ export interface ThreadMarket {
   readonly funding: FundingSource
 }
 
-/** What a backtest thread starts with (its `workerData`). */
+/** What a backtest thread starts with (its `workerData`): what all its runs share. */
 export interface BacktestThreadInput {
-  readonly run: ProgramRun
-  readonly settings: BacktestSettings
-  /** The symbols traded, in `run.symbols`' order. */
-  readonly markets: ReadonlyArray<ThreadMarket>
   readonly limits: SandboxLimits
   /** Added by `startWorkerThread`, see `jobs/Heartbeat.ts`. */
   readonly heartbeat: SharedArrayBuffer
 }
 
+/** One backtest a thread runs: its program, settings and symbols. */
+export interface BacktestRun {
+  readonly run: ProgramRun
+  readonly settings: BacktestSettings
+  /** The symbols traded, in `run.symbols`' order. */
+  readonly markets: ReadonlyArray<ThreadMarket>
+}
+
 /**
- * From the main thread: first the bars before the start to warm the program up with (maybe none),
- * then the next window of bars (oldest first, one array per symbol, aligned, packed) each time, or
- * the end of the range.
+ * From the main thread: a run to start, once the one before has ended; then, each time the run
+ * asks, first the bars before the start to warm the program up with (maybe none), then the next
+ * window of bars (oldest first, one array per symbol, aligned, packed), or the end of the range.
  */
 export type ToThread =
+  | ({ readonly _tag: "Run" } & BacktestRun)
   | { readonly _tag: "Warmup"; readonly bars: PackedBars }
   | { readonly _tag: "Window"; readonly bars: PackedBars }
   | { readonly _tag: "End" }
@@ -77,3 +82,17 @@ export const FromThread = Schema.Union(
   Schema.TaggedStruct("Crashed", { message: Schema.String })
 )
 export type FromThread = typeof FromThread.Type
+
+/**
+ * How a run's end crosses to the main thread, in a backtest or a trial thread: its outcome, the
+ * program's failure, or a defect of the thread's own code.
+ */
+export const runEnd = <A, E>(exit: Exit.Exit<A, E>) =>
+  Exit.match(exit, {
+    onSuccess: (outcome) => ({ _tag: "Done" as const, outcome }),
+    onFailure: (cause) =>
+      Either.match(Cause.failureOrCause(cause), {
+        onLeft: (error) => ({ _tag: "Failed" as const, error }),
+        onRight: (defect) => ({ _tag: "Crashed" as const, message: Cause.pretty(defect).split("\n")[0] ?? "" })
+      })
+  })

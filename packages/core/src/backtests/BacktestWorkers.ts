@@ -9,7 +9,7 @@ import { type Candle, timeframeMillis, type UnknownSymbol } from "../venues/Venu
 import { alignBars } from "./AlignedBars.js"
 import { type BacktestSettings, defaultSettings } from "./Backtest.js"
 import { backtestJobs, type BacktestRow, BacktestsRepo } from "./BacktestsRepo.js"
-import { type BacktestThread, startBacktestThread } from "./BacktestThread.js"
+import { type BacktestThread, backtestThreads } from "./BacktestThread.js"
 import type { FundingSource, ThreadMarket } from "./BacktestThreadProtocol.js"
 import { packBars } from "./PackedBars.js"
 
@@ -120,8 +120,8 @@ export const failForGood = (run: { readonly start_at: string; readonly exchange:
 
 /**
  * The backtest workers of this instance (see `runJobWorkers`), started with the platform and
- * stopped with its scope. Each job runs in a worker thread of its own (see `startBacktestThread`),
- * so nothing the program does can block this thread. This side keeps what needs the database and
+ * stopped with its scope. Each job runs in a worker thread, one job at a time, the threads kept
+ * warm for the next jobs (see `backtestThreads`), so nothing the program does can block this thread. This side keeps what needs the database and
  * the venues: it fetches the candles a window at a time (`windowMillis`) and sends each window to
  * the thread, checkpoints before each window and while the thread steps one, and hands the
  * outcome to the job workers to write.
@@ -131,6 +131,7 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
     const { backtests: options, sandbox, venues } = yield* PlatformConfig
     const repo = yield* BacktestsRepo
     const market = yield* MarketData
+    const thread = yield* backtestThreads(sandbox, options.concurrency)
 
     /**
      * Feeds the thread the job's bars, oldest first, a window each time it asks, until it answers
@@ -201,13 +202,7 @@ export const BacktestWorkersLive = Layer.scopedDiscard(
       return Effect.gen(function*() {
         const source = yield* market.source({ id: row.user_id }, row.exchange)
         const { markets, settings } = yield* lease.keepAlive(runTerms(market, venues, row, source))
-        const thread = yield* startBacktestThread({
-          run: program,
-          settings,
-          markets,
-          limits: sandbox
-        })
-        return yield* feed(row, source, thread, lease)
+        return yield* feed(row, source, yield* thread({ run: program, settings, markets }), lease)
       }).pipe(failForGood(row))
     }
 

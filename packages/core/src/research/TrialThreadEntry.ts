@@ -4,10 +4,10 @@
  * instance of the program. It imports only relative paths, so it loads the same way from the
  * sources and from the build.
  */
-import { Cause, Effect, Either, Exit, ManagedRuntime, Schema, Stream } from "effect"
+import { Effect, ManagedRuntime, Schema, Stream } from "effect"
 import { parentPort, workerData } from "node:worker_threads"
 import { runBacktest } from "../backtests/BacktestEngine.js"
-import { downsample, outcomeOf } from "../backtests/BacktestThreadProtocol.js"
+import { downsample, outcomeOf, runEnd } from "../backtests/BacktestThreadProtocol.js"
 import { unpackBars } from "../backtests/PackedBars.js"
 import { sharedFunding } from "../backtests/ThreadFunding.js"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
@@ -79,13 +79,6 @@ onThreadMessages(port, (message: TrialMessage) => {
   setBusy(true)
   void runtime.runPromiseExit(trial(message)).then((exit) => {
     setBusy(false)
-    post(Exit.match(exit, {
-      onSuccess: (outcome): TrialFromThread => ({ _tag: "Done", outcome }),
-      onFailure: (cause): TrialFromThread =>
-        Either.match(Cause.failureOrCause(cause), {
-          onLeft: (error) => ({ _tag: "Failed", error }),
-          onRight: (defect) => ({ _tag: "Crashed", message: Cause.pretty(defect).split("\n")[0] ?? "" })
-        })
-    }))
+    post(runEnd(exit))
   })
 }, () => runtime.dispose())

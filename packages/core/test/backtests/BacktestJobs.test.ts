@@ -14,7 +14,7 @@ import { type Context, Duration, Effect, Layer, Redacted, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { liveBacktestThreads } from "../../src/backtests/BacktestThread.js"
+import { backtestThreadCounts } from "../../src/backtests/BacktestThread.js"
 import { newCaller } from "../support/Callers.js"
 import { serverProcess } from "../support/ServerProcess.js"
 import { testDatabaseUrl, testOptions, testStorages } from "../support/TestStorage.js"
@@ -285,10 +285,10 @@ for (const storage of testStorages) {
                 }
                 yield* realPause
               }
-              expect(liveBacktestThreads()).toBe(1)
+              expect(backtestThreadCounts()).toMatchObject({ live: 1, busy: 1 })
               const cancelled = yield* backtests.cancel(caller, long.id)
               expect(cancelled.status).toBe("cancelled")
-              while (liveBacktestThreads() > 0) {
+              while (backtestThreadCounts().live > 0) {
                 if (Date.now() > deadline) {
                   return yield* Effect.die(new Error("the cancelled job's thread is still alive"))
                 }
@@ -302,6 +302,80 @@ for (const storage of testStorages) {
               expect(after!.progress).toBeLessThan(1)
             })
           )
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.scopedLive(
+      "jobs run one after another in one warm thread, after a failed run too; a cancelled run's thread is ended, and the instance's end ends the rest",
+      () =>
+        Effect.gen(function*() {
+          const storageConfig = yield* durableStorage
+          const before = backtestThreadCounts()
+          /** Threads started since the test began, threads alive, threads running a backtest. */
+          const counts = () => {
+            const now = backtestThreadCounts()
+            return [now.started - before.started, now.live - before.live, now.busy] as const
+          }
+          yield* withScope((scope) =>
+            Effect.gen(function*() {
+              const instance = yield* startInstance(storageConfig, scope, { concurrency: 1 })
+              const trading = yield* userWithProgram(instance)
+              const failing = yield* userWithProgram(
+                instance,
+                `let n = 0\nexport function decide() { if (++n > 5) throw new Error("boom"); return { operation: "hold" } }`
+              )
+              const slow = yield* userWithProgram(instance, slowProgram)
+              const runOne = (user: typeof trading) =>
+                Effect.flatMap(
+                  on(
+                    instance,
+                    Effect.flatMap(Backtests, (backtests) => backtests.submit(user.caller, user.programId, shortRun))
+                  ),
+                  (job) => Effect.map(waitUntilFinished(instance, user.caller, [job.id]), ([done]) => done!)
+                )
+              const first = yield* runOne(trading)
+              expect(first).toMatchObject({ status: "completed", error: null })
+              expect(counts()).toEqual([1, 1, 0])
+              expect((yield* runOne(failing)).error).toMatch(/boom/)
+              // Nothing of the runs before carries over into the next.
+              const again = yield* runOne(trading)
+              expect([again.status, again.metrics, again.trades]).toEqual(["completed", first.metrics, first.trades])
+              expect(counts()).toEqual([1, 1, 0])
+              // A cancelled run's thread is in the middle of a window: ended, not reused.
+              yield* on(
+                instance,
+                Effect.gen(function*() {
+                  const backtests = yield* Backtests
+                  const long = yield* backtests.submit(slow.caller, slow.programId, {
+                    ...shortRun,
+                    timeframe: "1d",
+                    start: "0700-01-01T00:00:00Z",
+                    end: "2025-01-01T00:00:00Z"
+                  })
+                  const deadline = Date.now() + 60_000
+                  while ((yield* backtests.get(slow.caller, long.id)).progress === 0) {
+                    if (Date.now() > deadline) return yield* Effect.die(new Error("the long job never made progress"))
+                    yield* realPause
+                  }
+                  yield* backtests.cancel(slow.caller, long.id)
+                  // Soon, not when an idle thread would end (a minute).
+                  const ended = Date.now() + 20_000
+                  while (counts()[1] > 0) {
+                    if (Date.now() > ended) {
+                      return yield* Effect.die(new Error("the cancelled job's thread is still alive"))
+                    }
+                    yield* realPause
+                  }
+                })
+              )
+              expect(counts()).toEqual([1, 0, 0])
+              expect(yield* runOne(trading)).toMatchObject({ status: "completed", error: null })
+              expect(counts()).toEqual([2, 1, 0])
+            })
+          )
+          // The instance's end waits for its threads to exit.
+          expect(counts()).toEqual([2, 0, 0])
         }),
       { timeout: 120_000 }
     )

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { defaultSandboxLimits, defaultSettings, oneSymbol, runBacktest } from "@trading-platform/core"
-import { Chunk, Effect, Exit, Scope, Stream } from "effect"
-import { liveBacktestThreads, startBacktestThread } from "../../src/backtests/BacktestThread.js"
+import { Chunk, Effect, Exit, Scope, Stream, TestClock } from "effect"
+import {
+  type BacktestThread,
+  backtestThreadCounts,
+  backtestThreads,
+  startBacktestThread
+} from "../../src/backtests/BacktestThread.js"
 import { outcomeOf, type ToThread } from "../../src/backtests/BacktestThreadProtocol.js"
 import { packBars } from "../../src/backtests/PackedBars.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
@@ -54,13 +59,12 @@ const markets = [{ rules: settings.rules, funding: { _tag: "Rates", rates: [] } 
 
 /** Runs `code` in a backtest thread under `limits` over `bars` after `warmup`, fed 1000 at a time as the workers do. */
 const runInThread = (limits: SandboxLimits, code: string, warmup: ReadonlyArray<Candle> = []) =>
+  drive(startBacktestThread({ run: run(code), settings, markets, limits }), warmup)
+
+/** Runs a backtest over `bars` after `warmup` in the thread `started` gives, fed 1000 at a time as the workers do. */
+const drive = (started: Effect.Effect<BacktestThread, never, Scope.Scope>, warmup: ReadonlyArray<Candle> = []) =>
   Effect.scoped(Effect.gen(function*() {
-    const thread = yield* startBacktestThread({
-      run: run(code),
-      settings,
-      markets,
-      limits
-    })
+    const thread = yield* started
     let from = 0
     let warmedUp = false
     for (;;) {
@@ -80,8 +84,8 @@ const runInThread = (limits: SandboxLimits, code: string, warmup: ReadonlyArray<
 /** Polls (on the real clock) until no backtest thread is left; fails at the deadline. */
 const untilNoThreads = Effect.gen(function*() {
   const deadline = Date.now() + 60_000
-  while (liveBacktestThreads() > 0) {
-    if (Date.now() > deadline) return yield* Effect.die(new Error(`${liveBacktestThreads()} threads still alive`))
+  while (backtestThreadCounts().live > 0) {
+    if (Date.now() > deadline) return yield* Effect.die(new Error(`${backtestThreadCounts().live} threads still alive`))
     yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
   }
 })
@@ -149,6 +153,35 @@ describe.each(runtimes)("backtest threads running $name", ({ layer, runtime }) =
       yield* untilNoThreads
     }), { timeout: 60_000 })
 
+  it.scoped(
+    "the instance's threads run backtest after backtest, after a failed one too, and end once idle for a minute",
+    () =>
+      Effect.gen(function*() {
+        const before = backtestThreadCounts()
+        const counts = () => {
+          const now = backtestThreadCounts()
+          return [now.started - before.started, now.live - before.live, now.busy] as const
+        }
+        const thread = yield* backtestThreads(limits, 1)
+        const first = yield* drive(thread({ run: run(tradingProgram), settings, markets }))
+        expect(yield* Effect.flip(drive(thread({ run: run(throwing), settings, markets })))).toMatchObject({
+          _tag: "ProgramRunError",
+          reason: "threw"
+        })
+        // Nothing of the runs before carries over into the next.
+        expect(yield* drive(thread({ run: run(tradingProgram), settings, markets }))).toEqual(first)
+        expect(counts()).toEqual([1, 1, 0])
+        // The test clock moves the pool's idle check; the thread's own end takes real time.
+        yield* TestClock.adjust("61 seconds")
+        const deadline = Date.now() + 30_000
+        while (counts()[1] > 0 && Date.now() < deadline) {
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+        }
+        expect(counts()).toEqual([1, 0, 0])
+      }),
+    { timeout: 60_000 }
+  )
+
   it.live(
     "a thread runs its programs on the runtime its limits name: a program's error reads as that runtime's",
     () =>
@@ -170,7 +203,7 @@ describe.each(runtimes)("backtest threads running $name", ({ layer, runtime }) =
   )
 
   it.live(
-    "a thread ends on its own once its run has failed, run after run (terminated at once, it raced isolated-vm's teardown of the isolate, which aborted the process)",
+    "a thread whose run has failed ends cleanly once let go, run after run (terminated at once, it raced isolated-vm's teardown of the isolate, which aborted the process)",
     () =>
       Effect.gen(function*() {
         for (let i = 0; i < 30; i++) {
@@ -278,7 +311,7 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
           }),
           scope
         )
-        expect(liveBacktestThreads()).toBe(1)
+        expect(backtestThreadCounts()).toMatchObject({ live: 1, busy: 1 })
         expect((yield* thread.take)._tag).toBe("Pull")
         yield* thread.post({ _tag: "Warmup", bars: packBars([]) })
         expect((yield* thread.take)._tag).toBe("Pull")
@@ -287,7 +320,7 @@ export function decide() { if (++n > 5) throw new Error("boom at bar " + n); ret
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
         const closing = Date.now()
         yield* Scope.close(scope, Exit.void)
-        expect(liveBacktestThreads()).toBe(0)
+        expect(backtestThreadCounts()).toMatchObject({ live: 0, busy: 0 })
         // QuickJS stops at once; a call into V8 ends when it has spent its counted budget, not at the net.
         expect(Date.now() - closing).toBeLessThan(8_000)
       }),

@@ -3,6 +3,6 @@
  * sources only; it is not part of the published package): storage for each suite (PGlite, and
  * PostgreSQL and Redis when configured), fake venue APIs, and probes into background work.
  */
-export { liveBacktestThreads } from "../../src/backtests/BacktestThread.js"
+export { backtestThreadCounts } from "../../src/backtests/BacktestThread.js"
 export * from "./FakeVenues.js"
 export * from "./TestStorage.js"

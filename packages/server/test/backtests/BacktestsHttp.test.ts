@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { defaultSandboxLimits } from "@trading-platform/core"
-import { liveBacktestThreads, testStorages } from "@trading-platform/core/testing"
+import { backtestThreadCounts, testStorages } from "@trading-platform/core/testing"
 import { Effect } from "effect"
 import { createAccount } from "../support/Accounts.js"
 import {
@@ -10,7 +10,7 @@ import {
   stuckProgram,
   throwingProgram,
   tradingProgram,
-  untilNoBacktestThreads,
+  untilNoBusyBacktestThreads,
   waitForBacktest
 } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
@@ -270,10 +270,10 @@ for (const storage of testStorages) {
           const long = { timeframe: "1m", start: "2024-06-01T00:00:00Z", end: "2025-05-01T00:00:00Z" }
           const { id } = (yield* submit(token, programId, long)).body
           yield* waitForBacktest(token, id, (body) => body.status === "running" && body.progress > 0)
-          expect(liveBacktestThreads()).toBeGreaterThan(0)
+          expect(backtestThreadCounts().busy).toBe(1)
           expect((yield* call("POST", `/api/programs/backtest/${id}/cancel`, { token })).status).toBe(200)
           // Every thread ending includes the cancelled run's, which would otherwise go on for minutes.
-          yield* untilNoBacktestThreads()
+          yield* untilNoBusyBacktestThreads()
         }))
 
       it.effect("POST /api/programs/:id/backtest with bad input answers 400 invalid_input", () =>

@@ -7,7 +7,7 @@ import {
   shortRun,
   throwingProgram,
   tradingProgram,
-  untilNoBacktestThreads,
+  untilNoBusyBacktestThreads,
   waitForBacktest
 } from "../support/Backtests.js"
 import { call, expectError, signUp } from "../support/TestServer.js"
@@ -152,7 +152,7 @@ for (const storage of testStorages) {
           expect((yield* call("POST", `/api/programs/backtest/${submitted.body.id}/cancel`, { token })).status).toBe(
             200
           )
-          yield* untilNoBacktestThreads()
+          yield* untilNoBusyBacktestThreads()
         }))
     })
   })

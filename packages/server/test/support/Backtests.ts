@@ -1,6 +1,6 @@
 import { expect } from "@effect/vitest"
 import type { BacktestJobOptions, PlatformOptions } from "@trading-platform/core"
-import { liveBacktestThreads, type TestStorage } from "@trading-platform/core/testing"
+import { backtestThreadCounts, type TestStorage } from "@trading-platform/core/testing"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { call, type Reply, TestServer } from "./TestServer.js"
 
@@ -81,13 +81,16 @@ export const waitForBacktest = (token: string, id: number, done: (body: any) => 
 
 export const isFinished = (body: any) => ["completed", "failed", "cancelled"].includes(body.status)
 
-/** Polls (on the real clock) until no backtest thread of this process is left; fails at the deadline. */
-export const untilNoBacktestThreads = (deadlineMs = 30_000) =>
+/**
+ * Polls (on the real clock) until no backtest thread of this process is running a backtest or
+ * dying after one (idle warm threads are kept); fails at the deadline.
+ */
+export const untilNoBusyBacktestThreads = (deadlineMs = 30_000) =>
   Effect.gen(function*() {
     const deadline = Date.now() + deadlineMs
-    while (liveBacktestThreads() > 0) {
+    while (backtestThreadCounts().busy > 0) {
       if (Date.now() > deadline) {
-        return yield* Effect.die(new Error(`${liveBacktestThreads()} backtest threads still alive`))
+        return yield* Effect.die(new Error(`${backtestThreadCounts().busy} backtest threads still busy`))
       }
       yield* realPause
     }
