@@ -1,6 +1,6 @@
-import { Data, Duration, Effect, Pool, Schema, type Scope } from "effect"
+import { Data, Effect, Schema, type Scope } from "effect"
 import type { ProgramInvalid } from "../http/Errors.js"
-import { startWorkerThread, type WorkerThreadEvent } from "../jobs/WorkerThread.js"
+import { keptWarm, startWorkerThread, type WorkerThreadEvent } from "../jobs/WorkerThread.js"
 import { ProgramRunError } from "../sandbox/Decision.js"
 import type { SandboxLimits } from "../sandbox/SandboxLimits.js"
 import { type BacktestRun, FromThread, type ToThread } from "./BacktestThreadProtocol.js"
@@ -56,10 +56,10 @@ export interface BacktestThread {
   readonly post: (message: ToThread) => Effect.Effect<void>
 }
 
-/** A thread between runs: `start` begins one; `idle` says whether the last one has ended as a run should. */
+/** A thread between runs: `start` begins one; `reusable` says whether the last one has ended as a run should. */
 interface WarmThread {
   readonly start: (run: BacktestRun) => Effect.Effect<BacktestThread>
-  readonly idle: () => boolean
+  readonly reusable: () => boolean
 }
 
 /**
@@ -130,7 +130,7 @@ const startWarmThread = (limits: SandboxLimits): Effect.Effect<WarmThread, never
           loaded = false
           return Effect.as(thread.post({ _tag: "Run", ...run } satisfies ToThread), { take, post: thread.post })
         }),
-      idle: () => !running
+      reusable: () => !running
     }
   })
 
@@ -140,29 +140,14 @@ export const startBacktestThread = (
 ): Effect.Effect<BacktestThread, never, Scope.Scope> =>
   Effect.flatMap(startWarmThread(input.limits), (thread) => thread.start(input))
 
-/** How long an idle thread is kept for the next run. */
-const idleLife = Duration.minutes(1)
-
 /**
- * The instance's backtest threads, at most `size` at once, each kept for the next run while it is
- * used (a new thread costs its modules, its runtime and its heap's warm-up: most of a short
- * backtest's time) and ended once idle for about `idleLife`, or when the scope closes. A run gets
- * a thread until its scope closes; a thread whose run did not end as a run does (cancelled, taken
- * over, the thread crashed or was stopped) is ended, not reused.
+ * The instance's backtest threads, at most `size` at once, kept warm for the next run (see
+ * `keptWarm`): a thread whose run did not end as a run does (cancelled, taken over, the thread
+ * crashed or was stopped) is ended, not reused.
  */
 export const backtestThreads = (limits: SandboxLimits, size: number) =>
   Effect.map(
-    Pool.makeWithTTL({
-      acquire: startWarmThread(limits),
-      min: 0,
-      max: size,
-      timeToLive: idleLife,
-      timeToLiveStrategy: "usage"
-    }),
-    (pool) => (run: BacktestRun): Effect.Effect<BacktestThread, never, Scope.Scope> =>
-      Effect.gen(function*() {
-        const thread = yield* Pool.get(pool)
-        yield* Effect.addFinalizer(() => thread.idle() ? Effect.void : Pool.invalidate(pool, thread))
-        return yield* thread.start(run)
-      })
+    keptWarm(startWarmThread(limits), size),
+    (borrow) => (run: BacktestRun): Effect.Effect<BacktestThread, never, Scope.Scope> =>
+      Effect.flatMap(borrow, (thread) => thread.start(run))
   )

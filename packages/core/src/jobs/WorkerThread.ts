@@ -1,4 +1,4 @@
-import { Effect, Queue, type Scope } from "effect"
+import { Duration, Effect, Pool, Queue, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { mkdirSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -191,3 +191,27 @@ export const startWorkerThread = (options: WorkerThreadOptions): Effect.Effect<W
 
     return { take: Queue.take(events), post: (message) => Effect.sync(() => worker.postMessage(message)) }
   })
+
+/** How long a thread kept warm waits idle for its next use before it ends. */
+const idleLife = Duration.minutes(1)
+
+/**
+ * Threads kept warm for the next use (a new thread costs its modules, its runtime and its heap's
+ * warm-up, often most of the work): at most `size` at once, each lent to one user until the user's
+ * scope closes, then kept if `reusable` says its last use ended as it should, else ended (a use
+ * interrupted or stopped may leave the thread mid-work). An idle thread ends after about
+ * `idleLife`; all end when the scope that made the pool closes. Answers how to borrow one.
+ */
+export const keptWarm = <T extends { readonly reusable: () => boolean }>(
+  start: Effect.Effect<T, never, Scope.Scope>,
+  size: number
+): Effect.Effect<Effect.Effect<T, never, Scope.Scope>, never, Scope.Scope> =>
+  Effect.map(
+    Pool.makeWithTTL({ acquire: start, min: 0, max: size, timeToLive: idleLife, timeToLiveStrategy: "usage" }),
+    (pool) =>
+      Effect.tap(
+        Pool.get(pool),
+        // Runs before the pool's own release (finalizers run last first), so the thread is never lent again.
+        (thread) => Effect.addFinalizer(() => thread.reusable() ? Effect.void : Pool.invalidate(pool, thread))
+      )
+  )

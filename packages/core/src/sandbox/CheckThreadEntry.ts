@@ -1,12 +1,15 @@
 /**
- * The body of a program check thread (see `CheckWorker.ts`): loads the program in the runtime its
- * limits name (QuickJS unless V8) as a run does and posts `{ loaded: true, parameters }` (its `parameters` export as data), the `LoadFailure`, or `{ stalled: true }` when the
- * wall-clock safety net stopped it. It imports only relative paths and
- * not Effect, so the thread, which a check starts for every program saved, stays small.
+ * The body of a program check thread (see `CheckWorker.ts`): loads each program it is sent in the
+ * runtime its limits name (QuickJS unless V8) as a run does, one at a time, and posts `{ loaded:
+ * true, parameters }` (its `parameters` export as data), the `LoadFailure`, or `{ stalled: true }`
+ * when the wall-clock safety net stopped it. The engine is loaded once; each program gets a fresh
+ * sandbox, freed before the answer is posted. It imports only relative paths and not Effect, so
+ * the thread stays small.
  */
 import { parentPort, workerData } from "node:worker_threads"
 import { newQuickJSWASMModule } from "quickjs-emscripten"
 import { threadHeartbeat } from "../jobs/Heartbeat.js"
+import { onThreadMessages } from "../jobs/ThreadEnd.js"
 import type { CheckThreadInput } from "./CheckWorker.js"
 import { loadIsolatedVm } from "./IsolatedVm.js"
 import type { LoadFailure } from "./LoadFailure.js"
@@ -14,12 +17,14 @@ import { loadProgram, makeSandbox, SandboxStalled } from "./Sandbox.js"
 import { loadStepCounter } from "./StepCounting.js"
 import { loadV8Program, makeV8Sandbox } from "./V8Sandbox.js"
 
-const { code, heartbeat, limits } = workerData as CheckThreadInput
+const port = parentPort!
+const { heartbeat, limits } = workerData as CheckThreadInput
 const { call, setBusy } = threadHeartbeat(heartbeat)
 
-/** Loads the program, frees the engine, then posts the outcome: the thread is ended once it has posted. */
+/** Loads a program, frees its sandbox, then posts the outcome. */
 const post = (load: () => { parameters: unknown } | LoadFailure, dispose: () => unknown) => {
   let outcome: object
+  setBusy(true)
   try {
     const loaded = load()
     outcome = "overBudget" in loaded ? loaded : { loaded: true, parameters: loaded.parameters }
@@ -28,21 +33,20 @@ const post = (load: () => { parameters: unknown } | LoadFailure, dispose: () => 
     outcome = { stalled: true }
   } finally {
     dispose()
+    setBusy(false)
   }
-  parentPort!.postMessage(outcome)
+  port.postMessage(outcome)
 }
 
-setBusy(true)
 const addon = limits.runtime === "v8" ? loadIsolatedVm() : undefined
-if (addon !== undefined && "ivm" in addon) {
-  const { ivm } = addon
-  void loadStepCounter().then((countSteps) => {
-    const sandbox = makeV8Sandbox(ivm, limits, call)
+const check: Promise<(code: string) => void> = addon !== undefined && "ivm" in addon
+  ? loadStepCounter().then((countSteps) => (code) => {
+    const sandbox = makeV8Sandbox(addon.ivm, limits, call)
     post(() => loadV8Program(sandbox, countSteps, code, 0), sandbox.dispose)
   })
-} else {
-  void newQuickJSWASMModule().then((module) => {
+  : newQuickJSWASMModule().then((module) => (code) => {
     const sandbox = makeSandbox(module, limits, call)
     post(() => loadProgram(sandbox, code, 0), sandbox.dispose)
   })
-}
+
+onThreadMessages(port, (message: { readonly code: string }) => void check.then((load) => load(message.code)))

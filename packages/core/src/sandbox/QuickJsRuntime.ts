@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import type { QuickJSWASMModule } from "quickjs-emscripten"
 import { withRequestSpan } from "../http/RequestSpan.js"
-import { checkInWorker } from "./CheckWorker.js"
+import { programChecks } from "./CheckWorker.js"
 import { loadFailure } from "./LoadFailure.js"
 import { makeDecider } from "./ProgramDecider.js"
 import { ProgramRuntime, type RuntimeUse } from "./ProgramRuntime.js"
@@ -25,23 +25,26 @@ export const QuickJsProgramRuntime = (
   let kept: Promise<QuickJSWASMModule> | undefined
   const module = () => use === "shared" ? newModule() : (kept ??= newModule())
   const columns = use === "oneProgram" ? makeIndicatorColumns() : undefined
-  return Layer.succeed(ProgramRuntime, {
-    check: (code) => checkInWorker(code, limits).pipe(withRequestSpan("ProgramRuntime.check")),
-    load: (run) =>
-      Effect.acquireRelease(
-        Effect.promise(module).pipe(Effect.map((m) => makeSandbox(m, limits, onCall))),
-        (sandbox) =>
-          Effect.sync(() => {
-            if (!sandbox.dispose()) kept = undefined
-          })
-      ).pipe(
-        Effect.flatMap((sandbox) => {
-          const loaded = loadProgram(sandbox, run.code, run.seed)
-          return "overBudget" in loaded
-            ? loadFailure(loaded)
-            : Effect.succeed(makeDecider(quickJsDriver(sandbox, loaded, run), run, columns))
-        }),
-        withRequestSpan("ProgramRuntime.load")
-      )
-  })
+  return Layer.scoped(
+    ProgramRuntime,
+    Effect.map(programChecks(limits), (check) => ({
+      check: (code) => check(code).pipe(withRequestSpan("ProgramRuntime.check")),
+      load: (run) =>
+        Effect.acquireRelease(
+          Effect.promise(module).pipe(Effect.map((m) => makeSandbox(m, limits, onCall))),
+          (sandbox) =>
+            Effect.sync(() => {
+              if (!sandbox.dispose()) kept = undefined
+            })
+        ).pipe(
+          Effect.flatMap((sandbox) => {
+            const loaded = loadProgram(sandbox, run.code, run.seed)
+            return "overBudget" in loaded
+              ? loadFailure(loaded)
+              : Effect.succeed(makeDecider(quickJsDriver(sandbox, loaded, run), run, columns))
+          }),
+          withRequestSpan("ProgramRuntime.load")
+        )
+    }))
+  )
 }

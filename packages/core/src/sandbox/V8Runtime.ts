@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
 import { withRequestSpan } from "../http/RequestSpan.js"
-import { checkInWorker } from "./CheckWorker.js"
+import { programChecks } from "./CheckWorker.js"
 import type { IsolatedVm } from "./IsolatedVm.js"
 import { loadFailure } from "./LoadFailure.js"
 import { makeDecider } from "./ProgramDecider.js"
@@ -69,8 +69,8 @@ export const V8ProgramRuntime = (
   const disposeKept = Effect.addFinalizer(() => Effect.sync(() => take()?.sandbox.dispose()))
   return Layer.scoped(
     ProgramRuntime,
-    Effect.as(disposeKept, {
-      check: (code) => checkInWorker(code, checked).pipe(withRequestSpan("ProgramRuntime.check")),
+    Effect.zipWith(disposeKept, programChecks(checked), (_, check) => ({
+      check: (code: string) => check(code).pipe(withRequestSpan("ProgramRuntime.check")),
       load: (run) =>
         Effect.promise(loadStepCounter).pipe(
           Effect.flatMap((countSteps) => {
@@ -92,6 +92,6 @@ export const V8ProgramRuntime = (
           }),
           withRequestSpan("ProgramRuntime.load")
         )
-    })
+    }))
   )
 }

@@ -3,6 +3,7 @@ import { Effect, Exit, Stream } from "effect"
 import { defaultSettings } from "../../src/backtests/Backtest.js"
 import { oneSymbol, runBacktest } from "../../src/backtests/BacktestEngine.js"
 import { ProgramInvalid, Unavailable } from "../../src/http/Errors.js"
+import { checkThreadsStarted } from "../../src/sandbox/CheckWorker.js"
 import { decideEachBar, type Decider } from "../../src/sandbox/Decider.js"
 import { type AccountView, type Decision, ProgramRunError } from "../../src/sandbox/Decision.js"
 import { ProgramRuntime } from "../../src/sandbox/ProgramRuntime.js"
@@ -311,6 +312,7 @@ describe.each(runtimes)("$name program runtime", ({ layer }) => {
 
     it.effect("check names the line and column of a syntax error, and requires an exported decide", () =>
       Effect.gen(function*() {
+        const before = checkThreadsStarted()
         const syntax = yield* checkFailure(`export function decide(data) {\n  return {(\n}`)
         expect(syntax).toMatchObject({ _tag: "ProgramInvalid", line: 2, column: 11 })
         const thrown = yield* checkFailure(`const x = 1\nnull.x\nexport function decide() {}`)
@@ -322,6 +324,8 @@ describe.each(runtimes)("$name program runtime", ({ layer }) => {
           ProgramRuntime,
           (runtime) => runtime.check(`export function decide() { return { operation: "hold" } }`)
         )
+        // One warm thread checked them all, after each failure too (one was started unless an earlier test's was kept).
+        expect(checkThreadsStarted() - before).toBeLessThanOrEqual(1)
       }))
 
     it.scoped("ta offers sma, ema, rsi, macd, atr and bollinger", () =>
@@ -486,7 +490,7 @@ describe.each(runtimes)("$name runtime serving one program's runs one after anot
   })
 })
 
-describe.each(runtimes)("the $name sandbox's wall-clock safety net", ({ layer }) => {
+describe.each(runtimes)("the $name sandbox's wall-clock safety net", ({ layer, runtime }) => {
   // A budget no program spends and a 50 ms net: what a far too slow or overloaded machine looks like.
   it.layer(layer({ ...defaultSandboxLimits, cpuChecksPerCall: 1e12, wallMillisPerCall: 50 }))((it) => {
     it.scoped("stops a call that outlives it as SandboxStalled, which is not the program's verdict", () =>
@@ -510,6 +514,27 @@ describe.each(runtimes)("the $name sandbox's wall-clock safety net", ({ layer })
         expect(error).toBeInstanceOf(Unavailable)
         expect(error.error).toMatch(/safety net of 50 ms/)
       }))
+
+    it.effect(
+      "a check thread the watchdog stopped is not lent again: the next check answers from a new thread",
+      () =>
+        Effect.gen(function*() {
+          // One call of a built-in QuickJS cannot interrupt: the watchdog ends its thread. V8's net stops it inside.
+          const stuck = runtime === "quickjs" ? "(2n ** 1000000n - 1n).toString()" : "for (;;) {}"
+          expect(yield* checkFailure(`${stuck}\nexport function decide() {}`)).toBeInstanceOf(Unavailable)
+          const before = checkThreadsStarted()
+          const parameters = yield* Effect.flatMap(
+            ProgramRuntime,
+            (runtime) =>
+              runtime.check(`export const parameters = { n: { kind: "int", min: 1, max: 9, default: 2 } }
+export function decide() { return { operation: "hold" } }`)
+          )
+          expect(parameters).toEqual({ n: { kind: "int", min: 1, max: 9, default: 2 } })
+          // V8's thread answered (the net stopped the call inside it), so it is lent again.
+          expect(checkThreadsStarted() - before).toBe(runtime === "quickjs" ? 1 : 0)
+        }),
+      { timeout: 30_000 }
+    )
   })
 
   it.layer(layer({ ...defaultSandboxLimits, wallMillisPerCall: 60 * 60_000 }))((it) => {
