@@ -1,7 +1,7 @@
-import { Effect, Pool, Schema, Scope } from "effect"
+import { Effect, Schema, Scope } from "effect"
 import { ProgramInvalid } from "../http/Errors.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
-import { startWorkerThread } from "../jobs/WorkerThread.js"
+import { keptWarm, startWorkerThread } from "../jobs/WorkerThread.js"
 import type { AccountState, Bars, Decider } from "../sandbox/Decider.js"
 import { Decision, hold, ProgramRunError } from "../sandbox/Decision.js"
 import type { ProgramRun } from "../sandbox/ProgramRuntime.js"
@@ -54,39 +54,22 @@ export class DecisionThreadDied
 
 const decode = Schema.decodeUnknown(FromDecisionThread)
 
-/**
- * Programs decide in worker threads (`LiveDecisionEntry`), as backtests run, so nothing a program
- * does can stall the server. The threads are kept in a pool of `size` (one per run worker) and
- * reused, since starting one costs far more than a decision; each decision still loads the program
- * in a QuickJS instance of its own. A thread's watchdog stops a call stuck for over twice the
- * wall-clock safety net, which is not the program's verdict (`DecisionThreadDied`); a stopped or dead thread leaves
- * the pool and a new one takes its place. The pool is started by the first decision (a server
- * that runs no programs starts no threads, and start-up does not wait for them) and lives as long
- * as the scope.
- */
-export const makeDecisionThreads = (limits: SandboxLimits, size: number) =>
+/** A decision thread: one decision at a time; `reusable` once its last one has been answered. */
+const startDecisionThread = (limits: SandboxLimits, stallMillis: number) =>
   Effect.gen(function*() {
-    const stallMillis = 2 * limits.wallMillisPerCall
-    const scope = yield* Effect.scope
-    const pool = yield* Effect.cached(
-      Pool.make({
-        acquire: startWorkerThread({
-          entry: "automation/LiveDecisionEntry",
-          workerData: { limits } satisfies DecisionThreadInput,
-          name: "decision thread",
-          resourceLimits: { maxOldGenerationSizeMb: 256 },
-          stallMillis
-        }),
-        size
-      }).pipe(Scope.extend(scope))
-    )
-
+    const thread = yield* startWorkerThread({
+      entry: "automation/LiveDecisionEntry",
+      workerData: { limits } satisfies DecisionThreadInput,
+      name: "decision thread",
+      resourceLimits: { maxOldGenerationSizeMb: 256 },
+      stallMillis
+    })
+    let answered = true
     const decide = (request: DecisionRequest) =>
       Effect.gen(function*() {
-        const thread = yield* Effect.flatMap(pool, (threads) => threads.get)
+        answered = false
         yield* thread.post(request)
         const event = yield* thread.take
-        if (event._tag !== "Message") yield* Effect.flatMap(pool, (threads) => threads.invalidate(thread))
         switch (event._tag) {
           case "Died":
             return yield* new DecisionThreadDied({ message: event.message })
@@ -96,6 +79,7 @@ export const makeDecisionThreads = (limits: SandboxLimits, size: number) =>
                 `The program was stuck in one call for over ${stallMillis} ms (the sandbox's wall-clock safety net); its thread was stopped`
             })
           case "Message": {
+            answered = true
             const message = yield* Effect.orDie(decode(event.message))
             switch (message._tag) {
               case "Decided":
@@ -107,7 +91,30 @@ export const makeDecisionThreads = (limits: SandboxLimits, size: number) =>
             }
           }
         }
-      }).pipe(Effect.scoped, withRequestSpan("DecisionThreads.decide"))
+      })
+    return { decide, reusable: () => answered }
+  })
 
+/**
+ * Programs decide in worker threads (`LiveDecisionEntry`), as backtests run, so nothing a program
+ * does can stall the server. Up to `size` threads (one per run worker) are kept warm between
+ * decisions (see `keptWarm`), since starting one costs far more than a decision; each decision
+ * still loads the program in a sandbox of its own. A thread's watchdog stops a call stuck for over
+ * twice the wall-clock safety net, which is not the program's verdict (`DecisionThreadDied`); a
+ * thread that did not answer (stopped, dead, or its decision interrupted, whose answer would
+ * otherwise reach the next one) is not used again. The threads start with the first decision (a
+ * server that runs no programs starts none, and start-up does not wait for them).
+ */
+export const makeDecisionThreads = (limits: SandboxLimits, size: number) =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const borrow = yield* Effect.cached(
+      Scope.extend(keptWarm(startDecisionThread(limits, 2 * limits.wallMillisPerCall), size), scope)
+    )
+    const decide = (request: DecisionRequest) =>
+      Effect.flatMap(Effect.flatten(borrow), (thread) => thread.decide(request)).pipe(
+        Effect.scoped,
+        withRequestSpan("DecisionThreads.decide")
+      )
     return { decide } as const
   })
