@@ -79,8 +79,9 @@ const startDecisionThread = (limits: SandboxLimits, stallMillis: number) =>
                 `The program was stuck in one call for over ${stallMillis} ms (the sandbox's wall-clock safety net); its thread was stopped`
             })
           case "Message": {
-            answered = true
             const message = yield* Effect.orDie(decode(event.message))
+            // A thread whose own code failed is not trusted with another decision.
+            answered = message._tag !== "Crashed"
             switch (message._tag) {
               case "Decided":
                 return message.decisions

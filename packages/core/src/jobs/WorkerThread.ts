@@ -202,10 +202,10 @@ const idleLife = Duration.minutes(1)
  * interrupted or stopped may leave the thread mid-work). An idle thread ends after about
  * `idleLife`; all end when the scope that made the pool closes. Answers how to borrow one.
  */
-export const keptWarm = <T extends { readonly reusable: () => boolean }>(
-  start: Effect.Effect<T, never, Scope.Scope>,
+export const keptWarm = <T extends { readonly reusable: () => boolean }, E>(
+  start: Effect.Effect<T, E, Scope.Scope>,
   size: number
-): Effect.Effect<Effect.Effect<T, never, Scope.Scope>, never, Scope.Scope> =>
+): Effect.Effect<Effect.Effect<T, E, Scope.Scope>, never, Scope.Scope> =>
   Effect.map(
     Pool.makeWithTTL({ acquire: start, min: 0, max: size, timeToLive: idleLife, timeToLiveStrategy: "usage" }),
     (pool) =>

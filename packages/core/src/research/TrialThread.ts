@@ -11,9 +11,10 @@ const resourceLimits = { maxOldGenerationSizeMb: 1024 }
 
 type Failure = ProgramRunError | ProgramInvalid | BacktestThreadDied
 
-/** A warm trial thread: runs one trial at a time of the optimisation it was started for. */
+/** A warm trial thread: runs one trial at a time of the optimisation it was started for; `reusable` once its last trial has answered. */
 export interface TrialThread {
   readonly run: (trial: TrialMessage) => Effect.Effect<BacktestOutcome, Failure>
+  readonly reusable: () => boolean
 }
 
 /**
@@ -34,9 +35,10 @@ export const startTrialThread = (
       stallMillis
     })
     const decode = Schema.decodeUnknown(TrialFromThread)
+    let answered = true
     const run: TrialThread["run"] = (trial) =>
       Effect.zipRight(
-        thread.post(trial),
+        Effect.zipRight(Effect.sync(() => answered = false), thread.post(trial)),
         Effect.flatMap(thread.take, (event): Effect.Effect<BacktestOutcome, Failure> => {
           switch (event._tag) {
             case "Died":
@@ -46,6 +48,8 @@ export const startTrialThread = (
               return Effect.flatMap(
                 Effect.orDie(decode(event.message)),
                 (message): Effect.Effect<BacktestOutcome, Failure> => {
+                  // A thread whose own code failed is not trusted with another trial.
+                  answered = message._tag !== "Crashed"
                   switch (message._tag) {
                     case "Done":
                       return Effect.succeed(message.outcome)
@@ -61,5 +65,5 @@ export const startTrialThread = (
           }
         })
       )
-    return { run }
+    return { run, reusable: () => answered }
   })

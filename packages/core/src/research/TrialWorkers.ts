@@ -1,4 +1,4 @@
-import { Cache, Duration, Effect, Exit, Layer, Option, Pool, RcMap } from "effect"
+import { Cache, Duration, Effect, Exit, Layer, Option, RcMap } from "effect"
 import { alignBars } from "../backtests/AlignedBars.js"
 import { failForGood, runTerms } from "../backtests/BacktestWorkers.js"
 import { packBars } from "../backtests/PackedBars.js"
@@ -6,6 +6,7 @@ import { PlatformConfig } from "../config/PlatformConfig.js"
 import { withRequestSpan } from "../http/RequestSpan.js"
 import { JobWakeup } from "../jobs/JobWakeup.js"
 import { JobFailed, type JobLease, runJobWorkers } from "../jobs/JobWorkers.js"
+import { keptWarm } from "../jobs/WorkerThread.js"
 import { MarketData } from "../market/MarketData.js"
 import { type Candle, timeframeMillis } from "../venues/Venue.js"
 import { scoreOf } from "./Objective.js"
@@ -110,12 +111,7 @@ export const TrialWorkersLive = Layer.scopedDiscard(
     // outlived the instance, and their timers kept the process from exiting.
     const threads = yield* RcMap.make({
       lookup: (id: OptimizationId) =>
-        Pool.makeWithTTL({
-          acquire: Effect.flatMap(data.get(id), (d) => startTrialThread(d.thread)),
-          min: 0,
-          max: Math.max(1, options.concurrency),
-          timeToLive: Duration.minutes(1)
-        }),
+        keptWarm(Effect.flatMap(data.get(id), (d) => startTrialThread(d.thread)), Math.max(1, options.concurrency)),
       idleTimeToLive: Duration.minutes(1)
     })
 
@@ -127,10 +123,10 @@ export const TrialWorkersLive = Layer.scopedDiscard(
     const run = (row: TrialRow, lease: JobLease) =>
       Effect.gen(function*() {
         const { request } = yield* data.get(row.optimization_id)
-        const pool = yield* RcMap.get(threads, row.optimization_id)
+        const borrow = yield* RcMap.get(threads, row.optimization_id)
         const outcome = yield* lease.keepAlive(
           running.withPermits(1)(Effect.scoped(Effect.flatMap(
-            Pool.get(pool),
+            borrow,
             (thread) =>
               thread.run({
                 params: row.params,
@@ -138,10 +134,7 @@ export const TrialWorkersLive = Layer.scopedDiscard(
                 end: Date.parse(row.end_at),
                 warmup: request.warmup_bars!,
                 full: row.role !== "search"
-              }).pipe(
-                // A thread that died or was stopped is not handed to the next trial.
-                Effect.tapErrorTag("BacktestThreadDied", () => Pool.invalidate(pool, thread))
-              )
+              })
           )))
         ).pipe(failForGood({ start_at: row.start_at, exchange: request.exchange! }))
         return { outcome, ...scoreOf(outcome.metrics, request.objective!, request.constraints!) }
