@@ -192,22 +192,25 @@ export const startWorkerThread = (options: WorkerThreadOptions): Effect.Effect<W
     return { take: Queue.take(events), post: (message) => Effect.sync(() => worker.postMessage(message)) }
   })
 
-/** How long a thread kept warm waits idle for its next use before it ends. */
-const idleLife = Duration.minutes(1)
+/** How long a thread kept warm serves: a minute after it started, it ends (once its use then ends). */
+const threadLife = Duration.minutes(1)
 
 /**
  * Threads kept warm for the next use (a new thread costs its modules, its runtime and its heap's
  * warm-up, often most of the work): at most `size` at once, each lent to one user until the user's
  * scope closes, then kept if `reusable` says its last use ended as it should, else ended (a use
- * interrupted or stopped may leave the thread mid-work). An idle thread ends after about
- * `idleLife`; all end when the scope that made the pool closes. Answers how to borrow one.
+ * interrupted or stopped may leave the thread mid-work). A thread ends `threadLife` after it
+ * started (at once if idle, else when its use ends), so an idle pool holds no thread for long and
+ * a busy one renews its threads every minute; all end when the scope that made the pool closes.
+ * Not effect's usage TTL: its check wakes every minute forever, which under a test clock moved by
+ * months ran hundreds of thousands of times. Answers how to borrow one.
  */
 export const keptWarm = <T extends { readonly reusable: () => boolean }, E>(
   start: Effect.Effect<T, E, Scope.Scope>,
   size: number
 ): Effect.Effect<Effect.Effect<T, E, Scope.Scope>, never, Scope.Scope> =>
   Effect.map(
-    Pool.makeWithTTL({ acquire: start, min: 0, max: size, timeToLive: idleLife, timeToLiveStrategy: "usage" }),
+    Pool.makeWithTTL({ acquire: start, min: 0, max: size, timeToLive: threadLife, timeToLiveStrategy: "creation" }),
     (pool) =>
       Effect.tap(
         Pool.get(pool),

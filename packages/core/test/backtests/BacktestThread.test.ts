@@ -154,7 +154,7 @@ describe.each(runtimes)("backtest threads running $name", ({ layer, runtime }) =
     }), { timeout: 60_000 })
 
   it.scoped(
-    "the instance's threads run backtest after backtest, after a failed one too, and end once idle for a minute",
+    "the instance's threads run backtest after backtest, after a failed one too, and end a minute after they started",
     () =>
       Effect.gen(function*() {
         const before = backtestThreadCounts()
@@ -171,7 +171,7 @@ describe.each(runtimes)("backtest threads running $name", ({ layer, runtime }) =
         // Nothing of the runs before carries over into the next.
         expect(yield* drive(thread({ run: run(tradingProgram), settings, markets }))).toEqual(first)
         expect(counts()).toEqual([1, 1, 0])
-        // The test clock moves the pool's idle check; the thread's own end takes real time.
+        // The test clock moves the pool's clock past the thread's minute; the thread's own end takes real time.
         yield* TestClock.adjust("61 seconds")
         const deadline = Date.now() + 30_000
         while (counts()[1] > 0 && Date.now() < deadline) {
