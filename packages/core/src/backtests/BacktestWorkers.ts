@@ -121,10 +121,10 @@ export const failForGood = (run: { readonly start_at: string; readonly exchange:
 /**
  * The backtest workers of this instance (see `runJobWorkers`), started with the platform and
  * stopped with its scope. Each job runs in a worker thread, one job at a time, the threads kept
- * warm for the next jobs (see `backtestThreads`), so nothing the program does can block this thread. This side keeps what needs the database and
- * the venues: it fetches the candles a window at a time (`windowMillis`) and sends each window to
- * the thread, checkpoints before each window and while the thread steps one, and hands the
- * outcome to the job workers to write.
+ * warm for the next jobs (see `backtestThreads`), so nothing the program does can block this
+ * thread. This side keeps what needs the database and the venues: it fetches the candles a
+ * window at a time (`windowMillis`) and sends each window to the thread, checkpoints before each
+ * window and while the thread steps one, and hands the outcome to the job workers to write.
  */
 export const BacktestWorkersLive = Layer.scopedDiscard(
   Effect.gen(function*() {

@@ -11,7 +11,10 @@ const resourceLimits = { maxOldGenerationSizeMb: 1024 }
 
 type Failure = ProgramRunError | ProgramInvalid | BacktestThreadDied
 
-/** A warm trial thread: runs one trial at a time of the optimisation it was started for; `reusable` once its last trial has answered. */
+/**
+ * A warm trial thread: runs one trial at a time of the optimisation it was started for;
+ * `reusable` once its last trial has answered.
+ */
 export interface TrialThread {
   readonly run: (trial: TrialMessage) => Effect.Effect<BacktestOutcome, Failure>
   readonly reusable: () => boolean
