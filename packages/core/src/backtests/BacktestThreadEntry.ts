@@ -78,7 +78,7 @@ const backtest = ({ markets, run, settings }: BacktestRun) =>
 /** The run under way, if any: each `Run` message starts one once the one before has ended. */
 let running: Fiber.RuntimeFiber<unknown, unknown> | undefined
 
-// Asked to end (a run cancelled or taken over, the thread idle too long, the instance stopping),
+// Asked to end (a run cancelled or taken over, the thread past its minute, the instance stopping),
 // the run under way is interrupted, which disposes its isolate, then the runtime is released.
 onThreadMessages(port, (message: ToThread) => {
   if (message._tag !== "Run") return Queue.unsafeOffer(inbox, message)
